@@ -1,0 +1,48 @@
+/*
+ * main.c — mpiexec / mpirun: parse, start the ranks, supervise, return the job's exit status
+ * (see mpiexec.h for the layout and the exit status contract).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "mpiexec.h"
+
+int main(int argc, char **argv)
+{
+    mx_options opt;
+    mx_job job;
+    int code;
+
+    /* A vanished reader of our output must not kill the launcher (and orphan the job). */
+    signal(SIGPIPE, SIG_IGN);
+    if (mx_options_parse(&opt, argc, argv, &code) != 0) {
+        mx_options_free(&opt);
+        return code;
+    }
+    int sigfd = mx_signals_block();
+    if (sigfd < 0) {
+        perror("mpiexec: signalfd");
+        return 1;
+    }
+    if (mx_job_setup(&job, &opt) != 0)
+        return 1;
+
+    code = mx_proxy_launch(&job);
+    if (code != 0) {
+        for (int i = 0; i < job.n; i++)
+            if (job.ranks[i].alive)
+                (void)waitpid(job.ranks[i].pid, NULL, 0);
+    } else {
+        code = mx_supervise(&job, sigfd);
+    }
+
+    mx_pmi_free(&job);
+    free(job.ranks);
+    mx_options_free(&opt);
+    close(sigfd);
+    return code;
+}

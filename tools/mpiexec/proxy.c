@@ -1,0 +1,280 @@
+/*
+ * proxy.c — starts the ranks of this host (the "local proxy").
+ *
+ * Contract: mx_proxy_launch forks job->n processes running opt->argv, each
+ *   - in the job's process group (led by rank 0), so one killpg reaches every process and any
+ *     children they start; with PR_SET_PDEATHSIG=SIGKILL so that even a SIGKILLed mpiexec leaves
+ *     no rank behind;
+ *   - with stdin from rank 0's pipe (rank 0) or /dev/null, stdout/stderr into pipes of its own;
+ *   - with one end of a PMI socketpair as PMI_FD and the environment described in --help;
+ *   - with the signal mask and dispositions mpiexec started with.
+ * An exec failure is reported through a close-on-exec pipe, so mpiexec says "cannot run" with
+ * errno instead of a mysterious exit 127 from some rank.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "mpiexec.h"
+
+extern char **environ;
+
+/* Usable cores: the affinity mask we run with (what a container or taskset allows). */
+static int mx_usable_cores(void)
+{
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static int mx_random_hex(char *out, size_t nbytes)
+{
+    unsigned char raw[32];
+    if (nbytes > sizeof raw)
+        return -1;
+    size_t got = 0;
+    while (got < nbytes) {
+        ssize_t n = getrandom(raw + got, nbytes - got, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -1;
+        got += (size_t)n;
+    }
+    return mf_pmi_hex_encode(raw, nbytes, out, 2 * nbytes + 1) < 0 ? -1 : 0;
+}
+
+int mx_job_setup(mx_job *job, const mx_options *opt)
+{
+    memset(job, 0, sizeof *job);
+    job->opt = opt;
+    job->n = opt->np;
+    job->stdin_src = job->stdin_dst = -1;
+    if (gethostname(job->host, sizeof job->host) != 0)
+        strcpy(job->host, "localhost");
+    job->host[sizeof job->host - 1] = '\0';
+
+    char rnd[17];
+    if (mx_random_hex(job->secret, 32) != 0 || mx_random_hex(rnd, 8) != 0) {
+        fprintf(stderr, "mpiexec: getrandom failed: %s\n", strerror(errno));
+        return -1;
+    }
+    /* kvsname doubles as the job id (<= 63 chars for mf_pm_identity.jobid); it must be a valid
+     * PMI value, so the hostname part keeps only wire-safe characters. */
+    char shorthost[25];
+    memcpy(shorthost, job->host, sizeof shorthost - 1);
+    shorthost[sizeof shorthost - 1] = '\0';
+    for (char *p = shorthost; *p; p++)
+        if (*p <= ' ' || *p == 0x7f || *p == '%')
+            *p = '_';
+    snprintf(job->kvsname, sizeof job->kvsname, "mf-%s-%ld-%s", shorthost, (long)getpid(), rnd);
+
+    job->oversubscribed = job->n > mx_usable_cores();
+    job->ranks = calloc((size_t)job->n, sizeof *job->ranks);
+    if (!job->ranks) {
+        fprintf(stderr, "mpiexec: out of memory for %d ranks\n", job->n);
+        return -1;
+    }
+    for (int i = 0; i < job->n; i++) {
+        mx_rank *r = &job->ranks[i];
+        r->rank = i;
+        r->pmi_fd = r->out.fd = r->err.fd = -1;
+        mf_pmi_lines_init(&r->pmi_in);
+    }
+    return mx_pmi_init(job);
+}
+
+/* Variables mpiexec defines itself; inherited values would point at another job. */
+static int mx_managed(const char *entry)
+{
+    static const char *const names[] = {"PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE",
+                                        "MANIFOLD_LOCAL_RANK", "MANIFOLD_LOCAL_SIZE",
+                                        "MANIFOLD_JOB_SECRET", NULL};
+    for (int i = 0; names[i]; i++) {
+        size_t n = strlen(names[i]);
+        if (strncmp(entry, names[i], n) == 0 && entry[n] == '=')
+            return 1;
+    }
+    return 0;
+}
+
+/* Appends NAME=VALUE to env (replacing an existing NAME). env has room (see mx_build_env). */
+static int mx_env_set(char **env, int *count, const char *name, const char *value)
+{
+    size_t nl = strlen(name);
+    char *s = malloc(nl + strlen(value) + 2);
+    if (!s)
+        return -1;
+    sprintf(s, "%s=%s", name, value);
+    for (int i = 0; i < *count; i++) {
+        if (strncmp(env[i], name, nl) == 0 && env[i][nl] == '=') {
+            env[i] = s; /* the old string is environ's or an earlier one we leak on purpose */
+            return 0;
+        }
+    }
+    env[(*count)++] = s;
+    env[*count] = NULL;
+    return 0;
+}
+
+/* The environment of rank `rank` (pmi_fd is its end of the socketpair). Allocated before fork so
+ * that the child only calls async-signal-safe functions. */
+static char **mx_build_env(mx_job *job, int rank, int pmi_fd)
+{
+    const mx_options *opt = job->opt;
+    int n = 0, count = 0;
+    while (environ[n])
+        n++;
+    char **env = calloc((size_t)(n + opt->nenvs + 16), sizeof *env);
+    if (!env)
+        return NULL;
+    for (int i = 0; i < n; i++)
+        if (!mx_managed(environ[i]))
+            env[count++] = environ[i];
+    for (int i = 0; i < opt->nenvs; i++) {
+        const char *v = opt->envs[i].value ? opt->envs[i].value : getenv(opt->envs[i].name);
+        if (v && mx_env_set(env, &count, opt->envs[i].name, v) != 0)
+            return NULL;
+    }
+    char num[32];
+    int rc = 0;
+    snprintf(num, sizeof num, "%d", pmi_fd);
+    rc |= mx_env_set(env, &count, "PMI_FD", num);
+    snprintf(num, sizeof num, "%d", rank);
+    rc |= mx_env_set(env, &count, "PMI_RANK", num);
+    rc |= mx_env_set(env, &count, "MANIFOLD_LOCAL_RANK", num);
+    snprintf(num, sizeof num, "%d", job->n);
+    rc |= mx_env_set(env, &count, "PMI_SIZE", num);
+    rc |= mx_env_set(env, &count, "MANIFOLD_LOCAL_SIZE", num);
+    rc |= mx_env_set(env, &count, "MANIFOLD_JOB_SECRET", job->secret);
+    if (job->oversubscribed)
+        rc |= mx_env_set(env, &count, "MANIFOLD_OVERSUBSCRIBED", "1");
+    return rc ? NULL : env;
+}
+
+/* In the child, after fork: only async-signal-safe calls until exec. */
+static void mx_child(mx_job *job, int rank, int in_fd, int out_fd, int err_fd, int pmi_fd,
+                     int report_fd, pid_t parent, char **env, const sigset_t *origmask)
+{
+    (void)setpgid(0, rank == 0 ? 0 : job->pgid);
+    (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(1); /* mpiexec already died */
+    if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
+        goto fail;
+    int flags = fcntl(pmi_fd, F_GETFD);
+    if (flags < 0 || fcntl(pmi_fd, F_SETFD, flags & ~FD_CLOEXEC) < 0)
+        goto fail;
+    signal(SIGPIPE, SIG_DFL);
+    sigprocmask(SIG_SETMASK, origmask, NULL);
+    execvpe(job->opt->argv[0], job->opt->argv, env);
+fail:;
+    int e = errno;
+    (void)!write(report_fd, &e, sizeof e);
+    _exit(MX_EXIT_NOTFOUND);
+}
+
+static int mx_cloexec_pipe(int fds[2])
+{
+    return pipe2(fds, O_CLOEXEC);
+}
+
+int mx_proxy_launch(mx_job *job)
+{
+    const sigset_t *origmask = &mx_orig_sigmask;
+
+    int devnull = open("/dev/null", O_RDWR | O_CLOEXEC);
+    if (devnull < 0) {
+        fprintf(stderr, "mpiexec: cannot open /dev/null: %s\n", strerror(errno));
+        return 1;
+    }
+    /* Forward stdin only if we have one. */
+    int have_stdin = fcntl(0, F_GETFD) >= 0;
+
+    for (int i = 0; i < job->n; i++) {
+        mx_rank *r = &job->ranks[i];
+        int outp[2], errp[2], inp[2] = {-1, -1}, sp[2], rep[2];
+        if (mx_cloexec_pipe(outp) || mx_cloexec_pipe(errp) || mx_cloexec_pipe(rep) ||
+            socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) ||
+            (i == 0 && have_stdin && mx_cloexec_pipe(inp))) {
+            fprintf(stderr, "mpiexec: cannot create pipes for rank %d: %s\n", i, strerror(errno));
+            goto fail;
+        }
+        char **env = mx_build_env(job, i, sp[1]);
+        if (!env) {
+            fprintf(stderr, "mpiexec: out of memory building the environment\n");
+            goto fail;
+        }
+        pid_t parent = getpid();
+        pid_t pid = fork();
+        if (pid < 0) {
+            fprintf(stderr, "mpiexec: fork failed for rank %d: %s\n", i, strerror(errno));
+            goto fail;
+        }
+        if (pid == 0)
+            mx_child(job, i, inp[0] >= 0 ? inp[0] : devnull, outp[1], errp[1], sp[1], rep[1],
+                     parent, env, origmask);
+        free(env);
+        r->pid = pid;
+        r->alive = 1;
+        if (i == 0)
+            job->pgid = pid;
+        (void)setpgid(pid, job->pgid); /* also here: whichever runs first wins the race */
+        close(outp[1]);
+        close(errp[1]);
+        close(sp[1]);
+        close(rep[1]);
+        if (inp[0] >= 0) {
+            close(inp[0]);
+            fcntl(inp[1], F_SETFL, O_NONBLOCK);
+            job->stdin_dst = inp[1];
+            job->stdin_src = 0;
+        }
+        r->pmi_fd = sp[0];
+        fcntl(sp[0], F_SETFL, O_NONBLOCK);
+        if (mx_stream_init(&r->out, outp[0], 1) || mx_stream_init(&r->err, errp[0], 2)) {
+            fprintf(stderr, "mpiexec: out of memory\n");
+            close(rep[0]);
+            goto fail;
+        }
+
+        int e;
+        ssize_t got;
+        do
+            got = read(rep[0], &e, sizeof e);
+        while (got < 0 && errno == EINTR);
+        close(rep[0]);
+        if (got == (ssize_t)sizeof e) {
+            fprintf(stderr, "mpiexec: cannot run '%s': %s\n", job->opt->argv[0], strerror(e));
+            close(devnull);
+            mx_proxy_signal(job, SIGKILL);
+            return e == ENOENT ? MX_EXIT_NOTFOUND : MX_EXIT_NOEXEC;
+        }
+    }
+    close(devnull);
+    return 0;
+fail:
+    close(devnull);
+    mx_proxy_signal(job, SIGKILL);
+    return 1;
+}
+
+void mx_proxy_signal(mx_job *job, int sig)
+{
+    if (job->pgid > 0)
+        (void)killpg(job->pgid, sig);
+    /* A rank may have left the group (setsid); reach it directly too. */
+    for (int i = 0; i < job->n; i++)
+        if (job->ranks[i].alive)
+            (void)kill(job->ranks[i].pid, sig);
+}
