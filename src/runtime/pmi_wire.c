@@ -52,6 +52,10 @@ int mf_pmi_parse(mf_pmi_msg *msg, const char *line, size_t len, const char **why
         *why = "line too long";
         return -1;
     }
+    if (memchr(line, '\0', len)) {
+        *why = "NUL byte in line";
+        return -1;
+    }
     memcpy(msg->storage, line, len);
     msg->storage[len] = '\0';
 
