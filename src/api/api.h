@@ -1,0 +1,47 @@
+/*
+ * api.h — conventions shared by the MPI entry points in src/api.
+ *
+ * Each entry point is written as PMPI_X and exported under MPI_X through MF_API_ALIAS(X), a weak
+ * alias: a profiling tool that defines MPI_X wins and reaches Manifold through PMPI_X.
+ *
+ * Shape of an entry point:
+ *     int PMPI_Send(...)
+ *     {
+ *         MF_API_ENTER();                      // lock if MPI_THREAD_MULTIPLE
+ *         mf_comm *comm = NULL;
+ *         int rc = mf_check_comm(c, &comm, "MPI_Send");
+ *         if (!rc) rc = ...checks..., then the work;
+ *         MF_API_EXIT();
+ *         return mf_err_comm(comm, rc, "MPI_Send");   // error handler of the object involved
+ *     }
+ * Argument checks return codes from mf_error() whose message names the function and argument.
+ */
+#ifndef MF_API_API_H
+#define MF_API_API_H
+
+#include <mpi.h>
+
+#include "comm/comm.h"
+#include "core/error.h"
+#include "core/errhandler.h"
+#include "core/state.h"
+#include "datatype/datatype.h"
+
+#define MF_API_ALIAS(name)                                                                        \
+    extern __typeof__(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name)))
+
+#define MF_API_ENTER() mf_lock()
+#define MF_API_EXIT() mf_unlock()
+
+/* MPI_ERR_OTHER unless MPI is initialized and not finalized. */
+int mf_check_initialized(const char *function);
+/* Resolves a communicator handle; MPI_ERR_COMM (naming the handle) if invalid or null. */
+int mf_check_comm(MPI_Comm handle, mf_comm **out, const char *function);
+/* MPI_ERR_COUNT if count < 0. */
+int mf_check_count(MPI_Count count, const char *function);
+/* Resolves a datatype handle; MPI_ERR_TYPE if invalid, null, or not committed. */
+int mf_check_datatype(MPI_Datatype handle, mf_datatype **out, const char *function);
+/* MPI_ERR_BUFFER if buf is NULL while count > 0 and the type has data. */
+int mf_check_buffer(const void *buf, MPI_Count count, const mf_datatype *dt, const char *function);
+
+#endif

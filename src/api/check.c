@@ -1,0 +1,56 @@
+/* Argument checks shared by entry points: see api.h. */
+#include "api/api.h"
+
+int mf_check_initialized(const char *function)
+{
+    if (!mf_g.initialized)
+        return mf_error(MPI_ERR_OTHER, "%s: MPI is %s", function,
+                        mf_g.finalized ? "already finalized" : "not initialized");
+    return MPI_SUCCESS;
+}
+
+int mf_check_comm(MPI_Comm handle, mf_comm **out, const char *function)
+{
+    int rc = mf_check_initialized(function);
+    if (rc)
+        return rc;
+    if (handle == MPI_COMM_NULL)
+        return mf_error(MPI_ERR_COMM, "%s: comm is MPI_COMM_NULL", function);
+    mf_comm *c = mf_comm_get(handle);
+    if (!c)
+        return mf_error(MPI_ERR_COMM, "%s: comm=0x%x is not a valid communicator", function,
+                        (unsigned)handle);
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+int mf_check_count(MPI_Count count, const char *function)
+{
+    if (count < 0)
+        return mf_error(MPI_ERR_COUNT, "%s: count=%ld is negative", function, (long)count);
+    return MPI_SUCCESS;
+}
+
+int mf_check_datatype(MPI_Datatype handle, mf_datatype **out, const char *function)
+{
+    if (handle == MPI_DATATYPE_NULL)
+        return mf_error(MPI_ERR_TYPE, "%s: datatype is MPI_DATATYPE_NULL", function);
+    mf_datatype *dt = mf_datatype_get(handle);
+    if (!dt)
+        return mf_error(MPI_ERR_TYPE, "%s: datatype=0x%x is not a valid datatype", function,
+                        (unsigned)handle);
+    if (!mf_datatype_info(dt)->dt_committed)
+        return mf_error(MPI_ERR_TYPE, "%s: datatype=0x%x is not committed", function,
+                        (unsigned)handle);
+    *out = dt;
+    return MPI_SUCCESS;
+}
+
+int mf_check_buffer(const void *buf, MPI_Count count, const mf_datatype *dt, const char *function)
+{
+    /* MPI_BOTTOM is NULL: legal with datatypes of absolute addresses, hence the lb test. */
+    if (!buf && count > 0 && mf_datatype_info(dt)->dt_size > 0 &&
+        mf_datatype_info(dt)->dt_contig && mf_datatype_info(dt)->dt_true_lb == 0)
+        return mf_error(MPI_ERR_BUFFER, "%s: buf is NULL but count=%ld", function, (long)count);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,153 @@
+/* MPI_Init and friends: bringing the library up and down (MPI-4.0 chapter 11). */
+#include <mpi.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "api/api.h"
+#include "comm/comm.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/errhandler.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/state.h"
+#include "core/world.h"
+#include "fabric/fabric.h"
+#include "runtime/pm.h"
+
+static pthread_mutex_t mf_big_lock;
+static bool mf_lock_used; /* only MPI_THREAD_MULTIPLE pays for the lock */
+
+void mf_lock(void)
+{
+    if (mf_lock_used)
+        pthread_mutex_lock(&mf_big_lock);
+}
+
+void mf_unlock(void)
+{
+    if (mf_lock_used)
+        pthread_mutex_unlock(&mf_big_lock);
+}
+
+static int mf_init(int required, int *provided, const char *function)
+{
+    if (mf_g.initialized)
+        return mf_error(MPI_ERR_OTHER, "%s: MPI is already initialized", function);
+    if (mf_g.finalized)
+        return mf_error(MPI_ERR_OTHER, "%s: MPI cannot be initialized again after MPI_Finalize",
+                        function);
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        return mf_error(MPI_ERR_ARG, "%s: required=%d is not a thread level", function, required);
+    mf_g.thread_level = required;
+    mf_g.main_thread = pthread_self();
+    if (required == MPI_THREAD_MULTIPLE) {
+        pthread_mutexattr_t attr;
+        pthread_mutexattr_init(&attr);
+        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+        pthread_mutex_init(&mf_big_lock, &attr);
+        pthread_mutexattr_destroy(&attr);
+        mf_lock_used = true;
+    }
+    mf_verbose_level = (int)mf_config_long("MANIFOLD_VERBOSE");
+
+    int rc = mf_pm_init(&mf_g.pm);
+    if (rc)
+        return rc;
+    mf_g.rank = mf_g.pm.rank;
+    mf_g.size = mf_g.pm.size;
+    mf_log_set_rank(mf_g.rank);
+
+    if ((rc = mf_world_publish()) || (rc = mf_progress_init()) || (rc = mf_fabrics_open()) ||
+        (rc = mf_pm_fence()) || (rc = mf_world_discover()) || (rc = mf_fabrics_start()) ||
+        (rc = mf_comm_init_builtin()))
+        return rc;
+    mf_g.initialized = true;
+    if (provided)
+        *provided = required;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Init(int *argc, char ***argv)
+{
+    return mf_err_world(mf_init(MPI_THREAD_SINGLE, NULL, "MPI_Init"), "MPI_Init");
+}
+
+int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    if (!provided)
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Init_thread: provided is NULL"),
+                            "MPI_Init_thread");
+    return mf_err_world(mf_init(required, provided, "MPI_Init_thread"), "MPI_Init_thread");
+}
+
+int PMPI_Finalize(void)
+{
+    if (!mf_g.initialized || mf_g.finalized)
+        return mf_err_world(mf_error(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized"),
+                            "MPI_Finalize");
+    mf_lock();
+    /* Every rank must be done with every peer before fabrics close: a fence is the barrier. */
+    int rc = mf_pm_fence();
+    mf_comm_finalize_builtin();
+    int rc2 = mf_fabrics_finalize();
+    mf_progress_finalize();
+    int rc3 = mf_pm_finalize();
+    mf_world_free();
+    mf_g.finalized = true;
+    mf_g.initialized = false;
+    mf_unlock();
+    return mf_err_world(rc ? rc : rc2 ? rc2 : rc3, "MPI_Finalize");
+}
+
+int PMPI_Initialized(int *flag)
+{
+    if (!flag)
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Initialized: flag is NULL"),
+                            "MPI_Initialized");
+    *flag = mf_g.initialized || mf_g.finalized;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Finalized(int *flag)
+{
+    if (!flag)
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Finalized: flag is NULL"), "MPI_Finalized");
+    *flag = mf_g.finalized;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Query_thread(int *provided)
+{
+    if (!provided)
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Query_thread: provided is NULL"),
+                            "MPI_Query_thread");
+    *provided = mf_g.thread_level;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Is_thread_main(int *flag)
+{
+    if (!flag)
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Is_thread_main: flag is NULL"),
+                            "MPI_Is_thread_main");
+    *flag = pthread_equal(pthread_self(), mf_g.main_thread);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Abort(MPI_Comm comm, int errorcode)
+{
+    char msg[128];
+    snprintf(msg, sizeof msg, "MPI_Abort(errorcode=%d) called by rank %d", errorcode, mf_g.rank);
+    mf_pm_abort(errorcode, msg);
+}
+
+MF_API_ALIAS(Init);
+MF_API_ALIAS(Init_thread);
+MF_API_ALIAS(Finalize);
+MF_API_ALIAS(Initialized);
+MF_API_ALIAS(Finalized);
+MF_API_ALIAS(Query_thread);
+MF_API_ALIAS(Is_thread_main);
+MF_API_ALIAS(Abort);

@@ -1,0 +1,104 @@
+/*
+ * comm.h — groups and communicators as the other layers see them.
+ *
+ * A group is an ordered list of world ranks. A communicator is a group (two for an
+ * intercommunicator), this process's rank in it, and a context id that separates its traffic:
+ * point-to-point frames carry context_id, collective frames context_id + MF_CTX_COLL, so user
+ * messages never match collective ones. Context ids are agreed collectively when a communicator
+ * is created (see comm_context.c) and are never reused while any process still uses them.
+ *
+ * Objects are reference counted: nonblocking operations hold their communicator until they
+ * complete, so MPI_Comm_free on a busy communicator is safe.
+ */
+#ifndef MF_COMM_COMM_H
+#define MF_COMM_COMM_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "core/errhandler.h"
+
+#define MF_CTX_P2P 0u
+#define MF_CTX_COLL 1u
+#define MF_CONTEXT_STRIDE 2u /* context ids step by 2: one for p2p, one for collectives */
+
+typedef struct mf_group {
+    MPI_Group g_handle;
+    int g_refs;
+    int g_size;
+    int g_rank;         /* this process's rank in the group, or MPI_UNDEFINED */
+    int *g_world_ranks; /* g_world_ranks[i]: world rank of group member i */
+} mf_group;
+
+struct mf_attr_list;
+struct mf_topology;
+
+typedef struct mf_comm {
+    MPI_Comm c_handle;
+    int c_refs;
+    uint32_t c_context;     /* even; + MF_CTX_COLL for collectives */
+    int c_rank;             /* rank in the local group */
+    int c_size;             /* size of the local group */
+    mf_group *c_group;      /* local group */
+    mf_group *c_remote;     /* remote group of an intercommunicator, else NULL */
+    bool c_is_inter;
+    mf_errhandler *c_errhandler;
+    char c_name[MPI_MAX_OBJECT_NAME];
+    struct mf_attr_list *c_attrs;
+    struct mf_topology *c_topo;
+    struct mf_comm *c_local_comm; /* intercomm: an intracomm over the local group, for collectives */
+} mf_comm;
+
+/* The object behind a communicator handle (builtin or user), or NULL if the handle is invalid. */
+mf_comm *mf_comm_get(MPI_Comm handle);
+mf_comm *mf_comm_world(void);
+mf_comm *mf_comm_self(void);
+
+/* World rank of rank `r` of the group messages go to (remote group for intercommunicators). */
+static inline int mf_comm_peer(const mf_comm *c, int r)
+{
+    const mf_group *g = c->c_is_inter ? c->c_remote : c->c_group;
+    return g->g_world_ranks[r];
+}
+/* Size of the group `dest`/`source` ranks refer to (remote size for intercommunicators). */
+static inline int mf_comm_peer_size(const mf_comm *c)
+{
+    return c->c_is_inter ? c->c_remote->g_size : c->c_size;
+}
+
+void mf_comm_retain(mf_comm *c);
+void mf_comm_release(mf_comm *c);
+void mf_group_retain(mf_group *g);
+void mf_group_release(mf_group *g);
+
+/* Builds MPI_COMM_WORLD and MPI_COMM_SELF; called once by MPI_Init after the fabrics. */
+int mf_comm_init_builtin(void);
+void mf_comm_finalize_builtin(void);
+
+/* ---- Additions by the communicator module (comm, group, context, attributes) ---------------- */
+
+/* Largest tag (the MPI_TAG_UB attribute of MPI_COMM_WORLD). */
+#define MF_TAG_UB 0x7fffffff
+/* Tags the communicator module uses on MF_CTX_COLL traffic of a parent communicator while it
+ * builds a new one; collectives (src/coll) must use tags below MF_TAG_COMM_BASE. */
+#define MF_TAG_COMM_BASE 0x7fff0000
+#define MF_TAG_COMM_AGREE (MF_TAG_COMM_BASE + 1)  /* context-id agreement, allgathers */
+#define MF_TAG_COMM_INTER (MF_TAG_COMM_BASE + 2)  /* intercommunicator leaders' exchanges */
+
+/* Groups (group.c). A group has a user handle only once handed to the user (g_handle is
+ * MPI_GROUP_NULL until then). */
+mf_group *mf_group_get(MPI_Group handle);            /* NULL if invalid or MPI_GROUP_NULL */
+/* A new group of `size` members (world ranks copied), one reference, no handle. */
+int mf_group_new(int size, const int *world_ranks, mf_group **out);
+/* Gives g a user handle if it has none and takes a reference for the user. */
+int mf_group_to_handle(mf_group *g, MPI_Group *out);
+/* Rank in g of a world rank, or MPI_UNDEFINED. */
+int mf_group_rank_of(const mf_group *g, int world_rank);
+
+/* The table behind user communicator handles (comm.c). */
+/* A new communicator object with one reference and a user handle; takes over `group` (and
+ * `remote`) references. The caller sets the context and anything else before exposing it. */
+int mf_comm_new(mf_group *group, mf_group *remote, uint32_t context, mf_comm **out);
+
+#endif

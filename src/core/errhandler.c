@@ -1,0 +1,92 @@
+/* Error-handler objects and dispatch: see errhandler.h. */
+#include "core/errhandler.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include "comm/comm.h"
+#include "core/error.h"
+#include "core/handle.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "runtime/pm.h"
+
+static mf_errhandler mf_errh_fatal = {MPI_ERRORS_ARE_FATAL, 1, MF_ERRH_FATAL, NULL};
+static mf_errhandler mf_errh_return = {MPI_ERRORS_RETURN, 1, MF_ERRH_RETURN, NULL};
+static mf_errhandler mf_errh_abort = {MPI_ERRORS_ABORT, 1, MF_ERRH_ABORT, NULL};
+
+mf_handle_table mf_errhandler_table = MF_HANDLE_TABLE_INIT(MF_CLASS_ERRHANDLER);
+
+mf_errhandler *mf_errhandler_get(MPI_Errhandler handle)
+{
+    switch (handle) {
+    case MPI_ERRORS_ARE_FATAL: return &mf_errh_fatal;
+    case MPI_ERRORS_RETURN: return &mf_errh_return;
+    case MPI_ERRORS_ABORT: return &mf_errh_abort;
+    default: return mf_handle_lookup(&mf_errhandler_table, handle);
+    }
+}
+
+void mf_errhandler_retain(mf_errhandler *eh)
+{
+    if (eh)
+        eh->eh_refs++;
+}
+
+void mf_errhandler_release(mf_errhandler *eh)
+{
+    if (!eh || MF_HANDLE_KIND(eh->eh_handle) != MF_HANDLE_USER)
+        return; /* predefined handlers are never freed */
+    if (--eh->eh_refs == 0) {
+        mf_handle_free(&mf_errhandler_table, eh->eh_handle);
+        free(eh);
+    }
+}
+
+/* Prints the error and ends the job: the fatal handlers' behaviour. */
+static void __attribute__((noreturn)) mf_err_die(int code, const char *function, const char *object)
+{
+    char text[MPI_MAX_ERROR_STRING];
+    int len;
+    if (mf_error_string(code, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "error code %d", code);
+    mf_info("%s failed on %s: %s", function, object, text);
+    int exit_code = mf_error_class(code);
+    mf_pm_abort(exit_code > 0 && exit_code < 256 ? exit_code : 1, text);
+}
+
+int mf_err_comm(mf_comm *comm, int code, const char *function)
+{
+    if (code == MPI_SUCCESS)
+        return code;
+    mf_errhandler *eh = NULL;
+    if (comm)
+        eh = comm->c_errhandler;
+    else if (mf_g.initialized && !mf_g.finalized && mf_comm_world())
+        eh = mf_comm_world()->c_errhandler;
+    if (!eh)
+        eh = &mf_errh_fatal;
+    switch (eh->eh_kind) {
+    case MF_ERRH_RETURN:
+        return code;
+    case MF_ERRH_COMM: {
+        MPI_Comm h = comm ? comm->c_handle : MPI_COMM_WORLD;
+        ((MPI_Comm_errhandler_function *)eh->eh_fn)(&h, &code);
+        return code;
+    }
+    default: {
+        char object[MPI_MAX_OBJECT_NAME + 32];
+        if (comm && comm->c_name[0])
+            snprintf(object, sizeof object, "%s", comm->c_name);
+        else
+            snprintf(object, sizeof object, "%s", comm ? "a communicator" : "MPI_COMM_WORLD");
+        mf_err_die(code, function, object);
+    }
+    }
+}
+
+int mf_err_world(int code, const char *function)
+{
+    return mf_err_comm(NULL, code, function);
+}

@@ -1,0 +1,46 @@
+/*
+ * errhandler.h — error handlers and their dispatch.
+ *
+ * Every API entry point ends with `return mf_err_comm(comm, rc, "MPI_Xxx")` (or the win/file/
+ * session variant) so that a failure reaches the handler attached to the object involved:
+ *   MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT: print "MPI_Xxx: <message>" naming the rank, and end
+ *                         the job through the process manager;
+ *   MPI_ERRORS_RETURN:    return the code to the caller;
+ *   user handlers:        called with the handle and code, then the code is returned.
+ * Before MPI_Init and after MPI_Finalize (and for calls with no object) the handler of
+ * MPI_COMM_WORLD applies, which is fatal unless the program changed it.
+ */
+#ifndef MF_CORE_ERRHANDLER_H
+#define MF_CORE_ERRHANDLER_H
+
+#include <mpi.h>
+
+typedef enum mf_errhandler_kind {
+    MF_ERRH_FATAL,
+    MF_ERRH_RETURN,
+    MF_ERRH_ABORT,
+    MF_ERRH_COMM, /* user function for communicators */
+    MF_ERRH_WIN,
+    MF_ERRH_FILE,
+    MF_ERRH_SESSION,
+} mf_errhandler_kind;
+
+typedef struct mf_errhandler {
+    MPI_Errhandler eh_handle;
+    int eh_refs;
+    mf_errhandler_kind eh_kind;
+    void (*eh_fn)(void); /* the user's function, cast back by kind */
+} mf_errhandler;
+
+mf_errhandler *mf_errhandler_get(MPI_Errhandler handle);
+void mf_errhandler_retain(mf_errhandler *eh);
+void mf_errhandler_release(mf_errhandler *eh);
+
+struct mf_comm;
+/* Dispatches a non-success code to comm's handler (comm may be NULL: MPI_COMM_WORLD's). Returns
+ * the code when the handler returns. `function` names the MPI function for the fatal message. */
+int mf_err_comm(struct mf_comm *comm, int code, const char *function);
+/* For calls that involve no object (MPI_Init, MPI_Type_*, ...): MPI_COMM_WORLD's handler. */
+int mf_err_world(int code, const char *function);
+
+#endif

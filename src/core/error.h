@@ -1,0 +1,42 @@
+/*
+ * error.h — MPI error codes with messages, and error-handler dispatch.
+ *
+ * An error code returned by Manifold carries its class (MPI_ERR_*) and, where the failure has a
+ * story, a message: code = class | (slot << MF_ERR_SLOT_SHIFT), where slot indexes a ring of
+ * recent messages. MPI_Error_class(code) gives the class back; MPI_Error_string(code) gives the
+ * message ("MPI_Send: count=-1 is negative"), or the class's generic text once the ring has
+ * wrapped. Codes added by MPI_Add_error_code live above MF_ERR_DYNAMIC_BASE.
+ *
+ * Inside the library every function that can fail returns an int: MPI_SUCCESS or such a code.
+ * API entry points hand non-success codes to the error handler of the object involved
+ * (mf_errhandler_comm etc., see errhandler.h), which aborts, returns, or calls the user's handler.
+ */
+#ifndef MF_CORE_ERROR_H
+#define MF_CORE_ERROR_H
+
+#include <mpi.h>
+#include <stdarg.h>
+
+#define MF_ERR_CLASS_MASK 0x7f
+#define MF_ERR_SLOT_SHIFT 7
+#define MF_ERR_SLOTS 256
+#define MF_ERR_DYNAMIC_BASE 0x10000000 /* user classes/codes from MPI_Add_error_* */
+
+/* Builds an error code of class `err_class` whose message is the formatted text. By convention the
+ * text starts with the MPI function and names the argument: "MPI_Recv: rank=9 is not in comm
+ * (size 4)". Thread-safe. */
+int mf_error(int err_class, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+int mf_verror(int err_class, const char *fmt, va_list ap);
+
+/* The class of any code (predefined, with message, or user-added). */
+int mf_error_class(int code);
+/* Writes the text of `code` into buf (at most MPI_MAX_ERROR_STRING bytes incl. NUL). Returns 0,
+ * or MPI_ERR_ARG if the code is not one Manifold knows. */
+int mf_error_string(int code, char *buf, int *len);
+/* Generic text of a predefined class, or NULL. */
+const char *mf_error_class_text(int err_class);
+
+/* Raised by every exported function Manifold does not implement yet. */
+int mf_unsupported(const char *function);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * state.h — what every layer may know about this process and its job (read-only after init).
+ *
+ * Filled by MPI_Init (src/api/init.c) from the process manager and from the host names every
+ * rank publishes: world rank/size, which host ("node") each rank lives on, the job id and
+ * secret that fabric handshakes check, the thread level, oversubscription.
+ */
+#ifndef MF_CORE_STATE_H
+#define MF_CORE_STATE_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "runtime/pm.h"
+
+typedef struct mf_state {
+    bool initialized, finalized;
+    int thread_level;      /* level granted by MPI_Init_thread */
+    pthread_t main_thread; /* the thread that called MPI_Init (MPI_Is_thread_main) */
+    mf_pm_identity pm;     /* rank, size, appnum, jobid, method */
+    int rank, size;        /* == pm.rank, pm.size */
+    char hostname[256];
+    int node;              /* index of this host among the job's hosts (0 = rank 0's host) */
+    int num_nodes;
+    int *node_of;          /* node_of[world rank] */
+    int local_rank;        /* index among the ranks on this host, in world-rank order */
+    int local_size;
+    int *local_ranks;      /* world ranks on this host, ascending */
+    bool oversubscribed;   /* more ranks on this host than cores */
+    uint64_t job_secret;   /* from MANIFOLD_JOB_SECRET, or agreed through the PM at init */
+    uint64_t job_hash;     /* hash of pm.jobid, for handshakes and shm names */
+} mf_state;
+
+extern mf_state mf_g;
+
+/* The library lock. Taken by API entry points only when the thread level is MPI_THREAD_MULTIPLE
+ * (a coarse lock around the engine: correct first, fine-grained later). Recursive. */
+void mf_lock(void);
+void mf_unlock(void);
+
+#endif

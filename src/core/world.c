@@ -1,0 +1,115 @@
+/* Host layout of the job: see world.h. */
+#include "core/world.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/state.h"
+#include "runtime/pm.h"
+
+mf_state mf_g;
+
+/* FNV-1a: a stable 64-bit digest of the job id for names and handshakes. */
+static uint64_t mf_hash64(const char *s)
+{
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (; *s; s++)
+        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
+    return h;
+}
+
+int mf_world_publish(void)
+{
+    char key[MF_PM_KEY_MAX];
+    if (gethostname(mf_g.hostname, sizeof mf_g.hostname - 1) != 0)
+        snprintf(mf_g.hostname, sizeof mf_g.hostname, "localhost");
+    mf_g.job_hash = mf_hash64(mf_g.pm.jobid);
+    snprintf(key, sizeof key, "mf.host.%d", mf_g.rank);
+    int rc = mf_pm_put(key, mf_g.hostname);
+    if (rc)
+        return rc;
+    const char *secret = mf_config_str("MANIFOLD_JOB_SECRET");
+    if (*secret) {
+        mf_g.job_secret = strtoull(secret, NULL, 16);
+    } else if (mf_g.rank == 0) {
+        /* Launched by a PMI server that is not ours: rank 0 draws the secret for everyone. */
+        char val[32];
+        if (getrandom(&mf_g.job_secret, sizeof mf_g.job_secret, 0) != sizeof mf_g.job_secret)
+            mf_g.job_secret = mf_g.job_hash ^ (uint64_t)getpid();
+        snprintf(val, sizeof val, "%016llx", (unsigned long long)mf_g.job_secret);
+        rc = mf_pm_put("mf.secret", val);
+    }
+    return rc;
+}
+
+int mf_world_discover(void)
+{
+    int n = mf_g.size;
+    char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
+    char **hosts = calloc((size_t)n, sizeof *hosts);
+    mf_g.node_of = calloc((size_t)n, sizeof *mf_g.node_of);
+    mf_g.local_ranks = calloc((size_t)n, sizeof *mf_g.local_ranks);
+    if (!hosts || !mf_g.node_of || !mf_g.local_ranks) {
+        free(hosts);
+        return mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for the host table of %d ranks", n);
+    }
+    int rc = MPI_SUCCESS;
+    if (!*mf_config_str("MANIFOLD_JOB_SECRET") && mf_g.rank != 0) {
+        rc = mf_pm_get("mf.secret", val, sizeof val);
+        if (rc)
+            goto out;
+        mf_g.job_secret = strtoull(val, NULL, 16);
+    }
+    mf_g.num_nodes = 0;
+    for (int r = 0; r < n; r++) {
+        if (r == mf_g.rank) {
+            hosts[r] = strdup(mf_g.hostname);
+        } else {
+            snprintf(key, sizeof key, "mf.host.%d", r);
+            rc = mf_pm_get(key, val, sizeof val);
+            if (rc)
+                goto out;
+            hosts[r] = strdup(val);
+        }
+        if (!hosts[r]) {
+            rc = mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for host names");
+            goto out;
+        }
+        int node = -1;
+        for (int q = 0; q < r && node < 0; q++)
+            if (strcmp(hosts[q], hosts[r]) == 0)
+                node = mf_g.node_of[q];
+        mf_g.node_of[r] = node >= 0 ? node : mf_g.num_nodes++;
+    }
+    mf_g.node = mf_g.node_of[mf_g.rank];
+    mf_g.local_size = 0;
+    for (int r = 0; r < n; r++) {
+        if (mf_g.node_of[r] != mf_g.node)
+            continue;
+        if (r == mf_g.rank)
+            mf_g.local_rank = mf_g.local_size;
+        mf_g.local_ranks[mf_g.local_size++] = r;
+    }
+    /* Online cores, not this process's affinity mask: ranks pinned one per core are not
+     * oversubscribed. */
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    mf_g.oversubscribed =
+        mf_config_bool("MANIFOLD_OVERSUBSCRIBED") || (cores > 0 && mf_g.local_size > cores);
+out:
+    for (int r = 0; r < n; r++)
+        free(hosts[r]);
+    free(hosts);
+    return rc;
+}
+
+void mf_world_free(void)
+{
+    free(mf_g.node_of);
+    free(mf_g.local_ranks);
+    mf_g.node_of = mf_g.local_ranks = NULL;
+}

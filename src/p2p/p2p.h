@@ -1,0 +1,73 @@
+/*
+ * p2p.h — point-to-point messaging inside the library: requests, sends and receives on
+ * communicators, used by the MPI point-to-point API (src/api/p2p*.c) and by collectives.
+ *
+ * Semantics are MPI's: messages between a pair of processes on one context are non-overtaking;
+ * a receive matches the earliest message whose (context, source, tag) fit, with MPI_ANY_SOURCE /
+ * MPI_ANY_TAG as wildcards. Messages up to the bound fabric's eager limit travel in one frame;
+ * larger ones use rendezvous (the receiver pulls with rget where the fabric can, otherwise the
+ * sender streams after the receiver's clear-to-send).
+ *
+ * `ctx` selects the traffic class: MF_CTX_P2P for user messages, MF_CTX_COLL for collectives
+ * (see comm.h). Requests returned here are owned by the caller until mf_request_free().
+ */
+#ifndef MF_P2P_P2P_H
+#define MF_P2P_P2P_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "comm/comm.h"
+#include "datatype/datatype.h"
+
+typedef enum mf_request_kind {
+    MF_REQ_SEND,
+    MF_REQ_RECV,
+    MF_REQ_GREQ,    /* generalized request (MPI_Grequest_start) */
+    MF_REQ_COLL,    /* a nonblocking collective's schedule */
+} mf_request_kind;
+
+enum mf_send_mode { MF_SEND_STANDARD, MF_SEND_SYNC, MF_SEND_READY, MF_SEND_BUFFERED };
+
+typedef struct mf_request mf_request;
+
+/* What every request exposes; protocol state is private to src/p2p. */
+struct mf_request_public {
+    MPI_Request r_handle;    /* user handle, or MPI_REQUEST_NULL for internal requests */
+    mf_request_kind r_kind;
+    bool r_complete;
+    bool r_persistent;       /* created by *_init; inactive between completions */
+    bool r_active;
+    MPI_Status r_status;     /* valid once complete (source, tag, error, byte count, cancelled) */
+    mf_comm *r_comm;         /* held while the request exists */
+};
+
+int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
+             unsigned ctx, enum mf_send_mode mode, mf_request **out);
+int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
+             unsigned ctx, mf_request **out);
+
+/* Blocking forms for collectives: return MPI_SUCCESS or the error code of the operation. */
+int mf_send(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
+            unsigned ctx);
+int mf_recv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
+            unsigned ctx, MPI_Status *status);
+int mf_sendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, int stag,
+                void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag,
+                mf_comm *comm, unsigned ctx, MPI_Status *status);
+
+struct mf_request_public *mf_request_info(mf_request *r);
+/* Waits for completion; copies the status out unless status is MPI_STATUS_IGNORE/NULL. Returns
+ * the request's error code (MPI_SUCCESS or e.g. MPI_ERR_TRUNCATE). Does not free. */
+int mf_request_wait(mf_request *r, MPI_Status *status);
+/* Waits for all; returns MPI_SUCCESS or the first error. Does not free. */
+int mf_request_waitall(int n, mf_request **reqs);
+bool mf_request_test(mf_request *r);
+void mf_request_free(mf_request *r);
+
+/* Lets a layer above complete its own requests (nonblocking collectives, generalized requests). */
+mf_request *mf_request_new(mf_request_kind kind, mf_comm *comm);
+void mf_request_complete(mf_request *r);
+
+#endif

@@ -1,0 +1,46 @@
+#include "mftest.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+
+int mftest_errors;
+
+void mftest_fail(const char *file, int line, const char *fmt, ...)
+{
+    int rank = -1, initialized = 0;
+    MPI_Initialized(&initialized);
+    if (initialized)
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "[rank %d] %s:%d: check failed: %s\n", rank, file, line, msg);
+    fflush(stderr);
+    mftest_errors++;
+}
+
+const char *mftest_error_text(int code)
+{
+    static char text[MPI_MAX_ERROR_STRING];
+    int len = 0;
+    if (MPI_Error_string(code, text, &len) != MPI_SUCCESS)
+        snprintf(text, sizeof text, "error code %d", code);
+    return text;
+}
+
+int mftest_finish(void)
+{
+    /* Each rank reports its own verdict through its exit code; mpiexec fails the job when any
+     * rank exits non-zero, so no collective is needed (and none is trusted by this helper). */
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (mftest_errors == 0 && rank == 0)
+        printf(" No Errors\n");
+    else if (mftest_errors != 0)
+        printf(" Found %d errors on rank %d\n", mftest_errors, rank);
+    fflush(stdout);
+    MPI_Finalize();
+    return mftest_errors == 0 ? 0 : 1;
+}
