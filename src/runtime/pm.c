@@ -10,6 +10,7 @@
 #include "runtime/pm.h"
 
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "core/error.h"
 
@@ -54,9 +55,9 @@ int mf_pm_get(const char *key, char *value, size_t len)
 void mf_pm_abort(int code, const char *msg)
 {
     /* Abort must work even if init failed or never ran: then there is nobody to tell. */
-    if (!pm_ops)
-        mf_pm_singleton_ops.abort(code, msg);
-    pm_ops->abort(code, msg);
+    const mf_pm_ops *ops = pm_ops ? pm_ops : &mf_pm_singleton_ops;
+    ops->abort(code, msg);
+    _exit(code);
 }
 
 int mf_pm_finalize(void)

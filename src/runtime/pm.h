@@ -54,7 +54,7 @@ typedef struct mf_pm_ops {
     int (*put)(const char *key, const char *value);
     int (*fence)(void);
     int (*get)(const char *key, char *value, size_t len);
-    void (*abort)(int code, const char *msg) __attribute__((noreturn));
+    void (*abort)(int code, const char *msg); /* must not return (pm.c exits if it does) */
     int (*finalize)(void);
 } mf_pm_ops;
 

@@ -268,7 +268,12 @@ static int pmi1_init(mf_pm_identity *id)
     id->rank = pmi1_rank;
     id->size = pmi1_size;
     id->universe_size = usize < pmi1_size ? pmi1_size : usize;
-    snprintf(id->jobid, sizeof id->jobid, "%s", pmi1_kvsname);
+    /* Hydra's kvsnames fit; a longer one is cut (it only names the job in messages and keys). */
+    size_t jl = strlen(pmi1_kvsname);
+    if (jl >= sizeof id->jobid)
+        jl = sizeof id->jobid - 1;
+    memcpy(id->jobid, pmi1_kvsname, jl);
+    id->jobid[jl] = '\0';
     return MPI_SUCCESS;
 
 fail:

@@ -26,12 +26,11 @@ static int singleton_init(mf_pm_identity *id)
     if (gethostname(host, sizeof host) != 0)
         strcpy(host, "localhost");
     host[sizeof host - 1] = '\0';
-    host[24] = '\0'; /* keep the job id within its 64 bytes */
     id->rank = 0;
     id->size = 1;
     id->appnum = 0;
     id->universe_size = 1;
-    snprintf(id->jobid, sizeof id->jobid, "mf-single-%s-%ld", host, (long)getpid());
+    snprintf(id->jobid, sizeof id->jobid, "mf-single-%.24s-%ld", host, (long)getpid());
     return MPI_SUCCESS;
 }
 
