@@ -1,0 +1,101 @@
+/*
+ * launcher_rank.c — the MPI program the launcher tests run. argv[1] picks a behaviour; every
+ * mode calls MPI_Init and checks that MPI_Comm_rank/size agree with what mpiexec told PMI.
+ *
+ *   hello                   print "hello <rank> of <size> on <host>"; rank 0 also "job ok"
+ *   exit R CODE             rank R exits with CODE right after MPI_Init; the others wait
+ *   signal R SIG            rank R raises SIG; the others wait
+ *   abort R CODE            rank R calls MPI_Abort(MPI_COMM_WORLD, CODE); the others wait
+ *   nofinalize R            rank R exits 0 without MPI_Finalize; the others wait
+ *   lines N                 each rank prints N numbered lines to stdout and N/10 to stderr, the
+ *                           last stdout line without a newline
+ *   stdin                   rank 0 prints the byte count and a checksum of its stdin; the
+ *                           others print whether their stdin is at EOF at once
+ *   env VAR...              print "<rank> VAR=<value or (unset)>" for each VAR
+ *   pids                    print "pid <rank> <pid>", then wait to be killed
+ * "Wait" means sleeping up to 60 s and then failing: a test that passes did not wait for that.
+ */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int rank, size;
+
+static void wait_to_be_killed(void)
+{
+    for (int i = 0; i < 600; i++)
+        usleep(100000);
+    fprintf(stderr, "rank %d: was not killed within 60 s\n", rank);
+    exit(99);
+}
+
+int main(int argc, char **argv)
+{
+    if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
+        return 50;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    const char *mode = argc > 1 ? argv[1] : "hello";
+    int target = argc > 2 ? atoi(argv[2]) : 0;
+    int value = argc > 3 ? atoi(argv[3]) : 0;
+
+    if (!strcmp(mode, "hello")) {
+        char host[MPI_MAX_PROCESSOR_NAME];
+        int len;
+        MPI_Get_processor_name(host, &len);
+        printf("hello %d of %d on %s\n", rank, size, host);
+        if (rank == 0)
+            printf("job ok\n");
+    } else if (!strcmp(mode, "exit") || !strcmp(mode, "signal") || !strcmp(mode, "abort") ||
+               !strcmp(mode, "nofinalize")) {
+        if (rank != target)
+            wait_to_be_killed();
+        if (!strcmp(mode, "exit"))
+            exit(value);
+        if (!strcmp(mode, "signal"))
+            raise(value);
+        if (!strcmp(mode, "abort"))
+            MPI_Abort(MPI_COMM_WORLD, value);
+        exit(0); /* nofinalize */
+    } else if (!strcmp(mode, "lines")) {
+        int n = target;
+        for (int i = 0; i < n; i++) {
+            printf("rank %d line %d of %d xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx%s",
+                   rank, i, n, i == n - 1 ? "" : "\n");
+            if (i % 10 == 0)
+                fprintf(stderr, "rank %d err %d\n", rank, i);
+        }
+    } else if (!strcmp(mode, "stdin")) {
+        if (rank == 0) {
+            unsigned long count = 0, sum = 0;
+            int c;
+            while ((c = getchar()) != EOF) {
+                count++;
+                sum = (sum * 31 + (unsigned)c) % 1000000007UL;
+            }
+            printf("stdin bytes %lu sum %lu\n", count, sum);
+        } else {
+            char b;
+            printf("rank %d stdin %s\n", rank, read(0, &b, 1) == 0 ? "eof" : "not-eof");
+        }
+    } else if (!strcmp(mode, "env")) {
+        for (int i = 2; i < argc; i++) {
+            const char *v = getenv(argv[i]);
+            printf("%d %s=%s\n", rank, argv[i], v ? v : "(unset)");
+        }
+    } else if (!strcmp(mode, "pids")) {
+        printf("pid %d %ld\n", rank, (long)getpid());
+        fflush(stdout);
+        wait_to_be_killed();
+    } else {
+        fprintf(stderr, "launcher_rank: unknown mode '%s'\n", mode);
+        MPI_Finalize();
+        return 2;
+    }
+    fflush(stdout);
+    MPI_Finalize();
+    return 0;
+}

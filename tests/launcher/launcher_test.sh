@@ -1,0 +1,236 @@
+#!/bin/sh
+# launcher_test.sh CASE — one launcher test case, run by CTest with real processes.
+# Environment: MPIEXEC (the launcher), PROG (launcher_rank, an MPI program), CONFIG_VARS (path of
+# src/core/config_vars.def). Exit 0 = pass; any failure prints what was expected and what came.
+set -u
+case_name=$1
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mf-launcher.XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+out=$tmp/out
+err=$tmp/err
+
+fail() {
+    echo "FAIL [$case_name]: $*" >&2
+    echo "--- stdout (head) ---" >&2; head -n 20 "$out" >&2 2>/dev/null
+    echo "--- stderr (head) ---" >&2; head -n 20 "$err" >&2 2>/dev/null
+    exit 1
+}
+
+# run ARGS...: runs mpiexec, records status in $rc and wall seconds in $secs.
+run() {
+    start=$(date +%s)
+    "$MPIEXEC" "$@" >"$out" 2>"$err" </dev/null
+    rc=$?
+    secs=$(( $(date +%s) - start ))
+}
+
+expect_rc() { [ "$rc" -eq "$1" ] || fail "exit status $rc, expected $1"; }
+expect_err() { grep -q -e "$1" "$err" || fail "stderr lacks '$1'"; }
+expect_out() { grep -q -e "$1" "$out" || fail "stdout lacks '$1'"; }
+expect_fast() { [ "$secs" -le "$1" ] || fail "took ${secs}s, expected at most $1s"; }
+# Exactly one verdict line from mpiexec.
+expect_one_verdict() {
+    n=$(grep -c '^mpiexec: ' "$err")
+    [ "$n" -eq 1 ] || fail "expected one 'mpiexec:' line on stderr, got $n"
+}
+
+case $case_name in
+hello)
+    run -n 4 "$PROG" hello
+    expect_rc 0
+    for r in 0 1 2 3; do
+        [ "$(grep -c "^hello $r of 4 on " "$out")" -eq 1 ] || fail "rank $r did not say hello once"
+    done
+    expect_out '^job ok$'
+    [ ! -s "$err" ] || fail "unexpected stderr"
+    # mpirun is the same program
+    "$(dirname "$MPIEXEC")/mpirun" -np 2 "$PROG" hello >"$out" 2>"$err" || fail "mpirun failed"
+    expect_out '^hello 1 of 2 on '
+    ;;
+exitcode)
+    run -n 3 "$PROG" exit 2 3
+    expect_rc 3
+    expect_err '^mpiexec: rank 2 (host .*, pid [0-9]*) exited with code 3$'
+    expect_one_verdict
+    expect_fast 10
+    ;;
+segv)
+    run -n 3 "$PROG" signal 1 11
+    expect_rc 139
+    expect_err '^mpiexec: rank 1 (host .*, pid [0-9]*) killed by signal 11 (Segmentation fault)$'
+    expect_one_verdict
+    expect_fast 10
+    ;;
+sigkill)
+    run -n 2 "$PROG" signal 0 9
+    expect_rc 137
+    expect_err '^mpiexec: rank 0 (host .*) killed by signal 9 '
+    expect_fast 10
+    ;;
+abort)
+    run -n 3 "$PROG" abort 1 7
+    expect_rc 7
+    expect_err '^mpiexec: rank 1 (host .*) called MPI_Abort with exit code 7'
+    expect_one_verdict
+    expect_fast 10
+    ;;
+nofinalize)
+    run -n 3 "$PROG" nofinalize 2
+    expect_rc 1
+    expect_err '^mpiexec: rank 2 .* exited with code 0 after MPI_Init but without MPI_Finalize$'
+    expect_fast 10
+    ;;
+timeout)
+    run --timeout 1 -n 2 "$PROG" pids
+    expect_rc 124
+    expect_err '^mpiexec: job timed out after 1 seconds'
+    expect_one_verdict
+    expect_fast 6
+    MPIEXEC_TIMEOUT=1 run -n 2 "$PROG" pids
+    expect_rc 124
+    expect_err 'timed out after 1 seconds'
+    ;;
+tagged)
+    n=10000
+    run -l -n 4 "$PROG" lines $n
+    expect_rc 0
+    # Every stdout line whole, tagged with its own rank, each (rank, i) exactly once; the last
+    # line of each rank had no newline and must still be there.
+    awk -v n=$n '
+        { if ($0 !~ /^\[[0-9]+\] rank [0-9]+ line [0-9]+ of [0-9]+ x+$/) { print "bad line: " $0; bad = 1; exit 1 }
+          tag = substr($1, 2, length($1) - 2)
+          if (tag != $3) { print "tag " tag " on a line of rank " $3; bad = 1; exit 1 }
+          if (seen[$3 " " $5]++) { print "duplicate: " $0; bad = 1; exit 1 }
+          if ($5 != next_i[$3] + 0) { print "out of order: " $0; bad = 1; exit 1 }
+          next_i[$3] = $5 + 1 }
+        END { if (bad) exit 1
+              for (r = 0; r < 4; r++) if (next_i[r] != n) { print "rank " r " has " next_i[r] " lines"; exit 1 } }
+    ' "$out" >"$tmp/why" || fail "tagged stdout broken: $(cat "$tmp/why")"
+    lines=$(grep -c -E '^\[[0-3]\] rank [0-3] err [0-9]+$' "$err")
+    [ "$lines" -eq $((4 * n / 10)) ] || fail "stderr has $lines whole tagged lines, want $((4 * n / 10))"
+    [ "$(wc -l <"$err")" -eq $((4 * n / 10)) ] || fail "stderr has stray lines"
+    ;;
+untagged)
+    n=20000
+    run -n 4 "$PROG" lines $n
+    expect_rc 0
+    # Untagged: a rank's last (newline-less) line may be followed directly by another rank's line;
+    # apart from that, every line is whole.
+    awk -v n=$n '
+        { line = $0
+          while (match(line, /^rank [0-9]+ line [0-9]+ of [0-9]+ x+rank /)) {
+              part = substr(line, 1, RLENGTH - 5); split(part, f, " ")
+              if (f[4] != n - 1) { print "cut line: " $0; exit 1 }
+              cnt[f[2]]++; line = substr(line, RLENGTH - 4) }
+          if (line !~ /^rank [0-9]+ line [0-9]+ of [0-9]+ x+$/) { print "bad line: " $0; exit 1 }
+          split(line, f, " "); cnt[f[2]]++ }
+        END { for (r = 0; r < 4; r++) if (cnt[r] != n) { print "rank " r ": " cnt[r] " lines"; exit 1 } }
+    ' "$out" >"$tmp/why" || fail "untagged stdout broken: $(cat "$tmp/why")"
+    ;;
+stdin)
+    head -c 300000 /dev/urandom >"$tmp/in"
+    "$PROG" stdin <"$tmp/in" >"$tmp/expect" 2>"$err" || fail "singleton run failed"
+    grep -q '^stdin bytes 300000 ' "$tmp/expect" || fail "singleton read $(cat "$tmp/expect")"
+    "$MPIEXEC" -n 3 "$PROG" stdin <"$tmp/in" >"$out" 2>"$err"
+    rc=$?
+    expect_rc 0
+    grep -qxF "$(cat "$tmp/expect")" "$out" || fail "rank 0 did not get the same stdin"
+    expect_out '^rank 1 stdin eof$'
+    expect_out '^rank 2 stdin eof$'
+    ;;
+env)
+    cores=$(nproc)
+    over=$((cores + 1))
+    FOO_PLAIN=plain FOO_FWD=fwd PMI_PORT=stale:1 "$MPIEXEC" -n $over -x FOO_X=ex -genv FOO_G "g v" -x FOO_FWD \
+        "$PROG" env FOO_PLAIN FOO_FWD FOO_X FOO_G PMI_PORT MANIFOLD_LOCAL_RANK MANIFOLD_LOCAL_SIZE \
+        MANIFOLD_JOB_SECRET MANIFOLD_OVERSUBSCRIBED >"$out" 2>"$err"
+    rc=$?
+    expect_rc 0
+    for r in 0 $((over - 1)); do
+        expect_out "^$r FOO_PLAIN=plain$"
+        expect_out "^$r FOO_FWD=fwd$"
+        expect_out "^$r FOO_X=ex$"
+        expect_out "^$r FOO_G=g v$"
+        expect_out "^$r PMI_PORT=(unset)$"
+        expect_out "^$r MANIFOLD_LOCAL_RANK=$r$"
+        expect_out "^$r MANIFOLD_LOCAL_SIZE=$over$"
+        expect_out "^$r MANIFOLD_OVERSUBSCRIBED=1$"
+        expect_out "^$r MANIFOLD_JOB_SECRET=[0-9a-f]\{64\}$"
+    done
+    [ "$(grep MANIFOLD_JOB_SECRET "$out" | cut -d= -f2 | sort -u | wc -l)" -eq 1 ] ||
+        fail "ranks got different job secrets"
+    first=$(grep '^0 MANIFOLD_JOB_SECRET' "$out")
+    run -n 1 "$PROG" env MANIFOLD_JOB_SECRET MANIFOLD_OVERSUBSCRIBED
+    grep -qxF "$first" "$out" && fail "two jobs got the same secret"
+    expect_out '^0 MANIFOLD_OVERSUBSCRIBED=(unset)$'
+    run -n 1 -x MF_SURELY_UNSET_VAR "$PROG" env
+    expect_rc 2
+    expect_err 'MF_SURELY_UNSET_VAR'
+    ;;
+sigterm|sigkill-launcher)
+    # Ranks must all die when mpiexec is told to stop (SIGTERM: forwarded) or is killed outright
+    # (SIGKILL: the ranks' parent-death signal); nothing may be orphaned.
+    "$MPIEXEC" -n 3 "$PROG" pids >"$out" 2>"$err" &
+    mpid=$!
+    i=0
+    while [ "$(grep -c '^pid ' "$out")" -lt 3 ]; do
+        i=$((i + 1)); [ $i -lt 300 ] || fail "ranks did not start"
+        sleep 0.05
+    done
+    pids=$(awk '/^pid /{print $3}' "$out")
+    if [ "$case_name" = sigterm ]; then kill -TERM $mpid; else kill -KILL $mpid; fi
+    wait $mpid
+    rc=$?
+    if [ "$case_name" = sigterm ]; then
+        expect_rc 143
+        expect_err '^mpiexec: received signal 15'
+    fi
+    i=0
+    for p in $pids; do
+        while kill -0 "$p" 2>/dev/null && [ "$(ps -o stat= -p "$p" | cut -c1)" != Z ]; do
+            i=$((i + 1)); [ $i -lt 100 ] || fail "rank pid $p still alive after mpiexec ended"
+            sleep 0.05
+        done
+    done
+    ;;
+notfound)
+    run -n 2 /nonexistent/program
+    expect_rc 127
+    expect_err "^mpiexec: cannot run '/nonexistent/program': No such file or directory$"
+    run -n 2 "$tmp"   # a directory: found but not executable
+    expect_rc 126
+    expect_err "^mpiexec: cannot run '.*': Permission denied$"
+    ;;
+usage)
+    run; expect_rc 2; expect_err 'no program'
+    run -n 0 "$PROG"; expect_rc 2; expect_err "bad number of processes '0'"
+    run -n; expect_rc 2
+    run --timeout -5 "$PROG"; expect_rc 2; expect_err "bad timeout"
+    run --bogus "$PROG"; expect_rc 2; expect_err "unknown option '--bogus'"
+    MPIEXEC_TIMEOUT=abc run "$PROG"; expect_rc 2; expect_err 'MPIEXEC_TIMEOUT'
+    run --oversubscribe -n 1 "$PROG" hello; expect_rc 0
+    run --help; expect_rc 0; expect_out '^Usage: mpiexec'
+    for opt in -n -x -genv --tag-output --timeout --oversubscribe --info --version; do
+        grep -q -e " $opt" "$out" || fail "--help does not document $opt"
+    done
+    run --version; expect_rc 0; expect_out '^mpiexec (Manifold) [0-9]'
+    run --info; expect_rc 0; expect_out '^fabrics built in: '
+    for v in $(sed -n 's/^MF_CONFIG_VAR(\([A-Z_0-9]*\),.*/\1/p' "$CONFIG_VARS"); do
+        grep -q "^  $v " "$out" || fail "--info does not list $v"
+    done
+    MANIFOLD_VERBOSE=2 run --info
+    expect_out '^  MANIFOLD_VERBOSE *"2"'
+    ;;
+singleton)
+    "$PROG" hello >"$out" 2>"$err"
+    rc=$?
+    expect_rc 0
+    expect_out '^hello 0 of 1 on '
+    expect_out '^job ok$'
+    ;;
+*)
+    echo "unknown case $case_name" >&2
+    exit 2
+    ;;
+esac
+exit 0
