@@ -40,6 +40,10 @@ int main(int argc, char **argv)
         code = mx_supervise(&job, sigfd);
     }
 
+    for (int i = 0; i < job.n; i++) {
+        free(job.ranks[i].out.buf); /* left over only when the launch failed */
+        free(job.ranks[i].err.buf);
+    }
     mx_pmi_free(&job);
     free(job.ranks);
     mx_options_free(&opt);

@@ -108,58 +108,82 @@ static int mx_managed(const char *entry)
     return 0;
 }
 
-/* Appends NAME=VALUE to env (replacing an existing NAME). env has room (see mx_build_env). */
-static int mx_env_set(char **env, int *count, const char *name, const char *value)
+/* A rank's environment under construction: env points at environ's strings and at strings of
+ * our own (own), which mx_env_free releases after the fork. */
+typedef struct mx_env {
+    char **env;
+    int count;
+    char **own;
+    int nown;
+} mx_env;
+
+/* Sets NAME=VALUE (replacing an existing NAME). Room was reserved by mx_build_env. */
+static int mx_env_set(mx_env *e, const char *name, const char *value)
 {
     size_t nl = strlen(name);
     char *s = malloc(nl + strlen(value) + 2);
     if (!s)
         return -1;
     sprintf(s, "%s=%s", name, value);
-    for (int i = 0; i < *count; i++) {
-        if (strncmp(env[i], name, nl) == 0 && env[i][nl] == '=') {
-            env[i] = s; /* the old string is environ's or an earlier one we leak on purpose */
+    e->own[e->nown++] = s;
+    for (int i = 0; i < e->count; i++) {
+        if (strncmp(e->env[i], name, nl) == 0 && e->env[i][nl] == '=') {
+            e->env[i] = s;
             return 0;
         }
     }
-    env[(*count)++] = s;
-    env[*count] = NULL;
+    e->env[e->count++] = s;
+    e->env[e->count] = NULL;
     return 0;
 }
 
-/* The environment of rank `rank` (pmi_fd is its end of the socketpair). Allocated before fork so
+static void mx_env_free(mx_env *e)
+{
+    for (int i = 0; i < e->nown; i++)
+        free(e->own[i]);
+    free(e->own);
+    free(e->env);
+    e->own = e->env = NULL;
+}
+
+/* The environment of rank `rank` (pmi_fd is its end of the socketpair). Built before fork so
  * that the child only calls async-signal-safe functions. */
-static char **mx_build_env(mx_job *job, int rank, int pmi_fd)
+static int mx_build_env(mx_job *job, int rank, int pmi_fd, mx_env *e)
 {
     const mx_options *opt = job->opt;
-    int n = 0, count = 0;
+    int n = 0, rc = 0;
     while (environ[n])
         n++;
-    char **env = calloc((size_t)(n + opt->nenvs + 16), sizeof *env);
-    if (!env)
-        return NULL;
+    e->count = e->nown = 0;
+    e->env = calloc((size_t)(n + opt->nenvs + 16), sizeof *e->env);
+    e->own = calloc((size_t)(opt->nenvs + 16), sizeof *e->own);
+    if (!e->env || !e->own) {
+        mx_env_free(e);
+        return -1;
+    }
     for (int i = 0; i < n; i++)
         if (!mx_managed(environ[i]))
-            env[count++] = environ[i];
+            e->env[e->count++] = environ[i];
     for (int i = 0; i < opt->nenvs; i++) {
         const char *v = opt->envs[i].value ? opt->envs[i].value : getenv(opt->envs[i].name);
-        if (v && mx_env_set(env, &count, opt->envs[i].name, v) != 0)
-            return NULL;
+        if (v)
+            rc |= mx_env_set(e, opt->envs[i].name, v);
     }
     char num[32];
-    int rc = 0;
     snprintf(num, sizeof num, "%d", pmi_fd);
-    rc |= mx_env_set(env, &count, "PMI_FD", num);
+    rc |= mx_env_set(e, "PMI_FD", num);
     snprintf(num, sizeof num, "%d", rank);
-    rc |= mx_env_set(env, &count, "PMI_RANK", num);
-    rc |= mx_env_set(env, &count, "MANIFOLD_LOCAL_RANK", num);
+    rc |= mx_env_set(e, "PMI_RANK", num);
+    rc |= mx_env_set(e, "MANIFOLD_LOCAL_RANK", num);
     snprintf(num, sizeof num, "%d", job->n);
-    rc |= mx_env_set(env, &count, "PMI_SIZE", num);
-    rc |= mx_env_set(env, &count, "MANIFOLD_LOCAL_SIZE", num);
-    rc |= mx_env_set(env, &count, "MANIFOLD_JOB_SECRET", job->secret);
+    rc |= mx_env_set(e, "PMI_SIZE", num);
+    rc |= mx_env_set(e, "MANIFOLD_LOCAL_SIZE", num);
+    rc |= mx_env_set(e, "MANIFOLD_JOB_SECRET", job->secret);
     if (job->oversubscribed)
-        rc |= mx_env_set(env, &count, "MANIFOLD_OVERSUBSCRIBED", "1");
-    return rc ? NULL : env;
+        rc |= mx_env_set(e, "MANIFOLD_OVERSUBSCRIBED", "1");
+    if (rc)
+        mx_env_free(e);
+    return rc ? -1 : 0;
 }
 
 /* In the child, after fork: only async-signal-safe calls until exec. */
@@ -210,8 +234,8 @@ int mx_proxy_launch(mx_job *job)
             fprintf(stderr, "mpiexec: cannot create pipes for rank %d: %s\n", i, strerror(errno));
             goto fail;
         }
-        char **env = mx_build_env(job, i, sp[1]);
-        if (!env) {
+        mx_env env;
+        if (mx_build_env(job, i, sp[1], &env) != 0) {
             fprintf(stderr, "mpiexec: out of memory building the environment\n");
             goto fail;
         }
@@ -223,8 +247,8 @@ int mx_proxy_launch(mx_job *job)
         }
         if (pid == 0)
             mx_child(job, i, inp[0] >= 0 ? inp[0] : devnull, outp[1], errp[1], sp[1], rep[1],
-                     parent, env, origmask);
-        free(env);
+                     parent, env.env, origmask);
+        mx_env_free(&env);
         r->pid = pid;
         r->alive = 1;
         if (i == 0)
