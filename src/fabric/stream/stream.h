@@ -1,0 +1,163 @@
+/*
+ * stream.h — frames over a reliable byte stream, shared by the fabrics that carry Manifold
+ * frames on one (tcp now, sctp in stream mode later). Transport-independent: the stream is
+ * reached only through an mf_stream_io (readv/writev-like calls on a nonblocking fd by default).
+ *
+ * On the stream a frame is the 64-byte wire header (wire.h) followed by hdr.len payload bytes.
+ * The one record that is not a frame is the goodbye (MF_STREAM_BYE): 64 bytes 'M','F',
+ * MF_WIRE_VERSION, 0, zeros; it says "I am closing on purpose", so that the end of stream which
+ * follows is not mistaken for a crash. Type 0 is never a valid wire type, so the two cannot be
+ * confused.
+ *
+ * Outbound (mf_stream_out): a FIFO of frames per peer. A send is written at once when the queue
+ * is empty and the stream takes it; what remains is queued — the payload by reference (the
+ * caller keeps its buffers until `done`), except that a remainder of at most copy_limit bytes
+ * is copied so that small sends complete at once. Partial writes resume where they stopped;
+ * several queued frames go out in one writev. The queue may exist before the stream does
+ * (connection still being set up): pass io == NULL to send to only queue.
+ *
+ * Inbound (mf_stream_in): a state machine that reads into a staging buffer, decodes and
+ * validates each header with mf_wire_decode, asks its owner where the payload goes (a sink, as in
+ * fabric.h), and copies the payload there — large payloads are read straight into the sink's
+ * iovecs with readv, never through the staging buffer. Bytes beyond the sink are discarded.
+ * A malformed frame stops the machine with a reason; nothing is ever written outside the
+ * staging buffer or the sink's iovecs.
+ *
+ * Handshake (mf_stream_hello): the fixed 32-byte record a connection starts with in both
+ * directions: job hash, job secret, job size and rank. It keeps strays and other jobs out; it is
+ * not authentication against an attacker on the wire (the secret travels in clear).
+ *
+ * Not thread-safe: one caller at a time (the fabric's progress, under the library lock). The
+ * owner's callbacks (on_header, sink->fs_done, done->fd_fn) may call back into the same stream
+ * objects to send; the machines are written so that this is safe.
+ */
+#ifndef MF_FABRIC_STREAM_STREAM_H
+#define MF_FABRIC_STREAM_STREAM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "fabric/fabric.h"
+#include "fabric/wire.h"
+
+/* Results besides MF_FABRIC_DONE / MF_FABRIC_PENDING (fabric.h) and counts (>= 0). */
+enum {
+    MF_STREAM_FAILED = -10, /* the stream is broken: see *sys_err or mf_stream_in.why */
+    MF_STREAM_CLOSED = -11, /* inbound: the peer said goodbye and closed its side */
+};
+
+/* ---- The byte stream ---- */
+
+typedef struct mf_stream_io mf_stream_io;
+struct mf_stream_io {
+    /* Like readv(2)/writev(2) on a nonblocking stream: bytes moved, 0 at end of stream (read
+     * only), or -1 with errno (EAGAIN/EWOULDBLOCK: nothing can move now; EINTR is retried by the
+     * caller). Writes must never raise SIGPIPE. */
+    ssize_t (*io_readv)(mf_stream_io *io, const struct iovec *iov, int niov);
+    ssize_t (*io_writev)(mf_stream_io *io, const struct iovec *iov, int niov);
+    int io_fd;     /* for the fd-based functions below */
+    void *io_ctx;  /* for other implementations */
+};
+
+/* readv(2) and sendmsg(2) with MSG_NOSIGNAL on io->io_fd (a socket). */
+ssize_t mf_stream_fd_readv(mf_stream_io *io, const struct iovec *iov, int niov);
+ssize_t mf_stream_fd_writev(mf_stream_io *io, const struct iovec *iov, int niov);
+/* An io on a socket fd. */
+void mf_stream_io_fd(mf_stream_io *io, int fd);
+
+/* ---- Outbound ---- */
+
+typedef struct mf_stream_frame mf_stream_frame;
+
+typedef struct mf_stream_out {
+    mf_stream_frame *so_head, *so_tail;
+    size_t so_frames;     /* queued frames */
+    size_t so_copy_limit; /* remainders up to this many bytes are copied (send returns DONE) */
+} mf_stream_out;
+
+void mf_stream_out_init(mf_stream_out *o, size_t copy_limit);
+/* Sends one frame: the encoded header, then `len` bytes gathered from iov. With io == NULL, or
+ * frames already queued, the frame is queued behind them. Returns MF_FABRIC_DONE (buffers free
+ * again, `done` not called), MF_FABRIC_PENDING (`done` is called once, from a later flush or
+ * fail), or MF_STREAM_FAILED with *sys_err (errno of the write, or ENOMEM): nothing was queued
+ * and the stream must be treated as broken if the error came from the write. */
+int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io, const unsigned char hdr[MF_WIRE_HDR_SIZE],
+                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done,
+                       int *sys_err);
+/* Queues the goodbye record (copied). MF_FABRIC_DONE, or MF_STREAM_FAILED with ENOMEM. */
+int mf_stream_out_bye(mf_stream_out *o, int *sys_err);
+/* Writes what the stream takes now. Returns the number of frames completed (their `done` is
+ * called with MPI_SUCCESS after the writing) or MF_STREAM_FAILED with *sys_err. */
+int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err);
+bool mf_stream_out_empty(const mf_stream_out *o);
+/* Drops every queued frame, calling `done` with `status` (an MPI error code) for those that
+ * have one. Returns how many were dropped. */
+int mf_stream_out_fail(mf_stream_out *o, int status);
+
+/* ---- Inbound ---- */
+
+/* Where a frame's payload goes: fills *sink (zeroed before the call) for the decoded header. */
+typedef void (*mf_stream_on_header)(void *ctx, const mf_wire_hdr *hdr, mf_fabric_sink *sink);
+
+typedef struct mf_stream_in {
+    mf_stream_on_header si_on_header;
+    void *si_ctx;
+    int si_state;            /* private */
+    unsigned char *si_buf;   /* staging buffer */
+    size_t si_cap, si_rpos, si_wpos;
+    mf_wire_hdr si_hdr;      /* frame being received */
+    mf_fabric_sink si_sink;
+    int si_iov_idx;          /* position in the sink */
+    size_t si_iov_off;
+    uint64_t si_left;        /* payload bytes of the current frame still to come */
+    int si_read_budget;      /* reads per progress call, so one stream cannot starve others */
+    const char *why;         /* after MF_STREAM_FAILED: the reason, for the error message */
+    int sys_err;             /* after MF_STREAM_FAILED: errno, or 0 when not a system error */
+} mf_stream_in;
+
+/* staging: bytes of the staging buffer (at least 2 * MF_WIRE_HDR_SIZE). MPI_SUCCESS or
+ * MPI_ERR_NO_MEM (code, with message). */
+int mf_stream_in_init(mf_stream_in *in, size_t staging, mf_stream_on_header on_header, void *ctx);
+void mf_stream_in_free(mf_stream_in *in);
+/* Reads what the stream has now and delivers complete frames (on_header, then sink->fs_done
+ * once the payload is in). Returns the number of frames delivered (>= 0), MF_STREAM_CLOSED after
+ * the goodbye and the end of the stream, or MF_STREAM_FAILED with why/sys_err (end of stream
+ * without goodbye, read error, malformed frame). After a non-count result, call nothing but
+ * abort and free. */
+int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io);
+/* Calls the current sink's fs_done with `status` if a payload was being received (the stream
+ * broke under it). Idempotent. */
+void mf_stream_in_abort(mf_stream_in *in, int status);
+/* Whether a frame is partly received (an end of stream here is never clean). */
+bool mf_stream_in_mid_frame(const mf_stream_in *in);
+
+/* ---- Handshake ---- */
+
+#define MF_STREAM_HELLO_SIZE 32
+
+enum mf_stream_hello_kind {
+    MF_STREAM_HELLO = 1,  /* connector -> acceptor: who I am */
+    MF_STREAM_ACCEPT = 2, /* acceptor -> connector: who I am; frames may flow */
+    MF_STREAM_REJECT = 3, /* acceptor -> connector: both connected at once and yours loses;
+                             mine is used instead (not an error) */
+    MF_STREAM_REFUSE = 4, /* acceptor -> connector: you do not belong to this job */
+};
+
+typedef struct mf_stream_hello {
+    uint8_t kind;
+    int32_t rank;
+    int32_t size; /* world size, a cheap extra check that both belong to the same job */
+    uint64_t job_hash;
+    uint64_t secret;
+} mf_stream_hello;
+
+void mf_stream_hello_encode(const mf_stream_hello *h, unsigned char out[MF_STREAM_HELLO_SIZE]);
+/* Decodes and checks a record against this job: 0, or -1 with *why naming what did not match.
+ * The kind is checked to be one of the above, the rank to be in [0, size). */
+int mf_stream_hello_decode(const unsigned char in[MF_STREAM_HELLO_SIZE], mf_stream_hello *h,
+                           uint64_t job_hash, uint64_t secret, int size, const char **why);
+
+#endif

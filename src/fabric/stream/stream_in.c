@@ -1,0 +1,250 @@
+/*
+ * stream_in.c — the inbound state machine of a byte stream (see stream.h).
+ *
+ * Bytes are read into a staging buffer so that one read picks up many small frames; headers are
+ * decoded from there and small payloads copied out. When the staging buffer is empty and a
+ * payload is due, the read goes straight into the sink's iovecs, with the staging buffer as the
+ * last iovec to catch whatever follows: a large message costs no copy at all, and a small one no
+ * extra system call.
+ *
+ * Safety: every header goes through mf_wire_decode before any field is used; payload bytes land
+ * only inside the sink's iovecs (the part of a payload the sink has no room for is dropped) or
+ * inside the staging buffer's free space.
+ */
+#include "fabric/stream/stream.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+
+#define MF_STREAM_READ_IOV 64
+#define MF_STREAM_READ_BUDGET 16
+
+enum { MF_SI_HDR, MF_SI_PAYLOAD, MF_SI_BYE, MF_SI_DEAD };
+
+int mf_stream_in_init(mf_stream_in *in, size_t staging, mf_stream_on_header on_header, void *ctx)
+{
+    memset(in, 0, sizeof *in);
+    if (staging < 2 * MF_WIRE_HDR_SIZE)
+        staging = 2 * MF_WIRE_HDR_SIZE;
+    in->si_buf = malloc(staging);
+    if (!in->si_buf)
+        return mf_error(MPI_ERR_NO_MEM, "stream: no memory for a %zu-byte receive buffer", staging);
+    in->si_cap = staging;
+    in->si_on_header = on_header;
+    in->si_ctx = ctx;
+    in->si_state = MF_SI_HDR;
+    in->si_read_budget = MF_STREAM_READ_BUDGET;
+    return MPI_SUCCESS;
+}
+
+void mf_stream_in_free(mf_stream_in *in)
+{
+    free(in->si_buf);
+    in->si_buf = NULL;
+    in->si_cap = in->si_rpos = in->si_wpos = 0;
+    in->si_state = MF_SI_DEAD;
+}
+
+bool mf_stream_in_mid_frame(const mf_stream_in *in)
+{
+    return in->si_state == MF_SI_PAYLOAD ||
+           (in->si_state == MF_SI_HDR && in->si_rpos < in->si_wpos);
+}
+
+void mf_stream_in_abort(mf_stream_in *in, int status)
+{
+    bool live = in->si_state == MF_SI_PAYLOAD;
+    in->si_state = MF_SI_DEAD;
+    if (live && in->si_sink.fs_done)
+        in->si_sink.fs_done(&in->si_sink, status);
+}
+
+static int mf_stream_in_fail(mf_stream_in *in, const char *why, int sys_err)
+{
+    in->why = why;
+    in->sys_err = sys_err;
+    /* The state stays as it was, so that mf_stream_in_abort still completes a live sink with
+     * the owner's error code. */
+    return MF_STREAM_FAILED;
+}
+
+/* The current frame's payload is complete. */
+static void mf_stream_in_finish(mf_stream_in *in, int *delivered)
+{
+    in->si_state = MF_SI_HDR;
+    (*delivered)++;
+    if (in->si_sink.fs_done)
+        in->si_sink.fs_done(&in->si_sink, MPI_SUCCESS);
+}
+
+/* Copies up to n bytes into the sink from its current position; returns how many it took. */
+static size_t mf_stream_sink_put(mf_stream_in *in, const unsigned char *src, size_t n)
+{
+    mf_fabric_sink *s = &in->si_sink;
+    size_t took = 0;
+    while (took < n && in->si_iov_idx < s->fs_niov) {
+        struct iovec *v = &s->fs_iov[in->si_iov_idx];
+        size_t room = v->iov_len - in->si_iov_off;
+        size_t k = n - took < room ? n - took : room;
+        if (k)
+            memcpy((unsigned char *)v->iov_base + in->si_iov_off, src + took, k);
+        took += k;
+        in->si_iov_off += k;
+        if (in->si_iov_off == v->iov_len) {
+            in->si_iov_idx++;
+            in->si_iov_off = 0;
+        }
+    }
+    return took;
+}
+
+/* Advances the sink position by n bytes that a read put there directly. */
+static void mf_stream_sink_skip(mf_stream_in *in, size_t n)
+{
+    mf_fabric_sink *s = &in->si_sink;
+    while (n > 0 && in->si_iov_idx < s->fs_niov) {
+        size_t room = s->fs_iov[in->si_iov_idx].iov_len - in->si_iov_off;
+        size_t k = n < room ? n : room;
+        n -= k;
+        in->si_iov_off += k;
+        if (in->si_iov_off == s->fs_iov[in->si_iov_idx].iov_len) {
+            in->si_iov_idx++;
+            in->si_iov_off = 0;
+        }
+    }
+}
+
+static bool mf_stream_is_bye(const unsigned char *p)
+{
+    if (p[0] != 'M' || p[1] != 'F' || p[2] != MF_WIRE_VERSION || p[3] != 0)
+        return false;
+    for (int i = 4; i < MF_WIRE_HDR_SIZE; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* Delivers what the staging buffer holds. 0, or MF_STREAM_FAILED. */
+static int mf_stream_in_consume(mf_stream_in *in, int *delivered)
+{
+    for (;;) {
+        size_t avail = in->si_wpos - in->si_rpos;
+        const unsigned char *p = in->si_buf + in->si_rpos;
+        switch (in->si_state) {
+        case MF_SI_HDR: {
+            if (avail < MF_WIRE_HDR_SIZE)
+                return 0;
+            in->si_rpos += MF_WIRE_HDR_SIZE;
+            if (mf_stream_is_bye(p)) {
+                in->si_state = MF_SI_BYE;
+                continue;
+            }
+            const char *why;
+            if (mf_wire_decode(p, &in->si_hdr, &why) != 0)
+                return mf_stream_in_fail(in, why, 0);
+            memset(&in->si_sink, 0, sizeof in->si_sink);
+            in->si_on_header(in->si_ctx, &in->si_hdr, &in->si_sink);
+            /* A sink without iovecs takes nothing: the payload is dropped. */
+            if (in->si_sink.fs_niov < 0 || !in->si_sink.fs_iov)
+                in->si_sink.fs_niov = 0;
+            in->si_iov_idx = 0;
+            in->si_iov_off = 0;
+            in->si_left = in->si_hdr.len;
+            in->si_state = MF_SI_PAYLOAD;
+            if (in->si_left == 0)
+                mf_stream_in_finish(in, delivered);
+            continue;
+        }
+        case MF_SI_PAYLOAD: {
+            if (avail == 0)
+                return 0;
+            size_t take = avail < in->si_left ? avail : (size_t)in->si_left;
+            mf_stream_sink_put(in, p, take);
+            in->si_rpos += take;
+            in->si_left -= take;
+            if (in->si_left == 0)
+                mf_stream_in_finish(in, delivered);
+            continue;
+        }
+        case MF_SI_BYE:
+            if (avail > 0)
+                return mf_stream_in_fail(in, "data after the goodbye record", 0);
+            return 0;
+        default:
+            return mf_stream_in_fail(in, "receive on a broken stream", 0);
+        }
+    }
+}
+
+int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
+{
+    int delivered = 0;
+    for (int reads = 0;; reads++) {
+        if (mf_stream_in_consume(in, &delivered) != 0)
+            return MF_STREAM_FAILED;
+        if (reads >= in->si_read_budget)
+            return delivered;
+
+        /* Make room: all staged bytes are consumed except an incomplete header. */
+        if (in->si_rpos == in->si_wpos) {
+            in->si_rpos = in->si_wpos = 0;
+        } else if (in->si_cap - in->si_wpos < MF_WIRE_HDR_SIZE) {
+            size_t have = in->si_wpos - in->si_rpos;
+            memmove(in->si_buf, in->si_buf + in->si_rpos, have);
+            in->si_rpos = 0;
+            in->si_wpos = have;
+        }
+
+        struct iovec v[MF_STREAM_READ_IOV];
+        int nv = 0;
+        size_t direct = 0;
+        if (in->si_state == MF_SI_PAYLOAD && in->si_rpos == in->si_wpos) {
+            mf_fabric_sink *s = &in->si_sink;
+            for (int i = in->si_iov_idx; i < s->fs_niov && nv < MF_STREAM_READ_IOV - 1 &&
+                                         direct < in->si_left;
+                 i++) {
+                size_t off = i == in->si_iov_idx ? in->si_iov_off : 0;
+                size_t l = s->fs_iov[i].iov_len - off;
+                if (l > in->si_left - direct)
+                    l = (size_t)(in->si_left - direct);
+                if (!l)
+                    continue;
+                v[nv].iov_base = (unsigned char *)s->fs_iov[i].iov_base + off;
+                v[nv].iov_len = l;
+                direct += l;
+                nv++;
+            }
+        }
+        v[nv].iov_base = in->si_buf + in->si_wpos;
+        v[nv].iov_len = in->si_cap - in->si_wpos;
+        nv++;
+
+        ssize_t n = io->io_readv(io, v, nv);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            if (errno == EAGAIN || errno == EWOULDBLOCK)
+                return delivered;
+            return mf_stream_in_fail(in, "read failed", errno);
+        }
+        if (n == 0) {
+            if (in->si_state == MF_SI_BYE)
+                return MF_STREAM_CLOSED;
+            return mf_stream_in_fail(in, mf_stream_in_mid_frame(in)
+                                             ? "connection closed by the peer in the middle of a frame"
+                                             : "connection closed by the peer",
+                                     0);
+        }
+        size_t d = (size_t)n < direct ? (size_t)n : direct;
+        if (d) {
+            mf_stream_sink_skip(in, d);
+            in->si_left -= d;
+            if (in->si_left == 0)
+                mf_stream_in_finish(in, &delivered);
+        }
+        in->si_wpos += (size_t)n - d;
+    }
+}

@@ -1,0 +1,387 @@
+/*
+ * stream_test.c — unit test of the stream framing over a nonblocking socketpair with tiny socket
+ * buffers, so that every write and read is partial: many small frames, big frames gathered from
+ * and scattered into several iovecs, sinks smaller than the payload, copied remainders, the
+ * goodbye, a dead peer, malformed headers and the handshake codec. Exits 0 on success.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "fabric/stream/stream.h"
+
+static int failures;
+#define CHECK(c)                                                                                  \
+    do {                                                                                          \
+        if (!(c)) {                                                                               \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                 \
+            failures++;                                                                           \
+        }                                                                                         \
+    } while (0)
+
+/* ---- A receiver that checks what arrives against a deterministic pattern ---- */
+
+typedef struct rx_state {
+    int frames, done_calls, bad;
+    size_t sink_cap;       /* bytes the sink offers (may be less than the payload) */
+    int sink_pieces;       /* split the sink into this many iovecs */
+    unsigned char *buf;    /* sink storage */
+    struct iovec iov[8];
+    mf_wire_hdr last;
+} rx_state;
+
+static unsigned char pattern(uint64_t seq, size_t i)
+{
+    return (unsigned char)(seq * 131 + i * 7 + (i >> 8));
+}
+
+static void rx_done(mf_fabric_sink *sink, int status)
+{
+    rx_state *st = sink->fs_ctx;
+    st->done_calls++;
+    if (status != MPI_SUCCESS)
+        return;
+    size_t got = st->last.len < st->sink_cap ? st->last.len : st->sink_cap;
+    for (size_t i = 0; i < got; i++) {
+        if (st->buf[i] != pattern(st->last.sreq, i)) {
+            st->bad++;
+            break;
+        }
+    }
+}
+
+static void rx_header(void *ctx, const mf_wire_hdr *h, mf_fabric_sink *sink)
+{
+    rx_state *st = ctx;
+    if (h->sreq != (uint64_t)st->frames)
+        st->bad++; /* out of order or lost */
+    st->frames++;
+    st->last = *h;
+    size_t cap = h->len < st->sink_cap ? h->len : st->sink_cap;
+    int pieces = st->sink_pieces > 0 ? st->sink_pieces : 1;
+    size_t per = cap / (size_t)pieces + 1, at = 0;
+    int n = 0;
+    for (; n < pieces && at < cap; n++) {
+        size_t l = cap - at < per ? cap - at : per;
+        st->iov[n].iov_base = st->buf + at;
+        st->iov[n].iov_len = l;
+        at += l;
+    }
+    sink->fs_iov = st->iov;
+    sink->fs_niov = n;
+    sink->fs_done = rx_done;
+    sink->fs_ctx = st;
+}
+
+typedef struct tx_done {
+    mf_fabric_done d;
+    int calls, status;
+} tx_done;
+
+static void tx_done_fn(mf_fabric_done *d, int status)
+{
+    tx_done *t = (tx_done *)d;
+    t->calls++;
+    t->status = status;
+}
+
+static void make_pair(int sv[2], int bufsize)
+{
+    if (socketpair(AF_UNIX, SOCK_STREAM, 0, sv) != 0) {
+        perror("socketpair");
+        exit(1);
+    }
+    for (int i = 0; i < 2; i++) {
+        fcntl(sv[i], F_SETFL, O_NONBLOCK);
+        if (bufsize) {
+            setsockopt(sv[i], SOL_SOCKET, SO_SNDBUF, &bufsize, sizeof bufsize);
+            setsockopt(sv[i], SOL_SOCKET, SO_RCVBUF, &bufsize, sizeof bufsize);
+        }
+    }
+}
+
+static void encode(uint64_t seq, size_t len, unsigned char out[MF_WIRE_HDR_SIZE])
+{
+    mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 7, .src = 1, .tag = 3, .len = len,
+                     .total = 0, .sreq = seq};
+    mf_wire_encode(&h, out);
+}
+
+/* Sends `count` frames of sizes from size_of(i), pumping both ends until all arrived. */
+static void run_frames(int count, size_t (*size_of)(int), size_t copy_limit, size_t sink_cap,
+                       int sink_pieces, int send_pieces)
+{
+    int sv[2];
+    make_pair(sv, 4096);
+    mf_stream_io tx, rxio;
+    mf_stream_io_fd(&tx, sv[0]);
+    mf_stream_io_fd(&rxio, sv[1]);
+    mf_stream_out out;
+    mf_stream_out_init(&out, copy_limit);
+    rx_state st = {.sink_cap = sink_cap, .sink_pieces = sink_pieces};
+    st.buf = malloc(sink_cap ? sink_cap : 1);
+    mf_stream_in in;
+    CHECK(mf_stream_in_init(&in, 1024, rx_header, &st) == MPI_SUCCESS);
+
+    unsigned char **payloads = calloc((size_t)count, sizeof *payloads);
+    tx_done *dones = calloc((size_t)count, sizeof *dones);
+    int pending = 0;
+    for (int i = 0; i < count; i++) {
+        size_t len = size_of(i);
+        payloads[i] = malloc(len ? len : 1);
+        for (size_t k = 0; k < len; k++)
+            payloads[i][k] = pattern((uint64_t)i, k);
+        struct iovec v[4];
+        int nv = 0;
+        size_t at = 0, per = len / (size_t)send_pieces + 1;
+        while (at < len && nv < 4) {
+            size_t l = len - at < per ? len - at : per;
+            if (nv == 3)
+                l = len - at;
+            v[nv].iov_base = payloads[i] + at;
+            v[nv].iov_len = l;
+            at += l;
+            nv++;
+        }
+        unsigned char h[MF_WIRE_HDR_SIZE];
+        encode((uint64_t)i, len, h);
+        dones[i].d.fd_fn = tx_done_fn;
+        int err = 0;
+        int rc = mf_stream_out_send(&out, &tx, h, v, nv, len, &dones[i].d, &err);
+        CHECK(rc == MF_FABRIC_DONE || rc == MF_FABRIC_PENDING);
+        if (rc == MF_FABRIC_PENDING) {
+            pending++;
+        } else {
+            /* DONE: the buffer is ours again; scribbling on it must not change what arrives. */
+            memset(payloads[i], 0xEE, len);
+        }
+        /* Pump a little so the queue does not grow without bound. */
+        for (int k = 0; k < 4; k++) {
+            CHECK(mf_stream_out_flush(&out, &tx, &err) >= 0);
+            CHECK(mf_stream_in_progress(&in, &rxio) >= 0);
+        }
+    }
+    for (int spin = 0; spin < 10000000 && (st.done_calls < count || !mf_stream_out_empty(&out));
+         spin++) {
+        int err = 0;
+        CHECK(mf_stream_out_flush(&out, &tx, &err) >= 0);
+        CHECK(mf_stream_in_progress(&in, &rxio) >= 0);
+    }
+    CHECK(st.frames == count);
+    CHECK(st.done_calls == count);
+    CHECK(st.bad == 0);
+    int completed = 0;
+    for (int i = 0; i < count; i++) {
+        CHECK(dones[i].calls <= 1);
+        completed += dones[i].calls;
+        if (dones[i].calls)
+            CHECK(dones[i].status == MPI_SUCCESS);
+    }
+    CHECK(completed == pending);
+
+    /* Goodbye, then end of stream: a clean close. */
+    int err = 0;
+    CHECK(mf_stream_out_bye(&out, &err) == MF_FABRIC_DONE);
+    CHECK(mf_stream_out_flush(&out, &tx, &err) >= 0);
+    CHECK(mf_stream_out_empty(&out));
+    shutdown(sv[0], SHUT_WR);
+    int rc = 0;
+    for (int spin = 0; spin < 1000 && rc >= 0; spin++)
+        rc = mf_stream_in_progress(&in, &rxio);
+    CHECK(rc == MF_STREAM_CLOSED);
+
+    mf_stream_in_free(&in);
+    for (int i = 0; i < count; i++)
+        free(payloads[i]);
+    free(payloads);
+    free(dones);
+    free(st.buf);
+    close(sv[0]);
+    close(sv[1]);
+}
+
+static size_t size_small(int i)
+{
+    return (size_t)(i * 37) % 301;
+}
+
+static size_t size_big(int i)
+{
+    return i % 2 ? 3u << 20 : (size_t)i * 1000 + 1;
+}
+
+/* Feeds raw bytes to a receiver and returns the final progress result. */
+static int feed_raw(const unsigned char *bytes, size_t n, bool close_after, const char **why)
+{
+    int sv[2];
+    make_pair(sv, 0);
+    CHECK(write(sv[0], bytes, n) == (ssize_t)n);
+    if (close_after)
+        shutdown(sv[0], SHUT_WR);
+    rx_state st = {.sink_cap = 64, .sink_pieces = 2};
+    st.buf = malloc(64);
+    mf_stream_io io;
+    mf_stream_io_fd(&io, sv[1]);
+    mf_stream_in in;
+    mf_stream_in_init(&in, 256, rx_header, &st);
+    int rc = 0;
+    for (int i = 0; i < 100 && rc >= 0; i++)
+        rc = mf_stream_in_progress(&in, &io);
+    if (rc == MF_STREAM_FAILED) {
+        *why = in.why;
+        int before = st.done_calls;
+        mf_stream_in_abort(&in, MPI_ERR_OTHER);
+        mf_stream_in_abort(&in, MPI_ERR_OTHER);
+        CHECK(st.done_calls - before <= 1); /* a live sink is completed exactly once */
+        CHECK(st.done_calls == st.frames);
+    }
+    mf_stream_in_free(&in);
+    free(st.buf);
+    close(sv[0]);
+    close(sv[1]);
+    return rc;
+}
+
+static void test_malformed(void)
+{
+    unsigned char b[3 * MF_WIRE_HDR_SIZE + 100];
+    const char *why = NULL;
+    encode(0, 10, b);
+    b[0] = 'X';
+    CHECK(feed_raw(b, MF_WIRE_HDR_SIZE, false, &why) == MF_STREAM_FAILED);
+    CHECK(why && strstr(why, "magic"));
+
+    mf_wire_hdr h = {.type = MF_MSG_EAGER, .len = MF_WIRE_MAX_FRAME + 1,
+                     .total = MF_WIRE_MAX_FRAME + 1};
+    mf_wire_encode(&h, b);
+    why = NULL;
+    CHECK(feed_raw(b, MF_WIRE_HDR_SIZE, false, &why) == MF_STREAM_FAILED);
+    CHECK(why && strstr(why, "maximum"));
+
+    /* A good frame cut short by the end of the stream. */
+    encode(0, 100, b);
+    memset(b + MF_WIRE_HDR_SIZE, 1, 50);
+    why = NULL;
+    CHECK(feed_raw(b, MF_WIRE_HDR_SIZE + 50, true, &why) == MF_STREAM_FAILED);
+    CHECK(why && strstr(why, "middle"));
+
+    /* End of stream at a frame boundary but without goodbye: the peer vanished. */
+    encode(0, 0, b);
+    why = NULL;
+    CHECK(feed_raw(b, MF_WIRE_HDR_SIZE, true, &why) == MF_STREAM_FAILED);
+    CHECK(why && strstr(why, "closed by the peer"));
+
+    /* Goodbye followed by more data. */
+    memset(b, 0, sizeof b);
+    b[0] = 'M';
+    b[1] = 'F';
+    b[2] = MF_WIRE_VERSION;
+    encode(0, 0, b + MF_WIRE_HDR_SIZE);
+    why = NULL;
+    CHECK(feed_raw(b, 2 * MF_WIRE_HDR_SIZE, true, &why) == MF_STREAM_FAILED);
+    CHECK(why && strstr(why, "goodbye"));
+
+    /* A malformed header after a valid frame with payload: the first is still delivered. */
+    encode(0, 100, b);
+    for (int i = 0; i < 100; i++)
+        b[MF_WIRE_HDR_SIZE + i] = pattern(0, (size_t)i);
+    encode(1, 0, b + MF_WIRE_HDR_SIZE + 100);
+    b[MF_WIRE_HDR_SIZE + 100 + 3] = 99; /* unknown type */
+    why = NULL;
+    CHECK(feed_raw(b, 2 * MF_WIRE_HDR_SIZE + 100, false, &why) == MF_STREAM_FAILED);
+    CHECK(why && strstr(why, "type"));
+}
+
+static void test_dead_peer(void)
+{
+    int sv[2];
+    make_pair(sv, 4096);
+    mf_stream_io tx;
+    mf_stream_io_fd(&tx, sv[0]);
+    mf_stream_out out;
+    mf_stream_out_init(&out, 0);
+    static unsigned char big[1 << 20];
+    struct iovec v = {big, sizeof big};
+    unsigned char h[MF_WIRE_HDR_SIZE];
+    encode(0, sizeof big, h);
+    tx_done d = {.d.fd_fn = tx_done_fn};
+    int err = 0;
+    CHECK(mf_stream_out_send(&out, &tx, h, &v, 1, sizeof big, &d.d, &err) == MF_FABRIC_PENDING);
+    close(sv[1]);
+    /* SIGPIPE is not ignored here: the write must still not raise it. */
+    int rc = 0;
+    for (int i = 0; i < 100 && rc >= 0; i++)
+        rc = mf_stream_out_flush(&out, &tx, &err);
+    CHECK(rc == MF_STREAM_FAILED);
+    CHECK(err == EPIPE || err == ECONNRESET);
+    CHECK(d.calls == 0);
+    CHECK(mf_stream_out_fail(&out, MPI_ERR_OTHER) == 1);
+    CHECK(d.calls == 1 && d.status == MPI_ERR_OTHER);
+    CHECK(mf_stream_out_empty(&out));
+    /* A send whose iovecs disagree with its length is refused before touching the stream. */
+    CHECK(mf_stream_out_send(&out, &tx, h, &v, 1, 5, &d.d, &err) == MF_STREAM_FAILED);
+    CHECK(err == EINVAL);
+    close(sv[0]);
+}
+
+static void test_hello(void)
+{
+    unsigned char b[MF_STREAM_HELLO_SIZE];
+    mf_stream_hello h = {.kind = MF_STREAM_HELLO, .rank = 3, .size = 8, .job_hash = 0x1234,
+                         .secret = 0xfeedULL << 40};
+    mf_stream_hello g;
+    const char *why = NULL;
+    mf_stream_hello_encode(&h, b);
+    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == 0);
+    CHECK(g.kind == h.kind && g.rank == 3 && g.size == 8);
+    CHECK(mf_stream_hello_decode(b, &g, 0x1235, 0xfeedULL << 40, 8, &why) == -1);
+    CHECK(strstr(why, "another job"));
+    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 1, 8, &why) == -1);
+    CHECK(strstr(why, "secret"));
+    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 9, &why) == -1);
+    h.rank = 8;
+    mf_stream_hello_encode(&h, b);
+    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == -1);
+    CHECK(strstr(why, "rank"));
+    h.rank = 1;
+    h.kind = 9;
+    mf_stream_hello_encode(&h, b);
+    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == -1);
+    mf_stream_hello_encode(&h, b);
+    b[0] = 'G';
+    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == -1);
+    h.kind = MF_STREAM_HELLO;
+    mf_stream_hello_encode(&h, b);
+    b[4] = 77;
+    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == -1);
+    CHECK(strstr(why, "version"));
+}
+
+int main(void)
+{
+    /* Many small frames, sink as big as needed, payload in 1..3 pieces. */
+    run_frames(2000, size_small, 0, 400, 1, 1);
+    run_frames(2000, size_small, 0, 400, 3, 3);
+    /* Same with remainders copied (sends mostly return DONE while the socket is full). */
+    run_frames(2000, size_small, 4096, 400, 2, 2);
+    /* Big frames scattered into 5 pieces; sinks that take only part of the payload. */
+    run_frames(12, size_big, 0, 3u << 20, 5, 3);
+    run_frames(12, size_big, 0, 1000, 3, 2);
+    run_frames(200, size_small, 0, 0, 0, 1);
+    test_malformed();
+    test_dead_peer();
+    test_hello();
+    if (failures) {
+        fprintf(stderr, "stream_test: %d failure(s)\n", failures);
+        return 1;
+    }
+    printf("stream_test: ok\n");
+    return 0;
+}
