@@ -1,0 +1,82 @@
+/*
+ * cma.c — cross-memory attach: the single-copy path for large messages.
+ *
+ * Contract: a local peer's memory is read with process_vm_readv(2) from its pid; the rkey is
+ * simply the virtual address in the owner (the p2p layer keeps the length and the buffer alive
+ * until FIN). Whether the kernel lets us (ptrace access rules, seccomp in containers: EPERM or
+ * ENOSYS) is probed once at start-up by reading a peer's probe word, whose address every rank
+ * publishes in the segment; if that fails, the fabric does not advertise MF_FABRIC_RGET and the
+ * p2p layer streams large messages through the rings instead.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <sys/uio.h>
+
+#include "fabric/shm/shm.h"
+
+const uint64_t mf_shm_cma_probe_word = MF_SHM_CMA_PROBE_VALUE;
+
+int mf_shm_cma_probe(pid_t pid, uint64_t addr)
+{
+    uint64_t v = 0;
+    struct iovec l = {&v, sizeof v};
+    struct iovec r = {(void *)(uintptr_t)addr, sizeof v};
+    ssize_t n = process_vm_readv(pid, &l, 1, &r, 1, 0);
+    if (n < 0)
+        return errno;
+    if (n != (ssize_t)sizeof v || v != MF_SHM_CMA_PROBE_VALUE)
+        return EIO;
+    return 0;
+}
+
+int mf_shm_cma_read(pid_t pid, uint64_t raddr, const struct iovec *iov, int niov, size_t len)
+{
+    /* The kernel may transfer less than asked (it stops at IOV_MAX pieces, or partway on a
+     * fault); walk the local pieces and re-issue from where it stopped. */
+    int i = 0;
+    size_t skip = 0; /* bytes of iov[i] already filled */
+    while (len > 0) {
+        struct iovec l[64];
+        int nl = 0;
+        size_t want = 0;
+        for (int j = i; j < niov && nl < 64 && want < len; j++) {
+            size_t off = j == i ? skip : 0;
+            size_t n = iov[j].iov_len - off;
+            if (n > len - want)
+                n = len - want;
+            if (n == 0)
+                continue;
+            l[nl].iov_base = (char *)iov[j].iov_base + off;
+            l[nl].iov_len = n;
+            nl++;
+            want += n;
+        }
+        if (nl == 0)
+            return EINVAL; /* the local iovecs hold fewer than len bytes */
+        struct iovec r = {(void *)(uintptr_t)raddr, want};
+        ssize_t got = process_vm_readv(pid, l, (unsigned long)nl, &r, 1, 0);
+        if (got < 0) {
+            if (errno == EINTR)
+                continue;
+            return errno;
+        }
+        if (got == 0)
+            return EFAULT;
+        len -= (size_t)got;
+        raddr += (uint64_t)got;
+        /* Advance (i, skip) by got bytes. */
+        size_t adv = (size_t)got;
+        while (adv > 0 && i < niov) {
+            size_t room = iov[i].iov_len - skip;
+            if (adv < room) {
+                skip += adv;
+                adv = 0;
+            } else {
+                adv -= room;
+                i++;
+                skip = 0;
+            }
+        }
+    }
+    return 0;
+}

@@ -1,0 +1,303 @@
+/*
+ * segment.c — the host's shared segment: geometry, creation, mapping, early unlink.
+ *
+ * Contract (see shm.h for the layout):
+ *   - Local rank 0 creates the segment (O_CREAT|O_EXCL, mode 0600) after checking that /dev/shm
+ *     has room and reserves its pages with posix_fallocate, so a small /dev/shm is a clear MPI
+ *     error naming the size needed, never a SIGBUS on first touch. If creation fails after the
+ *     file exists, it leaves a header with status FAILED and the reason so that the other local
+ *     ranks fail with the same message instead of timing out.
+ *   - The other local ranks wait (bounded) for a header carrying the magic and this job's
+ *     secret; a stale file of the same name from a crashed job is replaced by the creator and
+ *     ignored by the waiters, who re-open the name until the fresh one appears.
+ *   - Every rank counts itself in `arrived` once mapped; the last one unlinks the name, so
+ *     nothing stays in /dev/shm however the job ends afterwards. detach unlinks if nobody did
+ *     (a rank that never arrived).
+ * Why the creator is chosen by local rank rather than by an O_EXCL race: local rank 0 is known
+ * to every rank after the fence, and a fixed creator makes the stale-file case decidable.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "core/error.h"
+#include "fabric/shm/shm.h"
+
+#define MF_SHM_HDR_BYTES MF_SHM_PAGE
+/* All rings together should stay within this budget; each ring is clamped to [min, max]. */
+#define MF_SHM_RING_BUDGET ((size_t)64 << 20)
+#define MF_SHM_RING_MAX ((size_t)256 << 10)
+
+static size_t mf_shm_round_up(size_t v, size_t to)
+{
+    return (v + to - 1) / to * to;
+}
+
+static size_t mf_shm_pow2_at_least(size_t v)
+{
+    size_t p = MF_SHM_PAGE;
+    while (p < v)
+        p <<= 1;
+    return p;
+}
+
+size_t mf_shm_ring_cap_for(int nlocal, size_t max_frame)
+{
+    /* At least two maximal frames, so a sender can fill one while the receiver drains one. */
+    size_t min = mf_shm_pow2_at_least(2 * mf_shm_frame_bytes(max_frame));
+    size_t rings = nlocal > 1 ? (size_t)nlocal * (size_t)(nlocal - 1) : 1;
+    size_t cap = MF_SHM_RING_MAX;
+    while (cap > MF_SHM_PAGE && cap * rings > MF_SHM_RING_BUDGET)
+        cap >>= 1;
+    return cap < min ? min : cap;
+}
+
+static size_t mf_shm_rings_off(int nlocal)
+{
+    return MF_SHM_HDR_BYTES + mf_shm_round_up((size_t)nlocal * sizeof(mf_shm_rank_info), MF_SHM_PAGE);
+}
+
+size_t mf_shm_segment_size(int nlocal, size_t ring_cap)
+{
+    size_t rings = (size_t)nlocal * (size_t)(nlocal > 0 ? nlocal - 1 : 0);
+    return mf_shm_rings_off(nlocal) + rings * (MF_SHM_PAGE + ring_cap);
+}
+
+void mf_shm_segment_name(char *buf, size_t len, uint64_t job_hash, int node)
+{
+    snprintf(buf, len, "/manifold-%u-%016llx-%d", (unsigned)getuid(),
+             (unsigned long long)job_hash, node);
+}
+
+int mf_shm_space_check(const char *dir, size_t need)
+{
+    struct statvfs st;
+    if (statvfs(dir, &st) != 0)
+        return MPI_SUCCESS; /* cannot tell: posix_fallocate still catches a shortage */
+    unsigned long long avail = (unsigned long long)st.f_bavail * st.f_frsize;
+    if (avail >= need)
+        return MPI_SUCCESS;
+    return mf_error(MPI_ERR_NO_MEM,
+                    "shm: %s has %llu KiB free but the shared segment for this host needs %zu KiB; "
+                    "enlarge it (e.g. docker --shm-size) or set MANIFOLD_SHM=0",
+                    dir, avail >> 10, (need + 1023) >> 10);
+}
+
+static void mf_shm_segment_layout(mf_shm_segment *s, int nlocal, size_t ring_cap)
+{
+    s->nlocal = nlocal;
+    s->ring_cap = ring_cap;
+    s->rings_off = mf_shm_rings_off(nlocal);
+    s->ring_stride = MF_SHM_PAGE + ring_cap;
+    s->size = mf_shm_segment_size(nlocal, ring_cap);
+}
+
+/* Leaves a FAILED header in the (already created) file so waiters learn why. */
+static void mf_shm_segment_fail(int fd, uint64_t secret, int code)
+{
+    if (ftruncate(fd, MF_SHM_HDR_BYTES) != 0)
+        return;
+    mf_shm_seg_hdr *h = mmap(NULL, MF_SHM_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED)
+        return;
+    int len = MF_SHM_ERRLEN;
+    char msg[MPI_MAX_ERROR_STRING];
+    if (mf_error_string(code, msg, &len) != 0)
+        snprintf(msg, sizeof msg, "error %d", code);
+    size_t n = strnlen(msg, sizeof h->error - 1);
+    memcpy(h->error, msg, n);
+    h->error[n] = '\0';
+    h->secret = secret;
+    h->version = MF_SHM_LAYOUT_VERSION;
+    atomic_store_explicit(&h->status, MF_SHM_SEG_FAILED, memory_order_relaxed);
+    atomic_store_explicit(&h->magic, MF_SHM_MAGIC, memory_order_release);
+    munmap(h, MF_SHM_HDR_BYTES);
+}
+
+int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_t ring_cap,
+                          uint64_t secret)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    mf_shm_segment_layout(s, nlocal, ring_cap);
+
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    if (fd < 0 && errno == EEXIST) {
+        /* A namesake left by a crashed job of the same id: ours replaces it. */
+        shm_unlink(name);
+        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    }
+    if (fd < 0)
+        return mf_error(MPI_ERR_OTHER, "shm: cannot create /dev/shm%s: %s", name, strerror(errno));
+
+    int rc = mf_shm_space_check("/dev/shm", s->size);
+    if (rc == MPI_SUCCESS && ftruncate(fd, (off_t)s->size) != 0)
+        rc = mf_error(MPI_ERR_NO_MEM, "shm: cannot size /dev/shm%s to %zu KiB: %s", name,
+                      s->size >> 10, strerror(errno));
+    if (rc == MPI_SUCCESS) {
+        /* Reserve every page now: on tmpfs a shortage is ENOSPC here rather than SIGBUS later. */
+        int e = posix_fallocate(fd, 0, (off_t)s->size);
+        if (e != 0 && e != EOPNOTSUPP && e != EINVAL)
+            rc = mf_error(MPI_ERR_NO_MEM,
+                          "shm: cannot reserve %zu KiB in /dev/shm for the shared segment: %s; "
+                          "enlarge /dev/shm (e.g. docker --shm-size) or set MANIFOLD_SHM=0",
+                          s->size >> 10, strerror(e));
+    }
+    if (rc == MPI_SUCCESS) {
+        s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (s->base == MAP_FAILED) {
+            s->base = NULL;
+            rc = mf_error(MPI_ERR_NO_MEM, "shm: cannot map %zu KiB of shared memory: %s",
+                          s->size >> 10, strerror(errno));
+        }
+    }
+    if (rc != MPI_SUCCESS) {
+        mf_shm_segment_fail(fd, secret, rc);
+        close(fd);
+        /* The name stays until the waiters have read the reason; the last of them unlinks it
+         * (mf_shm_segment_attach counts failed arrivals too). */
+        return rc;
+    }
+    close(fd);
+    /* The file is zero-filled: every ring starts empty and no rank sleeps. */
+    mf_shm_seg_hdr *h = mf_shm_seg_hdr_of(s);
+    h->secret = secret;
+    h->version = MF_SHM_LAYOUT_VERSION;
+    h->nlocal = (uint32_t)nlocal;
+    h->ring_cap = ring_cap;
+    h->total_size = s->size;
+    atomic_store_explicit(&h->status, MF_SHM_SEG_READY, memory_order_relaxed);
+    atomic_store_explicit(&h->magic, MF_SHM_MAGIC, memory_order_release);
+    return MPI_SUCCESS;
+}
+
+static long mf_shm_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void mf_shm_pause(void)
+{
+    struct timespec ts = {0, 200 * 1000};
+    nanosleep(&ts, NULL);
+}
+
+int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, int timeout_ms)
+{
+    memset(s, 0, sizeof *s);
+    snprintf(s->name, sizeof s->name, "%s", name);
+    long deadline = mf_shm_now_ms() + timeout_ms;
+    for (;; mf_shm_pause()) {
+        if (mf_shm_now_ms() > deadline)
+            return mf_error(MPI_ERR_OTHER,
+                            "shm: local rank 0 did not create /dev/shm%s within %d s", name,
+                            timeout_ms / 1000);
+        int fd = shm_open(name, O_RDWR, 0);
+        if (fd < 0) {
+            if (errno == ENOENT)
+                continue;
+            return mf_error(MPI_ERR_OTHER, "shm: cannot open /dev/shm%s: %s", name,
+                            strerror(errno));
+        }
+        struct stat st;
+        if (fstat(fd, &st) != 0 || (size_t)st.st_size < MF_SHM_HDR_BYTES) {
+            close(fd);
+            continue;
+        }
+        mf_shm_seg_hdr *h =
+            mmap(NULL, MF_SHM_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (h == MAP_FAILED) {
+            close(fd);
+            continue;
+        }
+        if (atomic_load_explicit(&h->magic, memory_order_acquire) != MF_SHM_MAGIC ||
+            h->secret != secret || h->version != MF_SHM_LAYOUT_VERSION) {
+            /* Not written yet, or a stale namesake the creator is about to replace. */
+            munmap(h, MF_SHM_HDR_BYTES);
+            close(fd);
+            continue;
+        }
+        if (atomic_load_explicit(&h->status, memory_order_relaxed) == MF_SHM_SEG_FAILED) {
+            char why[MF_SHM_ERRLEN];
+            snprintf(why, sizeof why, "%s", h->error);
+            munmap(h, MF_SHM_HDR_BYTES);
+            close(fd);
+            shm_unlink(name); /* nobody will use it */
+            return mf_error(MPI_ERR_NO_MEM, "shm: local rank 0 could not create the segment: %s",
+                            why);
+        }
+        int nlocal = (int)h->nlocal;
+        size_t cap = (size_t)h->ring_cap, total = (size_t)h->total_size;
+        munmap(h, MF_SHM_HDR_BYTES);
+        mf_shm_segment_layout(s, nlocal, cap);
+        if (total != s->size || (size_t)st.st_size < total) {
+            close(fd);
+            return mf_error(MPI_ERR_INTERN, "shm: /dev/shm%s has an inconsistent layout", name);
+        }
+        s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        close(fd);
+        if (s->base == MAP_FAILED) {
+            s->base = NULL;
+            return mf_error(MPI_ERR_NO_MEM, "shm: cannot map %zu KiB of shared memory: %s",
+                            s->size >> 10, strerror(errno));
+        }
+        return MPI_SUCCESS;
+    }
+}
+
+int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms)
+{
+    mf_shm_seg_hdr *h = mf_shm_seg_hdr_of(s);
+    uint32_t n = atomic_fetch_add_explicit(&h->arrived, 1, memory_order_acq_rel) + 1;
+    if (n == (uint32_t)s->nlocal) {
+        shm_unlink(s->name);
+        s->unlinked_by_us = true;
+        atomic_store_explicit(&h->unlinked, 1, memory_order_release);
+    }
+    long deadline = mf_shm_now_ms() + timeout_ms;
+    while (atomic_load_explicit(&h->arrived, memory_order_acquire) < (uint32_t)s->nlocal) {
+        if (mf_shm_now_ms() > deadline)
+            return mf_error(MPI_ERR_OTHER,
+                            "shm: only %u of %d local ranks mapped the shared segment within %d s",
+                            atomic_load(&h->arrived), s->nlocal, timeout_ms / 1000);
+        mf_shm_pause();
+    }
+    return MPI_SUCCESS;
+}
+
+void mf_shm_segment_detach(mf_shm_segment *s)
+{
+    if (!s->base)
+        return;
+    mf_shm_seg_hdr *h = mf_shm_seg_hdr_of(s);
+    if (atomic_exchange_explicit(&h->unlinked, 1, memory_order_acq_rel) == 0)
+        shm_unlink(s->name);
+    munmap(s->base, s->size);
+    s->base = NULL;
+}
+
+mf_shm_rank_info *mf_shm_segment_info(const mf_shm_segment *s, int local)
+{
+    return (mf_shm_rank_info *)((unsigned char *)s->base + MF_SHM_HDR_BYTES) + local;
+}
+
+mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int receiver,
+                                     unsigned char **data)
+{
+    /* Rings of one sender are consecutive; the diagonal (to itself) is not stored. */
+    size_t k = (size_t)sender * (size_t)(s->nlocal - 1) +
+               (size_t)(receiver < sender ? receiver : receiver - 1);
+    unsigned char *ring = (unsigned char *)s->base + s->rings_off + k * s->ring_stride;
+    *data = ring + MF_SHM_PAGE;
+    return (mf_shm_ring_ctl *)ring;
+}

@@ -1,0 +1,537 @@
+/*
+ * shm.c — the shared-memory fabric: ops table, sends, progress, sleeping (see fabric.h).
+ *
+ * Contract summary (details in shm.h and the other files of this folder):
+ *   - open:  reads the configuration and binds the doorbell (needs nothing from peers);
+ *   - start: local rank 0 creates the host's segment, the others map it, every rank records
+ *            its pid, the last to map unlinks the name; probes CMA (MANIFOLD_SHM_CMA);
+ *   - send:  one frame into the SPSC ring to the peer; if the ring is full (or older frames to
+ *            that peer are waiting) the frame is queued with its iovecs and MF_FABRIC_PENDING
+ *            is returned; progress retries in order and completes through done->fd_fn;
+ *   - progress: retries queued frames, then drains up to MF_SHM_BATCH frames per inbound ring,
+ *            handing each to the p2p layer (mf_fabric_rx_header) and copying the payload into
+ *            the sink it returns;
+ *   - rget:  process_vm_readv from the peer (synchronous: a memcpy across address spaces);
+ *   - a peer whose pid has vanished while we wait for ring space, or that writes a frame that
+ *            fails validation, is reported once through mf_fabric_peer_failed.
+ * Frames from one sender are delivered in the order sent: one ring per ordered pair, and queued
+ * frames are always retried before a new one is written.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <mpi.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "fabric/fabric.h"
+#include "fabric/shm/shm.h"
+
+#define MF_SHM_BATCH 32             /* frames taken from one ring per progress pass */
+#define MF_SHM_MIN_FRAME (32 << 10) /* max_frame never below this: fewer, larger stream frames */
+#define MF_SHM_MAX_EAGER (1 << 20)  /* larger eager limits would make rings huge */
+#define MF_SHM_START_TIMEOUT_MS 60000
+#define MF_SHM_CLOSE_FLUSH_MS 2000
+#define MF_SHM_LIVENESS_PASSES 4096 /* progress passes stuck on a full ring between pid checks */
+
+/* A frame that did not fit its ring yet: the header is copied, the payload is not. */
+typedef struct mf_shm_pending {
+    struct mf_shm_pending *next;
+    unsigned char hdr[MF_WIRE_HDR_SIZE];
+    size_t len;
+    mf_fabric_done *done;
+    int niov;
+    struct iovec iov[];
+} mf_shm_pending;
+
+typedef struct mf_shm_peer {
+    int rank;  /* world rank */
+    pid_t pid;
+    mf_shm_rank_info *info;
+    mf_shm_ring out, in;
+    mf_shm_pending *pend_head, *pend_tail;
+    int failed; /* error code once the peer is known to be gone */
+} mf_shm_peer;
+
+typedef struct mf_shm_state {
+    mf_fabric base; /* first: the registry sees only this */
+    int doorbell;
+    mf_shm_segment seg;
+    int nlocal, me;       /* local size and our local index */
+    mf_shm_peer *peers;   /* by local index; peers[me] unused */
+    int *local_of;        /* by world rank: local index, or -1 on another host */
+    int world_size;
+    size_t pending;       /* frames queued over all peers */
+    unsigned stuck_passes;
+    bool in_progress;
+} mf_shm_state;
+
+static mf_shm_state *mf_shm_of(mf_fabric *f)
+{
+    return (mf_shm_state *)f;
+}
+
+static mf_shm_peer *mf_shm_peer_of(mf_shm_state *s, int peer)
+{
+    if (!s->peers || peer < 0 || peer >= s->world_size)
+        return NULL;
+    int li = s->local_of[peer];
+    return li < 0 || li == s->me ? NULL : &s->peers[li];
+}
+
+static void mf_shm_wake(mf_shm_state *s, mf_shm_peer *p)
+{
+    mf_shm_doorbell_ring(s->doorbell, p->info, mf_g.job_hash, p->rank);
+}
+
+/* ---- peer failure ---- */
+
+static void mf_shm_fail_pending(mf_shm_state *s, mf_shm_peer *p, int code)
+{
+    while (p->pend_head) {
+        mf_shm_pending *q = p->pend_head;
+        p->pend_head = q->next;
+        if (!p->pend_head)
+            p->pend_tail = NULL;
+        s->pending--;
+        if (q->done)
+            q->done->fd_fn(q->done, code);
+        free(q);
+    }
+}
+
+static void mf_shm_peer_fail(mf_shm_state *s, mf_shm_peer *p, int code)
+{
+    if (p->failed)
+        return;
+    p->failed = code;
+    mf_fabric_peer_failed(&s->base, p->rank, code);
+    mf_shm_fail_pending(s, p, code);
+}
+
+static bool mf_shm_peer_dead(const mf_shm_peer *p)
+{
+    return kill(p->pid, 0) != 0 && errno == ESRCH;
+}
+
+static int mf_shm_died_error(const mf_shm_peer *p)
+{
+    return mf_error(MPI_ERR_OTHER, "shm: rank %d (pid %d) on this host died", p->rank,
+                    (int)p->pid);
+}
+
+/* ---- sending ---- */
+
+static int mf_shm_queue(mf_shm_state *s, mf_shm_peer *p, const unsigned char *wire,
+                        const struct iovec *iov, int niov, size_t len, mf_fabric_done *done)
+{
+    mf_shm_pending *q = malloc(sizeof *q + (size_t)niov * sizeof q->iov[0]);
+    if (!q)
+        return mf_error(MPI_ERR_NO_MEM, "shm: no memory to queue a frame for rank %d", p->rank);
+    q->next = NULL;
+    memcpy(q->hdr, wire, MF_WIRE_HDR_SIZE);
+    q->len = len;
+    q->done = done;
+    q->niov = niov;
+    if (niov > 0)
+        memcpy(q->iov, iov, (size_t)niov * sizeof q->iov[0]);
+    if (p->pend_tail)
+        p->pend_tail->next = q;
+    else
+        p->pend_head = q;
+    p->pend_tail = q;
+    s->pending++;
+    /* Ask the receiver to wake us when it frees space (see sleep_prepare). */
+    mf_shm_ring_set_blocked(&p->out);
+    return MF_FABRIC_PENDING;
+}
+
+static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                       int niov, mf_fabric_done *done)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    mf_shm_peer *p = mf_shm_peer_of(s, peer);
+    if (!p)
+        return mf_error(MPI_ERR_INTERN, "shm: rank %d is not a local peer", peer);
+    if (p->failed)
+        return p->failed;
+    if (hdr->len > f->max_frame)
+        return mf_error(MPI_ERR_INTERN, "shm: frame of %llu bytes to rank %d exceeds max_frame %zu",
+                        (unsigned long long)hdr->len, peer, f->max_frame);
+    unsigned char wire[MF_WIRE_HDR_SIZE];
+    mf_wire_encode(hdr, wire);
+    size_t len = (size_t)hdr->len;
+    if (!p->pend_head && mf_shm_ring_push(&p->out, wire, iov, niov, len)) {
+        mf_shm_wake(s, p);
+        return MF_FABRIC_DONE;
+    }
+    return mf_shm_queue(s, p, wire, iov, niov, len, done);
+}
+
+/* Writes queued frames to p in order while they fit. Returns frames written. */
+static int mf_shm_flush_peer(mf_shm_state *s, mf_shm_peer *p)
+{
+    int n = 0;
+    while (p->pend_head && !p->failed) {
+        mf_shm_pending *q = p->pend_head;
+        if (!mf_shm_ring_push(&p->out, q->hdr, q->iov, q->niov, q->len)) {
+            mf_shm_ring_set_blocked(&p->out);
+            break;
+        }
+        p->pend_head = q->next;
+        if (!p->pend_head)
+            p->pend_tail = NULL;
+        s->pending--;
+        n++;
+        mf_shm_wake(s, p);
+        /* Unlinked first: the completion may send again, to this very peer. */
+        if (q->done)
+            q->done->fd_fn(q->done, MPI_SUCCESS);
+        free(q);
+    }
+    return n;
+}
+
+static int mf_shm_flush(mf_shm_state *s)
+{
+    int n = 0;
+    for (int li = 0; li < s->nlocal; li++)
+        if (li != s->me && s->peers[li].pend_head)
+            n += mf_shm_flush_peer(s, &s->peers[li]);
+    if (n > 0 || s->pending == 0) {
+        s->stuck_passes = 0;
+        return n;
+    }
+    /* Nothing moved: if that lasts, look whether the receivers still exist. */
+    if (++s->stuck_passes % MF_SHM_LIVENESS_PASSES == 0)
+        for (int li = 0; li < s->nlocal; li++) {
+            mf_shm_peer *p = &s->peers[li];
+            if (li != s->me && p->pend_head && mf_shm_peer_dead(p))
+                mf_shm_peer_fail(s, p, mf_shm_died_error(p));
+        }
+    return 0;
+}
+
+/* ---- receiving ---- */
+
+static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
+{
+    int n = 0;
+    for (; n < MF_SHM_BATCH; n++) {
+        size_t avail;
+        const unsigned char *raw = mf_shm_ring_peek(&p->in, &avail);
+        if (!raw)
+            break;
+        mf_wire_hdr h;
+        const char *why;
+        if (mf_wire_decode(raw, &h, &why) != 0) {
+            mf_shm_peer_fail(s, p, mf_error(MPI_ERR_OTHER, "shm: bad frame from rank %d: %s",
+                                            p->rank, why));
+            break;
+        }
+        /* Never trust the length beyond what the ring really holds. */
+        if (mf_shm_frame_bytes((size_t)h.len) > avail) {
+            mf_shm_peer_fail(s, p, mf_error(MPI_ERR_OTHER,
+                                            "shm: frame from rank %d claims %llu bytes, ring holds %zu",
+                                            p->rank, (unsigned long long)h.len, avail));
+            break;
+        }
+        mf_fabric_sink sink = {0};
+        mf_fabric_rx_header(&s->base, p->rank, &h, &sink);
+        if (h.len > 0 && sink.fs_niov > 0)
+            mf_shm_ring_copy_out(&p->in, (size_t)h.len, sink.fs_iov, sink.fs_niov);
+        if (mf_shm_ring_pop(&p->in, (size_t)h.len))
+            mf_shm_wake(s, p); /* its producer waits for the space we just freed */
+        if (sink.fs_done)
+            sink.fs_done(&sink, MPI_SUCCESS);
+        if (p->failed)
+            break;
+    }
+    return n;
+}
+
+static int mf_shm_progress(mf_fabric *f)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    if (s->in_progress || !s->peers)
+        return 0; /* an upcall re-entered progress: the outer pass continues */
+    s->in_progress = true;
+    int n = s->pending ? mf_shm_flush(s) : 0;
+    for (int li = 0; li < s->nlocal; li++)
+        if (li != s->me && !s->peers[li].failed)
+            n += mf_shm_drain_peer(s, &s->peers[li]);
+    s->in_progress = false;
+    return n;
+}
+
+/* ---- sleeping ---- */
+
+static int mf_shm_wait_fd(mf_fabric *f)
+{
+    return mf_shm_of(f)->doorbell;
+}
+
+static bool mf_shm_sleep_prepare(mf_fabric *f)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    if (!s->peers)
+        return true;
+    mf_shm_rank_info *mine = mf_shm_segment_info(&s->seg, s->me);
+    atomic_store_explicit(&mine->sleeping, 1, memory_order_seq_cst);
+    /* Re-check after raising the flag: anything published before it is seen here, anything
+     * after it rings the doorbell. */
+    for (int li = 0; li < s->nlocal; li++) {
+        mf_shm_peer *p = &s->peers[li];
+        if (li == s->me || p->failed)
+            continue;
+        if (mf_shm_ring_nonempty_sc(&p->in) ||
+            (p->pend_head && mf_shm_ring_fits(&p->out, p->pend_head->len))) {
+            atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
+            return false;
+        }
+    }
+    return true;
+}
+
+static void mf_shm_sleep_end(mf_fabric *f)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    if (s->peers)
+        atomic_store_explicit(&mf_shm_segment_info(&s->seg, s->me)->sleeping, 0,
+                              memory_order_seq_cst);
+    mf_shm_doorbell_drain(s->doorbell);
+}
+
+/* ---- single copy ---- */
+
+static int mf_shm_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey)
+{
+    *rkey = (uint64_t)(uintptr_t)addr;
+    return MPI_SUCCESS;
+}
+
+static void mf_shm_rkey_release(mf_fabric *f, uint64_t rkey)
+{
+}
+
+static int mf_shm_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
+                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    mf_shm_peer *p = mf_shm_peer_of(s, peer);
+    if (!p || !(f->flags & MF_FABRIC_RGET))
+        return mf_error(MPI_ERR_INTERN, "shm: rget from rank %d is not possible", peer);
+    if (p->failed)
+        return p->failed;
+    int e = mf_shm_cma_read(p->pid, rkey + offset, iov, niov, len);
+    if (e == 0)
+        return MF_FABRIC_DONE;
+    if (e == ESRCH) {
+        int code = mf_shm_died_error(p);
+        mf_shm_peer_fail(s, p, code);
+        return code;
+    }
+    return mf_error(MPI_ERR_OTHER, "shm: reading %zu bytes from rank %d (pid %d) failed: %s", len,
+                    peer, (int)p->pid, strerror(e));
+}
+
+/* ---- lifecycle ---- */
+
+static void mf_shm_reset(mf_shm_state *s)
+{
+    free(s->peers);
+    free(s->local_of);
+    s->peers = NULL;
+    s->local_of = NULL;
+    s->nlocal = s->world_size = 0;
+    s->pending = 0;
+    s->stuck_passes = 0;
+    s->base.flags &= ~(unsigned)MF_FABRIC_RGET;
+}
+
+static int mf_shm_open(mf_fabric *f)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    if (!mf_config_bool("MANIFOLD_SHM"))
+        return MF_FABRIC_UNAVAILABLE;
+    size_t eager = mf_config_size("MANIFOLD_SHM_EAGER_LIMIT");
+    if (eager > MF_SHM_MAX_EAGER) {
+        mf_warn("MANIFOLD_SHM_EAGER_LIMIT=%zu is above the shm maximum; using %d", eager,
+                MF_SHM_MAX_EAGER);
+        eager = MF_SHM_MAX_EAGER;
+    }
+    f->eager_limit = eager;
+    /* An eager message is one frame, so max_frame covers the eager limit. */
+    f->max_frame = eager > MF_SHM_MIN_FRAME ? eager : MF_SHM_MIN_FRAME;
+    f->flags &= ~(unsigned)MF_FABRIC_RGET;
+    int fd = mf_shm_doorbell_open(mf_g.job_hash, mf_g.rank);
+    if (fd < 0)
+        return mf_error(MPI_ERR_OTHER, "shm: cannot bind the doorbell socket of rank %d: %s",
+                        mf_g.rank, strerror(-fd));
+    s->doorbell = fd;
+    return MPI_SUCCESS;
+}
+
+/* Decides MF_FABRIC_RGET: probes one local peer (all ranks share uid and restrictions). */
+static int mf_shm_cma_setup(mf_shm_state *s)
+{
+    const char *mode = mf_config_str("MANIFOLD_SHM_CMA");
+    bool forced = strcmp(mode, "1") == 0;
+    if (strcmp(mode, "0") == 0)
+        return MPI_SUCCESS;
+    if (!forced && strcasecmp(mode, "auto") != 0)
+        mf_warn("MANIFOLD_SHM_CMA=%s is not auto, 1 or 0; using auto", mode);
+    mf_shm_peer *p = &s->peers[(s->me + 1) % s->nlocal];
+    int e = mf_shm_cma_probe(p->pid, p->info->probe_addr);
+    if (e == 0) {
+        s->base.flags |= MF_FABRIC_RGET;
+        return MPI_SUCCESS;
+    }
+    if (forced)
+        return mf_error(MPI_ERR_OTHER,
+                        "shm: MANIFOLD_SHM_CMA=1 but process_vm_readv from rank %d (pid %d) "
+                        "failed: %s", p->rank, (int)p->pid, strerror(e));
+    mf_verbose("shm: cross-memory attach unavailable (%s); large messages are streamed",
+               strerror(e));
+    return MPI_SUCCESS;
+}
+
+static int mf_shm_start(mf_fabric *f)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    int nlocal = mf_g.local_size, me = mf_g.local_rank;
+    if (nlocal <= 1)
+        return MPI_SUCCESS; /* nobody to reach: reachable() says false to everyone */
+    s->world_size = mf_g.size;
+    s->local_of = malloc((size_t)mf_g.size * sizeof *s->local_of);
+    s->peers = calloc((size_t)nlocal, sizeof *s->peers);
+    if (!s->local_of || !s->peers) {
+        mf_shm_reset(s);
+        return mf_error(MPI_ERR_NO_MEM, "shm: no memory for %d local peers", nlocal);
+    }
+    for (int r = 0; r < mf_g.size; r++)
+        s->local_of[r] = -1;
+    for (int li = 0; li < nlocal; li++)
+        s->local_of[mf_g.local_ranks[li]] = li;
+    s->nlocal = nlocal;
+    s->me = me;
+
+    char name[96];
+    mf_shm_segment_name(name, sizeof name, mf_g.job_hash, mf_g.node);
+    size_t cap = mf_shm_ring_cap_for(nlocal, f->max_frame);
+    int rc = me == 0 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_secret)
+                     : mf_shm_segment_attach(&s->seg, name, mf_g.job_secret,
+                                             MF_SHM_START_TIMEOUT_MS);
+    if (rc == MPI_SUCCESS && (s->seg.nlocal != nlocal ||
+                              s->seg.ring_cap < mf_shm_frame_bytes(f->max_frame)))
+        rc = mf_error(MPI_ERR_OTHER, "shm: the segment made by local rank 0 does not fit this "
+                      "rank (%d local ranks, max frame %zu): do all ranks have the same "
+                      "MANIFOLD_SHM_EAGER_LIMIT?", nlocal, f->max_frame);
+    if (rc == MPI_SUCCESS) {
+        mf_shm_rank_info *mine = mf_shm_segment_info(&s->seg, me);
+        mine->pid = (int32_t)getpid();
+        mine->probe_addr = (uint64_t)(uintptr_t)&mf_shm_cma_probe_word;
+        rc = mf_shm_segment_arrive(&s->seg, MF_SHM_START_TIMEOUT_MS);
+    }
+    if (rc != MPI_SUCCESS) {
+        mf_shm_segment_detach(&s->seg);
+        mf_shm_reset(s);
+        return rc;
+    }
+    for (int li = 0; li < nlocal; li++) {
+        if (li == me)
+            continue;
+        mf_shm_peer *p = &s->peers[li];
+        unsigned char *data;
+        mf_shm_ring_ctl *ctl;
+        p->rank = mf_g.local_ranks[li];
+        p->info = mf_shm_segment_info(&s->seg, li);
+        p->pid = (pid_t)p->info->pid;
+        ctl = mf_shm_segment_ring(&s->seg, me, li, &data);
+        mf_shm_ring_attach(&p->out, ctl, data, s->seg.ring_cap);
+        ctl = mf_shm_segment_ring(&s->seg, li, me, &data);
+        mf_shm_ring_attach(&p->in, ctl, data, s->seg.ring_cap);
+    }
+    rc = mf_shm_cma_setup(s);
+    if (rc != MPI_SUCCESS) {
+        mf_shm_segment_detach(&s->seg);
+        mf_shm_reset(s);
+        return rc;
+    }
+    mf_debug("shm: %d local ranks, rings of %zu KiB, eager %zu, max frame %zu, cma %s", nlocal,
+             s->seg.ring_cap >> 10, f->eager_limit, f->max_frame,
+             (f->flags & MF_FABRIC_RGET) ? "on" : "off");
+    return MPI_SUCCESS;
+}
+
+static bool mf_shm_reachable(mf_fabric *f, int peer)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    return mf_config_bool("MANIFOLD_SHM") && mf_shm_peer_of(s, peer) != NULL &&
+           mf_g.node_of[peer] == mf_g.node;
+}
+
+static long mf_shm_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int mf_shm_close(mf_fabric *f)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    int rc = MPI_SUCCESS;
+    if (s->peers) {
+        /* Bounded flush: receivers are closing too and keep draining until they unmap. */
+        long deadline = mf_shm_ms() + MF_SHM_CLOSE_FLUSH_MS;
+        while (s->pending && mf_shm_ms() < deadline)
+            mf_shm_progress(f);
+        if (s->pending) {
+            rc = mf_error(MPI_ERR_OTHER, "shm: %zu frames to local peers were still queued at "
+                          "finalize", s->pending);
+            for (int li = 0; li < s->nlocal; li++)
+                if (li != s->me)
+                    mf_shm_fail_pending(s, &s->peers[li], rc);
+        }
+        mf_shm_segment_detach(&s->seg);
+    }
+    mf_shm_reset(s);
+    if (s->doorbell >= 0)
+        close(s->doorbell);
+    s->doorbell = -1;
+    return rc;
+}
+
+static const mf_fabric_ops mf_shm_ops = {
+    .size = sizeof(mf_fabric_ops),
+    .open = mf_shm_open,
+    .start = mf_shm_start,
+    .close = mf_shm_close,
+    .reachable = mf_shm_reachable,
+    .send = mf_shm_send,
+    .rkey_make = mf_shm_rkey_make,
+    .rkey_release = mf_shm_rkey_release,
+    .rget = mf_shm_rget,
+    .progress = mf_shm_progress,
+    .wait_fd = mf_shm_wait_fd,
+    .sleep_prepare = mf_shm_sleep_prepare,
+    .sleep_end = mf_shm_sleep_end,
+};
+
+static mf_shm_state mf_shm_instance = {
+    .base = {.ops = &mf_shm_ops, .name = "shm", .eager_limit = 16384, .max_frame = MF_SHM_MIN_FRAME},
+    .doorbell = -1,
+};
+
+mf_fabric *mf_shm_fabric(void)
+{
+    return &mf_shm_instance.base;
+}

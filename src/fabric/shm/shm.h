@@ -1,0 +1,171 @@
+/*
+ * shm.h — internals of the shared-memory fabric (src/fabric/shm/), shared by its files.
+ *
+ * One segment per host per job lives in /dev/shm while the local ranks map it and is unlinked
+ * as soon as the last of them has (so a crash later leaves nothing behind). Its layout:
+ *
+ *   [0, 4 KiB)         mf_shm_seg_hdr: magic (written last), job secret, geometry, status,
+ *                      arrival counter, creator's error text
+ *   [4 KiB, ...)       one mf_shm_rank_info per local rank: pid, CMA probe address, "sleeping"
+ *   rings_off + k*stride  one ring per ordered pair (sender, receiver) of distinct local ranks:
+ *                      a 4 KiB control page (head / tail / blocked on separate cache lines)
+ *                      followed by ring_cap data bytes
+ *
+ * A ring is single-producer single-consumer: the sender owns `head`, the receiver owns `tail`
+ * (both monotonic byte counters). A frame is a 64-byte encoded wire header followed by its
+ * payload padded to 64 bytes, written contiguously modulo ring_cap (ring_cap is a power of two
+ * and a multiple of 64, so a header never wraps; a payload may). A frame becomes visible only
+ * when the producer publishes the new head, so the consumer never sees half a frame.
+ *
+ * Wake-ups (Dekker style, all seq_cst): a receiver about to sleep sets its `sleeping` flag,
+ * then re-checks its inbound rings; a producer publishes `head`, then reads the receiver's flag
+ * and rings its doorbell if set. Symmetrically a producer blocked on a full ring sets the ring's
+ * `blocked` flag; the consumer, after publishing `tail`, wakes it.
+ */
+#ifndef MF_FABRIC_SHM_SHM_H
+#define MF_FABRIC_SHM_SHM_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <sys/uio.h>
+
+#include "fabric/wire.h"
+
+#define MF_SHM_CACHELINE 64
+#define MF_SHM_PAGE 4096
+#define MF_SHM_MAGIC 0x31304d454d53464dull /* "MFSMEM01" little-endian */
+#define MF_SHM_LAYOUT_VERSION 1
+#define MF_SHM_ERRLEN 256
+
+enum mf_shm_seg_status { MF_SHM_SEG_INIT = 0, MF_SHM_SEG_READY = 1, MF_SHM_SEG_FAILED = 2 };
+
+typedef struct mf_shm_seg_hdr {
+    _Atomic uint64_t magic; /* MF_SHM_MAGIC once the fields below are valid (release) */
+    uint64_t secret;        /* the job's secret: tells our segment from a stale namesake */
+    uint32_t version;
+    uint32_t nlocal;
+    uint64_t ring_cap;
+    uint64_t total_size;
+    _Atomic uint32_t status;   /* enum mf_shm_seg_status */
+    _Atomic uint32_t arrived;  /* local ranks that mapped the segment */
+    _Atomic uint32_t unlinked; /* the name was removed from /dev/shm */
+    char error[MF_SHM_ERRLEN]; /* why the creator failed (status FAILED) */
+} mf_shm_seg_hdr;
+
+typedef struct mf_shm_rank_info {
+    /* Written by the owner before it counts itself in `arrived`; read-only afterwards. */
+    _Alignas(MF_SHM_CACHELINE) int32_t pid;
+    uint64_t probe_addr; /* address of a word with a known value, to probe CMA */
+    /* Set by the owner when about to sleep; cleared by whoever wakes it. */
+    _Alignas(MF_SHM_CACHELINE) _Atomic uint32_t sleeping;
+} mf_shm_rank_info;
+
+typedef struct mf_shm_ring_ctl {
+    _Alignas(MF_SHM_CACHELINE) _Atomic uint64_t head;    /* bytes produced (producer writes) */
+    _Alignas(MF_SHM_CACHELINE) _Atomic uint64_t tail;    /* bytes consumed (consumer writes) */
+    _Alignas(MF_SHM_CACHELINE) _Atomic uint32_t blocked; /* producer waits for space */
+} mf_shm_ring_ctl;
+
+/* ---- segment.c ---- */
+
+typedef struct mf_shm_segment {
+    void *base;
+    size_t size;
+    char name[96]; /* shm_open name, "/manifold-..." */
+    int nlocal;
+    size_t ring_cap;
+    size_t rings_off, ring_stride;
+    bool unlinked_by_us;
+} mf_shm_segment;
+
+/* Ring capacity for nlocal ranks whose frames carry at most max_frame payload bytes. */
+size_t mf_shm_ring_cap_for(int nlocal, size_t max_frame);
+/* Total segment bytes for nlocal ranks and ring_cap. */
+size_t mf_shm_segment_size(int nlocal, size_t ring_cap);
+/* Formats the segment name for this uid, job and host index. */
+void mf_shm_segment_name(char *buf, size_t len, uint64_t job_hash, int node);
+/* Checks that `dir` (a tmpfs, normally /dev/shm) has `need` bytes free: MPI_SUCCESS or an
+ * MPI_ERR_NO_MEM code whose message names both sizes and the remedy. */
+int mf_shm_space_check(const char *dir, size_t need);
+/* Creator (local rank 0): creates, sizes and initialises the segment, or leaves a FAILED header
+ * behind (so that waiting peers can report why) and returns the error. */
+int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_t ring_cap,
+                          uint64_t secret);
+/* Other local ranks: waits (at most timeout_ms) for the creator's segment and maps it. */
+int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, int timeout_ms);
+/* Counts this rank in, unlinks the name if it was the last, then waits (at most timeout_ms)
+ * until every local rank has mapped it. */
+int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms);
+/* Unmaps; unlinks the name first if nobody did yet. */
+void mf_shm_segment_detach(mf_shm_segment *s);
+
+static inline mf_shm_seg_hdr *mf_shm_seg_hdr_of(const mf_shm_segment *s)
+{
+    return (mf_shm_seg_hdr *)s->base;
+}
+mf_shm_rank_info *mf_shm_segment_info(const mf_shm_segment *s, int local);
+/* The control block of ring sender -> receiver (local indices, distinct) and its data. */
+mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int receiver,
+                                     unsigned char **data);
+
+/* ---- queue.c ---- */
+
+/* One side's view of a ring: shared control + data, plus private caches of the other side's
+ * counter so that the common case touches no line the other side writes. */
+typedef struct mf_shm_ring {
+    mf_shm_ring_ctl *ctl;
+    unsigned char *data;
+    size_t cap; /* power of two, multiple of 64 */
+    uint64_t head_cache, tail_cache;
+} mf_shm_ring;
+
+/* Bytes a frame of `len` payload bytes occupies in a ring. */
+static inline size_t mf_shm_frame_bytes(size_t len)
+{
+    return MF_WIRE_HDR_SIZE + ((len + MF_SHM_CACHELINE - 1) & ~(size_t)(MF_SHM_CACHELINE - 1));
+}
+
+void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap);
+/* Producer: appends one frame (header + len bytes gathered from iov) if it fits whole, and
+ * publishes it. Returns false when the ring lacks room (nothing written). */
+bool mf_shm_ring_push(mf_shm_ring *r, const unsigned char hdr[MF_WIRE_HDR_SIZE],
+                      const struct iovec *iov, int niov, size_t len);
+/* Producer: whether a frame of len bytes would fit now (rereads tail). */
+bool mf_shm_ring_fits(mf_shm_ring *r, size_t len);
+/* Consumer: the header of the oldest frame, or NULL when empty; *avail = bytes published. */
+const unsigned char *mf_shm_ring_peek(mf_shm_ring *r, size_t *avail);
+/* Consumer: copies payload bytes [0, len) of the oldest frame into iov (bytes beyond the iov's
+ * room are skipped). Returns the bytes copied. */
+size_t mf_shm_ring_copy_out(mf_shm_ring *r, size_t len, const struct iovec *iov, int niov);
+/* Consumer: releases the oldest frame (of `len` payload bytes). Returns true if the producer
+ * had flagged itself blocked on this ring (the flag is cleared): the caller must wake it. */
+bool mf_shm_ring_pop(mf_shm_ring *r, size_t len);
+/* Consumer: whether anything is published (seq_cst, for sleep_prepare). */
+bool mf_shm_ring_nonempty_sc(mf_shm_ring *r);
+/* Producer: flags itself blocked on this ring (seq_cst). */
+void mf_shm_ring_set_blocked(mf_shm_ring *r);
+
+/* ---- cma.c ---- */
+
+/* The word peers read to probe cross-memory attach. */
+extern const uint64_t mf_shm_cma_probe_word;
+#define MF_SHM_CMA_PROBE_VALUE 0x4d414e49464f4c44ull
+/* Tries to read the probe word of process pid at addr. Returns 0, or the errno. */
+int mf_shm_cma_probe(pid_t pid, uint64_t addr);
+/* Reads len bytes at remote address `raddr` of pid into iov. Returns 0 or an errno. */
+int mf_shm_cma_read(pid_t pid, uint64_t raddr, const struct iovec *iov, int niov, size_t len);
+
+/* ---- doorbell.c ---- */
+
+/* Binds this process's doorbell (abstract AF_UNIX datagram socket, nonblocking). Returns the fd
+ * or -errno. */
+int mf_shm_doorbell_open(uint64_t job_hash, int rank);
+/* Rings `rank`'s doorbell if its sleeping flag is set (clearing it). Never blocks. */
+void mf_shm_doorbell_ring(int fd, mf_shm_rank_info *info, uint64_t job_hash, int rank);
+/* Empties the socket of pending rings. */
+void mf_shm_doorbell_drain(int fd);
+
+#endif
