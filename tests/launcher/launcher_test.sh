@@ -193,6 +193,26 @@ sigterm|sigkill-launcher)
         done
     done
     ;;
+descendants)
+    # A rank's own children (here a background sleep holding stdout open) do not outlive the job,
+    # and do not keep mpiexec waiting for end of output.
+    run -n 2 sh -c 'sleep 30 & echo "bg $!"'
+    expect_rc 0
+    expect_fast 5
+    for p in $(awk '/^bg /{print $2}' "$out"); do
+        i=0
+        while kill -0 "$p" 2>/dev/null && [ "$(ps -o stat= -p "$p" | cut -c1)" != Z ]; do
+            i=$((i + 1)); [ $i -lt 40 ] || fail "descendant pid $p outlived mpiexec"
+            sleep 0.05
+        done
+    done
+    [ "$(grep -c '^bg ' "$out")" -eq 2 ] || fail "expected two background pids"
+    # Closed stdio does not confuse mpiexec (fds 0-2 would otherwise be reused for pipes).
+    "$MPIEXEC" -n 2 "$PROG" hello <&- >"$out" 2>"$err"
+    rc=$?
+    expect_rc 0
+    expect_out '^hello 1 of 2 '
+    ;;
 notfound)
     run -n 2 /nonexistent/program
     expect_rc 127

@@ -2,6 +2,7 @@
  * main.c — mpiexec / mpirun: parse, start the ranks, supervise, return the job's exit status
  * (see mpiexec.h for the layout and the exit status contract).
  */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,11 @@ int main(int argc, char **argv)
     mx_job job;
     int code;
 
+    /* Closed standard fds would be reused by our pipes and then clobbered by the ranks' dup2:
+     * give them /dev/null (open returns the lowest free fd). */
+    for (int fd = 0; fd < 3; fd++)
+        if (fcntl(fd, F_GETFD) < 0 && open("/dev/null", O_RDWR) != fd)
+            return 1;
     /* A vanished reader of our output must not kill the launcher (and orphan the job). */
     signal(SIGPIPE, SIG_IGN);
     if (mx_options_parse(&opt, argc, argv, &code) != 0) {

@@ -14,6 +14,7 @@
  * our stdin closes rank 0's stdin; rank 0 closing its stdin stops the forwarding.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,6 +57,9 @@ int mx_stream_init(mx_stream *s, int fd, int out_fd)
 {
     s->fd = fd;
     s->out_fd = out_fd;
+    /* Non-blocking: draining a dead rank's pipe must not wait for descendants holding it. */
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+        return -1;
     s->len = 0;
     s->cap = MX_READ_CHUNK * 2;
     s->mid_line = 0;
