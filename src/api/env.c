@@ -68,27 +68,3 @@ double PMPI_Wtick(void)
     return (double)res.tv_sec + (double)res.tv_nsec * 1e-9;
 }
 MF_API_ALIAS(Wtick);
-
-int PMPI_Error_class(int errorcode, int *errorclass)
-{
-    if (!errorclass)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Error_class: errorclass is NULL"),
-                            "MPI_Error_class");
-    *errorclass = mf_error_class(errorcode);
-    return MPI_SUCCESS;
-}
-MF_API_ALIAS(Error_class);
-
-int PMPI_Error_string(int errorcode, char *string, int *resultlen)
-{
-    if (!string || !resultlen)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Error_string: %s is NULL",
-                                     !string ? "string" : "resultlen"),
-                            "MPI_Error_string");
-    int rc = mf_error_string(errorcode, string, resultlen);
-    if (rc)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Error_string: errorcode=%d is not a "
-                                     "valid error code", errorcode), "MPI_Error_string");
-    return MPI_SUCCESS;
-}
-MF_API_ALIAS(Error_string);

@@ -1,21 +1,29 @@
 /*
- * Communicator objects: lookup, reference counting, and the two predefined communicators.
+ * Communicator objects: lookup, creation, reference counting, and the two predefined
+ * communicators.
  *
  * Context ids: MPI_COMM_WORLD uses 0 and MPI_COMM_SELF 2 (each + MF_CTX_COLL for collectives);
- * communicators created later get ids agreed over their group (see comm.h).
+ * communicators created later get ids agreed over their group (context.c). An object lives as
+ * long as its references: the user's handle (dropped by MPI_Comm_free) and every pending
+ * operation's. Its context id is released only when the last reference goes, so a message of
+ * a freed but still busy communicator can never match a newer one.
  */
 #include "comm/comm.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "comm/attr.h"
+#include "comm/comm_internal.h"
+#include "comm/info.h"
+#include "comm/topo.h"
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/state.h"
 
 static mf_comm mf_comm_world_obj, mf_comm_self_obj;
-static mf_group mf_group_world_obj, mf_group_self_obj;
-mf_handle_table mf_comm_table = MF_HANDLE_TABLE_INIT(MF_CLASS_COMM);
+static mf_handle_table mf_comm_table = MF_HANDLE_TABLE_INIT(MF_CLASS_COMM);
 
 mf_comm *mf_comm_get(MPI_Comm handle)
 {
@@ -36,17 +44,28 @@ mf_comm *mf_comm_self(void)
     return mf_comm_self_obj.c_refs ? &mf_comm_self_obj : NULL;
 }
 
-void mf_group_retain(mf_group *g)
+int mf_comm_new(mf_group *group, mf_group *remote, uint32_t context, mf_comm **out)
 {
-    g->g_refs++;
-}
-
-void mf_group_release(mf_group *g)
-{
-    if (--g->g_refs > 0 || g == &mf_group_world_obj || g == &mf_group_self_obj)
-        return;
-    free(g->g_world_ranks);
-    free(g);
+    mf_comm *c = calloc(1, sizeof *c);
+    if (!c)
+        return mf_error(MPI_ERR_NO_MEM, "no memory for a communicator");
+    int h = mf_handle_alloc(&mf_comm_table, c);
+    if (!h) {
+        free(c);
+        return mf_error(MPI_ERR_NO_MEM, "no memory for a communicator handle");
+    }
+    c->c_handle = h;
+    c->c_refs = 1;
+    c->c_context = context;
+    c->c_group = group;
+    c->c_remote = remote;
+    c->c_is_inter = remote != NULL;
+    c->c_rank = group->g_rank;
+    c->c_size = group->g_size;
+    c->c_errhandler = mf_errhandler_get(MPI_ERRORS_ARE_FATAL);
+    mf_context_take(context);
+    *out = c;
+    return MPI_SUCCESS;
 }
 
 void mf_comm_retain(mf_comm *c)
@@ -58,50 +77,64 @@ void mf_comm_release(mf_comm *c)
 {
     if (--c->c_refs > 0 || c == &mf_comm_world_obj || c == &mf_comm_self_obj)
         return;
+    mf_context_release(c->c_context);
     mf_group_release(c->c_group);
-    if (c->c_remote)
-        mf_group_release(c->c_remote);
+    mf_group_release(c->c_remote);
+    if (c->c_local_comm)
+        mf_comm_release(c->c_local_comm);
     mf_errhandler_release(c->c_errhandler);
+    mf_topo_free(c->c_topo);
+    mf_info_release(c->c_info);
     mf_handle_free(&mf_comm_table, c->c_handle);
     free(c);
 }
 
-static void mf_comm_builtin(mf_comm *c, MPI_Comm handle, uint32_t context, mf_group *g,
-                            const char *name)
+static int mf_comm_builtin(mf_comm *c, MPI_Comm handle, uint32_t context, int size,
+                           const int *world_ranks, const char *name)
 {
     memset(c, 0, sizeof *c);
+    int rc = mf_group_new(size, world_ranks, &c->c_group);
+    if (rc)
+        return rc;
     c->c_handle = handle;
     c->c_refs = 1;
     c->c_context = context;
-    c->c_group = g;
-    c->c_rank = g->g_rank;
-    c->c_size = g->g_size;
+    c->c_rank = c->c_group->g_rank;
+    c->c_size = size;
     c->c_errhandler = mf_errhandler_get(MPI_ERRORS_ARE_FATAL);
-    strncpy(c->c_name, name, sizeof c->c_name - 1);
+    snprintf(c->c_name, sizeof c->c_name, "%s", name);
+    return MPI_SUCCESS;
 }
 
 int mf_comm_init_builtin(void)
 {
-    int n = mf_g.size;
-    mf_group_world_obj = (mf_group){.g_refs = 1, .g_size = n, .g_rank = mf_g.rank};
-    mf_group_self_obj = (mf_group){.g_refs = 1, .g_size = 1, .g_rank = 0};
-    mf_group_world_obj.g_world_ranks = malloc((size_t)n * sizeof(int));
-    mf_group_self_obj.g_world_ranks = malloc(sizeof(int));
-    if (!mf_group_world_obj.g_world_ranks || !mf_group_self_obj.g_world_ranks)
+    int n = mf_g.size, rc;
+    int *ranks = malloc((size_t)n * sizeof *ranks);
+    if (!ranks)
         return mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for MPI_COMM_WORLD's group");
     for (int r = 0; r < n; r++)
-        mf_group_world_obj.g_world_ranks[r] = r;
-    mf_group_self_obj.g_world_ranks[0] = mf_g.rank;
-    mf_comm_builtin(&mf_comm_world_obj, MPI_COMM_WORLD, 0, &mf_group_world_obj, "MPI_COMM_WORLD");
-    mf_comm_builtin(&mf_comm_self_obj, MPI_COMM_SELF, MF_CONTEXT_STRIDE, &mf_group_self_obj,
-                    "MPI_COMM_SELF");
-    return MPI_SUCCESS;
+        ranks[r] = r;
+    mf_context_init();
+    rc = mf_comm_builtin(&mf_comm_world_obj, MPI_COMM_WORLD, 0, n, ranks, "MPI_COMM_WORLD");
+    if (!rc)
+        rc = mf_comm_builtin(&mf_comm_self_obj, MPI_COMM_SELF, MF_CONTEXT_STRIDE, 1, &mf_g.rank,
+                             "MPI_COMM_SELF");
+    free(ranks);
+    return rc;
 }
 
 void mf_comm_finalize_builtin(void)
 {
-    free(mf_group_world_obj.g_world_ranks);
-    free(mf_group_self_obj.g_world_ranks);
-    mf_comm_world_obj.c_refs = mf_comm_self_obj.c_refs = 0;
-    mf_group_world_obj.g_world_ranks = mf_group_self_obj.g_world_ranks = NULL;
+    /* MPI-4.0 11.2.5: MPI_COMM_SELF's attributes are deleted first, while MPI still works, so
+     * libraries can hook their clean-up to MPI_Finalize; then MPI_COMM_WORLD's. */
+    mf_attr_delete_all(MF_ATTR_COMM, MPI_COMM_SELF, &mf_comm_self_obj.c_attrs);
+    mf_attr_delete_all(MF_ATTR_COMM, MPI_COMM_WORLD, &mf_comm_world_obj.c_attrs);
+    mf_comm *builtin[] = {&mf_comm_self_obj, &mf_comm_world_obj};
+    for (int i = 0; i < 2; i++) {
+        mf_group_release(builtin[i]->c_group);
+        mf_errhandler_release(builtin[i]->c_errhandler);
+        mf_info_release(builtin[i]->c_info);
+        builtin[i]->c_group = NULL;
+        builtin[i]->c_refs = 0;
+    }
 }

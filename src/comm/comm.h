@@ -48,6 +48,7 @@ typedef struct mf_comm {
     struct mf_attr_list *c_attrs;
     struct mf_topology *c_topo;
     struct mf_comm *c_local_comm; /* intercomm: an intracomm over the local group, for collectives */
+    struct mf_info *c_info;       /* hints from MPI_Comm_set_info / *_with_info, or NULL */
 } mf_comm;
 
 /* The object behind a communicator handle (builtin or user), or NULL if the handle is invalid. */
@@ -95,6 +96,8 @@ int mf_group_new(int size, const int *world_ranks, mf_group **out);
 int mf_group_to_handle(mf_group *g, MPI_Group *out);
 /* Rank in g of a world rank, or MPI_UNDEFINED. */
 int mf_group_rank_of(const mf_group *g, int world_rank);
+/* MPI_IDENT, MPI_SIMILAR or MPI_UNEQUAL (MPI_Group_compare's answer). */
+int mf_group_compare(const mf_group *a, const mf_group *b);
 
 /* The table behind user communicator handles (comm.c). */
 /* A new communicator object with one reference and a user handle; takes over `group` (and

@@ -39,4 +39,11 @@ const char *mf_error_class_text(int err_class);
 /* Raised by every exported function Manifold does not implement yet. */
 int mf_unsupported(const char *function);
 
+/* ---- Added by the error API (src/api/error.c): classes and codes from MPI_Add_error_* ------ */
+/* The largest error code or class in use (the MPI_LASTUSEDCODE attribute). */
+int mf_error_last_used(void);
+/* Class and text of a code added with MPI_Add_error_code/class: 0 if `code` is such a code
+ * (text may be "" when none was set), MPI_ERR_ARG otherwise. */
+int mf_error_dynamic(int code, int *err_class, const char **text);
+
 #endif

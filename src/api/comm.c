@@ -1,0 +1,459 @@
+/*
+ * Communicator management (MPI-4.0 section 7.4): duplication, split, creation from groups,
+ * freeing, comparison, names and info hints. The collective steps live in src/comm
+ * (comm_create.c, context.c); this file checks arguments and decides, for each process, which
+ * group it ends up in.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "comm/attr.h"
+#include "comm/comm_internal.h"
+#include "comm/info.h"
+#include "comm/topo.h"
+
+static int mf_api_out(void *p, const char *fn, const char *arg)
+{
+    return p ? MPI_SUCCESS : mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, arg);
+}
+
+static int mf_api_intra(const mf_comm *c, const char *fn)
+{
+    return c->c_is_inter ? mf_error(MPI_ERR_COMM, "%s: comm is an intercommunicator (this "
+                                    "operation needs an intracommunicator)", fn)
+                         : MPI_SUCCESS;
+}
+
+/* Dup plus the attribute copy callbacks; hints replaced by `info` when not NULL. */
+static int mf_comm_dup_api(mf_comm *c, mf_info *info, MPI_Comm *newcomm)
+{
+    mf_comm *n = NULL;
+    int rc = mf_comm_dup_internal(c, &n);
+    if (rc)
+        return rc;
+    if ((rc = mf_attr_copy_all(MF_ATTR_COMM, c->c_handle, c->c_attrs, n->c_handle, &n->c_attrs)))
+        goto fail;
+    if (info) {
+        mf_info_release(n->c_info);
+        n->c_info = NULL;
+        if ((rc = mf_info_dup(info, &n->c_info)))
+            goto fail;
+    }
+    *newcomm = n->c_handle;
+    return MPI_SUCCESS;
+fail:
+    mf_attr_delete_all(MF_ATTR_COMM, n->c_handle, &n->c_attrs);
+    mf_comm_release(n);
+    return rc;
+}
+
+int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, "MPI_Comm_dup");
+    if (!rc)
+        rc = mf_api_out(newcomm, "MPI_Comm_dup", "newcomm");
+    if (!rc)
+        rc = mf_comm_dup_api(c, NULL, newcomm);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, "MPI_Comm_dup");
+}
+MF_API_ALIAS(Comm_dup);
+
+int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_dup_with_info";
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    mf_info *i = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_api_out(newcomm, fn, "newcomm");
+    if (!rc && (info == MPI_INFO_NULL || !(i = mf_info_get(info))))
+        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
+                      (unsigned)info);
+    if (!rc)
+        rc = mf_comm_dup_api(c, i, newcomm);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+MF_API_ALIAS(Comm_dup_with_info);
+
+/* Orders the members of one color by (key, rank in the parent): MPI_Comm_split's rule. */
+typedef struct mf_split_entry {
+    int color, key, rank;
+} mf_split_entry;
+
+static int mf_split_cmp(const void *a, const void *b)
+{
+    const mf_split_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+/* The work of MPI_Comm_split on an intracommunicator: every process of c takes part. */
+static int mf_comm_split_intra(mf_comm *c, int color, int key, MPI_Comm *newcomm, const char *fn)
+{
+    int n = c->c_size, rc;
+    mf_participants all = mf_participants_all(c);
+    int mine[2] = {color, key};
+    int *table = malloc((size_t)n * sizeof mine);
+    mf_split_entry *members = malloc((size_t)n * sizeof *members);
+    int *world = malloc((size_t)n * sizeof *world);
+    mf_group *g = NULL;
+    mf_comm *nc = NULL;
+    if (!table || !members || !world) {
+        rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        goto out;
+    }
+    if ((rc = mf_pcoll_allgather(&all, mine, sizeof mine, table)))
+        goto out;
+    int m = 0;
+    if (color != MPI_UNDEFINED) {
+        for (int r = 0; r < n; r++)
+            if (table[2 * r] == color)
+                members[m++] = (mf_split_entry){color, table[2 * r + 1], r};
+        qsort(members, (size_t)m, sizeof *members, mf_split_cmp);
+        for (int i = 0; i < m; i++)
+            world[i] = c->c_group->g_world_ranks[members[i].rank];
+        if ((rc = mf_group_new(m, world, &g)))
+            goto out;
+    }
+    /* Every process joins the agreement, even with MPI_UNDEFINED: one id for all colors is
+     * fine because the new communicators have disjoint members. */
+    rc = mf_comm_create_over(&all, c, g, &nc);
+    if (!rc)
+        *newcomm = nc ? nc->c_handle : MPI_COMM_NULL;
+out:
+    mf_group_release(g);
+    free(table);
+    free(members);
+    free(world);
+    return rc;
+}
+
+int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_split";
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_api_out(newcomm, fn, "newcomm");
+    if (!rc)
+        rc = mf_api_intra(c, fn);
+    if (!rc && color < 0 && color != MPI_UNDEFINED)
+        rc = mf_error(MPI_ERR_ARG, "%s: color=%d is negative (and not MPI_UNDEFINED)", fn, color);
+    if (!rc)
+        rc = mf_comm_split_intra(c, color, key, newcomm, fn);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+MF_API_ALIAS(Comm_split);
+
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                         MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_split_type";
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_api_out(newcomm, fn, "newcomm");
+    if (!rc)
+        rc = mf_api_intra(c, fn);
+    if (!rc && info != MPI_INFO_NULL && !mf_info_get(info))
+        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
+                      (unsigned)info);
+    int color = MPI_UNDEFINED;
+    if (!rc) {
+        switch (split_type) {
+        case MPI_UNDEFINED: break;
+        case MPI_COMM_TYPE_SHARED: color = mf_g.node_of[mf_g.rank]; break;
+        case MPI_COMM_TYPE_HW_GUIDED: {
+            /* The one resource type we know is the host's shared memory. */
+            const char *v = mf_info_lookup(mf_info_get(info), "mpi_hw_resource_type");
+            if (v && strcmp(v, "mpi_shared_memory") == 0)
+                color = mf_g.node_of[mf_g.rank];
+            break;
+        }
+        case MPI_COMM_TYPE_HW_UNGUIDED:
+            /* Must be a strict subset of comm: the host, unless comm is the host already. */
+            color = mf_g.node_of[mf_g.rank];
+            break;
+        default:
+            rc = mf_error(MPI_ERR_ARG, "%s: split_type=%d is not a known split type", fn,
+                          split_type);
+        }
+    }
+    if (!rc)
+        rc = mf_comm_split_intra(c, color, key, newcomm, fn);
+    if (!rc && split_type == MPI_COMM_TYPE_HW_UNGUIDED && *newcomm != MPI_COMM_NULL) {
+        mf_comm *n = mf_comm_get(*newcomm);
+        if (n->c_size == c->c_size) { /* not a strict subset: MPI wants MPI_COMM_NULL */
+            mf_comm_release(n);
+            *newcomm = MPI_COMM_NULL;
+        }
+    }
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+MF_API_ALIAS(Comm_split_type);
+
+static int mf_api_group_arg(MPI_Group h, mf_group **out, const char *fn)
+{
+    if (h == MPI_GROUP_NULL || !(*out = mf_group_get(h)))
+        return mf_error(MPI_ERR_GROUP, "%s: group=0x%x is not a valid group", fn, (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+/* Ranks in c of g's members; MPI_ERR_GROUP if a member is not in c. */
+static int mf_group_ranks_in(const mf_group *g, const mf_comm *c, int *ranks, const char *fn)
+{
+    for (int i = 0; i < g->g_size; i++) {
+        ranks[i] = mf_group_rank_of(c->c_group, g->g_world_ranks[i]);
+        if (ranks[i] == MPI_UNDEFINED)
+            return mf_error(MPI_ERR_GROUP, "%s: group member %d (world rank %d) is not in comm",
+                            fn, i, g->g_world_ranks[i]);
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_create";
+    MF_API_ENTER();
+    mf_comm *c = NULL, *nc = NULL;
+    mf_group *g = NULL;
+    int *ranks = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_api_out(newcomm, fn, "newcomm");
+    if (!rc)
+        rc = mf_api_intra(c, fn);
+    if (!rc)
+        rc = mf_api_group_arg(group, &g, fn);
+    if (!rc && !(ranks = malloc(((size_t)g->g_size + 1) * sizeof *ranks)))
+        rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    if (!rc)
+        rc = mf_group_ranks_in(g, c, ranks, fn);
+    if (!rc) {
+        /* MPI-2.2 and later: processes may pass different (disjoint) groups; each process
+         * joins the one it is in, and all of comm agree on one context id. */
+        mf_participants all = mf_participants_all(c);
+        rc = mf_comm_create_over(&all, c, g->g_rank != MPI_UNDEFINED ? g : NULL, &nc);
+    }
+    if (!rc)
+        *newcomm = nc ? nc->c_handle : MPI_COMM_NULL;
+    free(ranks);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+MF_API_ALIAS(Comm_create);
+
+int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    const char *fn = "MPI_Comm_create_group";
+    MF_API_ENTER();
+    mf_comm *c = NULL, *nc = NULL;
+    mf_group *g = NULL;
+    int *ranks = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_api_out(newcomm, fn, "newcomm");
+    if (!rc)
+        rc = mf_api_intra(c, fn);
+    if (!rc)
+        rc = mf_api_group_arg(group, &g, fn);
+    if (!rc && (tag < 0 || tag > MF_TAG_UB))
+        rc = mf_error(MPI_ERR_TAG, "%s: tag=%d is not in 0..MPI_TAG_UB", fn, tag);
+    if (!rc && g->g_rank == MPI_UNDEFINED && g->g_size > 0)
+        rc = mf_error(MPI_ERR_GROUP, "%s: the calling process is not in group", fn);
+    if (!rc && !(ranks = malloc(((size_t)g->g_size + 1) * sizeof *ranks)))
+        rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+    if (!rc)
+        rc = mf_group_ranks_in(g, c, ranks, fn);
+    if (!rc && g->g_size == 0)
+        *newcomm = MPI_COMM_NULL;
+    else if (!rc) {
+        /* Only the group's members take part: the agreement runs over them alone. */
+        mf_participants p = {c, ranks, g->g_size, g->g_rank, tag};
+        rc = mf_comm_create_over(&p, c, g, &nc);
+        if (!rc)
+            *newcomm = nc->c_handle;
+    }
+    free(ranks);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+MF_API_ALIAS(Comm_create_group);
+
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    const char *fn = "MPI_Comm_free";
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    int rc = comm ? mf_check_comm(*comm, &c, fn) : mf_error(MPI_ERR_ARG, "%s: comm is NULL", fn);
+    if (!rc && (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF))
+        rc = mf_error(MPI_ERR_COMM, "%s: %s cannot be freed", fn, c->c_name);
+    mf_comm *eh_comm = c;
+    if (!rc) {
+        /* The handler to report a failing delete callback with must outlive the object. */
+        eh_comm = NULL;
+        if ((rc = mf_comm_free_user(c)))
+            eh_comm = c;
+        else
+            *comm = MPI_COMM_NULL;
+    }
+    MF_API_EXIT();
+    return mf_err_comm(eh_comm, rc, fn);
+}
+MF_API_ALIAS(Comm_free);
+
+int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
+{
+    const char *fn = "MPI_Comm_compare";
+    mf_comm *a = NULL, *b = NULL;
+    int rc = mf_check_comm(comm1, &a, fn);
+    if (!rc)
+        rc = mf_check_comm(comm2, &b, fn);
+    if (!rc)
+        rc = mf_api_out(result, fn, "result");
+    if (!rc) {
+        if (a == b)
+            *result = MPI_IDENT;
+        else if (a->c_is_inter != b->c_is_inter)
+            *result = MPI_UNEQUAL;
+        else {
+            int l = mf_group_compare(a->c_group, b->c_group);
+            int r = a->c_is_inter ? mf_group_compare(a->c_remote, b->c_remote) : MPI_IDENT;
+            int worst = l > r ? l : r;
+            *result = worst == MPI_IDENT ? MPI_CONGRUENT : worst;
+        }
+    }
+    return mf_err_comm(a, rc, fn);
+}
+MF_API_ALIAS(Comm_compare);
+
+int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
+{
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, "MPI_Comm_group");
+    if (!rc)
+        rc = mf_api_out(group, "MPI_Comm_group", "group");
+    if (!rc)
+        rc = mf_group_to_handle(c->c_group, group);
+    return mf_err_comm(c, rc, "MPI_Comm_group");
+}
+MF_API_ALIAS(Comm_group);
+
+int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, "MPI_Comm_test_inter");
+    if (!rc)
+        rc = mf_api_out(flag, "MPI_Comm_test_inter", "flag");
+    if (!rc)
+        *flag = c->c_is_inter;
+    return mf_err_comm(c, rc, "MPI_Comm_test_inter");
+}
+MF_API_ALIAS(Comm_test_inter);
+
+static int mf_api_inter(const mf_comm *c, const char *fn)
+{
+    return c->c_is_inter ? MPI_SUCCESS
+                         : mf_error(MPI_ERR_COMM, "%s: comm is not an intercommunicator", fn);
+}
+
+int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
+{
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, "MPI_Comm_remote_size");
+    if (!rc)
+        rc = mf_api_inter(c, "MPI_Comm_remote_size");
+    if (!rc)
+        rc = mf_api_out(size, "MPI_Comm_remote_size", "size");
+    if (!rc)
+        *size = c->c_remote->g_size;
+    return mf_err_comm(c, rc, "MPI_Comm_remote_size");
+}
+MF_API_ALIAS(Comm_remote_size);
+
+int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
+{
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, "MPI_Comm_remote_group");
+    if (!rc)
+        rc = mf_api_inter(c, "MPI_Comm_remote_group");
+    if (!rc)
+        rc = mf_api_out(group, "MPI_Comm_remote_group", "group");
+    if (!rc)
+        rc = mf_group_to_handle(c->c_remote, group);
+    return mf_err_comm(c, rc, "MPI_Comm_remote_group");
+}
+MF_API_ALIAS(Comm_remote_group);
+
+int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, "MPI_Comm_set_name");
+    if (!rc)
+        rc = mf_api_out((void *)comm_name, "MPI_Comm_set_name", "comm_name");
+    if (!rc)
+        snprintf(c->c_name, sizeof c->c_name, "%s", comm_name); /* longer names are truncated */
+    return mf_err_comm(c, rc, "MPI_Comm_set_name");
+}
+MF_API_ALIAS(Comm_set_name);
+
+int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, "MPI_Comm_get_name");
+    if (!rc)
+        rc = mf_api_out(comm_name, "MPI_Comm_get_name", "comm_name");
+    if (!rc)
+        rc = mf_api_out(resultlen, "MPI_Comm_get_name", "resultlen");
+    if (!rc) {
+        snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c->c_name);
+        *resultlen = (int)strlen(comm_name);
+    }
+    return mf_err_comm(c, rc, "MPI_Comm_get_name");
+}
+MF_API_ALIAS(Comm_get_name);
+
+int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    const char *fn = "MPI_Comm_set_info";
+    mf_comm *c = NULL;
+    mf_info *i = NULL, *copy = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc && (info == MPI_INFO_NULL || !(i = mf_info_get(info))))
+        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
+                      (unsigned)info);
+    if (!rc && !(rc = mf_info_dup(i, &copy))) {
+        mf_info_release(c->c_info);
+        c->c_info = copy;
+    }
+    return mf_err_comm(c, rc, fn);
+}
+MF_API_ALIAS(Comm_set_info);
+
+int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    const char *fn = "MPI_Comm_get_info";
+    mf_comm *c = NULL;
+    mf_info *copy = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_api_out(info_used, fn, "info_used");
+    if (!rc && !(rc = mf_info_dup(c->c_info, &copy))) {
+        rc = mf_info_to_handle(copy, info_used);
+        mf_info_release(copy);
+    }
+    return mf_err_comm(c, rc, fn);
+}
+MF_API_ALIAS(Comm_get_info);

@@ -1,0 +1,227 @@
+/*
+ * Info objects (MPI-4.0 section 10). Errors go to MPI_COMM_WORLD's handler: an info object has
+ * no handler of its own. See src/comm/info.h for the object.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "api/api.h"
+#include "comm/info.h"
+
+static int mf_api_info(MPI_Info h, mf_info **out, const char *fn)
+{
+    int rc = mf_check_initialized(fn);
+    if (rc)
+        return rc;
+    if (h == MPI_INFO_NULL)
+        return mf_error(MPI_ERR_INFO, "%s: info is MPI_INFO_NULL", fn);
+    if (!(*out = mf_info_get(h)))
+        return mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
+                        (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+static int mf_api_info_key(const char *key, const char *fn)
+{
+    if (!key)
+        return mf_error(MPI_ERR_INFO_KEY, "%s: key is NULL", fn);
+    size_t n = strlen(key);
+    if (n == 0)
+        return mf_error(MPI_ERR_INFO_KEY, "%s: key is empty", fn);
+    if (n > MPI_MAX_INFO_KEY)
+        return mf_error(MPI_ERR_INFO_KEY, "%s: key is %zu characters (MPI_MAX_INFO_KEY is %d)",
+                        fn, n, MPI_MAX_INFO_KEY);
+    return MPI_SUCCESS;
+}
+
+int PMPI_Info_create(MPI_Info *info)
+{
+    mf_info *i = NULL;
+    int rc = mf_check_initialized("MPI_Info_create");
+    if (!rc && !info)
+        rc = mf_error(MPI_ERR_ARG, "MPI_Info_create: info is NULL");
+    if (!rc && !(rc = mf_info_new(&i))) {
+        rc = mf_info_to_handle(i, info);
+        mf_info_release(i);
+    }
+    return mf_err_world(rc, "MPI_Info_create");
+}
+MF_API_ALIAS(Info_create);
+
+int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
+{
+    (void)argc;
+    (void)argv; /* MPI_INFO_ENV already describes this process's start */
+    mf_info *i = NULL;
+    int rc = MPI_SUCCESS;
+    if (!info)
+        rc = mf_error(MPI_ERR_ARG, "MPI_Info_create_env: info is NULL");
+    if (!rc && !(rc = mf_info_dup(mf_info_get(MPI_INFO_ENV), &i))) {
+        rc = mf_info_to_handle(i, info);
+        mf_info_release(i);
+    }
+    return mf_err_world(rc, "MPI_Info_create_env");
+}
+MF_API_ALIAS(Info_create_env);
+
+int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
+{
+    const char *fn = "MPI_Info_set";
+    mf_info *i;
+    int rc = mf_api_info(info, &i, fn);
+    if (!rc)
+        rc = mf_api_info_key(key, fn);
+    if (!rc && !value)
+        rc = mf_error(MPI_ERR_INFO_VALUE, "%s: value is NULL", fn);
+    if (!rc && strlen(value) > MPI_MAX_INFO_VAL)
+        rc = mf_error(MPI_ERR_INFO_VALUE, "%s: value of \"%s\" is %zu characters "
+                      "(MPI_MAX_INFO_VAL is %d)", fn, key, strlen(value), MPI_MAX_INFO_VAL);
+    if (!rc)
+        rc = mf_info_set(i, key, value);
+    return mf_err_world(rc, fn);
+}
+MF_API_ALIAS(Info_set);
+
+int PMPI_Info_delete(MPI_Info info, const char *key)
+{
+    const char *fn = "MPI_Info_delete";
+    mf_info *i;
+    int rc = mf_api_info(info, &i, fn);
+    if (!rc)
+        rc = mf_api_info_key(key, fn);
+    if (!rc && !mf_info_remove(i, key))
+        rc = mf_error(MPI_ERR_INFO_NOKEY, "%s: key \"%s\" is not set", fn, key);
+    return mf_err_world(rc, fn);
+}
+MF_API_ALIAS(Info_delete);
+
+int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
+{
+    const char *fn = "MPI_Info_get";
+    mf_info *i;
+    int rc = mf_api_info(info, &i, fn);
+    if (!rc)
+        rc = mf_api_info_key(key, fn);
+    if (!rc && valuelen < 0)
+        rc = mf_error(MPI_ERR_ARG, "%s: valuelen=%d is negative", fn, valuelen);
+    if (!rc && (!value || !flag))
+        rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !value ? "value" : "flag");
+    if (!rc) {
+        const char *v = mf_info_lookup(i, key);
+        *flag = v != NULL;
+        if (v) {
+            /* At most valuelen characters, then the terminator (value has valuelen+1). */
+            size_t n = strlen(v);
+            if (n > (size_t)valuelen)
+                n = (size_t)valuelen;
+            memcpy(value, v, n);
+            value[n] = '\0';
+        }
+    }
+    return mf_err_world(rc, fn);
+}
+MF_API_ALIAS(Info_get);
+
+int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
+{
+    const char *fn = "MPI_Info_get_valuelen";
+    mf_info *i;
+    int rc = mf_api_info(info, &i, fn);
+    if (!rc)
+        rc = mf_api_info_key(key, fn);
+    if (!rc && (!valuelen || !flag))
+        rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !valuelen ? "valuelen" : "flag");
+    if (!rc) {
+        const char *v = mf_info_lookup(i, key);
+        *flag = v != NULL;
+        if (v)
+            *valuelen = (int)strlen(v);
+    }
+    return mf_err_world(rc, fn);
+}
+MF_API_ALIAS(Info_get_valuelen);
+
+int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+    const char *fn = "MPI_Info_get_string";
+    mf_info *i;
+    int rc = mf_api_info(info, &i, fn);
+    if (!rc)
+        rc = mf_api_info_key(key, fn);
+    if (!rc && (!buflen || !flag))
+        rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !buflen ? "buflen" : "flag");
+    if (!rc && *buflen > 0 && !value)
+        rc = mf_error(MPI_ERR_ARG, "%s: value is NULL but buflen=%d", fn, *buflen);
+    if (!rc) {
+        const char *v = mf_info_lookup(i, key);
+        *flag = v != NULL;
+        if (v) {
+            /* Copies what fits (truncated, always terminated) and reports the full size. */
+            size_t n = strlen(v);
+            if (*buflen > 0) {
+                size_t k = n < (size_t)*buflen - 1 ? n : (size_t)*buflen - 1;
+                memcpy(value, v, k);
+                value[k] = '\0';
+            }
+            *buflen = (int)n + 1;
+        }
+    }
+    return mf_err_world(rc, fn);
+}
+MF_API_ALIAS(Info_get_string);
+
+int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
+{
+    mf_info *i;
+    int rc = mf_api_info(info, &i, "MPI_Info_get_nkeys");
+    if (!rc && !nkeys)
+        rc = mf_error(MPI_ERR_ARG, "MPI_Info_get_nkeys: nkeys is NULL");
+    if (!rc)
+        *nkeys = mf_info_nkeys(i);
+    return mf_err_world(rc, "MPI_Info_get_nkeys");
+}
+MF_API_ALIAS(Info_get_nkeys);
+
+int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
+{
+    const char *fn = "MPI_Info_get_nthkey";
+    mf_info *i;
+    int rc = mf_api_info(info, &i, fn);
+    if (!rc && !key)
+        rc = mf_error(MPI_ERR_ARG, "%s: key is NULL", fn);
+    if (!rc && (n < 0 || n >= mf_info_nkeys(i)))
+        rc = mf_error(MPI_ERR_ARG, "%s: n=%d is not in 0..%d", fn, n, mf_info_nkeys(i) - 1);
+    if (!rc)
+        snprintf(key, MPI_MAX_INFO_KEY + 1, "%s", mf_info_nthkey(i, n));
+    return mf_err_world(rc, fn);
+}
+MF_API_ALIAS(Info_get_nthkey);
+
+int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
+{
+    mf_info *i, *n = NULL;
+    int rc = mf_api_info(info, &i, "MPI_Info_dup");
+    if (!rc && !newinfo)
+        rc = mf_error(MPI_ERR_ARG, "MPI_Info_dup: newinfo is NULL");
+    if (!rc && !(rc = mf_info_dup(i, &n))) {
+        rc = mf_info_to_handle(n, newinfo);
+        mf_info_release(n);
+    }
+    return mf_err_world(rc, "MPI_Info_dup");
+}
+MF_API_ALIAS(Info_dup);
+
+int PMPI_Info_free(MPI_Info *info)
+{
+    mf_info *i;
+    int rc = info ? mf_api_info(*info, &i, "MPI_Info_free")
+                  : mf_error(MPI_ERR_ARG, "MPI_Info_free: info is NULL");
+    if (!rc && *info == MPI_INFO_ENV)
+        rc = mf_error(MPI_ERR_INFO, "MPI_Info_free: MPI_INFO_ENV cannot be freed");
+    if (!rc) {
+        mf_info_release(i);
+        *info = MPI_INFO_NULL;
+    }
+    return mf_err_world(rc, "MPI_Info_free");
+}
+MF_API_ALIAS(Info_free);

@@ -1,0 +1,104 @@
+/*
+ * Building communicators: the collective steps shared by MPI_Comm_dup, split, create,
+ * create_group, Intercomm_create and merge (see comm_internal.h). The API files decide who
+ * takes part and which group each process ends in; this file agrees the context ids and makes
+ * the objects.
+ */
+#include "comm/comm_internal.h"
+
+#include "comm/attr.h"
+#include "comm/info.h"
+#include "comm/topo.h"
+#include "core/error.h"
+
+static void mf_comm_inherit_errhandler(mf_comm *c, const mf_comm *from)
+{
+    if (!from)
+        return;
+    mf_errhandler_release(c->c_errhandler);
+    c->c_errhandler = from->c_errhandler;
+    mf_errhandler_retain(c->c_errhandler);
+}
+
+int mf_comm_create_over(const mf_participants *p, mf_comm *parent, mf_group *group,
+                        mf_comm **out)
+{
+    uint32_t context;
+    *out = NULL;
+    int rc = mf_context_agree(p, &context);
+    if (rc || !group)
+        return rc;
+    mf_group_retain(group);
+    mf_comm *c;
+    if ((rc = mf_comm_new(group, NULL, context, &c))) {
+        mf_group_release(group);
+        return rc;
+    }
+    mf_comm_inherit_errhandler(c, parent);
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+int mf_comm_create_inter(const mf_participants *local, mf_group *local_group,
+                         mf_group *remote_group, mf_comm *bridge, int remote_leader, int tag,
+                         mf_comm *errh_from, mf_comm **out)
+{
+    mf_comm *lc = NULL, *ic = NULL;
+    uint32_t context;
+    *out = NULL;
+    /* First the local intracomm the intercomm's collectives run on, then (with that id now
+     * taken on this side) the intercomm's own id, agreed with the other side. */
+    int rc = mf_comm_create_over(local, errh_from, local_group, &lc);
+    if (rc)
+        return rc;
+    if ((rc = mf_context_agree_inter(local, bridge, remote_leader, tag, &context)))
+        goto fail;
+    mf_group_retain(local_group);
+    mf_group_retain(remote_group);
+    if ((rc = mf_comm_new(local_group, remote_group, context, &ic))) {
+        mf_group_release(local_group);
+        mf_group_release(remote_group);
+        goto fail;
+    }
+    ic->c_local_comm = lc;
+    mf_comm_inherit_errhandler(ic, errh_from);
+    *out = ic;
+    return MPI_SUCCESS;
+fail:
+    mf_comm_release(lc);
+    return rc;
+}
+
+int mf_comm_dup_internal(mf_comm *parent, mf_comm **out)
+{
+    int rc;
+    mf_comm *c = NULL;
+    if (parent->c_is_inter) {
+        mf_participants local = mf_participants_all(parent->c_local_comm);
+        rc = mf_comm_create_inter(&local, parent->c_group, parent->c_remote, parent, 0,
+                                  MF_TAG_COMM_INTER, parent, &c);
+    } else {
+        mf_participants all = mf_participants_all(parent);
+        rc = mf_comm_create_over(&all, parent, parent->c_group, &c);
+    }
+    if (rc)
+        return rc;
+    if (parent->c_topo && (rc = mf_topo_dup(parent->c_topo, &c->c_topo)))
+        goto fail;
+    if (parent->c_info && (rc = mf_info_dup(parent->c_info, &c->c_info)))
+        goto fail;
+    *out = c;
+    return MPI_SUCCESS;
+fail:
+    mf_comm_release(c);
+    return rc;
+}
+
+int mf_comm_free_user(mf_comm *c)
+{
+    int rc = mf_attr_delete_all(MF_ATTR_COMM, c->c_handle, &c->c_attrs);
+    if (rc)
+        return rc;
+    mf_comm_release(c);
+    return MPI_SUCCESS;
+}

@@ -1,0 +1,75 @@
+/*
+ * comm_internal.h — what the communicator module's files share with each other and with the
+ * communicator API files (src/api/comm*.c, group.c, attr.c, topo.c); not a contract for other
+ * layers.
+ *
+ * Mini-collectives: communicator creation needs a few collective steps (agree on a context id,
+ * exchange colors and keys) before the collective layer can be used on the new communicator,
+ * and sometimes over a subset of the parent (MPI_Comm_create_group) that no communicator
+ * describes yet. They run over "participants": `n` ranks of `comm`'s local group listed in
+ * `members` (NULL means all ranks 0..n-1 in order), of which this process is number `me`. They
+ * travel on comm's collective context with the given tag, so they never match user messages.
+ */
+#ifndef MF_COMM_COMM_INTERNAL_H
+#define MF_COMM_COMM_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "comm/comm.h"
+
+typedef struct mf_participants {
+    mf_comm *p_comm;       /* an intracommunicator whose ranks the members are */
+    const int *p_members;  /* ranks in p_comm, or NULL for 0..p_n-1 */
+    int p_n;
+    int p_me;              /* this process's index among the members */
+    int p_tag;
+} mf_participants;
+
+/* All participants over p_comm (an intracomm) with tag MF_TAG_COMM_AGREE. */
+mf_participants mf_participants_all(mf_comm *comm);
+
+/* Bitwise AND of `words` 64-bit words across the participants; every one gets the result. */
+int mf_pcoll_allreduce_band(const mf_participants *p, uint64_t *words, int nwords);
+/* Root's `bytes` bytes to every participant (root is an index among the participants). */
+int mf_pcoll_bcast(const mf_participants *p, int root, void *buf, size_t bytes);
+/* Each participant's `bytes` bytes, gathered in participant order into all[n * bytes]. */
+int mf_pcoll_allgather(const mf_participants *p, const void *mine, size_t bytes, void *all);
+
+/* ---- Context ids (context.c) ---------------------------------------------------------------
+ * Each process keeps a bitmask of the context ids it does not use. A new communicator's id is
+ * the lowest id free at every participant (AND of the masks); members then mark it used, and
+ * release it when the communicator object is destroyed. Ids are even (MF_CONTEXT_STRIDE). */
+#define MF_CONTEXT_WORDS 64 /* 4096 ids */
+void mf_context_init(void);
+/* Collective over p: agrees on an id free at every participant. Does not take it. */
+int mf_context_agree(const mf_participants *p, uint32_t *context);
+/* As above for an intercommunicator: the local participants reduce their masks, the local
+ * leader (participant 0) exchanges the result with the remote leader (rank `remote_leader` of
+ * `bridge`, tag `tag`), and the AND of both sides is broadcast locally. Both groups get the
+ * same id. */
+int mf_context_agree_inter(const mf_participants *local, mf_comm *bridge, int remote_leader,
+                           int tag, uint32_t *context);
+void mf_context_take(uint32_t context);
+void mf_context_release(uint32_t context);
+
+/* ---- Building communicators (comm_create.c) ------------------------------------------------ */
+/* Collective over p: agrees a context and, where `group` is non-NULL (this process is one of
+ * its members), builds an intracommunicator over it inheriting parent's error handler; *out is
+ * NULL otherwise. Takes no reference on `group` (the new communicator takes its own). */
+int mf_comm_create_over(const mf_participants *p, mf_comm *parent, mf_group *group,
+                        mf_comm **out);
+/* MPI_Comm_dup's work, intra or inter: new context(s), same groups, copied attributes are the
+ * API's business. */
+int mf_comm_dup_internal(mf_comm *parent, mf_comm **out);
+/* Builds an intercommunicator from agreed local and remote groups: makes the local intracomm
+ * (collective over `local`), then agrees the intercomm's id through the leaders. */
+int mf_comm_create_inter(const mf_participants *local, mf_group *local_group,
+                         mf_group *remote_group, mf_comm *bridge, int remote_leader, int tag,
+                         mf_comm *errh_from, mf_comm **out);
+
+/* Deletes every attribute (calling delete callbacks) and drops the user's reference: the work
+ * of MPI_Comm_free / MPI_Comm_disconnect. */
+int mf_comm_free_user(mf_comm *c);
+
+#endif
