@@ -54,4 +54,54 @@ void mf_datatype_release(mf_datatype *dt);
  * MPI_Get_elements). *whole is MPI_UNDEFINED if bytes is not a multiple of the size. */
 void mf_datatype_count(const mf_datatype *dt, size_t bytes, MPI_Count *whole, MPI_Count *basic);
 
+/* ---- Additions (datatype engineer) ------------------------------------------------------------ */
+
+/* What a predefined type holds, for reductions: the category the standard's op/type table is
+ * written in, and the C element type. Derived types give MF_DT_KIND_NONE / MF_DT_C_NONE; use
+ * mf_datatype_basic_type() to see whether a derived type is made of one predefined type. */
+typedef enum mf_dt_kind {
+    MF_DT_KIND_NONE = 0,
+    MF_DT_KIND_SIGNED,   /* C and Fortran signed integers, MPI_AINT/OFFSET/COUNT */
+    MF_DT_KIND_UNSIGNED, /* C unsigned integers */
+    MF_DT_KIND_CHAR,     /* MPI_CHAR, MPI_WCHAR, MPI_CHARACTER: text, not arithmetic */
+    MF_DT_KIND_FLOAT,
+    MF_DT_KIND_COMPLEX,
+    MF_DT_KIND_LOGICAL,  /* MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL */
+    MF_DT_KIND_BYTE,     /* MPI_BYTE */
+    MF_DT_KIND_PAIR,     /* MPI_FLOAT_INT ... MPI_2INT, MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION */
+    MF_DT_KIND_OTHER,    /* MPI_PACKED, MPI_LB, MPI_UB */
+} mf_dt_kind;
+
+typedef enum mf_dt_ctype {
+    MF_DT_C_NONE = 0,
+    MF_DT_C_INT8, MF_DT_C_INT16, MF_DT_C_INT32, MF_DT_C_INT64,
+    MF_DT_C_UINT8, MF_DT_C_UINT16, MF_DT_C_UINT32, MF_DT_C_UINT64,
+    MF_DT_C_FLOAT, MF_DT_C_DOUBLE, MF_DT_C_LONG_DOUBLE,
+    MF_DT_C_FLOAT128,          /* MPI_REAL16: IEEE binary128 storage (Fortran REAL*16) */
+    MF_DT_C_FLOAT_COMPLEX, MF_DT_C_DOUBLE_COMPLEX, MF_DT_C_LONG_DOUBLE_COMPLEX,
+    MF_DT_C_FLOAT128_COMPLEX,  /* MPI_COMPLEX32 */
+    MF_DT_C_BOOL,              /* 1-byte _Bool / C++ bool */
+    MF_DT_C_FLOGICAL,          /* Fortran LOGICAL: an int, nonzero is true */
+    MF_DT_C_BYTE,
+    /* pairs: struct { value; index; } with C layout (padding included in the extent) */
+    MF_DT_C_PAIR_FLOAT_INT, MF_DT_C_PAIR_DOUBLE_INT, MF_DT_C_PAIR_LONG_INT,
+    MF_DT_C_PAIR_SHORT_INT, MF_DT_C_PAIR_INT_INT, MF_DT_C_PAIR_LONG_DOUBLE_INT,
+    MF_DT_C_PAIR_FLOAT_FLOAT, MF_DT_C_PAIR_DOUBLE_DOUBLE,
+} mf_dt_ctype;
+
+mf_dt_kind mf_datatype_kind(const mf_datatype *dt);
+mf_dt_ctype mf_datatype_ctype(const mf_datatype *dt);
+/* The predefined type every basic element of dt is (dt itself when predefined; a pair type
+ * counts as one basic type here), or MPI_DATATYPE_NULL when dt mixes types or has no data. */
+MPI_Datatype mf_datatype_basic_type(const mf_datatype *dt);
+/* "MPI_INT", a name set with MPI_Type_set_name, or "" for unnamed derived types. */
+const char *mf_datatype_name(const mf_datatype *dt);
+
+/* Attribute storage, owned by the attribute code: one opaque pointer per datatype (predefined
+ * ones included). The hooks, when set by that code, run on MPI_Type_dup (copy callbacks; a
+ * non-success return fails the dup) and when a derived type is destroyed (delete callbacks). */
+void **mf_datatype_attrs(mf_datatype *dt);
+extern int (*mf_datatype_attr_dup_hook)(mf_datatype *oldtype, mf_datatype *newtype);
+extern void (*mf_datatype_attr_free_hook)(mf_datatype *dt);
+
 #endif

@@ -1,0 +1,190 @@
+/*
+ * construct.c — the type constructors as layout operations. Each builds a finished, unregistered
+ * type from existing ones (which need not be committed); src/api/datatype.c checks arguments,
+ * records the contents and registers the result.
+ *
+ * Bounds follow MPI-4.0 §5.1: a constructor's lb/ub are the extremes of its copies' lb/ub.
+ * Struct adds the "epsilon" padding — ub rounded up to the largest alignment of its basic
+ * types — unless some member carries explicit bounds (resized types, MPI_LB/MPI_UB), as the
+ * C compiler does for the matching struct and as MPICH does. Subarray and darray are grids of
+ * per-dimension blocks, resized to lb 0 and the extent of the whole array.
+ */
+#include <stdlib.h>
+
+#include "core/error.h"
+#include "datatype/dt_internal.h"
+
+static int mf_dt_done(mf_datatype *dt, int rc, mf_datatype **out)
+{
+    if (!rc)
+        rc = mf_dt_finish(dt);
+    if (rc) {
+        mf_dt_destroy(dt);
+        return rc;
+    }
+    *out = dt;
+    return MPI_SUCCESS;
+}
+
+static mf_datatype *mf_dt_alloc(int *rc)
+{
+    mf_datatype *dt = mf_dt_new();
+    *rc = dt ? MPI_SUCCESS : mf_error(MPI_ERR_NO_MEM, "datatype: out of memory");
+    return dt;
+}
+
+int mf_dt_build_contiguous(const mf_datatype *old, size_t count, mf_datatype **out)
+{
+    int rc;
+    mf_datatype *dt = mf_dt_alloc(&rc);
+    if (!dt)
+        return rc;
+    rc = mf_dt_append(dt, old, 0, 1, 0, count, old->pub.dt_extent);
+    return mf_dt_done(dt, rc, out);
+}
+
+int mf_dt_build_hvector(const mf_datatype *old, size_t count, size_t blen, MPI_Aint stride,
+                        mf_datatype **out)
+{
+    int rc;
+    mf_datatype *dt = mf_dt_alloc(&rc);
+    if (!dt)
+        return rc;
+    rc = mf_dt_append(dt, old, 0, count, stride, blen, old->pub.dt_extent);
+    return mf_dt_done(dt, rc, out);
+}
+
+int mf_dt_build_hindexed(const mf_datatype *old, size_t count, const MPI_Count *blens,
+                         size_t blen, const MPI_Aint *disps, mf_datatype **out)
+{
+    int rc;
+    mf_datatype *dt = mf_dt_alloc(&rc);
+    if (!dt)
+        return rc;
+    for (size_t i = 0; i < count && !rc; i++)
+        rc = mf_dt_append(dt, old, disps[i], 1, 0, blens ? (size_t)blens[i] : blen,
+                          old->pub.dt_extent);
+    return mf_dt_done(dt, rc, out);
+}
+
+int mf_dt_build_struct(size_t count, const MPI_Count *blens, const MPI_Aint *disps,
+                       mf_datatype *const *types, mf_datatype **out)
+{
+    int rc;
+    mf_datatype *dt = mf_dt_alloc(&rc);
+    if (!dt)
+        return rc;
+    bool have_lb = false, have_ub = false;
+    MPI_Aint lb_mark = 0, ub_mark = 0;
+    for (size_t i = 0; i < count && !rc; i++) {
+        MPI_Datatype h = types[i]->pub.dt_handle;
+        if (h == MPI_LB || h == MPI_UB) {
+            /* deprecated markers: explicit bounds at this displacement */
+            if (!blens[i])
+                continue;
+            if (h == MPI_LB) {
+                lb_mark = have_lb && lb_mark < disps[i] ? lb_mark : disps[i];
+                have_lb = true;
+            } else {
+                ub_mark = have_ub && ub_mark > disps[i] ? ub_mark : disps[i];
+                have_ub = true;
+            }
+            continue;
+        }
+        rc = mf_dt_append(dt, types[i], disps[i], 1, 0, (size_t)blens[i],
+                          types[i]->pub.dt_extent);
+    }
+    if (rc)
+        return mf_dt_done(dt, rc, out);
+    if (have_lb || have_ub) {
+        if (!dt->dt_have_bounds) {
+            dt->pub.dt_lb = have_lb ? lb_mark : ub_mark;
+            dt->dt_ub = have_ub ? ub_mark : lb_mark;
+            dt->dt_have_bounds = true;
+        }
+        if (have_lb)
+            dt->pub.dt_lb = lb_mark;
+        if (have_ub)
+            dt->dt_ub = ub_mark;
+        dt->dt_markers = true;
+    } else if (!dt->dt_markers && dt->dt_align > 1 && dt->dt_have_bounds) {
+        MPI_Aint a = (MPI_Aint)dt->dt_align, ext = dt->dt_ub - dt->pub.dt_lb;
+        if (ext % a)
+            dt->dt_ub += a - ext % a;
+    }
+    return mf_dt_done(dt, rc, out);
+}
+
+int mf_dt_build_resized(const mf_datatype *old, MPI_Aint lb, MPI_Aint extent, mf_datatype **out)
+{
+    int rc;
+    mf_datatype *dt = mf_dt_alloc(&rc);
+    if (!dt)
+        return rc;
+    rc = mf_dt_append(dt, old, 0, 1, 0, 1, 0);
+    dt->pub.dt_lb = lb;
+    dt->dt_ub = lb + extent;
+    dt->dt_have_bounds = true;
+    dt->dt_markers = true;
+    return mf_dt_done(dt, rc, out);
+}
+
+int mf_dt_build_dup(const mf_datatype *old, mf_datatype **out)
+{
+    int rc;
+    mf_datatype *dt = mf_dt_alloc(&rc);
+    if (!dt)
+        return rc;
+    rc = mf_dt_append(dt, old, 0, 1, 0, 1, 0);
+    dt->pub.dt_lb = old->pub.dt_lb;
+    dt->dt_ub = old->pub.dt_lb + old->pub.dt_extent;
+    dt->dt_have_bounds = true;
+    dt->dt_markers = old->dt_markers;
+    return mf_dt_done(dt, rc, out);
+}
+
+int mf_dt_build_grid(const mf_datatype *old, int ndims, const struct mf_dt_dim *dims, int order,
+                     mf_datatype **out)
+{
+    const mf_datatype *inner = old;
+    MPI_Aint stride = old->pub.dt_extent;
+    int rc = MPI_SUCCESS;
+    mf_datatype *t = NULL;
+    for (int k = 0; k < ndims; k++) {
+        /* fastest-varying dimension first */
+        const struct mf_dt_dim *d = &dims[order == MPI_ORDER_C ? ndims - 1 - k : k];
+        t = mf_dt_alloc(&rc);
+        if (!t)
+            break;
+        for (size_t b = 0; b < d->d_nblocks && !rc; b++)
+            rc = mf_dt_append(t, inner, (MPI_Aint)d->d_starts[b] * stride, 1, 0,
+                              (size_t)d->d_lens[b], stride);
+        if (!rc)
+            rc = mf_dt_finish(t);
+        if (inner != old)
+            mf_dt_destroy((mf_datatype *)inner);
+        inner = t;
+        if (rc)
+            break;
+        stride *= (MPI_Aint)d->d_gsize;
+    }
+    if (rc) {
+        if (inner != old)
+            mf_dt_destroy((mf_datatype *)inner);
+        return rc;
+    }
+    /* resize the grid to the whole array */
+    mf_datatype *dt = mf_dt_alloc(&rc);
+    if (dt) {
+        rc = mf_dt_append(dt, inner, 0, 1, 0, 1, 0);
+        dt->pub.dt_lb = 0;
+        dt->dt_ub = stride;
+        dt->dt_have_bounds = true;
+        dt->dt_markers = true;
+    }
+    if (inner != old)
+        mf_dt_destroy((mf_datatype *)inner);
+    if (!dt)
+        return rc;
+    return mf_dt_done(dt, rc, out);
+}
