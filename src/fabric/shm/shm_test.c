@@ -1,0 +1,442 @@
+/*
+ * Fabric-level test of shm: forks 2 and 4 processes that drive the ops table directly (no MPI,
+ * no process manager: mf_g is filled by hand, which is all open/start read). This program plays
+ * the p2p layer: it defines the two upcalls (mf_fabric_rx_header, mf_fabric_peer_failed).
+ *
+ *   - ordered delivery: every rank sends FRAMES frames of mixed sizes (0 B .. max_frame) to every
+ *     other, through full rings (MF_FABRIC_PENDING and completions); receivers check order,
+ *     payload bytes, and truncating sinks;
+ *   - rget: every rank offers a 3 MiB buffer by rkey in an RTS; peers pull it with rget;
+ *   - doorbell: a rank sleeping in poll() on wait_fd is woken by a peer's send;
+ *   - a peer that dies while we wait for ring space is reported through peer_failed;
+ *   - nothing is left in /dev/shm;
+ *   - performance (2 ranks pinned to 2 cores): ping-pong latency of 8-byte frames, streaming
+ *     bandwidth of 16 KiB frames, rget bandwidth; printed, not asserted (machines differ).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/state.h"
+#include "fabric/fabric.h"
+#include "fabric/shm/shm.h"
+
+#define CHECK(cond)                                                                               \
+    do {                                                                                          \
+        if (!(cond)) {                                                                            \
+            fprintf(stderr, "[rank %d] %s:%d: check failed: %s\n", mf_g.rank, __FILE__,          \
+                    __LINE__, #cond);                                                             \
+            _exit(1);                                                                             \
+        }                                                                                         \
+    } while (0)
+
+#define MAXN 8
+#define FRAMES 4000
+#define RGET_BYTES (3 << 20)
+#define PAT_BYTES (2 << 20)
+
+static mf_fabric *F;
+static unsigned char pat[PAT_BYTES];
+
+/* ---- the p2p stand-in ---- */
+
+static uint64_t rx_next[MAXN];      /* next EAGER sequence expected from each rank */
+static unsigned char rx_buf[1 << 21];
+static struct iovec rx_iov[2];
+static size_t rx_take;              /* bytes the current sink accepts */
+static const unsigned char *rx_want; /* what they must be */
+static int rx_fin, rx_bye, rx_data;
+static uint64_t rts_key[MAXN];
+static bool rts_have[MAXN];
+static int failed_peer = -1;
+static char failed_msg[MPI_MAX_ERROR_STRING];
+
+static const unsigned char *payload_of(int src, uint64_t seq)
+{
+    return pat + (((unsigned)src * 31u + (unsigned)seq * 7u) & 0xffu);
+}
+
+static size_t len_of(uint64_t seq)
+{
+    uint64_t h = seq * 0x9e3779b97f4a7c15ull;
+    switch (seq % 4) {
+    case 0: return (size_t)(h >> 58);                        /* 0..63 */
+    case 1: return (size_t)(h >> 54);                        /* 0..1023 */
+    case 2: return (size_t)(h >> 40) % (F->eager_limit + 1); /* up to the eager limit */
+    default: return F->max_frame - (size_t)(h >> 60);        /* at max_frame */
+    }
+}
+
+static void rx_check(mf_fabric_sink *sink, int status)
+{
+    CHECK(status == MPI_SUCCESS);
+    CHECK(memcmp(rx_buf, rx_want, rx_take) == 0);
+}
+
+void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric_sink *sink)
+{
+    CHECK(f == F && peer >= 0 && peer < mf_g.size && peer != mf_g.rank);
+    switch (h->type) {
+    case MF_MSG_EAGER: {
+        uint64_t seq = (uint64_t)h->tag;
+        CHECK(h->context == (uint32_t)peer);
+        CHECK(seq == rx_next[peer]); /* in order */
+        CHECK(h->len == len_of(seq));
+        rx_next[peer]++;
+        /* Every fifth sink takes only half: the fabric must skip the rest. */
+        rx_take = seq % 5 == 0 ? (size_t)h->len / 2 : (size_t)h->len;
+        rx_want = payload_of(peer, seq);
+        rx_iov[0] = (struct iovec){rx_buf, rx_take / 3};
+        rx_iov[1] = (struct iovec){rx_buf + rx_take / 3, rx_take - rx_take / 3};
+        sink->fs_iov = rx_iov;
+        sink->fs_niov = 2;
+        sink->fs_done = rx_check;
+        break;
+    }
+    case MF_MSG_RTS:
+        rts_key[peer] = h->rkey;
+        rts_have[peer] = true;
+        break;
+    case MF_MSG_FIN:
+        rx_fin++;
+        break;
+    case MF_MSG_SYNC_ACK:
+        rx_bye++;
+        break;
+    case MF_MSG_DATA:
+        rx_data++;
+        rx_iov[0] = (struct iovec){rx_buf, sizeof rx_buf};
+        sink->fs_iov = rx_iov;
+        sink->fs_niov = 1;
+        break;
+    default:
+        CHECK(!"unexpected frame type");
+    }
+}
+
+void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
+{
+    int len;
+    failed_peer = peer;
+    mf_error_string(code, failed_msg, &len);
+}
+
+/* ---- helpers ---- */
+
+static int outstanding;
+static void send_done(mf_fabric_done *d, int status)
+{
+    outstanding--;
+}
+static mf_fabric_done done_counter = {send_done};
+
+static int send_frame(int peer, uint8_t type, int tag, const void *buf, size_t len, uint64_t rkey)
+{
+    mf_wire_hdr h = {.type = type, .context = (uint32_t)mf_g.rank, .src = mf_g.rank, .tag = tag,
+                     .len = len, .total = type == MF_MSG_EAGER ? len : 0, .rkey = rkey};
+    struct iovec iov = {(void *)buf, len};
+    int rc = F->ops->send(F, peer, &h, &iov, 1, &done_counter);
+    if (rc == MF_FABRIC_PENDING)
+        outstanding++;
+    return rc;
+}
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static uint64_t job_hash;
+
+static void setup_rank(int rank, int n)
+{
+    memset(&mf_g, 0, sizeof mf_g);
+    mf_g.rank = rank;
+    mf_g.size = n;
+    mf_g.node = 0;
+    mf_g.num_nodes = 1;
+    mf_g.node_of = calloc((size_t)n, sizeof(int));
+    mf_g.local_ranks = calloc((size_t)n, sizeof(int));
+    for (int r = 0; r < n; r++)
+        mf_g.local_ranks[r] = r;
+    mf_g.local_rank = rank;
+    mf_g.local_size = n;
+    mf_g.job_hash = job_hash;
+    mf_g.job_secret = job_hash ^ 0x1234;
+    for (int r = 0; r < n; r++)
+        rx_next[r] = 0;
+    F = mf_shm_fabric();
+    CHECK(F->ops->open(F) == MPI_SUCCESS);
+    CHECK(F->ops->start(F) == MPI_SUCCESS);
+    for (int r = 0; r < n; r++)
+        CHECK(F->ops->reachable(F, r) == (r != rank));
+}
+
+static void pin(int cpu)
+{
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    if (ncpu < 2)
+        return;
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu % (int)ncpu, &set);
+    sched_setaffinity(0, sizeof set, &set);
+}
+
+/* ---- scenarios, each run in the child processes ---- */
+
+static void scenario_order_rget(int rank, int n)
+{
+    setup_rank(rank, n);
+    bool rget = (F->flags & MF_FABRIC_RGET) != 0;
+    unsigned char *mine = malloc(RGET_BYTES), *theirs = malloc(RGET_BYTES);
+    CHECK(mine && theirs);
+    for (size_t i = 0; i < RGET_BYTES; i++)
+        mine[i] = (unsigned char)(rank * 77 + i * 3 + (i >> 16));
+
+    uint64_t next[MAXN] = {0};
+    bool sending = true;
+    while (sending) {
+        sending = false;
+        for (int p = 0; p < n; p++) {
+            if (p == rank || next[p] >= FRAMES)
+                continue;
+            sending = true;
+            if (outstanding < 64) {
+                uint64_t seq = next[p]++;
+                int rc = send_frame(p, MF_MSG_EAGER, (int)seq, payload_of(rank, seq),
+                                    len_of(seq), 0);
+                CHECK(rc == MF_FABRIC_DONE || rc == MF_FABRIC_PENDING);
+            }
+        }
+        F->ops->progress(F);
+    }
+    uint64_t rkey;
+    CHECK(F->ops->rkey_make(F, mine, RGET_BYTES, &rkey) == MPI_SUCCESS);
+    for (int p = 0; p < n; p++)
+        if (p != rank)
+            CHECK(send_frame(p, MF_MSG_RTS, 0, NULL, 0, rkey) >= MF_FABRIC_PENDING);
+    int pulled = 0;
+    while (pulled < n - 1 || rx_fin < n - 1 || outstanding > 0) {
+        F->ops->progress(F);
+        for (int p = 0; p < n; p++) {
+            if (!rts_have[p])
+                continue;
+            rts_have[p] = false;
+            CHECK(rx_next[p] == FRAMES); /* the RTS came after all the data */
+            if (rget) {
+                /* Two pieces at an offset, then the head: offsets must be honoured. */
+                size_t off = 12345;
+                struct iovec iov[2] = {{theirs + off, 1000}, {theirs + off + 1000,
+                                                             RGET_BYTES - off - 1000}};
+                CHECK(F->ops->rget(F, p, rts_key[p], off, iov, 2, RGET_BYTES - off, NULL) ==
+                      MF_FABRIC_DONE);
+                struct iovec head = {theirs, off};
+                CHECK(F->ops->rget(F, p, rts_key[p], 0, &head, 1, off, NULL) == MF_FABRIC_DONE);
+                for (size_t i = 0; i < RGET_BYTES; i++)
+                    CHECK(theirs[i] == (unsigned char)(p * 77 + i * 3 + (i >> 16)));
+            }
+            send_frame(p, MF_MSG_FIN, 0, NULL, 0, 0);
+            pulled++;
+        }
+    }
+    F->ops->rkey_release(F, rkey);
+    for (int p = 0; p < n; p++)
+        if (p != rank)
+            send_frame(p, MF_MSG_SYNC_ACK, 0, NULL, 0, 0);
+    while (rx_bye < n - 1 || outstanding > 0)
+        F->ops->progress(F);
+    CHECK(failed_peer < 0);
+    CHECK(F->ops->close(F) == MPI_SUCCESS);
+    if (rank == 0)
+        printf("shm_test: %d ranks: %d ordered frames per pair, rget %s: ok\n", n, FRAMES,
+               rget ? "3 MiB checked" : "unavailable (skipped)");
+    _exit(0);
+}
+
+static void wait_data(int count)
+{
+    while (rx_data < count)
+        F->ops->progress(F);
+}
+
+static void scenario_perf(int rank, int n)
+{
+    pin(rank);
+    setup_rank(rank, 2);
+    int peer = 1 - rank;
+    char small[8] = "pingpong";
+
+    /* Doorbell: rank 1 sleeps on wait_fd; rank 0 sends 100 ms later. */
+    if (rank == 1) {
+        CHECK(F->ops->sleep_prepare(F));
+        struct pollfd pfd = {F->ops->wait_fd(F), POLLIN, 0};
+        double t0 = now_s();
+        int r = poll(&pfd, 1, 5000);
+        double dt = now_s() - t0;
+        F->ops->sleep_end(F);
+        CHECK(r == 1 && (pfd.revents & POLLIN));
+        CHECK(dt > 0.02 && dt < 2.0);
+        wait_data(1);
+        send_frame(peer, MF_MSG_DATA, 0, small, 1, 0);
+    } else {
+        usleep(100000);
+        send_frame(peer, MF_MSG_DATA, 0, small, 1, 0);
+        wait_data(1);
+    }
+
+    /* Ping-pong latency. */
+    const int warm = 10000, iters = 200000;
+    double t0 = 0;
+    for (int i = 0; i < warm + iters; i++) {
+        if (i == warm)
+            t0 = now_s();
+        if (rank == 0) {
+            send_frame(peer, MF_MSG_DATA, 0, small, sizeof small, 0);
+            wait_data(2 + i);
+        } else {
+            wait_data(2 + i);
+            send_frame(peer, MF_MSG_DATA, 0, small, sizeof small, 0);
+        }
+    }
+    double lat = (now_s() - t0) / iters / 2 * 1e6;
+
+    /* Streaming bandwidth with eager-sized frames, then a one-byte reply. */
+    const int frames = 40000;
+    size_t fl = F->eager_limit;
+    int base = rx_data;
+    t0 = now_s();
+    if (rank == 0) {
+        for (int i = 0; i < frames; i++) {
+            while (outstanding > 32)
+                F->ops->progress(F);
+            send_frame(peer, MF_MSG_DATA, 0, pat, fl, 0);
+        }
+        wait_data(base + 1);
+    } else {
+        wait_data(base + frames);
+        send_frame(peer, MF_MSG_DATA, 0, small, 1, 0);
+    }
+    double bw = (double)frames * (double)fl / (now_s() - t0) / 1e9;
+
+    /* rget bandwidth: rank 1 pulls rank 0's 2 MiB pattern 200 times. */
+    double rbw = 0;
+    if (F->flags & MF_FABRIC_RGET) {
+        base = rx_data;
+        if (rank == 0) {
+            uint64_t key;
+            F->ops->rkey_make(F, pat, PAT_BYTES, &key);
+            send_frame(peer, MF_MSG_DATA, 0, &key, sizeof key, 0);
+            wait_data(base + 1);
+        } else {
+            wait_data(base + 1);
+            uint64_t key;
+            memcpy(&key, rx_buf, sizeof key);
+            unsigned char *dst = malloc(PAT_BYTES);
+            struct iovec iov = {dst, PAT_BYTES};
+            t0 = now_s();
+            for (int i = 0; i < 200; i++)
+                CHECK(F->ops->rget(F, peer, key, 0, &iov, 1, PAT_BYTES, NULL) == MF_FABRIC_DONE);
+            rbw = 200.0 * PAT_BYTES / (now_s() - t0) / 1e9;
+            CHECK(memcmp(dst, pat, PAT_BYTES) == 0);
+            send_frame(peer, MF_MSG_DATA, 0, small, 1, 0);
+        }
+    }
+    while (outstanding > 0)
+        F->ops->progress(F);
+    CHECK(F->ops->close(F) == MPI_SUCCESS);
+    if (rank == 0)
+        printf("shm_test: doorbell wake-up ok; one-way latency %.3f us (8 B), "
+               "streaming %.2f GB/s (%zu B frames)\n", lat, bw, fl);
+    else if (rbw > 0)
+        printf("shm_test: rget %.2f GB/s (2 MiB reads)\n", rbw);
+    _exit(0);
+}
+
+static void scenario_dead_peer(int rank, int n)
+{
+    setup_rank(rank, 2);
+    if (rank == 1)
+        _exit(0); /* dies without closing: rank 0 must notice */
+    int rc;
+    double t0 = now_s();
+    while (failed_peer < 0 && now_s() - t0 < 20) {
+        if (outstanding < 1000) {
+            rc = send_frame(1, MF_MSG_EAGER, 0, pat, 1000, 0);
+            CHECK(rc == MF_FABRIC_DONE || rc == MF_FABRIC_PENDING || failed_peer == 1);
+        }
+        F->ops->progress(F);
+    }
+    CHECK(failed_peer == 1);
+    CHECK(strstr(failed_msg, "rank 1") && strstr(failed_msg, "died"));
+    CHECK(outstanding == 0); /* queued frames were failed through their completions */
+    rc = send_frame(1, MF_MSG_EAGER, 0, pat, 10, 0);
+    CHECK(rc > 0); /* later sends fail at once */
+    F->ops->close(F);
+    printf("shm_test: dead peer reported: %s\n", failed_msg);
+    _exit(0);
+}
+
+static int run(int n, void (*scenario)(int, int))
+{
+    static int round;
+    job_hash = ((uint64_t)getpid() << 20) ^ (uint64_t)++round ^ 0xfeed000000000000ull;
+    pid_t pids[MAXN];
+    for (int r = 0; r < n; r++) {
+        pids[r] = fork();
+        CHECK(pids[r] >= 0);
+        if (pids[r] == 0)
+            scenario(r, n);
+    }
+    /* Reap in whatever order they end: a dead rank must not linger as a zombie, which
+     * kill(pid, 0) would still report as alive. */
+    int bad = 0;
+    for (int k = 0; k < n; k++) {
+        int st;
+        pid_t pid = waitpid(-1, &st, 0);
+        CHECK(pid > 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            for (int r = 0; r < n; r++)
+                if (pids[r] == pid)
+                    fprintf(stderr, "shm_test: rank %d of %d failed (status %#x)\n", r, n, st);
+            bad++;
+        }
+    }
+    char name[96], path[128];
+    struct stat st;
+    mf_shm_segment_name(name, sizeof name, job_hash, 0);
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    if (stat(path, &st) == 0) {
+        fprintf(stderr, "shm_test: %s left behind\n", path);
+        unlink(path);
+        bad++;
+    }
+    return bad;
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IONBF, 0);
+    for (size_t i = 0; i < PAT_BYTES; i++)
+        pat[i] = (unsigned char)i;
+    int bad = 0;
+    bad += run(2, scenario_order_rget);
+    bad += run(4, scenario_order_rget);
+    bad += run(2, scenario_dead_peer);
+    bad += run(2, scenario_perf);
+    if (bad)
+        return 1;
+    printf("shm_test: ok\n");
+    return 0;
+}
