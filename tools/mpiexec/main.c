@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -28,6 +29,12 @@ int main(int argc, char **argv)
     if (mx_options_parse(&opt, argc, argv, &code) != 0) {
         mx_options_free(&opt);
         return code;
+    }
+    /* Four fds per rank: let large jobs use what the hard limit allows. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        (void)setrlimit(RLIMIT_NOFILE, &rl);
     }
     int sigfd = mx_signals_block();
     if (sigfd < 0) {
