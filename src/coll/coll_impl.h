@@ -1,0 +1,132 @@
+/*
+ * coll_impl.h — what the collective algorithms in src/coll share (private to src/coll).
+ *
+ * Tags: every collective family has its own tag on the collective context. Blocking
+ * collectives on one communicator never overlap, and point-to-point order between a pair is
+ * non-overtaking, so one tag per family is enough for correct matching; distinct tags only make
+ * a mismatched program (ranks calling different collectives) fail loudly instead of silently.
+ *
+ * Buffers: "typed" buffers are user layouts (count elements of a datatype, extent stride);
+ * "packed" buffers are byte streams of the datatype's data (datatype.h), sent as MPI_BYTE.
+ */
+#ifndef MF_COLL_COLL_IMPL_H
+#define MF_COLL_COLL_IMPL_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "coll/coll.h"
+#include "p2p/p2p.h"
+
+enum {
+    MF_TAG_BARRIER = 1,
+    MF_TAG_BCAST,
+    MF_TAG_GATHER,
+    MF_TAG_SCATTER,
+    MF_TAG_ALLGATHER,
+    MF_TAG_ALLTOALL,
+    MF_TAG_REDUCE,
+    MF_TAG_ALLREDUCE,
+    MF_TAG_REDUCE_SCATTER,
+    MF_TAG_SCAN,
+    MF_TAG_INTER, /* leader-to-leader traffic of intercommunicator collectives */
+};
+
+static inline const struct mf_datatype_public *mf_coll_dt(const mf_datatype *dt)
+{
+    return mf_datatype_info(dt);
+}
+
+/* Address of element i of a typed buffer. */
+static inline void *mf_coll_at(const void *buf, MPI_Count i, const mf_datatype *dt)
+{
+    return (char *)buf + i * mf_datatype_info(dt)->dt_extent;
+}
+
+/* Bytes of data in count elements. */
+static inline size_t mf_coll_bytes(MPI_Count count, const mf_datatype *dt)
+{
+    return (size_t)count * mf_datatype_info(dt)->dt_size;
+}
+
+mf_datatype *mf_coll_byte(void);
+
+/* A typed scratch buffer for `count` elements of dt: returns the pointer to use as buffer
+ * address (already shifted by -true_lb) and sets *raw to what mf_coll_free takes; NULL with
+ * MPI_ERR_NO_MEM in *rc when memory runs out. */
+void *mf_coll_tmp(MPI_Count count, const mf_datatype *dt, void **raw, int *rc);
+/* MPI_ERR_NO_MEM with a message, for allocations other than scratch buffers. */
+int mf_coll_nomem(void);
+/* A plain byte buffer (at least 1 byte), NULL with *rc set on failure. */
+void *mf_coll_malloc(size_t bytes, int *rc);
+
+/* Local copy between typed buffers (what a send to oneself would do). MPI_ERR_TRUNCATE if the
+ * source has more data than the destination can hold. */
+int mf_coll_copy(const void *src, MPI_Count scount, const mf_datatype *sdt, void *dst,
+                 MPI_Count rcount, const mf_datatype *rdt);
+
+/* Packs / unpacks whole typed buffers to / from byte streams (memcpy when contiguous). */
+void mf_coll_pack(const void *buf, MPI_Count count, const mf_datatype *dt, void *out);
+void mf_coll_unpack(const void *in, void *buf, MPI_Count count, const mf_datatype *dt);
+
+/* Waits for the n requests (NULL entries skipped), frees them, returns the first error. */
+int mf_coll_waitall_free(int n, mf_request **reqs);
+
+/* Rounds down to a power of two. */
+static inline int mf_coll_pow2_floor(int n)
+{
+    int p = 1;
+    while (p * 2 <= n)
+        p *= 2;
+    return p;
+}
+
+/* Algorithm choice from an override variable: 0 = automatic, i = names[i-1] forced. An unknown
+ * name is reported once and means automatic. */
+int mf_coll_forced(const char *var, const char *const *names, int n);
+/* Size thresholds (bytes): below short_msg latency-bound algorithms win, above long_msg
+ * bandwidth-bound ones do. */
+size_t mf_coll_short_msg(void);
+size_t mf_coll_long_msg(void);
+
+/* Intracommunicator algorithms that other files of src/coll reuse. */
+int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm);
+int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt,
+                         mf_op *op, int root, mf_comm *comm);
+int mf_coll_gatherv_linear(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
+                           const MPI_Count *rcounts, const MPI_Aint *displs, mf_datatype *rdt,
+                           int root, mf_comm *comm, int tag);
+int mf_coll_scatterv_linear(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs,
+                            mf_datatype *sdt, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
+                            int root, mf_comm *comm, int tag);
+
+/* Intercommunicator versions (inter.c). */
+int mf_coll_inter_barrier(mf_comm *comm);
+int mf_coll_inter_bcast(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm);
+int mf_coll_inter_gather(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
+                         MPI_Count rcount, mf_datatype *rdt, int root, mf_comm *comm);
+int mf_coll_inter_gatherv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
+                          const MPI_Count *rcounts, const MPI_Aint *displs, mf_datatype *rdt,
+                          int root, mf_comm *comm);
+int mf_coll_inter_scatter(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
+                          MPI_Count rcount, mf_datatype *rdt, int root, mf_comm *comm);
+int mf_coll_inter_scatterv(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *displs,
+                           mf_datatype *sdt, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
+                           int root, mf_comm *comm);
+int mf_coll_inter_allgather(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
+                            MPI_Count rcount, mf_datatype *rdt, mf_comm *comm);
+int mf_coll_inter_allgatherv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
+                             const MPI_Count *rcounts, const MPI_Aint *displs, mf_datatype *rdt,
+                             mf_comm *comm);
+int mf_coll_inter_alltoallw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                            mf_datatype *const *sdts, void *rbuf, const MPI_Count *rcounts,
+                            const MPI_Aint *rdispls, mf_datatype *const *rdts, mf_comm *comm);
+int mf_coll_inter_reduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt,
+                         mf_op *op, int root, mf_comm *comm);
+int mf_coll_inter_allreduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt,
+                            mf_op *op, mf_comm *comm);
+int mf_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts,
+                                 mf_datatype *dt, mf_op *op, mf_comm *comm);
+
+#endif

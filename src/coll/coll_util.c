@@ -1,0 +1,148 @@
+/*
+ * coll_util.c — scratch buffers, local copies, packing and algorithm selection shared by the
+ * collective algorithms (see coll_impl.h).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/coll_impl.h"
+#include "core/config.h"
+#include "core/error.h"
+#include "core/log.h"
+
+mf_datatype *mf_coll_byte(void)
+{
+    return mf_datatype_get(MPI_BYTE);
+}
+
+int mf_coll_nomem(void)
+{
+    return mf_error(MPI_ERR_NO_MEM, "collective: out of memory for request bookkeeping");
+}
+
+void *mf_coll_malloc(size_t bytes, int *rc)
+{
+    void *p = malloc(bytes ? bytes : 1);
+    if (!p)
+        *rc = mf_error(MPI_ERR_NO_MEM, "collective: no memory for a %zu-byte scratch buffer",
+                       bytes);
+    return p;
+}
+
+void *mf_coll_tmp(MPI_Count count, const mf_datatype *dt, void **raw, int *rc)
+{
+    const struct mf_datatype_public *i = mf_datatype_info(dt);
+    /* the span of count elements: from true_lb of the first to the true end of the last */
+    size_t span = count > 0 ? (size_t)(count - 1) * (size_t)i->dt_extent + (size_t)i->dt_true_extent
+                            : 0;
+    *raw = mf_coll_malloc(span, rc);
+    if (!*raw)
+        return NULL;
+    return (char *)*raw - i->dt_true_lb;
+}
+
+void mf_coll_pack(const void *buf, MPI_Count count, const mf_datatype *dt, void *out)
+{
+    const struct mf_datatype_public *i = mf_datatype_info(dt);
+    size_t bytes = mf_coll_bytes(count, dt);
+    if (!bytes)
+        return;
+    if (i->dt_contig)
+        memcpy(out, (const char *)buf + i->dt_true_lb, bytes);
+    else
+        mf_datatype_pack(dt, buf, (size_t)count, 0, out, bytes);
+}
+
+void mf_coll_unpack(const void *in, void *buf, MPI_Count count, const mf_datatype *dt)
+{
+    const struct mf_datatype_public *i = mf_datatype_info(dt);
+    size_t bytes = mf_coll_bytes(count, dt);
+    if (!bytes)
+        return;
+    if (i->dt_contig)
+        memcpy((char *)buf + i->dt_true_lb, in, bytes);
+    else
+        mf_datatype_unpack(dt, buf, (size_t)count, 0, in, bytes);
+}
+
+#define COPY_CHUNK (64 * 1024)
+
+int mf_coll_copy(const void *src, MPI_Count scount, const mf_datatype *sdt, void *dst,
+                 MPI_Count rcount, const mf_datatype *rdt)
+{
+    size_t sbytes = mf_coll_bytes(scount, sdt), rbytes = mf_coll_bytes(rcount, rdt);
+    if (sbytes > rbytes)
+        return mf_error(MPI_ERR_TRUNCATE,
+                        "collective: %zu bytes sent but the receive buffer holds %zu", sbytes,
+                        rbytes);
+    if (!sbytes)
+        return MPI_SUCCESS;
+    const struct mf_datatype_public *si = mf_datatype_info(sdt), *ri = mf_datatype_info(rdt);
+    if (si->dt_contig && ri->dt_contig) {
+        memmove((char *)dst + ri->dt_true_lb, (const char *)src + si->dt_true_lb, sbytes);
+        return MPI_SUCCESS;
+    }
+    if (si->dt_contig) {
+        mf_datatype_unpack(rdt, dst, (size_t)rcount, 0, (const char *)src + si->dt_true_lb,
+                           sbytes);
+        return MPI_SUCCESS;
+    }
+    if (ri->dt_contig) {
+        mf_datatype_pack(sdt, src, (size_t)scount, 0, (char *)dst + ri->dt_true_lb, sbytes);
+        return MPI_SUCCESS;
+    }
+    /* both scattered: stream through a bounded bounce buffer */
+    int rc = MPI_SUCCESS;
+    size_t chunk = sbytes < COPY_CHUNK ? sbytes : COPY_CHUNK;
+    char *bounce = mf_coll_malloc(chunk, &rc);
+    if (!bounce)
+        return rc;
+    for (size_t off = 0; off < sbytes; off += chunk) {
+        size_t len = sbytes - off < chunk ? sbytes - off : chunk;
+        mf_datatype_pack(sdt, src, (size_t)scount, off, bounce, len);
+        mf_datatype_unpack(rdt, dst, (size_t)rcount, off, bounce, len);
+    }
+    free(bounce);
+    return MPI_SUCCESS;
+}
+
+int mf_coll_waitall_free(int n, mf_request **reqs)
+{
+    int rc = MPI_SUCCESS;
+    for (int i = 0; i < n; i++) {
+        if (!reqs[i])
+            continue;
+        int r = mf_request_wait(reqs[i], MPI_STATUS_IGNORE);
+        if (r && !rc)
+            rc = r;
+        mf_request_free(reqs[i]);
+        reqs[i] = NULL;
+    }
+    return rc;
+}
+
+int mf_coll_forced(const char *var, const char *const *names, int n)
+{
+    const char *v = mf_config_str(var);
+    if (!v[0] || strcmp(v, "auto") == 0)
+        return 0;
+    for (int i = 0; i < n; i++)
+        if (strcmp(v, names[i]) == 0)
+            return i + 1;
+    static const char *warned; /* one report per bad variable in a row is plenty */
+    if (warned != var) {
+        warned = var;
+        mf_warn("%s=%s is not a known algorithm; choosing automatically", var, v);
+    }
+    return 0;
+}
+
+size_t mf_coll_short_msg(void)
+{
+    return mf_config_size("MANIFOLD_COLL_SHORT_MSG");
+}
+
+size_t mf_coll_long_msg(void)
+{
+    return mf_config_size("MANIFOLD_COLL_LONG_MSG");
+}
