@@ -1,0 +1,283 @@
+/*
+ * tcp.c — the tcp fabric's ops table: open (listen and publish), send, progress, sleeping
+ * support and close. Connections and the handshake are in tcp_conn.c, interfaces in tcp_if.c;
+ * the framing is the shared stream code (src/fabric/stream).
+ *
+ * Large messages: max_frame is the wire maximum (1 GiB), so the p2p layer streams a rendezvous
+ * payload as one DATA frame, written with writev straight from the user's buffer and read with
+ * readv straight into the receiver's — no copy on either side. Small remainders are copied on
+ * the send side so that eager sends complete at once.
+ */
+#include "fabric/tcp/tcp.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
+
+/* Send remainders up to this size are copied (send returns DONE at once). */
+#define MF_TCP_COPY_LIMIT (16 * 1024)
+/* Receive staging buffer per connection: many small frames per read. */
+#define MF_TCP_STAGING (64 * 1024)
+/* How long close waits for queued frames to drain. */
+#define MF_TCP_FLUSH_MS 10000
+
+static int mf_tcp_open(mf_fabric *f);
+static int mf_tcp_start(mf_fabric *f);
+static int mf_tcp_close(mf_fabric *f);
+static bool mf_tcp_reachable(mf_fabric *f, int peer);
+static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                       int niov, mf_fabric_done *done);
+static int mf_tcp_progress(mf_fabric *f);
+static int mf_tcp_wait_fd(mf_fabric *f);
+static bool mf_tcp_sleep_prepare(mf_fabric *f);
+
+static const mf_fabric_ops mf_tcp_ops = {
+    .size = sizeof(mf_fabric_ops),
+    .open = mf_tcp_open,
+    .start = mf_tcp_start,
+    .close = mf_tcp_close,
+    .reachable = mf_tcp_reachable,
+    .send = mf_tcp_send,
+    .rkey_make = mf_fabric_no_rkey_make,
+    .rkey_release = mf_fabric_no_rkey_release,
+    .rget = mf_fabric_no_rget,
+    .progress = mf_tcp_progress,
+    .wait_fd = mf_tcp_wait_fd,
+    .sleep_prepare = mf_tcp_sleep_prepare,
+    .sleep_end = mf_fabric_no_sleep_end,
+};
+
+mf_tcp mf_tcp_g = {
+    .t_base = {.ops = &mf_tcp_ops, .name = "tcp", .flags = MF_FABRIC_NETWORK,
+               .eager_limit = 65536, .max_frame = MF_WIRE_MAX_FRAME, .poll_interval_us = 0},
+    .t_epfd = -1,
+};
+
+mf_fabric *mf_tcp_fabric(void)
+{
+    return &mf_tcp_g.t_base;
+}
+
+static void mf_tcp_release(mf_tcp *t)
+{
+    while (t->t_conns)
+        mf_tcp_conn_close(t, t->t_conns, MPI_ERR_OTHER);
+    mf_tcp_bury(t);
+    for (int i = 0; i < t->t_nlisteners; i++)
+        close(t->t_listeners[i].l_fd);
+    t->t_nlisteners = 0;
+    if (t->t_epfd >= 0)
+        close(t->t_epfd);
+    t->t_epfd = -1;
+    free(t->t_peers);
+    t->t_peers = NULL;
+    t->t_npeers = 0;
+    t->t_nfailing = 0;
+}
+
+static int mf_tcp_open(mf_fabric *f)
+{
+    mf_tcp *t = (mf_tcp *)f;
+    f->eager_limit = mf_config_size("MANIFOLD_TCP_EAGER_LIMIT");
+    if (f->eager_limit > f->max_frame)
+        f->eager_limit = f->max_frame;
+    size_t sockbuf = mf_config_size("MANIFOLD_TCP_SOCKBUF");
+    t->t_sockbuf = sockbuf > (1u << 30) ? 1 << 30 : (int)sockbuf;
+    t->t_staging = MF_TCP_STAGING;
+    t->t_npeers = mf_g.size;
+    t->t_peers = calloc((size_t)mf_g.size, sizeof *t->t_peers);
+    if (!t->t_peers)
+        return mf_error(MPI_ERR_NO_MEM, "tcp: no memory for %d peers", mf_g.size);
+    for (int r = 0; r < mf_g.size; r++) {
+        mf_stream_out_init(&t->t_peers[r].p_out, MF_TCP_COPY_LIMIT);
+        t->t_peers[r].p_naddrs = -1;
+    }
+    int rc;
+    t->t_epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (t->t_epfd < 0) {
+        rc = mf_error(MPI_ERR_OTHER, "tcp: epoll_create1 failed: %s", strerror(errno));
+        goto fail;
+    }
+    char pub[MF_PM_VAL_MAX], key[MF_PM_KEY_MAX];
+    rc = mf_tcp_listen(t, pub, sizeof pub);
+    if (rc)
+        goto fail;
+    snprintf(key, sizeof key, "mf.tcp.%d", mf_g.rank);
+    rc = mf_pm_put(key, pub);
+    if (rc)
+        goto fail;
+    mf_debug("tcp: published %s=%s", key, pub);
+    return MPI_SUCCESS;
+fail:
+    mf_tcp_release(t);
+    return rc;
+}
+
+static int mf_tcp_start(mf_fabric *f)
+{
+    return MPI_SUCCESS;
+}
+
+/* Every other rank published a tcp address when its tcp fabric opened (the same library runs
+ * everywhere), and addresses are looked up lazily at the first send: a peer without one fails
+ * then, with a message saying so. */
+static bool mf_tcp_reachable(mf_fabric *f, int peer)
+{
+    return peer != mf_g.rank && peer >= 0 && peer < mf_g.size;
+}
+
+static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                       int niov, mf_fabric_done *done)
+{
+    mf_tcp *t = (mf_tcp *)f;
+    if (peer < 0 || peer >= t->t_npeers || peer == mf_g.rank)
+        return mf_error(MPI_ERR_INTERN, "tcp: send to invalid rank %d", peer);
+    if (hdr->len > f->max_frame)
+        return mf_error(MPI_ERR_INTERN, "tcp: frame of %llu bytes exceeds max_frame",
+                        (unsigned long long)hdr->len);
+    mf_tcp_peer *p = &t->t_peers[peer];
+    if (p->p_failed)
+        return p->p_failed;
+    if (!p->p_up && !p->p_dialing && !p->p_expect_incoming) {
+        int rc = mf_tcp_dial(t, peer);
+        if (rc) {
+            mf_tcp_peer_fail(t, peer, rc, MF_TCP_FAIL_DEFERRED);
+            return rc;
+        }
+    }
+    unsigned char h[MF_WIRE_HDR_SIZE];
+    mf_wire_encode(hdr, h);
+    mf_tcp_conn *c = p->p_up && p->p_up->c_state == MF_TCP_UP ? p->p_up : NULL;
+    int err = 0;
+    int rc = mf_stream_out_send(&p->p_out, c ? &c->c_io : NULL, h, iov, niov, (size_t)hdr->len,
+                                done, &err);
+    if (rc == MF_STREAM_FAILED) {
+        if (err == EINVAL)
+            return mf_error(MPI_ERR_INTERN, "tcp: send to rank %d: the iovecs do not hold the "
+                            "header's %llu bytes", peer, (unsigned long long)hdr->len);
+        if (err == ENOMEM)
+            return mf_error(MPI_ERR_NO_MEM, "tcp: no memory to queue a frame for rank %d", peer);
+        int code = mf_error(MPI_ERR_OTHER, "tcp: connection to rank %d (%s) lost: write failed: "
+                            "%s", peer, c ? c->c_where : "?", strerror(err));
+        mf_tcp_peer_fail(t, peer, code, MF_TCP_FAIL_DEFERRED);
+        return code;
+    }
+    if (c && !mf_stream_out_empty(&p->p_out))
+        mf_tcp_conn_update(t, c);
+    return rc;
+}
+
+static int mf_tcp_progress(mf_fabric *f)
+{
+    mf_tcp *t = (mf_tcp *)f;
+    int n = mf_tcp_report_failures(t);
+    struct epoll_event ev[64];
+    int k;
+    do
+        k = epoll_wait(t->t_epfd, ev, 64, 0);
+    while (k < 0 && errno == EINTR);
+    for (int i = 0; i < k; i++) {
+        int kind = *(int *)ev[i].data.ptr;
+        if (kind == MF_TCP_LISTENER) {
+            mf_tcp_accept(t, ev[i].data.ptr);
+            continue;
+        }
+        mf_tcp_conn *c = ev[i].data.ptr;
+        n += mf_tcp_conn_event(t, c, ev[i].events);
+    }
+    /* Sends made by upcalls may have failed a peer: report before returning. */
+    n += mf_tcp_report_failures(t);
+    mf_tcp_bury(t);
+    return n;
+}
+
+static int mf_tcp_wait_fd(mf_fabric *f)
+{
+    return ((mf_tcp *)f)->t_epfd;
+}
+
+/* A failure noticed inside send is reported by the next progress: do not sleep past it. */
+static bool mf_tcp_sleep_prepare(mf_fabric *f)
+{
+    return ((mf_tcp *)f)->t_nfailing == 0;
+}
+
+static long mf_tcp_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static bool mf_tcp_all_flushed(mf_tcp *t)
+{
+    for (int r = 0; r < t->t_npeers; r++) {
+        mf_tcp_peer *p = &t->t_peers[r];
+        if (!p->p_failed && !mf_stream_out_empty(&p->p_out))
+            return false;
+    }
+    return true;
+}
+
+static int mf_tcp_close(mf_fabric *f)
+{
+    mf_tcp *t = (mf_tcp *)f;
+    if (!t->t_peers)
+        return MPI_SUCCESS;
+    /* 1. Let queued frames drain, for a bounded time (the peers must be progressing). */
+    long deadline = mf_tcp_now_ms() + MF_TCP_FLUSH_MS;
+    while (!mf_tcp_all_flushed(t) && mf_tcp_now_ms() < deadline) {
+        struct pollfd pfd = {.fd = t->t_epfd, .events = POLLIN};
+        poll(&pfd, 1, 10);
+        mf_tcp_progress(f);
+    }
+    int rc = MPI_SUCCESS;
+    if (!mf_tcp_all_flushed(t)) {
+        rc = mf_error(MPI_ERR_OTHER, "tcp: frames still queued after %d s at finalize",
+                      MF_TCP_FLUSH_MS / 1000);
+        mf_warn("tcp: frames still queued after %d s at finalize; dropping them",
+                MF_TCP_FLUSH_MS / 1000);
+    }
+    /* 2. Say goodbye on every up connection, so that peers take the end of stream that follows
+     *    for a clean close and not for our death. */
+    for (mf_tcp_conn *c = t->t_conns; c; c = c->c_next) {
+        if (c->c_state != MF_TCP_UP)
+            continue;
+        mf_tcp_peer *p = &t->t_peers[c->c_peer];
+        int err = 0;
+        mf_stream_out_fail(&p->p_out, rc ? rc : MPI_ERR_OTHER);
+        if (mf_stream_out_bye(&p->p_out, &err) == MF_FABRIC_DONE) {
+            for (int tries = 0; tries < 100 && !mf_stream_out_empty(&p->p_out); tries++) {
+                if (mf_stream_out_flush(&p->p_out, &c->c_io, &err) < 0)
+                    break;
+                if (!mf_stream_out_empty(&p->p_out)) {
+                    struct pollfd pfd = {.fd = c->c_fd, .events = POLLOUT};
+                    poll(&pfd, 1, 10);
+                }
+            }
+            mf_stream_out_fail(&p->p_out, MPI_ERR_OTHER); /* the goodbye, if it did not fit */
+        }
+        shutdown(c->c_fd, SHUT_WR);
+        /* Read what already arrived, so that close() does not answer it with a reset that
+         * could overtake our goodbye at the peer. */
+        char sink[4096];
+        while (recv(c->c_fd, sink, sizeof sink, MSG_DONTWAIT) > 0)
+            ;
+    }
+    /* 3. Release everything; anything still pending completes with an error. */
+    for (int r = 0; r < t->t_npeers; r++)
+        mf_stream_out_fail(&t->t_peers[r].p_out, rc ? rc : MPI_ERR_OTHER);
+    mf_tcp_release(t);
+    return rc;
+}

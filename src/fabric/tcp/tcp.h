@@ -1,0 +1,133 @@
+/*
+ * tcp.h — internals of the tcp fabric (the contract it implements is fabric.h).
+ *
+ * Shape: one epoll fd holds every socket of the fabric and is the fabric's wait fd. Each chosen
+ * interface has a listening socket (tcp_if.c); its addresses are published as "mf.tcp.<rank>" =
+ * "ip:port,ip:port,...". Connections open lazily on the first send to a peer (tcp_conn.c): until
+ * one is up, frames wait in the peer's outbound queue (stream/), which belongs to the peer, not
+ * to a connection — so whichever connection wins a simultaneous connect, every frame is written
+ * exactly once, on it, in order.
+ *
+ * Connection set-up: the connector sends a HELLO (job hash, secret, size, rank); the acceptor
+ * checks it and answers ACCEPT (with its own identity, checked in turn), REJECT (both connected
+ * at once and the connection started by the lower rank wins) or REFUSE (not our job). No frame
+ * is written before the connection is up on both sides' terms: the acceptor after writing
+ * ACCEPT, the connector after reading it.
+ *
+ * Failures: a broken connection fails the peer once: queued sends and a payload being received
+ * complete with the error, mf_fabric_peer_failed() is called, later sends fail at once. Inside
+ * `send` the report is deferred to the next progress (no upcalls from send).
+ */
+#ifndef MF_FABRIC_TCP_TCP_H
+#define MF_FABRIC_TCP_TCP_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+
+#include "fabric/fabric.h"
+#include "fabric/stream/stream.h"
+
+#define MF_TCP_MAX_ADDRS 16
+
+enum mf_tcp_kind { MF_TCP_LISTENER = 1, MF_TCP_CONN = 2 };
+
+enum mf_tcp_state {
+    MF_TCP_CONNECTING, /* outgoing: nonblocking connect in flight */
+    MF_TCP_WAIT_REPLY, /* outgoing: HELLO being written / reply awaited */
+    MF_TCP_WAIT_HELLO, /* incoming: accepted, HELLO awaited */
+    MF_TCP_REPLYING,   /* incoming: reply being written; then up, or closed */
+    MF_TCP_UP,         /* frames flow */
+    MF_TCP_DEAD,       /* closed, waiting to be freed at the end of progress */
+};
+
+typedef struct mf_tcp_listener {
+    int l_kind; /* MF_TCP_LISTENER: first, to tell epoll entries apart */
+    int l_fd;
+    struct sockaddr_in l_addr;
+} mf_tcp_listener;
+
+typedef struct mf_tcp_conn mf_tcp_conn;
+struct mf_tcp_conn {
+    int c_kind; /* MF_TCP_CONN */
+    int c_fd;
+    int c_state;
+    int c_peer;           /* world rank; -1 until the HELLO told us */
+    bool c_outgoing;
+    bool c_loser;         /* outgoing that lost a simultaneous connect: expect REJECT */
+    bool c_close_after;   /* incoming: close once the reply is written (REJECT/REFUSE) */
+    int c_addr_idx;       /* outgoing: which of the peer's addresses is being tried */
+    uint32_t c_events;    /* epoll mask currently set */
+    unsigned char c_hs_out[MF_STREAM_HELLO_SIZE];
+    size_t c_hs_sent, c_hs_len;
+    unsigned char c_hs_in[MF_STREAM_HELLO_SIZE];
+    size_t c_hs_got;
+    mf_stream_io c_io;
+    mf_stream_in c_in;    /* valid when c_in_ready */
+    bool c_in_ready;
+    char c_where[64];     /* remote "ip:port", for messages */
+    mf_tcp_conn *c_next;  /* on mf_tcp.conns or mf_tcp.grave */
+};
+
+typedef struct mf_tcp_peer {
+    mf_stream_out p_out;        /* frames for this peer, in order */
+    mf_tcp_conn *p_up;          /* the connection frames use (reply may still be in flight) */
+    mf_tcp_conn *p_dialing;     /* our outgoing attempt, not up yet */
+    int p_failed;               /* error code once failed, else 0 */
+    bool p_fail_reported;       /* the failure went through mf_fabric_peer_failed (or needs not) */
+    bool p_expect_incoming;     /* our attempt lost a simultaneous connect: theirs is coming */
+    int p_naddrs;               /* -1: not looked up yet */
+    struct sockaddr_in p_addrs[MF_TCP_MAX_ADDRS]; /* in the order to try */
+} mf_tcp_peer;
+
+typedef struct mf_tcp {
+    mf_fabric t_base; /* first: the registry sees an mf_fabric */
+    int t_epfd;
+    mf_tcp_listener t_listeners[MF_TCP_MAX_ADDRS];
+    int t_nlisteners;
+    mf_tcp_peer *t_peers;
+    int t_npeers;
+    mf_tcp_conn *t_conns; /* live connections */
+    mf_tcp_conn *t_grave; /* closed, freed at the end of progress */
+    int t_nfailing;       /* peers whose failure awaits its report */
+    int t_sockbuf;        /* SO_SNDBUF/SO_RCVBUF, 0: autotuning */
+    size_t t_staging;     /* receive staging buffer per connection */
+} mf_tcp;
+
+extern mf_tcp mf_tcp_g;
+
+/* tcp_if.c: opens a listener on every chosen interface, adds them to the epoll fd, and writes
+ * the published value ("ip:port,...") into pub. MPI_SUCCESS, MF_FABRIC_UNAVAILABLE (no usable
+ * interface and none asked for) or an error code. */
+int mf_tcp_listen(mf_tcp *t, char *pub, size_t publen);
+/* Parses a published value into addresses ordered for a peer on the same host (loopback first)
+ * or another host (loopback skipped). Returns the count (0: none usable). */
+int mf_tcp_parse_addrs(const char *pub, bool same_host, struct sockaddr_in *out, int max);
+/* "a.b.c.d:port" */
+void mf_tcp_addr_str(const struct sockaddr_in *a, char *buf, size_t len);
+/* TCP_NODELAY, buffer sizes, close-on-exec/nonblocking already set by the caller. */
+void mf_tcp_tune(mf_tcp *t, int fd);
+
+/* tcp_conn.c */
+int mf_tcp_dial(mf_tcp *t, int peer);
+void mf_tcp_accept(mf_tcp *t, mf_tcp_listener *l);
+/* Handles epoll events of a connection; returns events handled. */
+int mf_tcp_conn_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev);
+/* Sets the epoll mask of an up connection from its peer's queue (EPOLLOUT while non-empty). */
+void mf_tcp_conn_update(mf_tcp *t, mf_tcp_conn *c);
+/* Closes a connection; a payload it was receiving completes with `status`. */
+void mf_tcp_conn_close(mf_tcp *t, mf_tcp_conn *c, int status);
+
+enum mf_tcp_fail_mode {
+    MF_TCP_FAIL_NOW,      /* inside progress: report at once */
+    MF_TCP_FAIL_DEFERRED, /* inside send: report from the next progress */
+    MF_TCP_FAIL_SILENT,   /* the peer finalized: no report unless frames were still queued */
+};
+/* Marks `peer` failed with `code` (first failure wins), closes its connections and fails what
+ * was queued for it. */
+void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode);
+/* Reports deferred failures; returns how many. */
+int mf_tcp_report_failures(mf_tcp *t);
+/* Frees closed connections. */
+void mf_tcp_bury(mf_tcp *t);
+
+#endif

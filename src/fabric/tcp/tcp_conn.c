@@ -1,0 +1,543 @@
+/*
+ * tcp_conn.c — connections of the tcp fabric: lazy dialing, accepting, the handshake, the
+ * simultaneous-connect rule, frame traffic on up connections, and failures. See tcp.h for the
+ * protocol; this file is its state machine.
+ *
+ * Simultaneous connect: both ranks of a pair may dial each other before either sees the other's
+ * HELLO. The acceptor of a HELLO from `peer` answers REJECT when it is the lower rank and has
+ * its own attempt to `peer` (that one wins), and ACCEPT otherwise — marking its own attempt, if
+ * any, as the loser, which the other side will REJECT. Both sides therefore agree on the
+ * connection started by the lower rank. Frames live in the peer's queue and are written only
+ * on the winner, so none is lost or duplicated.
+ */
+#include "fabric/tcp/tcp.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
+
+static void mf_tcp_on_header(void *ctx, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
+{
+    mf_tcp_conn *c = ctx;
+    mf_fabric_rx_header(&mf_tcp_g.t_base, c->c_peer, hdr, sink);
+}
+
+static int mf_tcp_conn_events(mf_tcp *t, mf_tcp_conn *c, uint32_t events)
+{
+    if (c->c_events == events)
+        return 0;
+    struct epoll_event ev = {.events = events, .data.ptr = c};
+    int op = c->c_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    if (epoll_ctl(t->t_epfd, op, c->c_fd, &ev) != 0)
+        return -1;
+    c->c_events = events;
+    return 0;
+}
+
+static mf_tcp_conn *mf_tcp_conn_new(mf_tcp *t, int fd, bool outgoing, int peer)
+{
+    mf_tcp_conn *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->c_kind = MF_TCP_CONN;
+    c->c_fd = fd;
+    c->c_peer = peer;
+    c->c_outgoing = outgoing;
+    mf_stream_io_fd(&c->c_io, fd);
+    c->c_next = t->t_conns;
+    t->t_conns = c;
+    return c;
+}
+
+void mf_tcp_conn_close(mf_tcp *t, mf_tcp_conn *c, int status)
+{
+    if (c->c_state == MF_TCP_DEAD)
+        return;
+    if (c->c_in_ready)
+        mf_stream_in_abort(&c->c_in, status);
+    if (c->c_events)
+        epoll_ctl(t->t_epfd, EPOLL_CTL_DEL, c->c_fd, NULL);
+    close(c->c_fd);
+    c->c_fd = -1;
+    c->c_state = MF_TCP_DEAD;
+    if (c->c_peer >= 0) {
+        mf_tcp_peer *p = &t->t_peers[c->c_peer];
+        if (p->p_up == c)
+            p->p_up = NULL;
+        if (p->p_dialing == c)
+            p->p_dialing = NULL;
+    }
+    /* Unlink from the live list; freed by mf_tcp_bury once no epoll event can name it. */
+    for (mf_tcp_conn **pp = &t->t_conns; *pp; pp = &(*pp)->c_next) {
+        if (*pp == c) {
+            *pp = c->c_next;
+            break;
+        }
+    }
+    c->c_next = t->t_grave;
+    t->t_grave = c;
+}
+
+void mf_tcp_bury(mf_tcp *t)
+{
+    while (t->t_grave) {
+        mf_tcp_conn *c = t->t_grave;
+        t->t_grave = c->c_next;
+        if (c->c_in_ready)
+            mf_stream_in_free(&c->c_in);
+        free(c);
+    }
+}
+
+static void mf_tcp_peer_report(mf_tcp *t, int peer, bool upcall)
+{
+    mf_tcp_peer *p = &t->t_peers[peer];
+    p->p_fail_reported = true;
+    if (p->p_up)
+        mf_tcp_conn_close(t, p->p_up, p->p_failed);
+    if (p->p_dialing)
+        mf_tcp_conn_close(t, p->p_dialing, p->p_failed);
+    int dropped = mf_stream_out_fail(&p->p_out, p->p_failed);
+    if (upcall || dropped > 0)
+        mf_fabric_peer_failed(&t->t_base, peer, p->p_failed);
+}
+
+void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode)
+{
+    mf_tcp_peer *p = &t->t_peers[peer];
+    if (p->p_failed)
+        return;
+    p->p_failed = code;
+    if (mode == MF_TCP_FAIL_DEFERRED) {
+        t->t_nfailing++;
+        return;
+    }
+    if (mode == MF_TCP_FAIL_NOW)
+        mf_debug("tcp: rank %d failed", peer);
+    mf_tcp_peer_report(t, peer, mode == MF_TCP_FAIL_NOW);
+}
+
+int mf_tcp_report_failures(mf_tcp *t)
+{
+    if (!t->t_nfailing)
+        return 0;
+    int n = 0;
+    t->t_nfailing = 0;
+    for (int r = 0; r < t->t_npeers; r++) {
+        if (t->t_peers[r].p_failed && !t->t_peers[r].p_fail_reported) {
+            mf_tcp_peer_report(t, r, true);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* The connection to c's peer is lost: fail the peer with a message naming both ends. */
+static void mf_tcp_conn_lost(mf_tcp *t, mf_tcp_conn *c, const char *why, int sys_err)
+{
+    if (c->c_loser || c->c_peer < 0) {
+        mf_tcp_conn_close(t, c, MPI_ERR_OTHER); /* nothing depended on it */
+        return;
+    }
+    int code = mf_error(MPI_ERR_OTHER, "tcp: connection to rank %d (%s) lost: %s%s%s", c->c_peer,
+                        c->c_where, why, sys_err ? ": " : "", sys_err ? strerror(sys_err) : "");
+    mf_tcp_peer_fail(t, c->c_peer, code, MF_TCP_FAIL_NOW);
+    mf_tcp_conn_close(t, c, code);
+}
+
+/* ---- Handshake I/O: exact-size reads, so no frame byte is consumed before it is due ---- */
+
+/* 1 when all written, 0 when the socket is full, -1 with errno. */
+static int mf_tcp_hs_write(mf_tcp_conn *c)
+{
+    while (c->c_hs_sent < c->c_hs_len) {
+        ssize_t n = send(c->c_fd, c->c_hs_out + c->c_hs_sent, c->c_hs_len - c->c_hs_sent,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        c->c_hs_sent += (size_t)n;
+    }
+    return 1;
+}
+
+/* 1 when the record is complete, 0 when more is due, -1 with errno (0 for end of stream). */
+static int mf_tcp_hs_read(mf_tcp_conn *c)
+{
+    while (c->c_hs_got < MF_STREAM_HELLO_SIZE) {
+        ssize_t n = recv(c->c_fd, c->c_hs_in + c->c_hs_got, MF_STREAM_HELLO_SIZE - c->c_hs_got,
+                         MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK ? 0 : -1;
+        if (n == 0) {
+            errno = 0;
+            return -1;
+        }
+        c->c_hs_got += (size_t)n;
+    }
+    return 1;
+}
+
+static void mf_tcp_hs_prepare(mf_tcp_conn *c, int kind)
+{
+    mf_stream_hello h = {.kind = (uint8_t)kind, .rank = mf_g.rank, .size = mf_g.size,
+                         .job_hash = mf_g.job_hash, .secret = mf_g.job_secret};
+    mf_stream_hello_encode(&h, c->c_hs_out);
+    c->c_hs_len = MF_STREAM_HELLO_SIZE;
+    c->c_hs_sent = 0;
+}
+
+/* The connection carries frames from now on. */
+static int mf_tcp_conn_establish(mf_tcp *t, mf_tcp_conn *c)
+{
+    mf_tcp_peer *p = &t->t_peers[c->c_peer];
+    int rc = mf_stream_in_init(&c->c_in, t->t_staging, mf_tcp_on_header, c);
+    if (rc) {
+        mf_tcp_peer_fail(t, c->c_peer, rc, MF_TCP_FAIL_NOW);
+        return 1;
+    }
+    c->c_in_ready = true;
+    c->c_state = MF_TCP_UP;
+    p->p_up = c;
+    if (p->p_dialing == c)
+        p->p_dialing = NULL;
+    p->p_expect_incoming = false;
+    mf_debug("tcp: connected to rank %d (%s, %s)", c->c_peer, c->c_where,
+             c->c_outgoing ? "outgoing" : "incoming");
+    int err = 0;
+    if (!mf_stream_out_empty(&p->p_out) && mf_stream_out_flush(&p->p_out, &c->c_io, &err) < 0) {
+        mf_tcp_conn_lost(t, c, "write failed", err);
+        return 1;
+    }
+    mf_tcp_conn_update(t, c);
+    return 1;
+}
+
+void mf_tcp_conn_update(mf_tcp *t, mf_tcp_conn *c)
+{
+    if (c->c_state != MF_TCP_UP)
+        return;
+    uint32_t want = EPOLLIN;
+    if (!mf_stream_out_empty(&t->t_peers[c->c_peer].p_out))
+        want |= EPOLLOUT;
+    if (mf_tcp_conn_events(t, c, want) != 0)
+        mf_tcp_conn_lost(t, c, "epoll_ctl failed", errno);
+}
+
+/* ---- Outgoing ---- */
+
+/* Starts a nonblocking connect to the peer's addresses from index idx on. */
+static int mf_tcp_connect_from(mf_tcp *t, int peer, int idx)
+{
+    mf_tcp_peer *p = &t->t_peers[peer];
+    int err = 0;
+    char where[64] = "";
+    for (; idx < p->p_naddrs; idx++) {
+        mf_tcp_addr_str(&p->p_addrs[idx], where, sizeof where);
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+        if (fd < 0)
+            return mf_error(MPI_ERR_OTHER, "tcp: socket() failed: %s", strerror(errno));
+        mf_tcp_tune(t, fd);
+        if (connect(fd, (struct sockaddr *)&p->p_addrs[idx], sizeof p->p_addrs[idx]) != 0 &&
+            errno != EINPROGRESS) {
+            err = errno;
+            close(fd);
+            continue;
+        }
+        mf_tcp_conn *c = mf_tcp_conn_new(t, fd, true, peer);
+        if (!c) {
+            close(fd);
+            return mf_error(MPI_ERR_NO_MEM, "tcp: no memory for a connection");
+        }
+        c->c_state = MF_TCP_CONNECTING;
+        c->c_addr_idx = idx;
+        snprintf(c->c_where, sizeof c->c_where, "%s", where);
+        p->p_dialing = c;
+        if (mf_tcp_conn_events(t, c, EPOLLOUT) != 0) {
+            int e = errno;
+            mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
+            return mf_error(MPI_ERR_OTHER, "tcp: epoll_ctl failed: %s", strerror(e));
+        }
+        return MPI_SUCCESS;
+    }
+    return mf_error(MPI_ERR_OTHER, "tcp: cannot connect to rank %d (last tried %s): %s", peer,
+                    where, strerror(err ? err : ENETUNREACH));
+}
+
+int mf_tcp_dial(mf_tcp *t, int peer)
+{
+    mf_tcp_peer *p = &t->t_peers[peer];
+    if (p->p_naddrs < 0) {
+        char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
+        snprintf(key, sizeof key, "mf.tcp.%d", peer);
+        int rc = mf_pm_get(key, val, sizeof val);
+        if (rc)
+            return mf_error(MPI_ERR_OTHER, "tcp: rank %d published no tcp address (%s missing "
+                            "from the process manager)", peer, key);
+        bool same_host = mf_g.node_of && mf_g.node_of[peer] == mf_g.node;
+        p->p_naddrs = mf_tcp_parse_addrs(val, same_host, p->p_addrs, MF_TCP_MAX_ADDRS);
+        if (p->p_naddrs == 0)
+            return mf_error(MPI_ERR_OTHER, "tcp: rank %d has no address reachable from %s "
+                            "(published: %s)", peer, same_host ? "its host" : "another host", val);
+    }
+    return mf_tcp_connect_from(t, peer, 0);
+}
+
+static int mf_tcp_outgoing_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev)
+{
+    mf_tcp_peer *p = &t->t_peers[c->c_peer];
+    if (c->c_state == MF_TCP_CONNECTING) {
+        int err = 0;
+        socklen_t l = sizeof err;
+        if (getsockopt(c->c_fd, SOL_SOCKET, SO_ERROR, &err, &l) != 0)
+            err = errno;
+        if (err) {
+            /* Try the peer's next address, if any. */
+            int peer = c->c_peer, next = c->c_addr_idx + 1;
+            bool loser = c->c_loser;
+            mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
+            if (next < p->p_naddrs) {
+                mf_debug("tcp: connect to rank %d failed (%s), trying its next address", peer,
+                         strerror(err));
+                int rc = mf_tcp_connect_from(t, peer, next);
+                if (rc && !loser)
+                    mf_tcp_peer_fail(t, peer, rc, MF_TCP_FAIL_NOW);
+                else if (!rc)
+                    p->p_dialing->c_loser = loser;
+            } else if (!loser) {
+                int code = mf_error(MPI_ERR_OTHER, "tcp: cannot connect to rank %d (%s): %s",
+                                    peer, c->c_where, strerror(err));
+                mf_tcp_peer_fail(t, peer, code, MF_TCP_FAIL_NOW);
+            }
+            return 1;
+        }
+        mf_tcp_hs_prepare(c, MF_STREAM_HELLO);
+        c->c_state = MF_TCP_WAIT_REPLY;
+    }
+    int w = mf_tcp_hs_write(c);
+    if (w < 0) {
+        mf_tcp_conn_lost(t, c, "handshake write failed", errno);
+        return 1;
+    }
+    if (mf_tcp_conn_events(t, c, EPOLLIN | (w ? 0 : EPOLLOUT)) != 0) {
+        mf_tcp_conn_lost(t, c, "epoll_ctl failed", errno);
+        return 1;
+    }
+    if (!(ev & (EPOLLIN | EPOLLHUP | EPOLLERR)))
+        return 0;
+    int r = mf_tcp_hs_read(c);
+    if (r == 0)
+        return 0;
+    if (r < 0) {
+        mf_tcp_conn_lost(t, c, errno ? "handshake read failed"
+                                     : "connection closed by the peer during the handshake",
+                         errno);
+        return 1;
+    }
+    mf_stream_hello h;
+    const char *why = NULL;
+    if (mf_stream_hello_decode(c->c_hs_in, &h, mf_g.job_hash, mf_g.job_secret, mf_g.size,
+                               &why) != 0) {
+        mf_tcp_conn_lost(t, c, why, 0);
+        return 1;
+    }
+    if (h.kind == MF_STREAM_REFUSE) {
+        mf_tcp_conn_lost(t, c, "the peer refused our handshake (another job or a wrong secret)",
+                         0);
+        return 1;
+    }
+    if (h.rank != c->c_peer || h.kind == MF_STREAM_HELLO) {
+        mf_tcp_conn_lost(t, c, h.rank != c->c_peer ? "the process there is another rank"
+                                                   : "unexpected handshake",
+                         0);
+        return 1;
+    }
+    if (h.kind == MF_STREAM_REJECT) {
+        if (mf_g.rank > c->c_peer) {
+            /* Lost a simultaneous connect: the peer's connection carries the frames. */
+            mf_debug("tcp: rank %d preferred its own connection", c->c_peer);
+            p->p_expect_incoming = p->p_up == NULL;
+            mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
+            return 1;
+        }
+        mf_tcp_conn_lost(t, c, "the peer rejected the connection of the lower rank", 0);
+        return 1;
+    }
+    if (c->c_loser) {
+        /* Cannot happen with a conforming peer (it has our winning connection). */
+        mf_warn("tcp: rank %d accepted a connection it should have rejected; closing it",
+                c->c_peer);
+        mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
+        return 1;
+    }
+    return mf_tcp_conn_establish(t, c);
+}
+
+/* ---- Incoming ---- */
+
+void mf_tcp_accept(mf_tcp *t, mf_tcp_listener *l)
+{
+    for (;;) {
+        struct sockaddr_in from;
+        socklen_t fl = sizeof from;
+        int fd = accept4(l->l_fd, (struct sockaddr *)&from, &fl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno != EAGAIN && errno != EWOULDBLOCK)
+                mf_warn("tcp: accept failed: %s", strerror(errno));
+            return;
+        }
+        mf_tcp_tune(t, fd);
+        mf_tcp_conn *c = mf_tcp_conn_new(t, fd, false, -1);
+        if (!c) {
+            close(fd);
+            continue;
+        }
+        c->c_state = MF_TCP_WAIT_HELLO;
+        mf_tcp_addr_str(&from, c->c_where, sizeof c->c_where);
+        if (mf_tcp_conn_events(t, c, EPOLLIN) != 0)
+            mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
+    }
+}
+
+/* The reply is written: the connection is up, or closed (REJECT/REFUSE). */
+static int mf_tcp_replied(mf_tcp *t, mf_tcp_conn *c)
+{
+    if (c->c_close_after) {
+        mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
+        return 1;
+    }
+    return mf_tcp_conn_establish(t, c);
+}
+
+static int mf_tcp_reply(mf_tcp *t, mf_tcp_conn *c, int kind)
+{
+    mf_tcp_hs_prepare(c, kind);
+    c->c_state = MF_TCP_REPLYING;
+    c->c_close_after = kind != MF_STREAM_ACCEPT;
+    int w = mf_tcp_hs_write(c);
+    if (w < 0) {
+        mf_tcp_conn_lost(t, c, "handshake write failed", errno);
+        return 1;
+    }
+    if (w == 1)
+        return mf_tcp_replied(t, c);
+    if (mf_tcp_conn_events(t, c, EPOLLOUT) != 0)
+        mf_tcp_conn_lost(t, c, "epoll_ctl failed", errno);
+    return 1;
+}
+
+static int mf_tcp_incoming_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev)
+{
+    if (c->c_state == MF_TCP_REPLYING) {
+        int w = mf_tcp_hs_write(c);
+        if (w < 0)
+            mf_tcp_conn_lost(t, c, "handshake write failed", errno);
+        else if (w == 1)
+            return mf_tcp_replied(t, c);
+        return 1;
+    }
+    int r = mf_tcp_hs_read(c);
+    if (r == 0)
+        return 0;
+    if (r < 0) {
+        mf_debug("tcp: connection from %s ended before its handshake", c->c_where);
+        mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
+        return 1;
+    }
+    mf_stream_hello h;
+    const char *why = NULL;
+    if (mf_stream_hello_decode(c->c_hs_in, &h, mf_g.job_hash, mf_g.job_secret, mf_g.size,
+                               &why) != 0 ||
+        h.kind != MF_STREAM_HELLO || h.rank == mf_g.rank) {
+        if (!why)
+            why = h.kind != MF_STREAM_HELLO ? "not a HELLO" : "claims to be this very rank";
+        mf_warn("tcp: refused a connection from %s: %s", c->c_where, why);
+        return mf_tcp_reply(t, c, MF_STREAM_REFUSE);
+    }
+    mf_tcp_peer *p = &t->t_peers[h.rank];
+    if (p->p_failed) {
+        mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
+        return 1;
+    }
+    if (p->p_up || (p->p_dialing && mf_g.rank < h.rank)) {
+        /* Ours wins (or one is already up): the peer will accept ours / already uses it. */
+        mf_debug("tcp: rejecting rank %d's connection in favour of ours", h.rank);
+        return mf_tcp_reply(t, c, MF_STREAM_REJECT);
+    }
+    if (p->p_dialing)
+        p->p_dialing->c_loser = true; /* theirs wins; ours will be rejected */
+    c->c_peer = h.rank;
+    p->p_up = c; /* claims the peer now; frames flow once the ACCEPT is written */
+    return mf_tcp_reply(t, c, MF_STREAM_ACCEPT);
+}
+
+/* ---- Up ---- */
+
+static int mf_tcp_up_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev)
+{
+    int n = 0;
+    int peer = c->c_peer;
+    if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
+        int rc = mf_stream_in_progress(&c->c_in, &c->c_io);
+        if (rc == MF_STREAM_CLOSED) {
+            int code = mf_error(MPI_ERR_OTHER, "tcp: rank %d (%s) has finalized", peer,
+                                c->c_where);
+            mf_tcp_peer_fail(t, peer, code, MF_TCP_FAIL_SILENT);
+            return 1;
+        }
+        if (rc == MF_STREAM_FAILED) {
+            /* The end of the stream or a read error is a lost peer; anything else is a frame
+             * that failed validation. */
+            char why[160];
+            bool plain = c->c_in.sys_err || strstr(c->c_in.why, "closed by the peer");
+            snprintf(why, sizeof why, "%s%s", plain ? "" : "malformed frame: ", c->c_in.why);
+            mf_tcp_conn_lost(t, c, why, c->c_in.sys_err);
+            return 1;
+        }
+        n += rc;
+        if (c->c_state != MF_TCP_UP) /* an upcall failed the peer meanwhile */
+            return n;
+    }
+    mf_tcp_peer *p = &t->t_peers[peer];
+    if ((ev & (EPOLLOUT | EPOLLERR)) && !mf_stream_out_empty(&p->p_out)) {
+        int err = 0;
+        int rc = mf_stream_out_flush(&p->p_out, &c->c_io, &err);
+        if (rc < 0) {
+            mf_tcp_conn_lost(t, c, "write failed", err);
+            return n + 1;
+        }
+        n += rc;
+    }
+    if (c->c_state == MF_TCP_UP)
+        mf_tcp_conn_update(t, c);
+    return n;
+}
+
+int mf_tcp_conn_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev)
+{
+    switch (c->c_state) {
+    case MF_TCP_CONNECTING:
+    case MF_TCP_WAIT_REPLY:
+        return mf_tcp_outgoing_event(t, c, ev);
+    case MF_TCP_WAIT_HELLO:
+    case MF_TCP_REPLYING:
+        return mf_tcp_incoming_event(t, c, ev);
+    case MF_TCP_UP:
+        return mf_tcp_up_event(t, c, ev);
+    default:
+        return 0;
+    }
+}

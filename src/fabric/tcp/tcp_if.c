@@ -1,0 +1,258 @@
+/*
+ * tcp_if.c — which interfaces the tcp fabric listens on, and the published address list.
+ *
+ * MANIFOLD_IF (comma-separated) selects IPv4 interfaces by name (shell patterns: "eth*") or by
+ * CIDR ("10.1.0.0/16"); when it is set, exactly the matching interfaces are used and matching
+ * none is an error (a typo must not silently move traffic elsewhere). When it is empty, every up
+ * interface is used except container and VM bridges (docker*, virbr*, br-*), whose addresses
+ * other hosts cannot reach. Loopback is listened on by default too, but only peers on the same
+ * host are ever given it (mf_tcp_parse_addrs), so a job on one host works without any network.
+ *
+ * Ports: ephemeral (the kernel picks) unless MANIFOLD_PORT_RANGE=LOW-HIGH confines them, e.g.
+ * to what a firewall lets through.
+ */
+#include "fabric/tcp/tcp.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fnmatch.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/log.h"
+
+void mf_tcp_addr_str(const struct sockaddr_in *a, char *buf, size_t len)
+{
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &a->sin_addr, ip, sizeof ip);
+    snprintf(buf, len, "%s:%u", ip, (unsigned)ntohs(a->sin_port));
+}
+
+void mf_tcp_tune(mf_tcp *t, int fd)
+{
+    int one = 1;
+    /* Frames are written whole with one writev: Nagle would only add latency. */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    if (t->t_sockbuf > 0) {
+        setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &t->t_sockbuf, sizeof t->t_sockbuf);
+        setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->t_sockbuf, sizeof t->t_sockbuf);
+    }
+}
+
+static bool mf_tcp_is_bridge(const char *name)
+{
+    return strncmp(name, "docker", 6) == 0 || strncmp(name, "virbr", 5) == 0 ||
+           strncmp(name, "br-", 3) == 0;
+}
+
+/* Parses "a.b.c.d/bits"; false when malformed. */
+static bool mf_tcp_cidr_parse(const char *tok, struct in_addr *net, uint32_t *mask)
+{
+    const char *slash = strchr(tok, '/');
+    char ip[INET_ADDRSTRLEN];
+    size_t n = (size_t)(slash - tok);
+    if (!slash || n >= sizeof ip || !slash[1])
+        return false;
+    memcpy(ip, tok, n);
+    ip[n] = '\0';
+    char *end;
+    long bits = strtol(slash + 1, &end, 10);
+    if (*end || bits < 0 || bits > 32 || inet_pton(AF_INET, ip, net) != 1)
+        return false;
+    *mask = bits == 0 ? 0 : htonl(~0u << (32 - bits));
+    return true;
+}
+
+/* Whether interface `name` with address `a` matches one token of MANIFOLD_IF. */
+static bool mf_tcp_if_token_matches(const char *tok, const char *name, struct in_addr a)
+{
+    if (!strchr(tok, '/'))
+        return fnmatch(tok, name, 0) == 0;
+    struct in_addr net;
+    uint32_t mask;
+    return mf_tcp_cidr_parse(tok, &net, &mask) && (a.s_addr & mask) == (net.s_addr & mask);
+}
+
+/* Reports malformed CIDR entries of MANIFOLD_IF instead of letting them match nothing. */
+static int mf_tcp_if_check(const char *spec)
+{
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", spec);
+    for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        struct in_addr net;
+        uint32_t mask;
+        if (strchr(tok, '/') && !mf_tcp_cidr_parse(tok, &net, &mask))
+            return mf_error(MPI_ERR_ARG, "tcp: MANIFOLD_IF entry '%s' is not a valid IPv4 CIDR "
+                            "(expected e.g. 10.1.0.0/16)", tok);
+    }
+    return MPI_SUCCESS;
+}
+
+static bool mf_tcp_if_wanted(const char *spec, const char *name, struct in_addr a)
+{
+    if (!*spec)
+        return !mf_tcp_is_bridge(name);
+    char copy[512];
+    snprintf(copy, sizeof copy, "%s", spec);
+    for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        if (mf_tcp_if_token_matches(tok, name, a))
+            return true;
+    }
+    return false;
+}
+
+/* Parses MANIFOLD_PORT_RANGE. 0 with lo = hi = 0 for ephemeral ports. */
+static int mf_tcp_port_range(int *lo, int *hi)
+{
+    const char *s = mf_config_str("MANIFOLD_PORT_RANGE");
+    *lo = *hi = 0;
+    if (!*s)
+        return MPI_SUCCESS;
+    char *end;
+    long a = strtol(s, &end, 10), b = a;
+    if (*end == '-')
+        b = strtol(end + 1, &end, 10);
+    if (*end || a < 1 || b > 65535 || a > b)
+        return mf_error(MPI_ERR_ARG, "tcp: MANIFOLD_PORT_RANGE='%s' is not LOW-HIGH with "
+                        "1 <= LOW <= HIGH <= 65535", s);
+    *lo = (int)a;
+    *hi = (int)b;
+    return MPI_SUCCESS;
+}
+
+/* A nonblocking listening socket on addr (port 0: ephemeral; else tries [lo, hi]). */
+static int mf_tcp_listen_one(mf_tcp *t, struct in_addr addr, int lo, int hi, int *out_fd,
+                             struct sockaddr_in *bound)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return mf_error(MPI_ERR_OTHER, "tcp: socket() failed: %s", strerror(errno));
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+    /* Accepted sockets inherit the buffer sizes: set them before listen. */
+    mf_tcp_tune(t, fd);
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = addr};
+    int err = 0;
+    if (lo == 0) {
+        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
+            err = errno;
+    } else {
+        /* Start at a pid-dependent port so that ranks on one host rarely collide. */
+        int span = hi - lo + 1, start = (int)(getpid() % span);
+        err = EADDRINUSE;
+        for (int i = 0; i < span && err; i++) {
+            sa.sin_port = htons((uint16_t)(lo + (start + i) % span));
+            err = bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ? 0 : errno;
+        }
+    }
+    if (err || listen(fd, SOMAXCONN) != 0) {
+        if (!err)
+            err = errno;
+        close(fd);
+        char ip[INET_ADDRSTRLEN];
+        inet_ntop(AF_INET, &addr, ip, sizeof ip);
+        return mf_error(MPI_ERR_OTHER, "tcp: cannot listen on %s%s: %s", ip,
+                        lo ? " in MANIFOLD_PORT_RANGE" : "", strerror(err));
+    }
+    socklen_t sl = sizeof *bound;
+    getsockname(fd, (struct sockaddr *)bound, &sl);
+    *out_fd = fd;
+    return MPI_SUCCESS;
+}
+
+int mf_tcp_listen(mf_tcp *t, char *pub, size_t publen)
+{
+    const char *spec = mf_config_str("MANIFOLD_IF");
+    int lo, hi;
+    int rc = mf_tcp_port_range(&lo, &hi);
+    if (rc == MPI_SUCCESS)
+        rc = mf_tcp_if_check(spec);
+    if (rc)
+        return rc;
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) != 0)
+        return mf_error(MPI_ERR_OTHER, "tcp: cannot list network interfaces: %s", strerror(errno));
+    size_t used = 0;
+    pub[0] = '\0';
+    for (struct ifaddrs *i = ifs; i && rc == MPI_SUCCESS; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
+            continue;
+        struct in_addr a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
+        if (!mf_tcp_if_wanted(spec, i->ifa_name, a))
+            continue;
+        bool dup = false;
+        for (int k = 0; k < t->t_nlisteners; k++)
+            dup |= t->t_listeners[k].l_addr.sin_addr.s_addr == a.s_addr;
+        if (dup || t->t_nlisteners == MF_TCP_MAX_ADDRS)
+            continue;
+        mf_tcp_listener *l = &t->t_listeners[t->t_nlisteners];
+        rc = mf_tcp_listen_one(t, a, lo, hi, &l->l_fd, &l->l_addr);
+        if (rc)
+            break;
+        l->l_kind = MF_TCP_LISTENER;
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = l};
+        if (epoll_ctl(t->t_epfd, EPOLL_CTL_ADD, l->l_fd, &ev) != 0) {
+            rc = mf_error(MPI_ERR_OTHER, "tcp: epoll_ctl failed: %s", strerror(errno));
+            close(l->l_fd);
+            break;
+        }
+        t->t_nlisteners++;
+        char s[64];
+        mf_tcp_addr_str(&l->l_addr, s, sizeof s);
+        int n = snprintf(pub + used, publen - used, "%s%s", used ? "," : "", s);
+        if (n > 0 && (size_t)n < publen - used)
+            used += (size_t)n;
+        mf_debug("tcp: listening on %s (%s)", s, i->ifa_name);
+    }
+    freeifaddrs(ifs);
+    if (rc)
+        return rc;
+    if (t->t_nlisteners == 0) {
+        if (*spec)
+            return mf_error(MPI_ERR_ARG, "tcp: MANIFOLD_IF='%s' matches no up IPv4 interface",
+                            spec);
+        return MF_FABRIC_UNAVAILABLE;
+    }
+    return MPI_SUCCESS;
+}
+
+int mf_tcp_parse_addrs(const char *pub, bool same_host, struct sockaddr_in *out, int max)
+{
+    struct sockaddr_in loop[MF_TCP_MAX_ADDRS], other[MF_TCP_MAX_ADDRS];
+    int nloop = 0, nother = 0;
+    char copy[1024];
+    snprintf(copy, sizeof copy, "%s", pub);
+    for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(tok, ':');
+        if (!colon)
+            continue;
+        *colon = '\0';
+        char *end;
+        long port = strtol(colon + 1, &end, 10);
+        struct sockaddr_in a = {.sin_family = AF_INET};
+        if (*end || port < 1 || port > 65535 || inet_pton(AF_INET, tok, &a.sin_addr) != 1)
+            continue;
+        a.sin_port = htons((uint16_t)port);
+        bool is_loop = (ntohl(a.sin_addr.s_addr) >> 24) == 127;
+        if (is_loop && nloop < MF_TCP_MAX_ADDRS)
+            loop[nloop++] = a;
+        else if (!is_loop && nother < MF_TCP_MAX_ADDRS)
+            other[nother++] = a;
+    }
+    int n = 0;
+    if (same_host) /* loopback first: shortest path, and it needs no network at all */
+        for (int i = 0; i < nloop && n < max; i++)
+            out[n++] = loop[i];
+    for (int i = 0; i < nother && n < max; i++)
+        out[n++] = other[i];
+    return n;
+}
