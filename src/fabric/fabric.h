@@ -32,8 +32,9 @@
  * MF_FABRIC_UNORDERED (the p2p layer then restores order by sequence; not needed by self, shm,
  * tcp).
  *
- * Buffers: `send` may keep pointers into the payload iovecs until it reports completion; the
- * header is always copied before `send` returns.
+ * Buffers: `send` always copies the header before it returns. It may keep the iovec array and
+ * the memory it describes until it reports completion (the caller keeps both alive until then).
+ * Control frames (hdr->len == 0) pass a `done` that does nothing; fabrics may call it or not.
  *
  * Errors: ops return MPI_SUCCESS or an MPI error code built with mf_error() naming the fabric, the
  * peer and the cause. A peer that becomes unreachable (connection reset, process gone) is

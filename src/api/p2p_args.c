@@ -1,0 +1,48 @@
+/* Argument checks for point-to-point entry points: see p2p_args.h. */
+#include "api/p2p_args.h"
+
+int mf_p2p_check(const void *buf, MPI_Count count, MPI_Datatype datatype, int rank, int tag,
+                 MPI_Comm comm, bool is_recv, const char *fn, mf_comm **c, mf_datatype **dt)
+{
+    int rc = mf_check_comm(comm, c, fn);
+    if (!rc)
+        rc = mf_check_count(count, fn);
+    if (!rc)
+        rc = mf_check_datatype(datatype, dt, fn);
+    if (!rc)
+        rc = mf_check_buffer(buf, count, *dt, fn);
+    if (rc)
+        return rc;
+    int size = mf_comm_peer_size(*c);
+    if (rank != MPI_PROC_NULL && !(is_recv && rank == MPI_ANY_SOURCE) &&
+        (rank < 0 || rank >= size))
+        return mf_error(MPI_ERR_RANK, "%s: %s=%d is not a rank of the communicator (size %d)", fn,
+                        is_recv ? "source" : "dest", rank, size);
+    if (!(is_recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > MF_TAG_UB))
+        return mf_error(MPI_ERR_TAG, "%s: tag=%d is outside 0..MPI_TAG_UB (%d)", fn, tag,
+                        MF_TAG_UB);
+    return MPI_SUCCESS;
+}
+
+int mf_p2p_check_request(MPI_Request handle, mf_request **out, const char *fn)
+{
+    *out = NULL;
+    if (handle == MPI_REQUEST_NULL)
+        return MPI_SUCCESS;
+    mf_request *r = mf_request_from_handle(handle);
+    if (!r)
+        return mf_error(MPI_ERR_REQUEST, "%s: request=0x%x is not a valid request", fn,
+                        (unsigned)handle);
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+void mf_status_empty(MPI_Status *status)
+{
+    if (!status || status == MPI_STATUS_IGNORE)
+        return;
+    *status = (MPI_Status){0};
+    status->MPI_SOURCE = MPI_ANY_SOURCE;
+    status->MPI_TAG = MPI_ANY_TAG;
+    status->MPI_ERROR = MPI_SUCCESS;
+}

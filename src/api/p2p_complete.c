@@ -1,0 +1,369 @@
+/*
+ * Completion: MPI_Wait/Test and their any/all/some forms, Request_free, Request_get_status,
+ * Cancel, Test_cancelled.
+ *
+ * A persistent request is complete when the operation its last MPI_Start began is complete; an
+ * inactive (or null) request counts as complete with an empty status, as the standard says.
+ */
+#include <stdlib.h>
+
+#include "api/p2p_args.h"
+#include "core/progress.h"
+
+/* The request whose completion matters: the started operation of a persistent request. */
+static mf_request *mf_req_op(mf_request *r)
+{
+    return r->pub.r_persistent ? r->rq_inner : r;
+}
+
+static bool mf_req_done(mf_request *r)
+{
+    mf_request *op = r ? mf_req_op(r) : NULL;
+    return !op || op->pub.r_complete;
+}
+
+/* Reports a complete request: status out, then free it (or deactivate a persistent one) and
+ * null the handle. Returns the operation's error code. */
+static int mf_req_retire(MPI_Request *handle, mf_request *r, MPI_Status *status)
+{
+    mf_request *op = r ? mf_req_op(r) : NULL;
+    if (!op) {
+        mf_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    int err = op->pub.r_status.MPI_ERROR;
+    if (status && status != MPI_STATUS_IGNORE)
+        *status = op->pub.r_status;
+    if (r->pub.r_persistent) {
+        mf_request_free(op);
+        r->rq_inner = NULL;
+        r->pub.r_active = false;
+    } else {
+        mf_request_handle_free(r);
+        mf_request_free(r);
+        *handle = MPI_REQUEST_NULL;
+    }
+    return err;
+}
+
+static int mf_req_lookup_all(int count, MPI_Request reqs[], mf_request **out, const char *fn)
+{
+    if (count < 0)
+        return mf_error(MPI_ERR_COUNT, "%s: count=%d is negative", fn, count);
+    if (count > 0 && !reqs)
+        return mf_error(MPI_ERR_ARG, "%s: array_of_requests is NULL", fn);
+    for (int i = 0; i < count; i++) {
+        int rc = mf_p2p_check_request(reqs[i], &out[i], fn);
+        if (rc)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+int PMPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    MF_API_ENTER();
+    mf_request *r = NULL;
+    int rc = request ? mf_p2p_check_request(*request, &r, "MPI_Wait")
+                     : mf_error(MPI_ERR_REQUEST, "MPI_Wait: request is NULL");
+    mf_comm *c = r ? r->pub.r_comm : NULL;
+    if (!rc && r && !mf_req_done(r))
+        rc = mf_request_wait(mf_req_op(r), NULL);
+    if (!rc || (r && mf_req_done(r)))
+        rc = mf_req_retire(request, r, status);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, "MPI_Wait");
+}
+MF_API_ALIAS(Wait);
+
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    MF_API_ENTER();
+    mf_request *r = NULL;
+    int rc = request && flag ? mf_p2p_check_request(*request, &r, "MPI_Test")
+                             : mf_error(MPI_ERR_ARG, "MPI_Test: %s is NULL",
+                                        !request ? "request" : "flag");
+    mf_comm *c = r ? r->pub.r_comm : NULL;
+    if (!rc) {
+        if (!mf_req_done(r))
+            mf_progress_poll();
+        *flag = mf_req_done(r);
+        if (*flag)
+            rc = mf_req_retire(request, r, status);
+    }
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, "MPI_Test");
+}
+MF_API_ALIAS(Test);
+
+/* ---- Arrays of requests ---- */
+
+typedef struct mf_req_set {
+    int n;
+    mf_request **r;
+    int need; /* how many must be done: n for all, 1 for any/some */
+} mf_req_set;
+
+static int mf_req_set_done_count(mf_req_set *s, int *active)
+{
+    int done = 0;
+    *active = 0;
+    for (int i = 0; i < s->n; i++) {
+        if (!s->r[i] || (s->r[i]->pub.r_persistent && !s->r[i]->rq_inner))
+            continue;
+        (*active)++;
+        done += mf_req_done(s->r[i]);
+    }
+    return done;
+}
+
+static bool mf_req_set_ready(void *arg)
+{
+    mf_req_set *s = arg;
+    int active, done = mf_req_set_done_count(s, &active);
+    return active == 0 || done >= (s->need < active ? s->need : active);
+}
+
+/* Retires the complete requests among the set; with `statuses` per index. Returns
+ * MPI_ERR_IN_STATUS if any failed and statuses carry the codes, else the first error. */
+static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *statuses,
+                             int *indices, int *outcount, bool only_done)
+{
+    int err = MPI_SUCCESS, k = 0;
+    bool ignore = statuses == MPI_STATUSES_IGNORE || !statuses;
+    for (int i = 0; i < s->n; i++) {
+        bool inactive = !s->r[i] || (s->r[i]->pub.r_persistent && !s->r[i]->rq_inner);
+        if (only_done && (inactive || !mf_req_done(s->r[i])))
+            continue;
+        MPI_Status tmp;
+        MPI_Status *st = ignore ? &tmp : &statuses[indices ? k : i];
+        int rc = mf_req_retire(&reqs[i], s->r[i], st);
+        if (rc) {
+            st->MPI_ERROR = rc;
+            err = err ? err : rc;
+        }
+        if (indices)
+            indices[k] = i;
+        k++;
+    }
+    if (outcount)
+        *outcount = k;
+    return err && !ignore ? MPI_ERR_IN_STATUS : err;
+}
+
+int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
+{
+    MF_API_ENTER();
+    mf_request *stack[16];
+    mf_request **r = count <= 16 ? stack : malloc((size_t)count * sizeof *r);
+    int rc = r ? mf_req_lookup_all(count, array_of_requests, r, "MPI_Waitall")
+               : mf_error(MPI_ERR_NO_MEM, "MPI_Waitall: no memory for %d requests", count);
+    mf_req_set s = {count, r, count};
+    if (!rc)
+        rc = mf_progress_wait(mf_req_set_ready, &s);
+    if (!rc)
+        rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false);
+    if (r != stack)
+        free(r);
+    MF_API_EXIT();
+    return mf_err_world(rc, "MPI_Waitall");
+}
+MF_API_ALIAS(Waitall);
+
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                 MPI_Status *array_of_statuses)
+{
+    MF_API_ENTER();
+    mf_request *stack[16];
+    mf_request **r = count <= 16 ? stack : malloc((size_t)count * sizeof *r);
+    int rc = !flag ? mf_error(MPI_ERR_ARG, "MPI_Testall: flag is NULL")
+             : r   ? mf_req_lookup_all(count, array_of_requests, r, "MPI_Testall")
+                   : mf_error(MPI_ERR_NO_MEM, "MPI_Testall: no memory for %d requests", count);
+    mf_req_set s = {count, r, count};
+    if (!rc) {
+        mf_progress_poll();
+        int active, done = mf_req_set_done_count(&s, &active);
+        *flag = done == active;
+        if (*flag)
+            rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false);
+    }
+    if (r != stack)
+        free(r);
+    MF_API_EXIT();
+    return mf_err_world(rc, "MPI_Testall");
+}
+MF_API_ALIAS(Testall);
+
+/* Waitany/Testany: retire the first complete active request. */
+static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
+                      bool blocking, const char *fn)
+{
+    MF_API_ENTER();
+    mf_request *stack[16];
+    mf_request **r = count <= 16 ? stack : malloc((size_t)count * sizeof *r);
+    int rc = !index ? mf_error(MPI_ERR_ARG, "%s: index is NULL", fn)
+             : r    ? mf_req_lookup_all(count, reqs, r, fn)
+                    : mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d requests", fn, count);
+    mf_req_set s = {count, r, 1};
+    if (!rc) {
+        if (blocking)
+            rc = mf_progress_wait(mf_req_set_ready, &s);
+        else
+            mf_progress_poll();
+    }
+    if (!rc) {
+        int active;
+        mf_req_set_done_count(&s, &active);
+        *index = MPI_UNDEFINED;
+        if (flag)
+            *flag = active == 0;
+        if (active == 0)
+            mf_status_empty(status);
+        for (int i = 0; i < count && active; i++) {
+            bool inactive = !r[i] || (r[i]->pub.r_persistent && !r[i]->rq_inner);
+            if (inactive || !mf_req_done(r[i]))
+                continue;
+            *index = i;
+            if (flag)
+                *flag = 1;
+            rc = mf_req_retire(&reqs[i], r[i], status);
+            break;
+        }
+    }
+    if (r != stack)
+        free(r);
+    MF_API_EXIT();
+    return mf_err_world(rc, fn);
+}
+
+int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
+{
+    return mf_req_any(count, array_of_requests, index, NULL, status, true, "MPI_Waitany");
+}
+MF_API_ALIAS(Waitany);
+
+int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *flag,
+                 MPI_Status *status)
+{
+    if (!flag)
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Testany: flag is NULL"), "MPI_Testany");
+    return mf_req_any(count, array_of_requests, index, flag, status, false, "MPI_Testany");
+}
+MF_API_ALIAS(Testany);
+
+static int mf_req_some(int incount, MPI_Request reqs[], int *outcount, int indices[],
+                       MPI_Status *statuses, bool blocking, const char *fn)
+{
+    MF_API_ENTER();
+    mf_request *stack[16];
+    mf_request **r = incount <= 16 ? stack : malloc((size_t)incount * sizeof *r);
+    int rc = !outcount || (incount > 0 && !indices)
+                 ? mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !outcount ? "outcount" : "indices")
+             : r ? mf_req_lookup_all(incount, reqs, r, fn)
+                 : mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d requests", fn, incount);
+    mf_req_set s = {incount, r, 1};
+    if (!rc) {
+        if (blocking)
+            rc = mf_progress_wait(mf_req_set_ready, &s);
+        else
+            mf_progress_poll();
+    }
+    if (!rc) {
+        int active;
+        mf_req_set_done_count(&s, &active);
+        if (active == 0)
+            *outcount = MPI_UNDEFINED;
+        else
+            rc = mf_req_set_retire(&s, reqs, statuses, indices, outcount, true);
+    }
+    if (r != stack)
+        free(r);
+    MF_API_EXIT();
+    return mf_err_world(rc, fn);
+}
+
+int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status *array_of_statuses)
+{
+    return mf_req_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
+                       true, "MPI_Waitsome");
+}
+MF_API_ALIAS(Waitsome);
+
+int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
+                  int array_of_indices[], MPI_Status *array_of_statuses)
+{
+    return mf_req_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
+                       false, "MPI_Testsome");
+}
+MF_API_ALIAS(Testsome);
+
+/* ---- Single requests: free, status, cancel ---- */
+
+int PMPI_Request_free(MPI_Request *request)
+{
+    MF_API_ENTER();
+    mf_request *r = NULL;
+    int rc = request ? mf_p2p_check_request(*request, &r, "MPI_Request_free")
+                     : mf_error(MPI_ERR_ARG, "MPI_Request_free: request is NULL");
+    if (!rc && !r)
+        rc = mf_error(MPI_ERR_REQUEST, "MPI_Request_free: request is MPI_REQUEST_NULL");
+    if (!rc) {
+        if (r->pub.r_persistent && r->rq_inner)
+            mf_request_free(r->rq_inner); /* finishes in the background */
+        r->rq_inner = NULL;
+        mf_request_handle_free(r);
+        r->pub.r_active = r->pub.r_active && !r->pub.r_persistent;
+        mf_request_free(r);
+        *request = MPI_REQUEST_NULL;
+    }
+    MF_API_EXIT();
+    return mf_err_world(rc, "MPI_Request_free");
+}
+MF_API_ALIAS(Request_free);
+
+int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    MF_API_ENTER();
+    mf_request *r = NULL;
+    int rc = flag ? mf_p2p_check_request(request, &r, "MPI_Request_get_status")
+                  : mf_error(MPI_ERR_ARG, "MPI_Request_get_status: flag is NULL");
+    if (!rc) {
+        if (!mf_req_done(r))
+            mf_progress_poll();
+        mf_request *op = r ? mf_req_op(r) : NULL;
+        *flag = mf_req_done(r);
+        if (*flag && op && status && status != MPI_STATUS_IGNORE)
+            *status = op->pub.r_status;
+        else if (*flag)
+            mf_status_empty(status);
+    }
+    MF_API_EXIT();
+    return mf_err_world(rc, "MPI_Request_get_status");
+}
+MF_API_ALIAS(Request_get_status);
+
+int PMPI_Cancel(MPI_Request *request)
+{
+    MF_API_ENTER();
+    mf_request *r = NULL;
+    int rc = request ? mf_p2p_check_request(*request, &r, "MPI_Cancel")
+                     : mf_error(MPI_ERR_ARG, "MPI_Cancel: request is NULL");
+    if (!rc && !r)
+        rc = mf_error(MPI_ERR_REQUEST, "MPI_Cancel: request is MPI_REQUEST_NULL");
+    if (!rc && mf_req_op(r))
+        mf_p2p_cancel(mf_req_op(r)); /* a send, or a matched receive, completes normally */
+    MF_API_EXIT();
+    return mf_err_world(rc, "MPI_Cancel");
+}
+MF_API_ALIAS(Cancel);
+
+int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    if (!status || !flag)
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Test_cancelled: %s is NULL",
+                                     !status ? "status" : "flag"), "MPI_Test_cancelled");
+    *flag = (status->count_hi_and_cancelled & (int)0x80000000) != 0;
+    return MPI_SUCCESS;
+}
+MF_API_ALIAS(Test_cancelled);

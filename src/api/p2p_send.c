@@ -1,0 +1,75 @@
+/* Sends: MPI_Send, Bsend, Ssend, Rsend and their nonblocking and large-count forms. */
+#include "api/p2p_args.h"
+
+/* Every send entry point: check, start, then wait (blocking) or hand out a request. */
+static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                       MPI_Comm comm, enum mf_send_mode mode, MPI_Request *request,
+                       const char *fn)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    mf_datatype *dt = NULL;
+    mf_request *r = NULL;
+    int rc = mf_p2p_check(buf, count, datatype, dest, tag, comm, false, fn, &c, &dt);
+    if (!rc) {
+        if (mode == MF_SEND_BUFFERED)
+            rc = mf_bsend_start(buf, count, dt, dest, tag, c, &r);
+        else
+            rc = mf_isend(buf, count, dt, dest, tag, c, MF_CTX_P2P, mode, &r);
+    }
+    if (!rc && request) {
+        rc = mf_request_handle(r, request);
+        if (rc)
+            mf_request_free(r);
+    } else if (!rc) {
+        rc = mf_request_wait(r, NULL);
+        mf_request_free(r);
+    }
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+
+#define MF_SEND_PAIR(Name, mode)                                                                  \
+    int PMPI_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
+                    MPI_Comm comm)                                                                \
+    {                                                                                             \
+        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, NULL, "MPI_" #Name);      \
+    }                                                                                             \
+    MF_API_ALIAS(Name);                                                                           \
+    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,        \
+                        int tag, MPI_Comm comm)                                                   \
+    {                                                                                             \
+        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, NULL,                     \
+                           "MPI_" #Name "_c");                                                    \
+    }                                                                                             \
+    MF_API_ALIAS(Name##_c);
+
+#define MF_ISEND_PAIR(Name, mode)                                                                 \
+    int PMPI_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
+                    MPI_Comm comm, MPI_Request *request)                                          \
+    {                                                                                             \
+        if (!request)                                                                             \
+            return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_" #Name ": request is NULL"),          \
+                                "MPI_" #Name);                                                    \
+        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, request, "MPI_" #Name);   \
+    }                                                                                             \
+    MF_API_ALIAS(Name);                                                                           \
+    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,        \
+                        int tag, MPI_Comm comm, MPI_Request *request)                             \
+    {                                                                                             \
+        if (!request)                                                                             \
+            return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_" #Name "_c: request is NULL"),        \
+                                "MPI_" #Name "_c");                                               \
+        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, request,                  \
+                           "MPI_" #Name "_c");                                                    \
+    }                                                                                             \
+    MF_API_ALIAS(Name##_c);
+
+MF_SEND_PAIR(Send, MF_SEND_STANDARD)
+MF_SEND_PAIR(Ssend, MF_SEND_SYNC)
+MF_SEND_PAIR(Rsend, MF_SEND_READY)
+MF_SEND_PAIR(Bsend, MF_SEND_BUFFERED)
+MF_ISEND_PAIR(Isend, MF_SEND_STANDARD)
+MF_ISEND_PAIR(Issend, MF_SEND_SYNC)
+MF_ISEND_PAIR(Irsend, MF_SEND_READY)
+MF_ISEND_PAIR(Ibsend, MF_SEND_BUFFERED)

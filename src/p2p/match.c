@@ -1,0 +1,159 @@
+/* Matching queues: see match.h. Contexts are few; a small chained hash keeps lookups O(1). */
+#include "p2p/match.h"
+
+#include <stdlib.h>
+
+#include "core/error.h"
+
+#define MF_MATCH_BUCKETS 64
+
+typedef struct mf_match_ctx {
+    struct mf_match_ctx *mc_next;
+    uint32_t mc_context;
+    mf_request *mc_posted_head, *mc_posted_tail;
+    mf_unexpected *mc_unexp_head, *mc_unexp_tail;
+} mf_match_ctx;
+
+static mf_match_ctx *mf_match_table[MF_MATCH_BUCKETS];
+
+static mf_match_ctx *mf_match_ctx_find(uint32_t context, bool create)
+{
+    mf_match_ctx **slot = &mf_match_table[(context / 2) % MF_MATCH_BUCKETS];
+    for (mf_match_ctx *c = *slot; c; c = c->mc_next)
+        if (c->mc_context == context)
+            return c;
+    if (!create)
+        return NULL;
+    mf_match_ctx *c = calloc(1, sizeof *c);
+    if (!c)
+        return NULL;
+    c->mc_context = context;
+    c->mc_next = *slot;
+    *slot = c;
+    return c;
+}
+
+static bool mf_match_fits(int want_src, int want_tag, int src, int tag)
+{
+    return (want_src == MPI_ANY_SOURCE || want_src == src) &&
+           (want_tag == MPI_ANY_TAG || want_tag == tag);
+}
+
+int mf_match_post(mf_request *r)
+{
+    uint32_t context = r->pub.r_comm->c_context + r->rq_ctx;
+    mf_match_ctx *c = mf_match_ctx_find(context, true);
+    if (!c)
+        return mf_error(MPI_ERR_NO_MEM, "no memory for a matching queue");
+    r->rq_next = NULL;
+    r->rq_prev = c->mc_posted_tail;
+    if (c->mc_posted_tail)
+        c->mc_posted_tail->rq_next = r;
+    else
+        c->mc_posted_head = r;
+    c->mc_posted_tail = r;
+    return MPI_SUCCESS;
+}
+
+static void mf_match_unlink(mf_match_ctx *c, mf_request *r)
+{
+    if (r->rq_prev)
+        r->rq_prev->rq_next = r->rq_next;
+    else
+        c->mc_posted_head = r->rq_next;
+    if (r->rq_next)
+        r->rq_next->rq_prev = r->rq_prev;
+    else
+        c->mc_posted_tail = r->rq_prev;
+    r->rq_next = r->rq_prev = NULL;
+}
+
+bool mf_match_unpost(mf_request *r)
+{
+    mf_match_ctx *c = mf_match_ctx_find(r->pub.r_comm->c_context + r->rq_ctx, false);
+    if (!c)
+        return false;
+    for (mf_request *p = c->mc_posted_head; p; p = p->rq_next) {
+        if (p == r) {
+            mf_match_unlink(c, r);
+            return true;
+        }
+    }
+    return false;
+}
+
+mf_request *mf_match_posted(uint32_t context, int src, int tag)
+{
+    mf_match_ctx *c = mf_match_ctx_find(context, false);
+    if (!c)
+        return NULL;
+    for (mf_request *r = c->mc_posted_head; r; r = r->rq_next) {
+        if (mf_match_fits(r->rq_rank, r->rq_tag, src, tag)) {
+            mf_match_unlink(c, r);
+            return r;
+        }
+    }
+    return NULL;
+}
+
+int mf_match_add_unexpected(uint32_t context, mf_unexpected *u)
+{
+    mf_match_ctx *c = mf_match_ctx_find(context, true);
+    if (!c)
+        return mf_error(MPI_ERR_NO_MEM, "no memory for a matching queue");
+    u->ux_next = NULL;
+    u->ux_prev = c->mc_unexp_tail;
+    if (c->mc_unexp_tail)
+        c->mc_unexp_tail->ux_next = u;
+    else
+        c->mc_unexp_head = u;
+    c->mc_unexp_tail = u;
+    return MPI_SUCCESS;
+}
+
+mf_unexpected *mf_match_unexpected(uint32_t context, int src, int tag, bool take)
+{
+    mf_match_ctx *c = mf_match_ctx_find(context, false);
+    if (!c)
+        return NULL;
+    for (mf_unexpected *u = c->mc_unexp_head; u; u = u->ux_next) {
+        if (!mf_match_fits(src, tag, u->ux_hdr.src, u->ux_hdr.tag))
+            continue;
+        if (take) {
+            if (u->ux_prev)
+                u->ux_prev->ux_next = u->ux_next;
+            else
+                c->mc_unexp_head = u->ux_next;
+            if (u->ux_next)
+                u->ux_next->ux_prev = u->ux_prev;
+            else
+                c->mc_unexp_tail = u->ux_prev;
+            u->ux_next = u->ux_prev = NULL;
+        }
+        return u;
+    }
+    return NULL;
+}
+
+int mf_match_finalize(void)
+{
+    int leftover = 0;
+    for (int b = 0; b < MF_MATCH_BUCKETS; b++) {
+        while (mf_match_table[b]) {
+            mf_match_ctx *c = mf_match_table[b];
+            mf_match_table[b] = c->mc_next;
+            while (c->mc_unexp_head) {
+                mf_unexpected *u = c->mc_unexp_head;
+                c->mc_unexp_head = u->ux_next;
+                /* A payload still streaming in belongs to the fabric until it lands. */
+                if (u->ux_arrived || u->ux_hdr.type != MF_MSG_EAGER) {
+                    free(u->ux_data);
+                    free(u);
+                }
+                leftover++;
+            }
+            free(c);
+        }
+    }
+    return leftover;
+}

@@ -1,0 +1,46 @@
+/*
+ * match.h — MPI message matching: posted receives and unexpected messages, per context id.
+ *
+ * An arriving EAGER or RTS frame is matched against the posted receives of its context in posting
+ * order; if none fits, it joins the unexpected queue in arrival order, where later receives and
+ * probes look for it first. Because every fabric delivers a peer's frames in order, this gives
+ * MPI's non-overtaking rule per (source, communicator), also when small (eager) and large
+ * (rendezvous) messages interleave. Wildcards: MPI_ANY_SOURCE, MPI_ANY_TAG (receives only).
+ */
+#ifndef MF_P2P_MATCH_H
+#define MF_P2P_MATCH_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "p2p/request.h"
+
+/* A message that arrived before its receive was posted. */
+typedef struct mf_unexpected {
+    struct mf_unexpected *ux_next, *ux_prev;
+    mf_wire_hdr ux_hdr;      /* the EAGER or RTS header as received */
+    int ux_peer;             /* world rank of the sender */
+    mf_fabric *ux_fabric;
+    unsigned char *ux_data;  /* EAGER: the payload (hdr.len bytes) */
+    bool ux_arrived;         /* EAGER: the whole payload has landed in ux_data */
+    mf_request *ux_waiter;   /* receive matched before the payload landed */
+    struct iovec ux_iov;
+    mf_fabric_sink ux_sink;
+} mf_unexpected;
+
+/* Posts a receive (r->pub.r_comm context + r->rq_ctx, rq_rank, rq_tag) at the queue's end. */
+int mf_match_post(mf_request *r);
+/* Removes a posted receive (MPI_Cancel); false if it was already matched. */
+bool mf_match_unpost(mf_request *r);
+/* Removes and returns the first posted receive matching an arriving envelope, or NULL. */
+mf_request *mf_match_posted(uint32_t context, int src, int tag);
+
+/* Appends an unexpected message. */
+int mf_match_add_unexpected(uint32_t context, mf_unexpected *u);
+/* The first unexpected message fitting (src, tag), removed from the queue if `take`. */
+mf_unexpected *mf_match_unexpected(uint32_t context, int src, int tag, bool take);
+
+/* Frees every queue (MPI_Finalize); unexpected messages left over are counted for a warning. */
+int mf_match_finalize(void);
+
+#endif

@@ -1,0 +1,32 @@
+/*
+ * p2p_internal.h — what the MPI point-to-point entry points (src/api/p2p_*.c) need from the
+ * engine beyond p2p.h: probing, matched messages (MPI_Mprobe), peer state, request handles.
+ */
+#ifndef MF_P2P_P2P_INTERNAL_H
+#define MF_P2P_P2P_INTERNAL_H
+
+#include "p2p/match.h"
+#include "p2p/request.h"
+
+/* MPI_SUCCESS, or the error recorded when `peer` (world rank) became unreachable. */
+int mf_p2p_peer_status(int peer);
+
+/* Looks for a message matching (source, tag) on comm's context + ctx after one progress pass.
+ * Sets *flag and, when found, the status (source, tag, byte count). With `take`, the message
+ * leaves the queue and is returned in *msg for mf_p2p_recv_message (MPI_Mprobe/Improbe). */
+int mf_p2p_iprobe(int source, int tag, mf_comm *comm, unsigned ctx, bool take, int *flag,
+                  MPI_Status *status, mf_unexpected **msg);
+/* Receives a message taken by a matched probe into r (posted with rq_buf/count/dt set). */
+int mf_p2p_recv_message(mf_request *r, mf_unexpected *u);
+
+/* User handles for requests (MPI_Request) and matched messages (MPI_Message). */
+int mf_request_handle(mf_request *r, MPI_Request *handle);
+mf_request *mf_request_from_handle(MPI_Request handle);
+void mf_request_handle_free(mf_request *r);
+int mf_message_handle(mf_unexpected *u, MPI_Message *handle);
+mf_unexpected *mf_message_take(MPI_Message handle);
+
+/* Cancels a request if its operation has not matched yet (receives); returns whether it did. */
+bool mf_p2p_cancel(mf_request *r);
+
+#endif

@@ -1,0 +1,656 @@
+/*
+ * The point-to-point protocols: eager and rendezvous, over any fabric.
+ *
+ * Eager (message <= the fabric's eager limit): one EAGER frame carries envelope and data. A
+ * synchronous send (MPI_Ssend) sets MF_WIRE_SYNC and completes only when the receiver's SYNC_ACK
+ * says the message was matched.
+ *
+ * Rendezvous (larger): the sender sends an RTS with the envelope and size. When the receiver
+ * matches it, it takes min(size, its buffer) bytes:
+ *   - pull: if the fabric can rget and the RTS carries a key, the receiver copies the data itself
+ *     (CMA on shm: one copy, sender's memory to receiver's) and sends FIN;
+ *   - push: otherwise it sends CTS with its request id and how much it takes, and the sender
+ *     streams DATA frames (at most max_frame bytes each) that land straight in the receive buffer.
+ * Truncation (MPI_ERR_TRUNCATE) delivers the part that fits; the sender completes normally.
+ *
+ * Request state lives in request.h; rq_busy counts the protocol steps a request still waits for
+ * (payload handed to the fabric, acknowledgement, CTS/FIN, DATA), and the request completes when
+ * it drops to zero.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/state.h"
+#include "p2p/match.h"
+#include "p2p/p2p_internal.h"
+
+/* First error seen for each world rank, once its fabric declared it unreachable. */
+static int *mf_p2p_peer_error;
+
+static void mf_p2p_ctrl_done_fn(mf_fabric_done *done, int status)
+{
+}
+/* Completion object for control frames, whose header fabrics copy at once. */
+static mf_fabric_done mf_p2p_ctrl_done = {mf_p2p_ctrl_done_fn};
+
+#define MF_CONTAINER(ptr, type, member) ((type *)((char *)(ptr)-offsetof(type, member)))
+
+int mf_p2p_peer_status(int peer)
+{
+    return mf_p2p_peer_error ? mf_p2p_peer_error[peer] : MPI_SUCCESS;
+}
+
+static void mf_p2p_fail(mf_request *r, int code)
+{
+    if (!r->rq_error)
+        r->rq_error = code;
+}
+
+/* Sends a control frame (no payload) to r's peer. */
+static int mf_p2p_send_ctrl(mf_fabric *f, int peer, const mf_wire_hdr *h)
+{
+    int rc = f->ops->send(f, peer, h, NULL, 0, &mf_p2p_ctrl_done);
+    return rc == MF_FABRIC_DONE || rc == MF_FABRIC_PENDING ? MPI_SUCCESS : rc;
+}
+
+/* ---- Sender side ---- */
+
+static void mf_p2p_send_done(mf_fabric_done *done, int status)
+{
+    mf_request *r = MF_CONTAINER(done, mf_request, rq_send_done);
+    if (status)
+        mf_p2p_fail(r, status);
+    mf_request_unbusy(r);
+}
+
+/* Hands a payload frame to the fabric, counting it as a step until the fabric is done. */
+static void mf_p2p_send_payload(mf_request *r, const mf_wire_hdr *h, struct iovec *iov, int niov)
+{
+    r->rq_busy++;
+    int rc = r->rq_fabric->ops->send(r->rq_fabric, r->rq_peer, h, iov, niov, &r->rq_send_done);
+    if (rc == MF_FABRIC_PENDING)
+        return;
+    if (rc != MF_FABRIC_DONE)
+        mf_p2p_fail(r, rc);
+    mf_request_unbusy(r);
+}
+
+/* Points rq_iov at the data: the user buffer when contiguous, else a packed copy. */
+static int mf_p2p_stage_send(mf_request *r, const void *buf)
+{
+    const struct mf_datatype_public *t = mf_datatype_info(r->rq_dt);
+    if (t->dt_contig || r->rq_bytes == 0) {
+        r->rq_iov.iov_base = (char *)buf + t->dt_true_lb;
+        r->rq_iov.iov_len = r->rq_bytes;
+        return MPI_SUCCESS;
+    }
+    r->rq_packed = malloc(r->rq_bytes);
+    if (!r->rq_packed)
+        return mf_error(MPI_ERR_NO_MEM, "send: no memory to pack %zu bytes", r->rq_bytes);
+    mf_datatype_pack(r->rq_dt, buf, (size_t)r->rq_count, 0, r->rq_packed, r->rq_bytes);
+    r->rq_iov.iov_base = r->rq_packed;
+    r->rq_iov.iov_len = r->rq_bytes;
+    return MPI_SUCCESS;
+}
+
+int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
+             unsigned ctx, enum mf_send_mode mode, mf_request **out)
+{
+    mf_request *r = mf_request_alloc(MF_REQ_SEND, comm);
+    if (!r)
+        return mf_error(MPI_ERR_NO_MEM, "send: no memory for a request");
+    *out = r;
+    r->pub.r_active = true;
+    r->rq_count = count;
+    r->rq_dt = dt;
+    mf_datatype_retain(dt);
+    r->rq_rank = dest;
+    r->rq_tag = tag;
+    r->rq_ctx = ctx;
+    r->rq_mode = mode;
+    r->rq_send_done.fd_fn = mf_p2p_send_done;
+    if (dest == MPI_PROC_NULL) {
+        r->pub.r_status.MPI_SOURCE = MPI_PROC_NULL;
+        mf_request_finish(r);
+        return MPI_SUCCESS;
+    }
+    r->rq_bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
+    r->rq_peer = mf_comm_peer(comm, dest);
+    r->rq_fabric = mf_fabric_of(r->rq_peer);
+    int rc = mf_p2p_peer_status(r->rq_peer);
+    if (!rc)
+        rc = mf_p2p_stage_send(r, buf);
+    if (!rc)
+        rc = mf_request_register_wire(r);
+    if (rc) {
+        mf_p2p_fail(r, rc);
+        mf_request_finish(r);
+        return MPI_SUCCESS; /* the error is reported when the request is completed */
+    }
+    mf_wire_hdr h = {
+        .context = comm->c_context + ctx,
+        .src = (int32_t)comm->c_rank,
+        .tag = tag,
+        .total = r->rq_bytes,
+        .sreq = r->rq_wire_id,
+    };
+    mf_fabric *f = r->rq_fabric;
+    /* One step for the whole send; released below once the first frame is handed over. */
+    r->rq_busy = 1;
+    if (r->rq_bytes <= f->eager_limit) {
+        h.type = MF_MSG_EAGER;
+        h.len = r->rq_bytes;
+        if (mode == MF_SEND_SYNC) {
+            h.flags = MF_WIRE_SYNC;
+            r->rq_busy++; /* the SYNC_ACK */
+        }
+        mf_p2p_send_payload(r, &h, &r->rq_iov, 1);
+    } else {
+        h.type = MF_MSG_RTS;
+        if (f->flags & MF_FABRIC_RGET) {
+            rc = f->ops->rkey_make(f, r->rq_iov.iov_base, r->rq_bytes, &r->rq_rkey);
+            if (rc)
+                r->rq_rkey = 0; /* fall back to the push protocol */
+        }
+        h.rkey = r->rq_rkey;
+        r->rq_busy++; /* the CTS or FIN */
+        rc = mf_p2p_send_ctrl(f, r->rq_peer, &h);
+        if (rc) {
+            mf_p2p_fail(r, rc);
+            r->rq_busy--;
+        }
+    }
+    mf_request_unbusy(r);
+    return MPI_SUCCESS;
+}
+
+/* CTS: the receiver takes hdr->total bytes; stream them as DATA frames. */
+static void mf_p2p_on_cts(mf_request *r, const mf_wire_hdr *h)
+{
+    size_t take = h->total < r->rq_bytes ? h->total : r->rq_bytes;
+    size_t frame = r->rq_fabric->max_frame;
+    size_t nframes = (take + frame - 1) / frame;
+    /* Fabrics may keep the iovec arrays of pending frames: they live in the request. */
+    r->rq_pieces = nframes ? calloc(nframes, sizeof *r->rq_pieces) : NULL;
+    if (nframes && !r->rq_pieces) {
+        mf_p2p_fail(r, mf_error(MPI_ERR_NO_MEM, "send: no memory for %zu frames", nframes));
+        nframes = 0;
+    }
+    for (size_t i = 0; i < nframes; i++) {
+        size_t off = i * frame;
+        size_t len = take - off < frame ? take - off : frame;
+        mf_wire_hdr d = {
+            .type = MF_MSG_DATA,
+            .context = h->context,
+            .src = h->src,
+            .len = len,
+            .total = off,
+            .sreq = r->rq_wire_id,
+            .rreq = h->rreq,
+        };
+        r->rq_pieces[i] = (struct iovec){(char *)r->rq_iov.iov_base + off, len};
+        mf_p2p_send_payload(r, &d, &r->rq_pieces[i], 1);
+    }
+    mf_request_unbusy(r); /* the CTS step */
+}
+
+static void mf_p2p_on_fin(mf_request *r)
+{
+    if (r->rq_rkey)
+        r->rq_fabric->ops->rkey_release(r->rq_fabric, r->rq_rkey);
+    r->rq_rkey = 0;
+    mf_request_unbusy(r);
+}
+
+/* ---- Receiver side ---- */
+
+static void mf_p2p_ack_sync(mf_fabric *f, int peer, const mf_wire_hdr *h)
+{
+    mf_wire_hdr a = {.type = MF_MSG_SYNC_ACK, .context = h->context, .src = 0, .sreq = h->sreq};
+    int rc = mf_p2p_send_ctrl(f, peer, &a);
+    if (rc)
+        mf_warn("could not acknowledge a synchronous send to rank %d", peer);
+}
+
+/* Sets the status and the accepted size of a receive matched with envelope h offering `size`
+ * bytes; notes truncation. */
+static void mf_p2p_accept(mf_request *r, const mf_wire_hdr *h, size_t size)
+{
+    r->pub.r_status.MPI_SOURCE = h->src;
+    r->pub.r_status.MPI_TAG = h->tag;
+    r->rq_accepted = size <= r->rq_bytes ? size : r->rq_bytes;
+    if (size > r->rq_bytes)
+        mf_p2p_fail(r, mf_error(MPI_ERR_TRUNCATE,
+                                "receive: message of %zu bytes from rank %d (tag %d) does not fit "
+                                "the %zu-byte buffer", size, h->src, h->tag, r->rq_bytes));
+    mf_status_set_bytes(&r->pub.r_status, (MPI_Count)r->rq_accepted);
+}
+
+/* Where the accepted bytes land: the user buffer if contiguous, else a staging copy. */
+static int mf_p2p_stage_recv(mf_request *r)
+{
+    const struct mf_datatype_public *t = mf_datatype_info(r->rq_dt);
+    if (t->dt_contig || r->rq_accepted == 0) {
+        r->rq_iov.iov_base = (char *)r->rq_buf + t->dt_true_lb;
+        r->rq_iov.iov_len = r->rq_accepted;
+        return MPI_SUCCESS;
+    }
+    r->rq_packed = malloc(r->rq_accepted);
+    if (!r->rq_packed)
+        return mf_error(MPI_ERR_NO_MEM, "receive: no memory for %zu bytes", r->rq_accepted);
+    r->rq_iov.iov_base = r->rq_packed;
+    r->rq_iov.iov_len = r->rq_accepted;
+    return MPI_SUCCESS;
+}
+
+/* All accepted bytes are in rq_iov: unpack if staged, then the receive is done. */
+static void mf_p2p_recv_landed(mf_request *r)
+{
+    if (r->rq_packed) {
+        mf_datatype_unpack(r->rq_dt, r->rq_buf, (size_t)r->rq_count, 0, r->rq_packed,
+                           r->rq_accepted);
+        free(r->rq_packed);
+        r->rq_packed = NULL;
+    }
+}
+
+static void mf_p2p_eager_sink_done(mf_fabric_sink *sink, int status)
+{
+    mf_request *r = sink->fs_ctx;
+    if (status)
+        mf_p2p_fail(r, status);
+    mf_p2p_recv_landed(r);
+    mf_request_unbusy(r);
+}
+
+static void mf_p2p_get_done(mf_fabric_done *done, int status)
+{
+    mf_request *r = MF_CONTAINER(done, mf_request, rq_get_done);
+    if (status)
+        mf_p2p_fail(r, status);
+    mf_p2p_recv_landed(r);
+    mf_wire_hdr fin = {.type = MF_MSG_FIN, .context = 0, .sreq = r->rq_peer_id};
+    int rc = mf_p2p_send_ctrl(r->rq_fabric, r->rq_peer, &fin);
+    if (rc)
+        mf_p2p_fail(r, rc);
+    mf_request_unbusy(r);
+}
+
+/* A receive matched an RTS: pull the data, or ask the sender to push it. */
+static void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr *h)
+{
+    r->rq_peer = peer;
+    r->rq_fabric = f;
+    r->rq_peer_id = h->sreq;
+    mf_p2p_accept(r, h, h->total);
+    int rc = mf_p2p_stage_recv(r);
+    r->rq_busy++;
+    if (!rc && (f->flags & MF_FABRIC_RGET) && h->rkey) {
+        r->rq_get_done.fd_fn = mf_p2p_get_done;
+        rc = f->ops->rget(f, peer, h->rkey, 0, &r->rq_iov, 1, r->rq_accepted, &r->rq_get_done);
+        if (rc == MF_FABRIC_DONE)
+            mf_p2p_get_done(&r->rq_get_done, MPI_SUCCESS);
+        else if (rc != MF_FABRIC_PENDING)
+            mf_p2p_get_done(&r->rq_get_done, rc);
+        return;
+    }
+    if (!rc)
+        rc = mf_request_register_wire(r);
+    if (!rc) {
+        mf_wire_hdr cts = {.type = MF_MSG_CTS, .context = h->context, .total = r->rq_accepted,
+                           .sreq = h->sreq, .rreq = r->rq_wire_id};
+        rc = mf_p2p_send_ctrl(f, peer, &cts);
+    }
+    if (rc) {
+        mf_p2p_fail(r, rc);
+        mf_request_unbusy(r);
+    } else if (r->rq_accepted == 0) {
+        mf_request_unbusy(r); /* nothing will come */
+    }
+}
+
+/* A receive matched an EAGER header whose payload is about to arrive: give the fabric a sink. */
+static void mf_p2p_match_eager(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr *h,
+                               mf_fabric_sink *sink)
+{
+    r->rq_peer = peer;
+    r->rq_fabric = f;
+    mf_p2p_accept(r, h, h->len);
+    int rc = mf_p2p_stage_recv(r);
+    if (rc)
+        mf_p2p_fail(r, rc);
+    if (h->flags & MF_WIRE_SYNC)
+        mf_p2p_ack_sync(f, peer, h);
+    r->rq_busy++;
+    r->rq_sink.fs_iov = rc ? NULL : &r->rq_iov;
+    r->rq_sink.fs_niov = rc ? 0 : 1;
+    r->rq_sink.fs_done = mf_p2p_eager_sink_done;
+    r->rq_sink.fs_ctx = r;
+    *sink = r->rq_sink;
+}
+
+/* An unexpected eager payload has fully landed. */
+static void mf_p2p_unexp_done(mf_fabric_sink *sink, int status)
+{
+    mf_unexpected *u = sink->fs_ctx;
+    u->ux_arrived = true;
+    mf_request *r = u->ux_waiter;
+    if (!r)
+        return;
+    /* A receive matched while the payload was streaming in: finish it now. */
+    if (status)
+        mf_p2p_fail(r, status);
+    if (r->rq_accepted)
+        memcpy(r->rq_iov.iov_base, u->ux_data, r->rq_accepted);
+    mf_p2p_recv_landed(r);
+    free(u->ux_data);
+    free(u);
+    mf_request_unbusy(r);
+}
+
+/* A new receive takes an unexpected message out of the queue. */
+static void mf_p2p_take_unexpected(mf_request *r, mf_unexpected *u)
+{
+    if (u->ux_hdr.type == MF_MSG_RTS) {
+        mf_p2p_start_rndv(r, u->ux_fabric, u->ux_peer, &u->ux_hdr);
+        free(u);
+        return;
+    }
+    r->rq_peer = u->ux_peer;
+    r->rq_fabric = u->ux_fabric;
+    mf_p2p_accept(r, &u->ux_hdr, u->ux_hdr.len);
+    int rc = mf_p2p_stage_recv(r);
+    if (rc) {
+        mf_p2p_fail(r, rc);
+        r->rq_accepted = 0;
+    }
+    if (u->ux_hdr.flags & MF_WIRE_SYNC)
+        mf_p2p_ack_sync(u->ux_fabric, u->ux_peer, &u->ux_hdr);
+    r->rq_busy++;
+    if (!u->ux_arrived) {
+        u->ux_waiter = r;
+        return;
+    }
+    if (r->rq_accepted)
+        memcpy(r->rq_iov.iov_base, u->ux_data, r->rq_accepted);
+    mf_p2p_recv_landed(r);
+    free(u->ux_data);
+    free(u);
+    mf_request_unbusy(r);
+}
+
+int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
+             unsigned ctx, mf_request **out)
+{
+    mf_request *r = mf_request_alloc(MF_REQ_RECV, comm);
+    if (!r)
+        return mf_error(MPI_ERR_NO_MEM, "receive: no memory for a request");
+    *out = r;
+    r->pub.r_active = true;
+    r->rq_buf = buf;
+    r->rq_count = count;
+    r->rq_dt = dt;
+    mf_datatype_retain(dt);
+    r->rq_rank = source;
+    r->rq_tag = tag;
+    r->rq_ctx = ctx;
+    r->rq_bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
+    if (source == MPI_PROC_NULL) {
+        r->pub.r_status.MPI_SOURCE = MPI_PROC_NULL;
+        mf_request_finish(r);
+        return MPI_SUCCESS;
+    }
+    if (source != MPI_ANY_SOURCE) {
+        int rc = mf_p2p_peer_status(mf_comm_peer(comm, source));
+        if (rc) {
+            mf_p2p_fail(r, rc);
+            mf_request_finish(r);
+            return MPI_SUCCESS;
+        }
+    }
+    mf_unexpected *u = mf_match_unexpected(comm->c_context + ctx, source, tag, true);
+    if (u) {
+        r->rq_busy = 1;
+        mf_p2p_take_unexpected(r, u);
+        mf_request_unbusy(r);
+        return MPI_SUCCESS;
+    }
+    return mf_match_post(r);
+}
+
+int mf_p2p_recv_message(mf_request *r, mf_unexpected *u)
+{
+    r->rq_busy = 1;
+    mf_p2p_take_unexpected(r, u);
+    mf_request_unbusy(r);
+    return MPI_SUCCESS;
+}
+
+/* DATA frame for a pushed rendezvous: lands at its offset in the receive buffer. */
+static void mf_p2p_data_sink_done(mf_fabric_sink *sink, int status)
+{
+    mf_request *r = sink->fs_ctx;
+    if (status)
+        mf_p2p_fail(r, status);
+    r->rq_received += (size_t)(uintptr_t)sink->fs_iov[0].iov_len;
+    free(sink->fs_iov);
+    if (r->rq_received >= r->rq_accepted) {
+        mf_p2p_recv_landed(r);
+        mf_request_unbusy(r);
+    }
+}
+
+/* ---- Frames from fabrics ---- */
+
+static void mf_p2p_protocol_error(mf_fabric *f, int peer, const mf_wire_hdr *h, const char *why)
+{
+    mf_fabric_peer_failed(f, peer,
+                          mf_error(MPI_ERR_OTHER, "%s: rank %d sent a bad frame (type %d): %s",
+                                   f->name, peer, h->type, why));
+}
+
+void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric_sink *sink)
+{
+    *sink = (mf_fabric_sink){0}; /* default: discard any payload */
+    mf_request *r;
+    switch (h->type) {
+    case MF_MSG_EAGER:
+    case MF_MSG_RTS:
+        r = mf_match_posted(h->context, h->src, h->tag);
+        if (r) {
+            if (h->type == MF_MSG_EAGER) {
+                mf_p2p_match_eager(r, f, peer, h, sink);
+            } else {
+                r->rq_busy++;
+                mf_p2p_start_rndv(r, f, peer, h);
+                mf_request_unbusy(r);
+            }
+            return;
+        }
+        mf_unexpected *u = calloc(1, sizeof *u);
+        if (u && h->type == MF_MSG_EAGER && h->len)
+            u->ux_data = malloc(h->len);
+        if (!u || (h->type == MF_MSG_EAGER && h->len && !u->ux_data)) {
+            free(u);
+            mf_fatal("no memory to hold an unexpected message of %llu bytes from rank %d",
+                     (unsigned long long)h->len, peer);
+        }
+        u->ux_hdr = *h;
+        u->ux_peer = peer;
+        u->ux_fabric = f;
+        u->ux_arrived = h->type != MF_MSG_EAGER || h->len == 0;
+        if (mf_match_add_unexpected(h->context, u) != MPI_SUCCESS)
+            mf_fatal("no memory for the unexpected-message queue");
+        if (!u->ux_arrived) {
+            u->ux_iov = (struct iovec){u->ux_data, h->len};
+            u->ux_sink = (mf_fabric_sink){&u->ux_iov, 1, mf_p2p_unexp_done, u};
+            *sink = u->ux_sink;
+        }
+        return;
+    case MF_MSG_CTS:
+        r = mf_request_by_wire(h->sreq);
+        if (!r || r->pub.r_kind != MF_REQ_SEND || r->rq_peer != peer)
+            return mf_p2p_protocol_error(f, peer, h, "clear-to-send for an unknown send");
+        return mf_p2p_on_cts(r, h);
+    case MF_MSG_FIN:
+        r = mf_request_by_wire(h->sreq);
+        if (!r || r->pub.r_kind != MF_REQ_SEND || r->rq_peer != peer)
+            return mf_p2p_protocol_error(f, peer, h, "completion for an unknown send");
+        return mf_p2p_on_fin(r);
+    case MF_MSG_SYNC_ACK:
+        r = mf_request_by_wire(h->sreq);
+        if (!r || r->pub.r_kind != MF_REQ_SEND || r->rq_peer != peer)
+            return mf_p2p_protocol_error(f, peer, h, "acknowledgement for an unknown send");
+        return mf_request_unbusy(r);
+    case MF_MSG_DATA: {
+        r = mf_request_by_wire(h->rreq);
+        if (!r || r->pub.r_kind != MF_REQ_RECV || r->rq_peer != peer)
+            return mf_p2p_protocol_error(f, peer, h, "data for an unknown receive");
+        if (h->total > r->rq_accepted || h->len > r->rq_accepted - h->total)
+            return mf_p2p_protocol_error(f, peer, h, "data beyond the accepted size");
+        struct iovec *piece = malloc(sizeof *piece);
+        if (!piece)
+            mf_fatal("no memory for a data frame descriptor");
+        *piece = (struct iovec){(char *)r->rq_iov.iov_base + h->total, h->len};
+        *sink = (mf_fabric_sink){piece, 1, mf_p2p_data_sink_done, r};
+        return;
+    }
+    default:
+        return mf_p2p_protocol_error(f, peer, h, "unknown frame type");
+    }
+}
+
+/* ---- Peer failure ---- */
+
+typedef struct mf_p2p_failure {
+    int peer;
+    int code;
+} mf_p2p_failure;
+
+static void mf_p2p_fail_pending(mf_request *r, void *arg)
+{
+    mf_p2p_failure *fl = arg;
+    bool involved = r->rq_peer == fl->peer;
+    if (!involved && r->pub.r_kind == MF_REQ_RECV && r->rq_rank >= 0 && r->rq_peer < 0 &&
+        r->pub.r_comm && r->rq_rank < mf_comm_peer_size(r->pub.r_comm) &&
+        mf_comm_peer(r->pub.r_comm, r->rq_rank) == fl->peer) {
+        involved = mf_match_unpost(r);
+    }
+    if (!involved || (r->pub.r_kind != MF_REQ_SEND && r->pub.r_kind != MF_REQ_RECV))
+        return;
+    /* Finish now with the error; protocol steps still outstanding drain (or not) on their own,
+     * and the request is freed only when they have. */
+    mf_p2p_fail(r, fl->code);
+    mf_request_finish(r);
+}
+
+void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
+{
+    if (!mf_p2p_peer_error) {
+        mf_p2p_peer_error = calloc((size_t)mf_g.size, sizeof *mf_p2p_peer_error);
+        if (!mf_p2p_peer_error)
+            mf_fatal("rank %d is unreachable and no memory is left to record it", peer);
+    }
+    if (mf_p2p_peer_error[peer])
+        return;
+    mf_p2p_peer_error[peer] = code;
+    char text[MPI_MAX_ERROR_STRING];
+    int len;
+    mf_error_string(code, text, &len);
+    mf_info("lost contact with rank %d over %s: %s", peer, f->name, text);
+    mf_p2p_failure fl = {peer, code};
+    mf_request_foreach_pending(mf_p2p_fail_pending, &fl);
+}
+
+/* ---- Blocking forms ---- */
+
+int mf_send(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
+            unsigned ctx)
+{
+    mf_request *r;
+    int rc = mf_isend(buf, count, dt, dest, tag, comm, ctx, MF_SEND_STANDARD, &r);
+    if (rc)
+        return rc;
+    rc = mf_request_wait(r, NULL);
+    mf_request_free(r);
+    return rc;
+}
+
+int mf_recv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
+            unsigned ctx, MPI_Status *status)
+{
+    mf_request *r;
+    int rc = mf_irecv(buf, count, dt, source, tag, comm, ctx, &r);
+    if (rc)
+        return rc;
+    rc = mf_request_wait(r, status);
+    mf_request_free(r);
+    return rc;
+}
+
+int mf_sendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, int stag,
+                void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag,
+                mf_comm *comm, unsigned ctx, MPI_Status *status)
+{
+    mf_request *rr, *sr;
+    int rc = mf_irecv(rbuf, rcount, rdt, source, rtag, comm, ctx, &rr);
+    if (rc)
+        return rc;
+    rc = mf_isend(sbuf, scount, sdt, dest, stag, comm, ctx, MF_SEND_STANDARD, &sr);
+    if (rc) {
+        mf_request_free(rr);
+        return rc;
+    }
+    mf_request *both[2] = {rr, sr};
+    rc = mf_request_waitall(2, both);
+    if (status && status != MPI_STATUS_IGNORE)
+        *status = rr->pub.r_status;
+    mf_request_free(rr);
+    mf_request_free(sr);
+    return rc;
+}
+
+/* ---- Probing and cancelling ---- */
+
+int mf_p2p_iprobe(int source, int tag, mf_comm *comm, unsigned ctx, bool take, int *flag,
+                  MPI_Status *status, mf_unexpected **msg)
+{
+    *flag = 0;
+    if (source == MPI_PROC_NULL) {
+        *flag = 1;
+        if (status && status != MPI_STATUS_IGNORE) {
+            *status = (MPI_Status){0};
+            status->MPI_SOURCE = MPI_PROC_NULL;
+            status->MPI_TAG = MPI_ANY_TAG;
+        }
+        if (msg)
+            *msg = NULL;
+        return MPI_SUCCESS;
+    }
+    mf_progress_poll();
+    mf_unexpected *u = mf_match_unexpected(comm->c_context + ctx, source, tag, take);
+    if (!u)
+        return MPI_SUCCESS;
+    *flag = 1;
+    if (status && status != MPI_STATUS_IGNORE) {
+        *status = (MPI_Status){0};
+        status->MPI_SOURCE = u->ux_hdr.src;
+        status->MPI_TAG = u->ux_hdr.tag;
+        mf_status_set_bytes(status, (MPI_Count)u->ux_hdr.total);
+    }
+    if (msg)
+        *msg = u;
+    return MPI_SUCCESS;
+}
+
+bool mf_p2p_cancel(mf_request *r)
+{
+    if (r->pub.r_kind != MF_REQ_RECV || r->pub.r_complete || !mf_match_unpost(r))
+        return false; /* sends and matched receives complete normally */
+    mf_status_set_cancelled(&r->pub.r_status, true);
+    mf_request_finish(r);
+    return true;
+}

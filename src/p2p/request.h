@@ -1,0 +1,103 @@
+/*
+ * request.h — the request object and the private state of point-to-point operations.
+ *
+ * One struct serves sends, receives and requests completed by other layers. A request is
+ * referenced by: its creator (until mf_request_free), the matching queues while posted, and the
+ * wire-id table while a peer may still name it in a frame (CTS, DATA, FIN, SYNC_ACK). It is freed
+ * when the creator has released it and no protocol step is outstanding (rq_busy == 0).
+ */
+#ifndef MF_P2P_REQUEST_H
+#define MF_P2P_REQUEST_H
+
+#include <stdint.h>
+#include <sys/uio.h>
+
+#include "fabric/fabric.h"
+#include "p2p/p2p.h"
+
+struct mf_unexpected;
+
+struct mf_request {
+    struct mf_request_public pub; /* first: mf_request_info() is a cast */
+
+    /* The operation as posted. */
+    void *rq_buf;
+    MPI_Count rq_count;
+    mf_datatype *rq_dt;   /* held (retained) while the request lives */
+    int rq_rank;          /* dest or source rank in the communicator (may be ANY_SOURCE) */
+    int rq_tag;
+    unsigned rq_ctx;      /* MF_CTX_P2P or MF_CTX_COLL */
+    enum mf_send_mode rq_mode;
+    size_t rq_bytes;      /* data bytes of the operation: count * type size */
+    int rq_peer;          /* world rank of the peer (receives: known once matched) */
+    mf_fabric *rq_fabric;
+
+    uint64_t rq_wire_id;  /* id peers use to name this request; 0 when not registered */
+    int rq_busy;          /* outstanding protocol steps (fabric completions, awaited frames) */
+    bool rq_released;     /* the creator called mf_request_free */
+    int rq_error;         /* first error, reported in the status */
+
+    /* Data staging: iov over the user buffer (contiguous) or a packed copy. */
+    unsigned char *rq_packed; /* owned copy for non-contiguous data, or NULL */
+    struct iovec rq_iov;
+    struct iovec *rq_pieces; /* rendezvous push: one iovec per DATA frame (fabrics may keep it) */
+    size_t rq_accepted;   /* receive: bytes the receiver takes (<= what the sender offered) */
+    size_t rq_received;   /* receive: bytes landed so far */
+    uint64_t rq_rkey;     /* send with rget: the key handed out in the RTS */
+    uint64_t rq_peer_id;  /* the peer's request id (sreq for receivers, rreq for senders) */
+    bool rq_need_ack;     /* synchronous eager send: waiting for SYNC_ACK */
+
+    /* Completion hooks from the fabric for this request's sends and pulls. */
+    mf_fabric_done rq_send_done;
+    mf_fabric_done rq_get_done;
+    mf_fabric_sink rq_sink;
+
+    /* Posted-receive queue links. */
+    struct mf_request *rq_next, *rq_prev;
+    /* Links in the list of all live requests (for failing those of a dead peer). */
+    struct mf_request *rq_live_next, *rq_live_prev;
+
+    /* Persistent requests: the operation started by MPI_Start. */
+    mf_request *rq_inner;
+
+    /* Buffered sends: the slice of the attached buffer holding the data. */
+    void *rq_bsend_slot;
+
+    /* Completion callback for layers above (called once, from progress). */
+    void (*rq_on_complete)(mf_request *r, void *arg);
+    void *rq_on_complete_arg;
+};
+
+/* Allocation and wire ids. */
+mf_request *mf_request_alloc(mf_request_kind kind, mf_comm *comm);
+int mf_request_register_wire(mf_request *r);
+/* The live request a peer names with `id`, or NULL (stale or forged ids are not dereferenced). */
+mf_request *mf_request_by_wire(uint64_t id);
+/* Calls fn on every live request that is not complete (fn may finish it, not free it). */
+void mf_request_foreach_pending(void (*fn)(mf_request *r, void *arg), void *arg);
+/* Drops one protocol step; frees the request if that was the last reference. */
+void mf_request_unbusy(mf_request *r);
+/* Marks complete with the status fields; runs the on_complete hook. */
+void mf_request_finish(mf_request *r);
+
+/* Status byte count helpers (count_lo + 31 low bits of count_hi_and_cancelled). */
+static inline void mf_status_set_bytes(MPI_Status *s, MPI_Count bytes)
+{
+    s->count_lo = (int)(bytes & 0xffffffff);
+    s->count_hi_and_cancelled =
+        (s->count_hi_and_cancelled & (int)0x80000000) | (int)((bytes >> 32) & 0x7fffffff);
+}
+
+static inline MPI_Count mf_status_get_bytes(const MPI_Status *s)
+{
+    return (MPI_Count)(unsigned)s->count_lo |
+           ((MPI_Count)(s->count_hi_and_cancelled & 0x7fffffff) << 32);
+}
+
+static inline void mf_status_set_cancelled(MPI_Status *s, bool cancelled)
+{
+    s->count_hi_and_cancelled = (s->count_hi_and_cancelled & 0x7fffffff) |
+                                (cancelled ? (int)0x80000000 : 0);
+}
+
+#endif

@@ -1,0 +1,263 @@
+/*
+ * Point-to-point semantics, at any process count: ring exchanges of many sizes (zero bytes,
+ * eager, rendezvous), every send mode, derived datatypes, probes, matched probes, persistent
+ * requests, cancel, truncation, MPI_PROC_NULL, wildcards and the completion family.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mftest.h"
+
+static int rank, size;
+
+static void fill(unsigned char *buf, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++)
+        buf[i] = (unsigned char)(i * 131 + (size_t)seed * 7 + 1);
+}
+
+static int check(const unsigned char *buf, size_t n, int seed)
+{
+    for (size_t i = 0; i < n; i++)
+        if (buf[i] != (unsigned char)(i * 131 + (size_t)seed * 7 + 1))
+            return 0;
+    return 1;
+}
+
+/* Each rank sends `n` bytes to the next and receives from the previous, with each send mode. */
+static void ring_sizes(void)
+{
+    static const size_t sizes[] = {0, 1, 7, 64, 1000, 4096, 16384, 16385, 65536, 65537,
+                                   300000, 4 << 20};
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        unsigned char *s = malloc(n + 1), *r = malloc(n + 1);
+        for (int mode = 0; mode < 4; mode++) {
+            fill(s, n, rank + mode);
+            memset(r, 0, n + 1);
+            MPI_Request rq;
+            MPI_Status st;
+            MF_CHECK_MPI(MPI_Irecv(r, (int)n, MPI_BYTE, prev, 10 + mode, MPI_COMM_WORLD, &rq));
+            /* Ready sends need the receive posted everywhere first. */
+            MPI_Barrier(MPI_COMM_WORLD);
+            if (mode == 0)
+                MF_CHECK_MPI(MPI_Send(s, (int)n, MPI_BYTE, next, 10, MPI_COMM_WORLD));
+            else if (mode == 1)
+                MF_CHECK_MPI(MPI_Ssend(s, (int)n, MPI_BYTE, next, 11, MPI_COMM_WORLD));
+            else if (mode == 2)
+                MF_CHECK_MPI(MPI_Rsend(s, (int)n, MPI_BYTE, next, 12, MPI_COMM_WORLD));
+            else {
+                MPI_Request sq;
+                MF_CHECK_MPI(MPI_Isend(s, (int)n, MPI_BYTE, next, 13, MPI_COMM_WORLD, &sq));
+                MF_CHECK_MPI(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+                MF_CHECK(sq == MPI_REQUEST_NULL, "Wait did not null the request");
+            }
+            MF_CHECK_MPI(MPI_Wait(&rq, &st));
+            int count;
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            MF_CHECK(count == (int)n, "size %zu mode %d: count %d", n, mode, count);
+            MF_CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == 10 + mode,
+                     "size %zu mode %d: source %d tag %d", n, mode, st.MPI_SOURCE, st.MPI_TAG);
+            MF_CHECK(check(r, n, prev + mode), "size %zu mode %d: wrong data", n, mode);
+        }
+        free(s);
+        free(r);
+    }
+}
+
+/* Buffered sends through an attached buffer. */
+static void buffered(void)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    int bufsize = 3 * (100000 + MPI_BSEND_OVERHEAD);
+    char *attached = malloc((size_t)bufsize);
+    MF_CHECK_MPI(MPI_Buffer_attach(attached, bufsize));
+    unsigned char *s = malloc(100000), *r = malloc(100000);
+    for (int i = 0; i < 3; i++) {
+        fill(s, 100000, i + rank);
+        MF_CHECK_MPI(MPI_Bsend(s, 100000, MPI_BYTE, next, 20 + i, MPI_COMM_WORLD));
+    }
+    memset(s, 0, 100000); /* the data is already copied */
+    for (int i = 0; i < 3; i++) {
+        MF_CHECK_MPI(MPI_Recv(r, 100000, MPI_BYTE, prev, 20 + i, MPI_COMM_WORLD,
+                              MPI_STATUS_IGNORE));
+        MF_CHECK(check(r, 100000, i + prev), "bsend %d: wrong data", i);
+    }
+    void *back;
+    int backsize;
+    MF_CHECK_MPI(MPI_Buffer_detach(&back, &backsize));
+    MF_CHECK(back == attached && backsize == bufsize, "detach returned another buffer");
+    free(attached);
+    free(s);
+    free(r);
+}
+
+/* A strided column (vector type) and a struct type travel correctly. */
+static void derived(void)
+{
+    enum { N = 300 };
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    double *m = malloc(sizeof(double) * N * N), *col = malloc(sizeof(double) * N);
+    for (int i = 0; i < N * N; i++)
+        m[i] = rank * 1e6 + i;
+    MPI_Datatype column;
+    MPI_Type_vector(N, 1, N, MPI_DOUBLE, &column);
+    MPI_Type_commit(&column);
+    MF_CHECK_MPI(MPI_Sendrecv(m + 5, 1, column, next, 30, col, N, MPI_DOUBLE, prev, 30,
+                              MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int i = 0; i < N; i++)
+        MF_CHECK(col[i] == prev * 1e6 + i * N + 5, "column[%d] = %g", i, col[i]);
+    /* And back into a strided destination. */
+    for (int i = 0; i < N; i++)
+        col[i] = rank + i * 0.5;
+    MF_CHECK_MPI(MPI_Sendrecv(col, N, MPI_DOUBLE, next, 31, m + 7, 1, column, prev, 31,
+                              MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    for (int i = 0; i < N; i++)
+        MF_CHECK(m[i * N + 7] == prev + i * 0.5, "strided receive [%d] = %g", i, m[i * N + 7]);
+    MPI_Type_free(&column);
+    free(m);
+    free(col);
+}
+
+/* Non-overtaking: small and large messages with one tag arrive in send order, also when the
+ * receiver posts late (unexpected queue) and uses wildcards. */
+static void ordering(void)
+{
+    enum { K = 24 };
+    static const int lens[K] = {1, 100000, 8, 0, 70000, 3, 1 << 20, 5, 16384, 16385, 2, 65537,
+                                1, 100000, 8, 0, 70000, 3, 1 << 19, 5, 16384, 16385, 2, 65537};
+    if (size < 2)
+        return;
+    if (rank == 0) {
+        unsigned char *b = malloc(1 << 20);
+        MPI_Request rq[K];
+        for (int i = 0; i < K; i++) {
+            fill(b, 0, 0);
+            MF_CHECK_MPI(MPI_Isend(b, lens[i], MPI_BYTE, 1, 40, MPI_COMM_WORLD, &rq[i]));
+        }
+        MF_CHECK_MPI(MPI_Waitall(K, rq, MPI_STATUSES_IGNORE));
+        free(b);
+    } else if (rank == 1) {
+        unsigned char *b = malloc(1 << 20);
+        for (int i = 0; i < K; i++) {
+            MPI_Status st;
+            MF_CHECK_MPI(MPI_Recv(b, 1 << 20, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                                  MPI_COMM_WORLD, &st));
+            int c;
+            MPI_Get_count(&st, MPI_BYTE, &c);
+            MF_CHECK(c == lens[i], "message %d overtaken: got %d bytes, expected %d", i, c,
+                     lens[i]);
+        }
+        free(b);
+    }
+}
+
+/* Probes, matched probes, PROC_NULL, truncation, cancel, persistent requests. */
+static void probes_and_more(void)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    int v = rank * 10, got = -1, flag = 0;
+    MPI_Status st;
+    MF_CHECK_MPI(MPI_Send(&v, 1, MPI_INT, next, 50, MPI_COMM_WORLD));
+    MF_CHECK_MPI(MPI_Probe(prev, 50, MPI_COMM_WORLD, &st));
+    MF_CHECK(st.MPI_SOURCE == prev && st.MPI_TAG == 50, "probe status");
+    MF_CHECK_MPI(MPI_Iprobe(MPI_ANY_SOURCE, 50, MPI_COMM_WORLD, &flag, &st));
+    MF_CHECK(flag, "iprobe did not see a probed message");
+    MPI_Message msg;
+    MF_CHECK_MPI(MPI_Mprobe(prev, 50, MPI_COMM_WORLD, &msg, &st));
+    MF_CHECK_MPI(MPI_Iprobe(prev, 50, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE));
+    MF_CHECK(!flag, "a matched-probed message is still visible");
+    MF_CHECK_MPI(MPI_Mrecv(&got, 1, MPI_INT, &msg, &st));
+    MF_CHECK(got == prev * 10 && msg == MPI_MESSAGE_NULL, "mrecv got %d", got);
+
+    /* PROC_NULL: immediate, empty status. */
+    MF_CHECK_MPI(MPI_Send(&v, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD));
+    MF_CHECK_MPI(MPI_Recv(&got, 1, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &st));
+    int c;
+    MPI_Get_count(&st, MPI_INT, &c);
+    MF_CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && c == 0,
+             "PROC_NULL status");
+
+    /* Truncation: the fitting part arrives, the error class is MPI_ERR_TRUNCATE. */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int big[4] = {rank, rank + 1, rank + 2, rank + 3}, small[2] = {-1, -1};
+    MPI_Request rq;
+    MF_CHECK_MPI(MPI_Isend(big, 4, MPI_INT, next, 60, MPI_COMM_WORLD, &rq));
+    int rc = MPI_Recv(small, 2, MPI_INT, prev, 60, MPI_COMM_WORLD, &st);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_TRUNCATE, "truncation gave class %d", cls);
+    MF_CHECK(small[0] == prev && small[1] == prev + 1, "truncated data %d %d", small[0],
+             small[1]);
+    MF_CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+    /* Cancel an unmatched receive. */
+    MF_CHECK_MPI(MPI_Irecv(&got, 1, MPI_INT, prev, 999, MPI_COMM_WORLD, &rq));
+    MF_CHECK_MPI(MPI_Cancel(&rq));
+    MF_CHECK_MPI(MPI_Wait(&rq, &st));
+    MPI_Test_cancelled(&st, &flag);
+    MF_CHECK(flag, "receive was not cancelled");
+
+    /* Persistent requests, started several times. */
+    int sv, rv;
+    MPI_Request pr[2];
+    MF_CHECK_MPI(MPI_Send_init(&sv, 1, MPI_INT, next, 70, MPI_COMM_WORLD, &pr[0]));
+    MF_CHECK_MPI(MPI_Recv_init(&rv, 1, MPI_INT, prev, 70, MPI_COMM_WORLD, &pr[1]));
+    for (int it = 0; it < 5; it++) {
+        sv = rank * 100 + it;
+        MF_CHECK_MPI(MPI_Startall(2, pr));
+        MF_CHECK_MPI(MPI_Waitall(2, pr, MPI_STATUSES_IGNORE));
+        MF_CHECK(rv == prev * 100 + it, "persistent round %d got %d", it, rv);
+        MF_CHECK(pr[0] != MPI_REQUEST_NULL, "persistent request was freed by Waitall");
+    }
+    MPI_Request_free(&pr[0]);
+    MPI_Request_free(&pr[1]);
+}
+
+/* Waitany / Waitsome / Testany / Testsome over a batch from every rank. */
+static void completion_family(void)
+{
+    int n = size, *in = calloc((size_t)n, sizeof(int)), out = rank;
+    MPI_Request *rq = malloc(sizeof(MPI_Request) * (size_t)n);
+    for (int p = 0; p < n; p++)
+        MF_CHECK_MPI(MPI_Irecv(&in[p], 1, MPI_INT, p, 80, MPI_COMM_WORLD, &rq[p]));
+    for (int p = 0; p < n; p++)
+        MF_CHECK_MPI(MPI_Send(&out, 1, MPI_INT, p, 80, MPI_COMM_WORLD));
+    int done = 0, idx[64], outcount;
+    while (done < n) {
+        if (done % 2 == 0) {
+            int i;
+            MF_CHECK_MPI(MPI_Waitany(n, rq, &i, MPI_STATUS_IGNORE));
+            MF_CHECK(i >= 0 && i < n && in[i] == i, "waitany index %d", i);
+            done++;
+        } else {
+            MF_CHECK_MPI(MPI_Waitsome(n, rq, &outcount, idx, MPI_STATUSES_IGNORE));
+            for (int k = 0; k < outcount; k++)
+                MF_CHECK(in[idx[k]] == idx[k], "waitsome index %d", idx[k]);
+            done += outcount;
+        }
+    }
+    int i, flag;
+    MF_CHECK_MPI(MPI_Testany(n, rq, &i, &flag, MPI_STATUS_IGNORE));
+    MF_CHECK(flag && i == MPI_UNDEFINED, "testany on null requests");
+    MF_CHECK_MPI(MPI_Testsome(n, rq, &outcount, idx, MPI_STATUSES_IGNORE));
+    MF_CHECK(outcount == MPI_UNDEFINED, "testsome on null requests");
+    free(in);
+    free(rq);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    ring_sizes();
+    buffered();
+    derived();
+    ordering();
+    probes_and_more();
+    completion_family();
+    return mftest_finish();
+}
