@@ -56,6 +56,19 @@ void mf_shm_doorbell_ring(int fd, mf_shm_rank_info *info, uint64_t job_hash, int
     (void)n;
 }
 
+int mf_shm_doorbell_check(uint64_t job_hash, int rank)
+{
+    /* connect() on a datagram socket resolves the address without sending anything. */
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return errno;
+    struct sockaddr_un sa;
+    socklen_t len = mf_shm_doorbell_addr(&sa, job_hash, rank);
+    int e = connect(fd, (struct sockaddr *)&sa, len) == 0 ? 0 : errno;
+    close(fd);
+    return e;
+}
+
 void mf_shm_doorbell_drain(int fd)
 {
     char buf[64];

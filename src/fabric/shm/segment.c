@@ -51,8 +51,10 @@ static size_t mf_shm_pow2_at_least(size_t v)
 
 size_t mf_shm_ring_cap_for(int nlocal, size_t max_frame)
 {
-    /* At least two maximal frames, so a sender can fill one while the receiver drains one. */
-    size_t min = mf_shm_pow2_at_least(2 * mf_shm_frame_bytes(max_frame));
+    /* Room for one maximal frame plus small ones: with few local ranks the budget gives
+     * several maximal frames (a sender fills one while the receiver drains another); with many,
+     * memory (n^2 rings) matters more than streaming overlap. */
+    size_t min = mf_shm_pow2_at_least(mf_shm_frame_bytes(max_frame) + MF_SHM_PAGE);
     size_t rings = nlocal > 1 ? (size_t)nlocal * (size_t)(nlocal - 1) : 1;
     size_t cap = MF_SHM_RING_MAX;
     while (cap > MF_SHM_PAGE && cap * rings > MF_SHM_RING_BUDGET)

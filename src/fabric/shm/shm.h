@@ -165,6 +165,9 @@ int mf_shm_cma_read(pid_t pid, uint64_t raddr, const struct iovec *iov, int niov
 int mf_shm_doorbell_open(uint64_t job_hash, int rank);
 /* Rings `rank`'s doorbell if its sleeping flag is set (clearing it). Never blocks. */
 void mf_shm_doorbell_ring(int fd, mf_shm_rank_info *info, uint64_t job_hash, int rank);
+/* Whether `rank`'s doorbell can be reached from here: 0, or the errno (e.g. ECONNREFUSED when
+ * the ranks of one host live in different network namespaces). */
+int mf_shm_doorbell_check(uint64_t job_hash, int rank);
 /* Empties the socket of pending rings. */
 void mf_shm_doorbell_drain(int fd);
 
