@@ -1,0 +1,307 @@
+/*
+ * tcp_test.c — the tcp fabric end to end between two forked processes, driven through its ops
+ * (no p2p layer: this file provides the two upcalls). Addresses are exchanged through pipes: each
+ * process reads its own published value from its singleton key-value store and puts the other's.
+ *
+ * Scenarios (each a fresh pair of processes):
+ *   traffic   both ranks send at once (simultaneous connect), frames of many sizes up to 64 MiB,
+ *             checked for order and content; ping-pong latency and bandwidth over loopback are
+ *             printed; both close cleanly (goodbye: no failure reported on either side).
+ *   secret    the ranks disagree on the job secret: the connector's peer fails with a message
+ *             saying the handshake was refused; the acceptor logs and carries on.
+ *   death     rank 1 dies abruptly after connecting: rank 0's peer fails with "lost".
+ * Exits 0 on success.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/state.h"
+#include "fabric/fabric.h"
+#include "runtime/pm.h"
+
+mf_fabric *mf_tcp_fabric(void);
+
+/* ---- Upcalls: received frames land in per-frame buffers and are checked on completion ---- */
+
+static uint64_t rx_next;      /* expected sreq of the next frame */
+static int rx_frames, rx_bad, failed_peer = -1, failed_code;
+static char failed_msg[MPI_MAX_ERROR_STRING];
+static unsigned char *rx_buf;
+static size_t rx_cap;
+static struct iovec rx_iov[3];
+
+static unsigned char pat(uint64_t seq, size_t i)
+{
+    return (unsigned char)(seq * 31 + i + (i >> 12));
+}
+
+static void rx_done(mf_fabric_sink *s, int status)
+{
+    mf_wire_hdr *h = s->fs_ctx;
+    if (status != MPI_SUCCESS) {
+        rx_bad++;
+    } else if (h->tag == 1) { /* checked frame */
+        for (size_t i = 0; i < h->len; i += (i < 4096 ? 1 : 4093))
+            if (rx_buf[i] != pat(h->sreq, i)) {
+                fprintf(stderr, "frame %llu: byte %zu differs\n", (unsigned long long)h->sreq, i);
+                rx_bad++;
+                break;
+            }
+    }
+    rx_frames++;
+    free(h);
+}
+
+void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
+{
+    if (hdr->sreq != rx_next++) {
+        fprintf(stderr, "frame %llu arrived, expected %llu\n", (unsigned long long)hdr->sreq,
+                (unsigned long long)rx_next - 1);
+        rx_bad++;
+    }
+    mf_wire_hdr *copy = malloc(sizeof *copy);
+    *copy = *hdr;
+    /* Three pieces, so that the payload is scattered. */
+    size_t len = hdr->len < rx_cap ? hdr->len : rx_cap, a = len / 3, b = len / 3;
+    rx_iov[0] = (struct iovec){rx_buf, a};
+    rx_iov[1] = (struct iovec){rx_buf + a, b};
+    rx_iov[2] = (struct iovec){rx_buf + a + b, len - a - b};
+    sink->fs_iov = rx_iov;
+    sink->fs_niov = 3;
+    sink->fs_done = rx_done;
+    sink->fs_ctx = copy;
+}
+
+void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
+{
+    int len;
+    failed_peer = peer;
+    failed_code = code;
+    mf_error_string(code, failed_msg, &len);
+}
+
+/* ---- Helpers ---- */
+
+typedef struct tx {
+    mf_fabric_done d;
+    int calls, status;
+} tx;
+
+static void tx_fn(mf_fabric_done *d, int status)
+{
+    ((tx *)d)->calls++;
+    ((tx *)d)->status = status;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* Polls like the progress engine: spins a while, then sleeps on the wait fd. */
+static void pump(mf_fabric *f)
+{
+    static int idle;
+    if (f->ops->progress(f) > 0) {
+        idle = 0;
+        return;
+    }
+    if (++idle < 20000)
+        return;
+    struct pollfd p = {.fd = f->ops->wait_fd(f), .events = POLLIN};
+    if (f->ops->sleep_prepare(f))
+        poll(&p, 1, 10);
+    f->ops->sleep_end(f);
+}
+
+static uint64_t tx_seq;
+
+/* Sends one frame of len bytes from buf and waits until it is written. */
+static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, int tag)
+{
+    mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 1, .src = mf_g.rank, .tag = tag, .len = len,
+                     .sreq = tx_seq};
+    if (tag == 1)
+        for (size_t i = 0; i < len; i += (i < 4096 ? 1 : 4093))
+            buf[i] = pat(tx_seq, i);
+    tx_seq++;
+    struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
+    tx t = {.d.fd_fn = tx_fn};
+    int rc = f->ops->send(f, peer, &h, v, 2, &t.d);
+    if (rc == MF_FABRIC_PENDING) {
+        while (!t.calls)
+            pump(f);
+        rc = t.status == MPI_SUCCESS ? MF_FABRIC_DONE : t.status;
+    }
+    return rc;
+}
+
+static void wait_frames(mf_fabric *f, int n)
+{
+    double t0 = now();
+    while (rx_frames < n && failed_peer < 0 && now() - t0 < 30)
+        pump(f);
+}
+
+/* ---- One process ---- */
+
+static int child(int rank, const char *scenario, int wfd, int rfd)
+{
+    signal(SIGPIPE, SIG_DFL); /* MSG_NOSIGNAL must make this irrelevant */
+    if (mf_pm_init(&mf_g.pm) != MPI_SUCCESS)
+        return 10;
+    static int node_of[2] = {0, 0};
+    mf_g.rank = rank;
+    mf_g.size = 2;
+    mf_g.node = 0;
+    mf_g.num_nodes = 1;
+    mf_g.node_of = node_of;
+    mf_g.job_hash = 0x5eed;
+    mf_g.job_secret = strcmp(scenario, "secret") == 0 && rank == 1 ? 0xbad : 0x600d;
+    rx_cap = 64u << 20;
+    rx_buf = malloc(rx_cap);
+    unsigned char *tx_buf = malloc(rx_cap);
+
+    mf_fabric *f = mf_tcp_fabric();
+    if (f->ops->open(f) != MPI_SUCCESS)
+        return 11;
+    char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX] = "";
+    snprintf(key, sizeof key, "mf.tcp.%d", rank);
+    mf_pm_get(key, val, sizeof val);
+    if (write(wfd, val, sizeof val) != (ssize_t)sizeof val)
+        return 12;
+    if (read(rfd, val, sizeof val) != (ssize_t)sizeof val)
+        return 13;
+    snprintf(key, sizeof key, "mf.tcp.%d", 1 - rank);
+    mf_pm_put(key, val);
+    if (f->ops->start(f) != MPI_SUCCESS || !f->ops->reachable(f, 1 - rank) ||
+        f->ops->reachable(f, rank))
+        return 14;
+    int peer = 1 - rank, rc = 0;
+
+    if (strcmp(scenario, "traffic") == 0) {
+        /* Both send at once: the connections cross. */
+        static const size_t sizes[] = {0, 1, 8, 100, 4096, 65536, 1 << 20, 64u << 20, 3, 77777};
+        int nsizes = (int)(sizeof sizes / sizeof sizes[0]), total = 0;
+        for (int rep = 0; rep < 3; rep++)
+            for (int i = 0; i < nsizes; i++, total++)
+                if (send_frame(f, peer, tx_buf, sizes[i], 1) != MF_FABRIC_DONE)
+                    return 20;
+        wait_frames(f, total);
+        if (rx_frames < total || rx_bad || failed_peer >= 0) {
+            fprintf(stderr, "rank %d: %d/%d frames, %d bad, failed %d: %s\n", rank, rx_frames,
+                    total, rx_bad, failed_peer, failed_msg);
+            return 21;
+        }
+        /* Ping-pong: rank 0 measures. */
+        for (size_t len = 8; len <= (64u << 20); len *= len < 65536 ? 8192 : 16) {
+            int iters = len <= 65536 ? 2000 : len <= (4u << 20) ? 50 : 5;
+            double t0 = now();
+            for (int i = 0; i < iters; i++) {
+                if (rank == 0 && send_frame(f, peer, tx_buf, len, 2) != MF_FABRIC_DONE)
+                    return 22;
+                wait_frames(f, total + 1);
+                total++;
+                if (rank == 1 && send_frame(f, peer, tx_buf, len, 2) != MF_FABRIC_DONE)
+                    return 22;
+            }
+            double dt = (now() - t0) / iters / 2;
+            if (rank == 0)
+                printf("tcp loopback: %9zu bytes  one-way %8.2f us  %8.1f MB/s\n", len, dt * 1e6,
+                       (double)len / dt / 1e6);
+            if (rx_bad || failed_peer >= 0)
+                return 23;
+        }
+    } else if (strcmp(scenario, "secret") == 0) {
+        if (rank == 1) {
+            if (send_frame(f, peer, tx_buf, 10, 1) != MF_FABRIC_DONE)
+                return 30;
+            double t0 = now();
+            while (failed_peer < 0 && now() - t0 < 10)
+                pump(f);
+            if (failed_peer != 0 || !strstr(failed_msg, "refused")) {
+                fprintf(stderr, "secret: expected a refusal, got peer %d: %s\n", failed_peer,
+                        failed_msg);
+                return 31;
+            }
+            mf_wire_hdr h = {.type = MF_MSG_FIN};
+            if (f->ops->send(f, peer, &h, NULL, 0, NULL) != failed_code)
+                return 32; /* later sends fail at once with the same code */
+        } else {
+            double t0 = now();
+            while (now() - t0 < 1)
+                pump(f);
+            if (rx_frames || failed_peer >= 0)
+                return 33;
+        }
+    } else if (strcmp(scenario, "death") == 0) {
+        if (send_frame(f, peer, tx_buf, 100, 1) != MF_FABRIC_DONE)
+            return 40;
+        wait_frames(f, 1);
+        if (rank == 1)
+            _exit(0); /* no goodbye */
+        double t0 = now();
+        while (failed_peer < 0 && now() - t0 < 10)
+            pump(f);
+        if (failed_peer != 1 || !strstr(failed_msg, "rank 1") || !strstr(failed_msg, "lost")) {
+            fprintf(stderr, "death: expected a lost peer, got %d: %s\n", failed_peer, failed_msg);
+            return 41;
+        }
+        printf("death: %s\n", failed_msg);
+    }
+    rc = f->ops->close(f);
+    if (strcmp(scenario, "traffic") == 0 && (rc != MPI_SUCCESS || failed_peer >= 0)) {
+        fprintf(stderr, "rank %d: close rc %d, failed peer %d: %s\n", rank, rc, failed_peer,
+                failed_msg);
+        return 50;
+    }
+    return 0;
+}
+
+static int run(const char *scenario)
+{
+    int a[2], b[2];
+    if (pipe(a) || pipe(b))
+        return 1;
+    pid_t pid[2];
+    for (int r = 0; r < 2; r++) {
+        pid[r] = fork();
+        if (pid[r] == 0) {
+            fflush(stdout);
+            _exit(child(r, scenario, r == 0 ? a[1] : b[1], r == 0 ? b[0] : a[0]));
+        }
+    }
+    int bad = 0;
+    for (int r = 0; r < 2; r++) {
+        int st;
+        waitpid(pid[r], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "%s: rank %d exited with status %d\n", scenario, r,
+                    WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+            bad = 1;
+        }
+    }
+    close(a[0]);
+    close(a[1]);
+    close(b[0]);
+    close(b[1]);
+    return bad;
+}
+
+int main(void)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int bad = run("traffic") | run("secret") | run("death");
+    printf("tcp_test: %s\n", bad ? "FAILED" : "ok");
+    return bad;
+}
