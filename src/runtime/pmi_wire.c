@@ -8,16 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int pmi_key_char(unsigned char c)
-{
-    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
-           c == '-';
-}
-
 /* Values: anything visible; space separates tokens, controls and DEL would break lines. */
 static int pmi_value_char(unsigned char c)
 {
     return c > 0x20 && c != 0x7f;
+}
+
+/* Keys: the same, minus '=' which ends the key ("mf.tcp.3" is a fine key). */
+static int pmi_key_char(unsigned char c)
+{
+    return pmi_value_char(c) && c != '=';
 }
 
 int mf_pmi_key_ok(const char *s)

@@ -4,9 +4,9 @@
  * (pmi1.c) and by mpiexec's PMI server (tools/mpiexec/pmi_server.c).
  *
  * A message is one line: `cmd=NAME key=value key=value...\n`. Tokens are separated by one or more
- * spaces; the first token must be `cmd=`. Keys are [A-Za-z0-9_-]+; values are any printable
- * bytes except space and '=' is allowed (only the first '=' of a token splits it), and may be
- * empty. No value may contain a space, a newline, a NUL or another control byte, so binary data
+ * spaces; the first token must be `cmd=`. Keys are one or more bytes other than space, '=',
+ * control bytes and DEL; values are the same except that '=' is allowed (only the first '=' of a
+ * token splits it), and may be empty. Bytes >= 0x80 pass through untouched. No value may contain a space, a newline, a NUL or another control byte, so binary data
  * (fabric addresses) travels hex-encoded: see mf_pmi_hex_encode().
  *
  * Contract: nothing here allocates, prints or depends on the rest of the library; every function
@@ -48,7 +48,7 @@ int mf_pmi_get_int(const mf_pmi_msg *msg, const char *key, long lo, long hi, int
  * is not wire-safe (see above) or the line would not fit in `cap` or MF_PMI_LINE_MAX. */
 int mf_pmi_format(char *buf, size_t cap, const char *cmd, const char *const *kv, int npairs);
 
-/* True if `s` may be sent as a value (printable ASCII, no space), or as a key (strict charset). */
+/* True if `s` may be sent as a value, or as a key (see the charset above). */
 int mf_pmi_value_ok(const char *s);
 int mf_pmi_key_ok(const char *s);
 

@@ -48,6 +48,9 @@ static void test_parse(void)
     CHECK(mf_pmi_get_int(&m, "value", 0, 10, &v) == -1);
 
     CHECK(parse(&m, "  cmd=barrier_out   \r\n") == 0 && m.nfields == 1);
+    CHECK(parse(&m, "cmd=put key=mf.tcp.3 value=x") == 0);
+    CHECK(mf_pmi_key_ok("mf.tcp.3") && mf_pmi_key_ok("a/b:c"));
+    CHECK(!mf_pmi_key_ok("a=b") && !mf_pmi_key_ok("a b") && !mf_pmi_key_ok(""));
 
     CHECK(parse(&m, "") != 0);
     CHECK(parse(&m, "\n") != 0);
