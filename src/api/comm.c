@@ -82,60 +82,6 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 }
 MF_API_ALIAS(Comm_dup_with_info);
 
-/* Orders the members of one color by (key, rank in the parent): MPI_Comm_split's rule. */
-typedef struct mf_split_entry {
-    int color, key, rank;
-} mf_split_entry;
-
-static int mf_split_cmp(const void *a, const void *b)
-{
-    const mf_split_entry *x = a, *y = b;
-    if (x->key != y->key)
-        return x->key < y->key ? -1 : 1;
-    return (x->rank > y->rank) - (x->rank < y->rank);
-}
-
-/* The work of MPI_Comm_split on an intracommunicator: every process of c takes part. */
-static int mf_comm_split_intra(mf_comm *c, int color, int key, MPI_Comm *newcomm, const char *fn)
-{
-    int n = c->c_size, rc;
-    mf_participants all = mf_participants_all(c);
-    int mine[2] = {color, key};
-    int *table = malloc((size_t)n * sizeof mine);
-    mf_split_entry *members = malloc((size_t)n * sizeof *members);
-    int *world = malloc((size_t)n * sizeof *world);
-    mf_group *g = NULL;
-    mf_comm *nc = NULL;
-    if (!table || !members || !world) {
-        rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
-        goto out;
-    }
-    if ((rc = mf_pcoll_allgather(&all, mine, sizeof mine, table)))
-        goto out;
-    int m = 0;
-    if (color != MPI_UNDEFINED) {
-        for (int r = 0; r < n; r++)
-            if (table[2 * r] == color)
-                members[m++] = (mf_split_entry){color, table[2 * r + 1], r};
-        qsort(members, (size_t)m, sizeof *members, mf_split_cmp);
-        for (int i = 0; i < m; i++)
-            world[i] = c->c_group->g_world_ranks[members[i].rank];
-        if ((rc = mf_group_new(m, world, &g)))
-            goto out;
-    }
-    /* Every process joins the agreement, even with MPI_UNDEFINED: one id for all colors is
-     * fine because the new communicators have disjoint members. */
-    rc = mf_comm_create_over(&all, c, g, &nc);
-    if (!rc)
-        *newcomm = nc ? nc->c_handle : MPI_COMM_NULL;
-out:
-    mf_group_release(g);
-    free(table);
-    free(members);
-    free(world);
-    return rc;
-}
-
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
     const char *fn = "MPI_Comm_split";
@@ -148,8 +94,9 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
         rc = mf_api_intra(c, fn);
     if (!rc && color < 0 && color != MPI_UNDEFINED)
         rc = mf_error(MPI_ERR_ARG, "%s: color=%d is negative (and not MPI_UNDEFINED)", fn, color);
-    if (!rc)
-        rc = mf_comm_split_intra(c, color, key, newcomm, fn);
+    mf_comm *nc = NULL;
+    if (!rc && !(rc = mf_comm_split(c, color, key, &nc)))
+        *newcomm = nc ? nc->c_handle : MPI_COMM_NULL;
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
 }
@@ -190,8 +137,9 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
                           split_type);
         }
     }
-    if (!rc)
-        rc = mf_comm_split_intra(c, color, key, newcomm, fn);
+    mf_comm *nc = NULL;
+    if (!rc && !(rc = mf_comm_split(c, color, key, &nc)))
+        *newcomm = nc ? nc->c_handle : MPI_COMM_NULL;
     if (!rc && split_type == MPI_COMM_TYPE_HW_UNGUIDED && *newcomm != MPI_COMM_NULL) {
         mf_comm *n = mf_comm_get(*newcomm);
         if (n->c_size == c->c_size) { /* not a strict subset: MPI wants MPI_COMM_NULL */

@@ -11,6 +11,8 @@
 #include "comm/topo.h"
 #include "core/error.h"
 
+#include <stdlib.h>
+
 static void mf_comm_inherit_errhandler(mf_comm *c, const mf_comm *from)
 {
     if (!from)
@@ -102,3 +104,54 @@ int mf_comm_free_user(mf_comm *c)
     mf_comm_release(c);
     return MPI_SUCCESS;
 }
+
+/* Orders the members of one color by (key, rank in the parent): MPI_Comm_split's rule. */
+typedef struct mf_split_entry {
+    int color, key, rank;
+} mf_split_entry;
+
+static int mf_split_cmp(const void *a, const void *b)
+{
+    const mf_split_entry *x = a, *y = b;
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    return (x->rank > y->rank) - (x->rank < y->rank);
+}
+
+int mf_comm_split(mf_comm *c, int color, int key, mf_comm **out)
+{
+    int n = c->c_size, rc;
+    mf_participants all = mf_participants_all(c);
+    int mine[2] = {color, key};
+    int *table = malloc((size_t)n * sizeof mine);
+    mf_split_entry *members = malloc((size_t)n * sizeof *members);
+    int *world = malloc((size_t)n * sizeof *world);
+    mf_group *g = NULL;
+    if (!table || !members || !world) {
+        rc = mf_error(MPI_ERR_NO_MEM, "MPI_Comm_split: out of memory");
+        goto out;
+    }
+    if ((rc = mf_pcoll_allgather(&all, mine, sizeof mine, table)))
+        goto out;
+    int m = 0;
+    if (color != MPI_UNDEFINED) {
+        for (int r = 0; r < n; r++)
+            if (table[2 * r] == color)
+                members[m++] = (mf_split_entry){color, table[2 * r + 1], r};
+        qsort(members, (size_t)m, sizeof *members, mf_split_cmp);
+        for (int i = 0; i < m; i++)
+            world[i] = c->c_group->g_world_ranks[members[i].rank];
+        if ((rc = mf_group_new(m, world, &g)))
+            goto out;
+    }
+    /* Every process joins the agreement, even with MPI_UNDEFINED: one id for all colors is
+     * fine because the new communicators have disjoint members. */
+    rc = mf_comm_create_over(&all, c, g, out);
+out:
+    mf_group_release(g);
+    free(table);
+    free(members);
+    free(world);
+    return rc;
+}
+

@@ -28,6 +28,23 @@ mf_errhandler *mf_errhandler_get(MPI_Errhandler handle)
     }
 }
 
+int mf_errhandler_new(mf_errhandler_kind kind, void (*fn)(void), mf_errhandler **out)
+{
+    mf_errhandler *eh = calloc(1, sizeof *eh);
+    if (!eh)
+        return mf_error(MPI_ERR_NO_MEM, "no memory for an error handler");
+    eh->eh_handle = mf_handle_alloc(&mf_errhandler_table, eh);
+    if (!eh->eh_handle) {
+        free(eh);
+        return mf_error(MPI_ERR_NO_MEM, "no memory for an error handler handle");
+    }
+    eh->eh_refs = 1;
+    eh->eh_kind = kind;
+    eh->eh_fn = fn;
+    *out = eh;
+    return MPI_SUCCESS;
+}
+
 void mf_errhandler_retain(mf_errhandler *eh)
 {
     if (eh)
@@ -49,7 +66,11 @@ static void __attribute__((noreturn)) mf_err_die(int code, const char *function,
 {
     char text[MPI_MAX_ERROR_STRING];
     int len;
-    if (mf_error_string(code, text, &len) != MPI_SUCCESS)
+    const char *added;
+    int added_class;
+    if (mf_error_dynamic(code, &added_class, &added) == MPI_SUCCESS) /* MPI_Add_error_code */
+        snprintf(text, sizeof text, "%s (error code %d, class %d)", added, code, added_class);
+    else if (mf_error_string(code, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof text, "error code %d", code);
     mf_info("%s failed on %s: %s", function, object, text);
     int exit_code = mf_error_class(code);

@@ -43,4 +43,8 @@ int mf_err_comm(struct mf_comm *comm, int code, const char *function);
 /* For calls that involve no object (MPI_Init, MPI_Type_*, ...): MPI_COMM_WORLD's handler. */
 int mf_err_world(int code, const char *function);
 
+/* Added by the error-handler API (src/api/errhandler.c): a new user handler of `kind` with one
+ * reference and a user handle. */
+int mf_errhandler_new(mf_errhandler_kind kind, void (*fn)(void), mf_errhandler **out);
+
 #endif

@@ -1,0 +1,126 @@
+/*
+ * Error handlers on communicators (MPI-4.0 section 9.3), with the MPI-1 names MPICH still
+ * exports (MPI_Errhandler_create/set/get). Dispatch itself is core/errhandler.c.
+ *
+ * MPI_ERRORS_ABORT is meant to abort only the processes of the communicator; Manifold's
+ * process managers can only end a whole job, so it ends the job like MPI_ERRORS_ARE_FATAL
+ * (the message names the communicator).
+ */
+#include "api/api.h"
+
+static int mf_api_errhandler(MPI_Errhandler h, mf_errhandler **out, const char *fn)
+{
+    if (h == MPI_ERRHANDLER_NULL || !(*out = mf_errhandler_get(h)))
+        return mf_error(MPI_ERR_ARG, "%s: errhandler=0x%x is not a valid error handler", fn,
+                        (unsigned)h);
+    return MPI_SUCCESS;
+}
+
+static int mf_comm_create_errhandler(MPI_Comm_errhandler_function *f, MPI_Errhandler *out,
+                                     const char *fn)
+{
+    int rc = mf_check_initialized(fn);
+    mf_errhandler *eh;
+    if (!rc && (!f || !out))
+        rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !f ? "function" : "errhandler");
+    if (!rc && !(rc = mf_errhandler_new(MF_ERRH_COMM, (void (*)(void))f, &eh)))
+        *out = eh->eh_handle;
+    return mf_err_world(rc, fn);
+}
+
+int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
+                                MPI_Errhandler *errhandler)
+{
+    return mf_comm_create_errhandler(comm_errhandler_fn, errhandler,
+                                     "MPI_Comm_create_errhandler");
+}
+MF_API_ALIAS(Comm_create_errhandler);
+
+int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
+{
+    return mf_comm_create_errhandler((MPI_Comm_errhandler_function *)function, errhandler,
+                                     "MPI_Errhandler_create");
+}
+MF_API_ALIAS(Errhandler_create);
+
+static int mf_comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler, const char *fn)
+{
+    mf_comm *c = NULL;
+    mf_errhandler *eh;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_api_errhandler(errhandler, &eh, fn);
+    if (!rc && eh->eh_kind != MF_ERRH_COMM && eh->eh_kind != MF_ERRH_FATAL &&
+        eh->eh_kind != MF_ERRH_RETURN && eh->eh_kind != MF_ERRH_ABORT)
+        rc = mf_error(MPI_ERR_ARG, "%s: errhandler=0x%x was not created for communicators", fn,
+                      (unsigned)errhandler);
+    if (!rc) {
+        mf_errhandler_retain(eh);
+        mf_errhandler_release(c->c_errhandler);
+        c->c_errhandler = eh;
+    }
+    return mf_err_comm(c, rc, fn);
+}
+
+int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return mf_comm_set_errhandler(comm, errhandler, "MPI_Comm_set_errhandler");
+}
+MF_API_ALIAS(Comm_set_errhandler);
+
+int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return mf_comm_set_errhandler(comm, errhandler, "MPI_Errhandler_set");
+}
+MF_API_ALIAS(Errhandler_set);
+
+static int mf_comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler, const char *fn)
+{
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc && !errhandler)
+        rc = mf_error(MPI_ERR_ARG, "%s: errhandler is NULL", fn);
+    if (!rc) {
+        /* The caller gets a reference of its own, dropped by MPI_Errhandler_free. */
+        mf_errhandler_retain(c->c_errhandler);
+        *errhandler = c->c_errhandler->eh_handle;
+    }
+    return mf_err_comm(c, rc, fn);
+}
+
+int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return mf_comm_get_errhandler(comm, errhandler, "MPI_Comm_get_errhandler");
+}
+MF_API_ALIAS(Comm_get_errhandler);
+
+int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return mf_comm_get_errhandler(comm, errhandler, "MPI_Errhandler_get");
+}
+MF_API_ALIAS(Errhandler_get);
+
+int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    mf_errhandler *eh;
+    int rc = errhandler ? mf_api_errhandler(*errhandler, &eh, "MPI_Errhandler_free")
+                        : mf_error(MPI_ERR_ARG, "MPI_Errhandler_free: errhandler is NULL");
+    if (!rc) {
+        mf_errhandler_release(eh); /* objects still using it keep their own references */
+        *errhandler = MPI_ERRHANDLER_NULL;
+    }
+    return mf_err_world(rc, "MPI_Errhandler_free");
+}
+MF_API_ALIAS(Errhandler_free);
+
+int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, "MPI_Comm_call_errhandler");
+    if (rc)
+        return mf_err_comm(c, rc, "MPI_Comm_call_errhandler");
+    /* The handler runs (and may end the job); if it returns, the call succeeded. */
+    mf_err_comm(c, errorcode, "MPI_Comm_call_errhandler");
+    return MPI_SUCCESS;
+}
+MF_API_ALIAS(Comm_call_errhandler);
