@@ -116,6 +116,11 @@ int mf_dt_register(mf_datatype *dt, struct mf_dt_contents *ct);
 struct mf_dt_contents *mf_dt_contents_new(int combiner, MPI_Count ni, MPI_Count na, MPI_Count nc,
                                           MPI_Count nd);
 void mf_dt_contents_free(struct mf_dt_contents *ct);
+/* Stores type i of the contents, taking a reference on it. */
+void mf_dt_contents_type(struct mf_dt_contents *ct, MPI_Count i, mf_datatype *dt);
+/* Resolves a handle for functions that accept uncommitted types (constructors, queries):
+ * MPI_ERR_TYPE naming `function` and `arg` if null or invalid. */
+int mf_dt_check_any(MPI_Datatype handle, mf_datatype **out, const char *function, const char *arg);
 
 /* ---- Constructors (construct.c): build a finished, unregistered type ---- */
 int mf_dt_build_contiguous(const mf_datatype *old, size_t count, mf_datatype **out);

@@ -97,6 +97,24 @@ void mf_dt_contents_free(struct mf_dt_contents *ct)
     free(ct);
 }
 
+void mf_dt_contents_type(struct mf_dt_contents *ct, MPI_Count i, mf_datatype *dt)
+{
+    mf_datatype_retain(dt);
+    ct->ct_types[i] = dt->pub.dt_handle;
+}
+
+int mf_dt_check_any(MPI_Datatype handle, mf_datatype **out, const char *function, const char *arg)
+{
+    if (handle == MPI_DATATYPE_NULL)
+        return mf_error(MPI_ERR_TYPE, "%s: %s is MPI_DATATYPE_NULL", function, arg);
+    mf_datatype *dt = mf_datatype_get(handle);
+    if (!dt)
+        return mf_error(MPI_ERR_TYPE, "%s: %s=0x%x is not a valid datatype", function, arg,
+                        (unsigned)handle);
+    *out = dt;
+    return MPI_SUCCESS;
+}
+
 MPI_Datatype mf_datatype_basic_type(const mf_datatype *dt)
 {
     return dt->dt_basic;
