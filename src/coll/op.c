@@ -4,9 +4,7 @@
  * Predefined types map to an element kind (op_kernels.h) through the table below, keyed by the
  * ABI handle. A derived type is reduced through its one basic type: the elements of both buffers
  * are packed into flat arrays, the kernel runs on the arrays, and the result is unpacked into
- * inout. The basic type is found by walking the type's constructors with
- * MPI_Type_get_envelope / MPI_Type_get_contents, the standard's own introspection, so this file
- * needs nothing from the datatype engine beyond pack/unpack.
+ * inout. The basic type comes from the datatype engine (mf_datatype_basic_type).
  */
 #include "coll/op.h"
 
@@ -114,47 +112,6 @@ const char *mf_op_type_name(MPI_Datatype dt, char *buf, size_t len)
     return buf;
 }
 
-/* ---- derived types: the one basic type they are built from --------------------------------- */
-
-#define OP_MAX_DEPTH 32
-
-/* Sets *basic to the predefined type every basic element of `handle` has, MPI_DATATYPE_NULL if
- * they differ or the structure cannot be read. */
-static void op_basic_walk(MPI_Datatype handle, MPI_Datatype *basic, int depth)
-{
-    int ni, na, nd, combiner;
-    if (depth > OP_MAX_DEPTH || PMPI_Type_get_envelope(handle, &ni, &na, &nd, &combiner)) {
-        *basic = MPI_DATATYPE_NULL;
-        return;
-    }
-    if (combiner == MPI_COMBINER_NAMED) {
-        if (*basic == MPI_DATATYPE_NULL + 1) /* nothing seen yet */
-            *basic = handle;
-        else if (*basic != handle)
-            *basic = MPI_DATATYPE_NULL;
-        return;
-    }
-    int *ints = malloc(((size_t)ni + 1) * sizeof *ints);
-    MPI_Aint *addrs = malloc(((size_t)na + 1) * sizeof *addrs);
-    MPI_Datatype *types = malloc(((size_t)nd + 1) * sizeof *types);
-    if (!ints || !addrs || !types ||
-        PMPI_Type_get_contents(handle, ni, na, nd, ints, addrs, types)) {
-        *basic = MPI_DATATYPE_NULL;
-        nd = 0;
-    }
-    for (int i = 0; i < nd; i++) {
-        if (*basic != MPI_DATATYPE_NULL)
-            op_basic_walk(types[i], basic, depth + 1);
-        int ti, ta, td, tc;
-        /* get_contents hands out new handles for derived members: give them back */
-        if (!PMPI_Type_get_envelope(types[i], &ti, &ta, &td, &tc) && tc != MPI_COMBINER_NAMED)
-            PMPI_Type_free(&types[i]);
-    }
-    free(ints);
-    free(addrs);
-    free(types);
-}
-
 /* The element kind of `dt`; *derived_basic is set for derived types (else MPI_DATATYPE_NULL). */
 static enum mf_op_kind op_kind_of(const mf_datatype *dt, MPI_Datatype *derived_basic)
 {
@@ -165,12 +122,8 @@ static enum mf_op_kind op_kind_of(const mf_datatype *dt, MPI_Datatype *derived_b
         return t->kind;
     if (info->dt_builtin)
         return MF_OK_NONE;
-    MPI_Datatype basic = MPI_DATATYPE_NULL + 1;
-    op_basic_walk(info->dt_handle, &basic, 0);
-    if (basic == MPI_DATATYPE_NULL || basic == MPI_DATATYPE_NULL + 1)
-        return MF_OK_NONE;
-    t = op_type_find(basic);
-    if (!t)
+    MPI_Datatype basic = mf_datatype_basic_type(dt);
+    if (basic == MPI_DATATYPE_NULL || !(t = op_type_find(basic)))
         return MF_OK_NONE;
     *derived_basic = basic;
     return t->kind;

@@ -1,0 +1,477 @@
+/*
+ * coll.c — MPI collective entry points that move data without reducing it (MPI-4.0 chapter 6):
+ * Barrier, Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v,w), each with its large-count
+ * _c form. Every entry point checks the arguments significant at this process (see
+ * coll_check.h), then calls the internal collective (src/coll/coll.h).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "api/coll_check.h"
+
+#define NOMEM(fn) mf_error(MPI_ERR_NO_MEM, "%s: out of memory widening count arrays", fn)
+
+int PMPI_Barrier(MPI_Comm comm)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    int rc = mf_check_comm(comm, &c, "MPI_Barrier");
+    if (!rc)
+        rc = mf_coll_barrier(c);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, "MPI_Barrier");
+}
+MF_API_ALIAS(Barrier);
+
+static int api_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
+                     const char *fn)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    mf_datatype *dt = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_coll_check_root(c, root, fn);
+    if (!rc && mf_coll_role(c, root) != MF_ROLE_NONE) {
+        rc = mf_coll_check_data(buf, count, type, &dt, fn, "buffer", "count", "datatype");
+        if (!rc)
+            rc = mf_coll_bcast(buf, count, dt, root, c);
+    }
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+
+int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    return api_bcast(buf, count, type, root, comm, "MPI_Bcast");
+}
+MF_API_ALIAS(Bcast);
+
+int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm)
+{
+    return api_bcast(buf, count, type, root, comm, "MPI_Bcast_c");
+}
+MF_API_ALIAS(Bcast_c);
+
+/* ---- Gather(v) / Scatter(v) ------------------------------------------------------------------ */
+
+/* One implementation for the four rooted "vector" operations: `gather` says which way data
+ * flows; `counts`/`displs` NULL means the uniform form with `count_root`. The root-side buffer
+ * is (rootbuf, counts or count_root, roottype); the per-process one (procbuf, count, type). */
+struct rooted {
+    bool gather;
+    bool vec;
+    const void *procbuf;
+    MPI_Count count;
+    MPI_Datatype type;
+    const void *rootbuf;
+    MPI_Count count_root;
+    const MPI_Count *counts;
+    const MPI_Aint *displs;
+    MPI_Datatype roottype;
+    int root;
+};
+
+static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    mf_datatype *pdt = NULL, *rdt = NULL;
+    const char *pbuf = a->gather ? "sendbuf" : "recvbuf", *rbuf = a->gather ? "recvbuf" : "sendbuf";
+    const char *pcnt = a->gather ? "sendcount" : "recvcount";
+    const char *rcnt = a->gather ? (a->counts ? "recvcounts" : "recvcount")
+                                 : (a->counts ? "sendcounts" : "sendcount");
+    const char *ptype = a->gather ? "sendtype" : "recvtype", *rtype = a->gather ? "recvtype" : "sendtype";
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_coll_check_root(c, a->root, fn);
+    enum mf_coll_role role = rc ? MF_ROLE_NONE : mf_coll_role(c, a->root);
+    bool vec = a->vec;
+    bool in_place = role == MF_ROLE_ROOT && a->procbuf == MPI_IN_PLACE;
+    if (!rc && role == MF_ROLE_ROOT) {
+        int n = mf_comm_peer_size(c);
+        if (in_place)
+            rc = mf_coll_check_in_place_intra(c, fn, pbuf);
+        if (!rc && vec) {
+            rc = mf_coll_check_counts(a->counts, n, fn, rcnt);
+            if (!rc)
+                rc = mf_coll_check_displs(a->displs, n, fn, "displs");
+            if (!rc)
+                rc = mf_coll_check_type(a->roottype, &rdt, fn, rtype);
+            for (int i = 0; i < n && !rc; i++)
+                if (a->counts[i] > 0 && !a->rootbuf)
+                    rc = mf_error(MPI_ERR_BUFFER, "%s: %s is NULL but %s[%d]=%lld", fn, rbuf,
+                                  rcnt, i, (long long)a->counts[i]);
+            if (!rc && a->rootbuf == MPI_IN_PLACE)
+                rc = mf_error(MPI_ERR_BUFFER, "%s: %s is MPI_IN_PLACE, which is not allowed here",
+                              fn, rbuf);
+        } else if (!rc) {
+            rc = mf_coll_check_data(a->rootbuf, a->count_root, a->roottype, &rdt, fn, rbuf, rcnt,
+                                    rtype);
+        }
+    } else if (!rc && !vec) {
+        /* the root-side count is significant only at the root; others pass anything */
+        rdt = NULL;
+    }
+    if (!rc && role != MF_ROLE_NONE && !in_place && !(role == MF_ROLE_ROOT && c->c_is_inter))
+        rc = mf_coll_check_data(a->procbuf, a->count, a->type, &pdt, fn, pbuf, pcnt, ptype);
+    if (!rc && role == MF_ROLE_ROOT && !in_place && !c->c_is_inter && !vec)
+        rc = mf_coll_check_alias(a->procbuf, a->rootbuf, a->count > 0, fn);
+    if (!rc && role != MF_ROLE_NONE) {
+        void *pb = (void *)(in_place ? MPI_IN_PLACE : a->procbuf);
+        void *rb = (void *)a->rootbuf;
+        if (a->gather && vec)
+            rc = mf_coll_gatherv(pb, a->count, pdt, rb, a->counts, a->displs, rdt, a->root, c);
+        else if (a->gather)
+            rc = mf_coll_gather(pb, a->count, pdt, rb, a->count_root, rdt, a->root, c);
+        else if (vec)
+            rc = mf_coll_scatterv(rb, a->counts, a->displs, rdt, pb, a->count, pdt, a->root, c);
+        else
+            rc = mf_coll_scatter(rb, a->count_root, rdt, pb, a->count, pdt, a->root, c);
+    }
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+
+int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    struct rooted a = {true, false, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root};
+    return api_rooted(&a, comm, "MPI_Gather");
+}
+MF_API_ALIAS(Gather);
+
+int PMPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    struct rooted a = {true, false, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root};
+    return api_rooted(&a, comm, "MPI_Gather_c");
+}
+MF_API_ALIAS(Gather_c);
+
+int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                 MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    struct rooted a = {false, false, rbuf, rcount, rtype, sbuf, scount, NULL, NULL, stype, root};
+    return api_rooted(&a, comm, "MPI_Scatter");
+}
+MF_API_ALIAS(Scatter);
+
+int PMPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    struct rooted a = {false, false, rbuf, rcount, rtype, sbuf, scount, NULL, NULL, stype, root};
+    return api_rooted(&a, comm, "MPI_Scatter_c");
+}
+MF_API_ALIAS(Scatter_c);
+
+/* At the root the v-forms' arrays are significant; elsewhere they are not even read. */
+static bool is_vec_root(MPI_Comm comm, int root)
+{
+    mf_comm *c = mf_g.initialized ? mf_comm_get(comm) : NULL;
+    return c && (c->c_is_inter ? root == MPI_ROOT : c->c_rank == root);
+}
+
+/* Placeholders standing for "not significant here" in the v-forms' non-root calls. */
+static const MPI_Count no_counts[1];
+static const MPI_Aint no_displs[1];
+
+int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                 const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                 MPI_Comm comm)
+{
+    bool failed = false, at_root = is_vec_root(comm, root);
+    int n = at_root ? mf_coll_vec_len(comm) : 0;
+    MPI_Count *wc = at_root ? mf_coll_widen_counts(rcounts, n, &failed) : NULL;
+    MPI_Aint *wd = at_root ? mf_coll_widen_displs(displs, n, &failed) : NULL;
+    struct rooted a = {true, true, sbuf, scount, stype, rbuf, 0, at_root ? wc : no_counts,
+                       at_root ? wd : no_displs, rtype, root};
+    int rc = failed ? mf_err_world(NOMEM("MPI_Gatherv"), "MPI_Gatherv")
+                    : api_rooted(&a, comm, "MPI_Gatherv");
+    free(wc);
+    free(wd);
+    return rc;
+}
+MF_API_ALIAS(Gatherv);
+
+int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                   int root, MPI_Comm comm)
+{
+    bool at_root = is_vec_root(comm, root);
+    struct rooted a = {true, true, sbuf, scount, stype, rbuf, 0, at_root ? rcounts : no_counts,
+                       at_root ? displs : no_displs, rtype, root};
+    return api_rooted(&a, comm, "MPI_Gatherv_c");
+}
+MF_API_ALIAS(Gatherv_c);
+
+int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
+                  void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
+{
+    bool failed = false, at_root = is_vec_root(comm, root);
+    int n = at_root ? mf_coll_vec_len(comm) : 0;
+    MPI_Count *wc = at_root ? mf_coll_widen_counts(scounts, n, &failed) : NULL;
+    MPI_Aint *wd = at_root ? mf_coll_widen_displs(displs, n, &failed) : NULL;
+    struct rooted a = {false, true, rbuf, rcount, rtype, sbuf, 0, at_root ? wc : no_counts,
+                       at_root ? wd : no_displs, stype, root};
+    int rc = failed ? mf_err_world(NOMEM("MPI_Scatterv"), "MPI_Scatterv")
+                    : api_rooted(&a, comm, "MPI_Scatterv");
+    free(wc);
+    free(wd);
+    return rc;
+}
+MF_API_ALIAS(Scatterv);
+
+int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                    int root, MPI_Comm comm)
+{
+    bool at_root = is_vec_root(comm, root);
+    struct rooted a = {false, true, rbuf, rcount, rtype, sbuf, 0, at_root ? scounts : no_counts,
+                       at_root ? displs : no_displs, stype, root};
+    return api_rooted(&a, comm, "MPI_Scatterv_c");
+}
+MF_API_ALIAS(Scatterv_c);
+
+/* ---- Allgather(v) ---------------------------------------------------------------------------- */
+
+static int api_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                         MPI_Count rcount, bool vec, const MPI_Count *rcounts,
+                         const MPI_Aint *displs, MPI_Datatype rtype, MPI_Comm comm,
+                         const char *fn)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    mf_datatype *sdt = NULL, *rdt = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc && sbuf == MPI_IN_PLACE)
+        rc = mf_coll_check_in_place_intra(c, fn, "sendbuf");
+    else if (!rc)
+        rc = mf_coll_check_data(sbuf, scount, stype, &sdt, fn, "sendbuf", "sendcount",
+                                "sendtype");
+    if (!rc && vec) {
+        int n = mf_comm_peer_size(c);
+        rc = mf_coll_check_counts(rcounts, n, fn, "recvcounts");
+        if (!rc)
+            rc = mf_coll_check_displs(displs, n, fn, "displs");
+        if (!rc)
+            rc = mf_coll_check_type(rtype, &rdt, fn, "recvtype");
+        if (!rc && rbuf == MPI_IN_PLACE)
+            rc = mf_error(MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
+    } else if (!rc) {
+        rc = mf_coll_check_data(rbuf, rcount, rtype, &rdt, fn, "recvbuf", "recvcount",
+                                "recvtype");
+        if (!rc)
+            rc = mf_coll_check_alias(sbuf, rbuf, rcount > 0, fn);
+    }
+    if (!rc && vec)
+        rc = mf_coll_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
+    else if (!rc)
+        rc = mf_coll_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+
+int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                   MPI_Datatype rtype, MPI_Comm comm)
+{
+    return api_allgather(sbuf, scount, stype, rbuf, rcount, false, NULL, NULL, rtype, comm,
+                         "MPI_Allgather");
+}
+MF_API_ALIAS(Allgather);
+
+int PMPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    return api_allgather(sbuf, scount, stype, rbuf, rcount, false, NULL, NULL, rtype, comm,
+                         "MPI_Allgather_c");
+}
+MF_API_ALIAS(Allgather_c);
+
+int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                    const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    bool failed = false;
+    int n = mf_coll_vec_len(comm);
+    MPI_Count *wc = mf_coll_widen_counts(rcounts, n, &failed);
+    MPI_Aint *wd = mf_coll_widen_displs(displs, n, &failed);
+    int rc = failed ? mf_err_world(NOMEM("MPI_Allgatherv"), "MPI_Allgatherv")
+                    : api_allgather(sbuf, scount, stype, rbuf, 0, true, wc, wd, rtype, comm,
+                                    "MPI_Allgatherv");
+    free(wc);
+    free(wd);
+    return rc;
+}
+MF_API_ALIAS(Allgatherv);
+
+int PMPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                      const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                      MPI_Comm comm)
+{
+    return api_allgather(sbuf, scount, stype, rbuf, 0, true, rcounts, displs, rtype, comm,
+                         "MPI_Allgatherv_c");
+}
+MF_API_ALIAS(Allgatherv_c);
+
+/* ---- Alltoall(v,w) --------------------------------------------------------------------------- */
+
+static int api_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                        MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, const char *fn)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    mf_datatype *sdt = NULL, *rdt = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc && sbuf == MPI_IN_PLACE)
+        rc = mf_coll_check_in_place_intra(c, fn, "sendbuf");
+    else if (!rc)
+        rc = mf_coll_check_data(sbuf, scount, stype, &sdt, fn, "sendbuf", "sendcount",
+                                "sendtype");
+    if (!rc)
+        rc = mf_coll_check_data(rbuf, rcount, rtype, &rdt, fn, "recvbuf", "recvcount",
+                                "recvtype");
+    if (!rc)
+        rc = mf_coll_check_alias(sbuf, rbuf, rcount > 0, fn);
+    if (!rc)
+        rc = mf_coll_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+
+int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
+                  MPI_Datatype rtype, MPI_Comm comm)
+{
+    return api_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, "MPI_Alltoall");
+}
+MF_API_ALIAS(Alltoall);
+
+int PMPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
+{
+    return api_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, "MPI_Alltoall_c");
+}
+MF_API_ALIAS(Alltoall_c);
+
+/* Alltoallv and Alltoallw: `types` NULL means the v-form (one type each side, displacements in
+ * elements); otherwise per-peer types and byte displacements. */
+static int api_alltoallvw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                          const MPI_Datatype *stypes, MPI_Datatype stype, void *rbuf,
+                          const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                          const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm,
+                          bool w, const char *fn)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    mf_datatype *sdt = NULL, *rdt = NULL, **sdts = NULL, **rdts = NULL;
+    bool in_place = sbuf == MPI_IN_PLACE;
+    int rc = mf_check_comm(comm, &c, fn), n = c ? mf_comm_peer_size(c) : 0;
+    if (!rc && in_place)
+        rc = mf_coll_check_in_place_intra(c, fn, "sendbuf");
+    if (!rc && !in_place) {
+        rc = mf_coll_check_counts(scounts, n, fn, "sendcounts");
+        if (!rc)
+            rc = mf_coll_check_displs(sdispls, n, fn, "sdispls");
+    }
+    if (!rc)
+        rc = mf_coll_check_counts(rcounts, n, fn, "recvcounts");
+    if (!rc)
+        rc = mf_coll_check_displs(rdispls, n, fn, "rdispls");
+    if (!rc && rbuf == MPI_IN_PLACE)
+        rc = mf_error(MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
+    if (!rc && w) {
+        sdts = calloc((size_t)n + 1, sizeof *sdts);
+        rdts = calloc((size_t)n + 1, sizeof *rdts);
+        if (!sdts || !rdts)
+            rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        if (!rc && ((!in_place && !stypes) || !rtypes))
+            rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, rtypes ? "sendtypes" : "recvtypes");
+        for (int i = 0; i < n && !rc; i++) {
+            char name[32];
+            snprintf(name, sizeof name, "recvtypes[%d]", i);
+            rc = mf_coll_check_type(rtypes[i], &rdts[i], fn, name);
+            if (!rc && !in_place) {
+                snprintf(name, sizeof name, "sendtypes[%d]", i);
+                rc = mf_coll_check_type(stypes[i], &sdts[i], fn, name);
+            }
+        }
+    } else if (!rc) {
+        if (!in_place)
+            rc = mf_coll_check_type(stype, &sdt, fn, "sendtype");
+        if (!rc)
+            rc = mf_coll_check_type(rtype, &rdt, fn, "recvtype");
+    }
+    if (!rc) {
+        bool any = false;
+        for (int i = 0; i < n; i++)
+            any = any || rcounts[i] > 0;
+        rc = mf_coll_check_alias(sbuf, rbuf, any, fn);
+    }
+    if (!rc && w)
+        rc = mf_coll_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
+    else if (!rc)
+        rc = mf_coll_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
+    free(sdts);
+    free(rdts);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+
+int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
+                   MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
+                   MPI_Datatype rtype, MPI_Comm comm)
+{
+    bool failed = false;
+    int n = mf_coll_vec_len(comm);
+    MPI_Count *sc = mf_coll_widen_counts(sbuf == MPI_IN_PLACE ? NULL : scounts, n, &failed);
+    MPI_Aint *sd = mf_coll_widen_displs(sbuf == MPI_IN_PLACE ? NULL : sdispls, n, &failed);
+    MPI_Count *rc_ = mf_coll_widen_counts(rcounts, n, &failed);
+    MPI_Aint *rd = mf_coll_widen_displs(rdispls, n, &failed);
+    int rc = failed ? mf_err_world(NOMEM("MPI_Alltoallv"), "MPI_Alltoallv")
+                    : api_alltoallvw(sbuf, sc, sd, NULL, stype, rbuf, rc_, rd, NULL, rtype, comm,
+                                     false, "MPI_Alltoallv");
+    free(sc);
+    free(sd);
+    free(rc_);
+    free(rd);
+    return rc;
+}
+MF_API_ALIAS(Alltoallv);
+
+int PMPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    return api_alltoallvw(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL,
+                          rtype, comm, false, "MPI_Alltoallv_c");
+}
+MF_API_ALIAS(Alltoallv_c);
+
+int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
+                   const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                   const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
+{
+    bool failed = false;
+    int n = mf_coll_vec_len(comm);
+    MPI_Count *sc = mf_coll_widen_counts(sbuf == MPI_IN_PLACE ? NULL : scounts, n, &failed);
+    MPI_Aint *sd = mf_coll_widen_displs(sbuf == MPI_IN_PLACE ? NULL : sdispls, n, &failed);
+    MPI_Count *rc_ = mf_coll_widen_counts(rcounts, n, &failed);
+    MPI_Aint *rd = mf_coll_widen_displs(rdispls, n, &failed);
+    int rc = failed ? mf_err_world(NOMEM("MPI_Alltoallw"), "MPI_Alltoallw")
+                    : api_alltoallvw(sbuf, sc, sd, stypes, MPI_DATATYPE_NULL, rbuf, rc_, rd,
+                                     rtypes, MPI_DATATYPE_NULL, comm, true, "MPI_Alltoallw");
+    free(sc);
+    free(sd);
+    free(rc_);
+    free(rd);
+    return rc;
+}
+MF_API_ALIAS(Alltoallw);
+
+int PMPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
+{
+    return api_alltoallvw(sbuf, scounts, sdispls, stypes, MPI_DATATYPE_NULL, rbuf, rcounts,
+                          rdispls, rtypes, MPI_DATATYPE_NULL, comm, true, "MPI_Alltoallw_c");
+}
+MF_API_ALIAS(Alltoallw_c);

@@ -1,0 +1,150 @@
+/* Argument checks of the collective entry points: see coll_check.h. */
+#include "api/coll_check.h"
+
+#include <stdlib.h>
+
+int mf_coll_check_root(const mf_comm *c, int root, const char *fn)
+{
+    if (c->c_is_inter) {
+        if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->c_remote->g_size))
+            return MPI_SUCCESS;
+        return mf_error(MPI_ERR_ROOT,
+                        "%s: root=%d is not MPI_ROOT, MPI_PROC_NULL or a rank of the remote group "
+                        "(size %d)",
+                        fn, root, c->c_remote->g_size);
+    }
+    if (root < 0 || root >= c->c_size)
+        return mf_error(MPI_ERR_ROOT, "%s: root=%d is not a rank of comm (size %d)", fn, root,
+                        c->c_size);
+    return MPI_SUCCESS;
+}
+
+enum mf_coll_role mf_coll_role(const mf_comm *c, int root)
+{
+    if (c->c_is_inter)
+        return root == MPI_ROOT ? MF_ROLE_ROOT : root == MPI_PROC_NULL ? MF_ROLE_NONE : MF_ROLE_LEAF;
+    return c->c_rank == root ? MF_ROLE_ROOT : MF_ROLE_LEAF;
+}
+
+int mf_coll_check_type(MPI_Datatype type, mf_datatype **dt, const char *fn, const char *typename_)
+{
+    if (type == MPI_DATATYPE_NULL)
+        return mf_error(MPI_ERR_TYPE, "%s: %s is MPI_DATATYPE_NULL", fn, typename_);
+    mf_datatype *d = mf_datatype_get(type);
+    if (!d)
+        return mf_error(MPI_ERR_TYPE, "%s: %s=0x%x is not a valid datatype", fn, typename_,
+                        (unsigned)type);
+    if (!mf_datatype_info(d)->dt_committed)
+        return mf_error(MPI_ERR_TYPE, "%s: %s=0x%x is not committed", fn, typename_,
+                        (unsigned)type);
+    *dt = d;
+    return MPI_SUCCESS;
+}
+
+int mf_coll_check_data(const void *buf, MPI_Count count, MPI_Datatype type, mf_datatype **dt,
+                       const char *fn, const char *bufname, const char *countname,
+                       const char *typename_)
+{
+    if (count < 0)
+        return mf_error(MPI_ERR_COUNT, "%s: %s=%lld is negative", fn, countname, (long long)count);
+    int rc = mf_coll_check_type(type, dt, fn, typename_);
+    if (rc)
+        return rc;
+    if (buf == MPI_IN_PLACE)
+        return mf_error(MPI_ERR_BUFFER, "%s: %s is MPI_IN_PLACE, which is not allowed here", fn,
+                        bufname);
+    const struct mf_datatype_public *i = mf_datatype_info(*dt);
+    /* MPI_BOTTOM is NULL too: only flag NULL when the type cannot hold absolute addresses */
+    if (!buf && count > 0 && i->dt_size > 0 && i->dt_contig && i->dt_true_lb == 0)
+        return mf_error(MPI_ERR_BUFFER, "%s: %s is NULL but %s=%lld", fn, bufname, countname,
+                        (long long)count);
+    return MPI_SUCCESS;
+}
+
+int mf_coll_check_counts(const MPI_Count *counts, int n, const char *fn, const char *name)
+{
+    if (!counts && n > 0)
+        return mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, name);
+    for (int i = 0; i < n; i++)
+        if (counts[i] < 0)
+            return mf_error(MPI_ERR_COUNT, "%s: %s[%d]=%lld is negative", fn, name, i,
+                            (long long)counts[i]);
+    return MPI_SUCCESS;
+}
+
+int mf_coll_check_displs(const MPI_Aint *displs, int n, const char *fn, const char *name)
+{
+    if (!displs && n > 0)
+        return mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, name);
+    return MPI_SUCCESS;
+}
+
+int mf_coll_check_in_place_intra(const mf_comm *c, const char *fn, const char *bufname)
+{
+    if (c->c_is_inter)
+        return mf_error(MPI_ERR_BUFFER,
+                        "%s: %s is MPI_IN_PLACE, which intercommunicators do not allow", fn,
+                        bufname);
+    return MPI_SUCCESS;
+}
+
+int mf_coll_check_alias(const void *sbuf, const void *rbuf, bool has_data, const char *fn)
+{
+    if (has_data && sbuf && sbuf == rbuf && sbuf != MPI_IN_PLACE)
+        return mf_error(MPI_ERR_BUFFER,
+                        "%s: sendbuf and recvbuf are the same buffer (pass MPI_IN_PLACE as "
+                        "sendbuf instead)",
+                        fn);
+    return MPI_SUCCESS;
+}
+
+int mf_coll_check_op(MPI_Op handle, const mf_datatype *dt, mf_op **op, const char *fn)
+{
+    if (handle == MPI_OP_NULL)
+        return mf_error(MPI_ERR_OP, "%s: op is MPI_OP_NULL", fn);
+    mf_op *o = mf_op_get(handle);
+    if (!o)
+        return mf_error(MPI_ERR_OP, "%s: op=0x%x is not a valid operation", fn, (unsigned)handle);
+    *op = o;
+    return mf_op_check(o, dt, fn);
+}
+
+MPI_Count *mf_coll_widen_counts(const int *a, int n, bool *failed)
+{
+    if (!a)
+        return NULL;
+    MPI_Count *w = malloc(((size_t)n + 1) * sizeof *w);
+    if (!w) {
+        *failed = true;
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        w[i] = a[i];
+    return w;
+}
+
+MPI_Aint *mf_coll_widen_displs(const int *a, int n, bool *failed)
+{
+    if (!a)
+        return NULL;
+    MPI_Aint *w = malloc(((size_t)n + 1) * sizeof *w);
+    if (!w) {
+        *failed = true;
+        return NULL;
+    }
+    for (int i = 0; i < n; i++)
+        w[i] = a[i];
+    return w;
+}
+
+int mf_coll_vec_len(MPI_Comm handle)
+{
+    mf_comm *c = mf_g.initialized ? mf_comm_get(handle) : NULL;
+    return c ? mf_comm_peer_size(c) : 0;
+}
+
+int mf_coll_local_len(MPI_Comm handle)
+{
+    mf_comm *c = mf_g.initialized ? mf_comm_get(handle) : NULL;
+    return c ? c->c_size : 0;
+}
