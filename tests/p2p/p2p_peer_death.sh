@@ -1,0 +1,30 @@
+#!/bin/bash
+# Usage: p2p_peer_death.sh MPIEXEC PROGRAM NP
+# A rank killed mid-job must end the whole job within seconds, naming rank 1 and the cause, and
+# leave nothing in /dev/shm or as a process. Two outcomes are right, depending on who notices
+# first: mpiexec sees rank 1 killed by SIGKILL (exit status 137), or rank 0 sees its connection
+# to rank 1 drop and its fatal error handler ends the job (class MPI_ERR_OTHER, status 15).
+set -u
+mpiexec=$1 prog=$2 np=$3
+before=$(ls /dev/shm | grep -c manifold || true)
+start=$(date +%s)
+out=$(timeout 60 "$mpiexec" -n "$np" "$prog" 2>&1)
+rc=$?
+elapsed=$(( $(date +%s) - start ))
+echo "$out"
+fail=0
+case "$rc" in
+137) echo "$out" | grep -q "rank 1 .*killed by signal 9" ||
+         { echo "FAIL: no line says rank 1 was killed"; fail=1; } ;;
+15) echo "$out" | grep -q "connection to rank 1 .*lost" ||
+        { echo "FAIL: no line names the lost connection to rank 1"; fail=1; } ;;
+*) echo "FAIL: exit status $rc, expected 137 or 15"; fail=1 ;;
+esac
+[ "$elapsed" -le 15 ] || { echo "FAIL: took ${elapsed}s to end the job"; fail=1; }
+sleep 0.5
+after=$(ls /dev/shm | grep -c manifold || true)
+[ "$after" -le "$before" ] || { echo "FAIL: /dev/shm: $(ls /dev/shm | grep manifold)"; fail=1; }
+name=$(basename "$prog" | cut -c1-15)
+if pgrep -x "$name" >/dev/null; then echo "FAIL: processes left: $(pgrep -ax "$name")"; fail=1; fi
+[ $fail -eq 0 ] && echo "PASS"
+exit $fail
