@@ -3,10 +3,12 @@
  * (no p2p layer: this file provides the two upcalls). Addresses are exchanged through pipes: each
  * process reads its own published value from its singleton key-value store and puts the other's.
  *
- * Scenarios (each a fresh pair of processes):
+ * Scenarios (each with fresh processes):
  *   traffic   both ranks send at once (simultaneous connect), frames of many sizes up to 64 MiB,
  *             checked for order and content; ping-pong latency and bandwidth over loopback are
  *             printed; both close cleanly (goodbye: no failure reported on either side).
+ *   alltoall  six ranks send 300 frames each to every other at once (all connections cross),
+ *             checked for per-peer order; a stress test of the simultaneous-connect rule.
  *   secret    the ranks disagree on the job secret: the connector's peer fails with a message
  *             saying the handshake was refused; the acceptor logs and carries on.
  *   death     rank 1 dies abruptly after connecting: rank 0's peer fails with "lost".
@@ -23,6 +25,7 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "core/state.h"
 #include "fabric/fabric.h"
 #include "runtime/pm.h"
@@ -31,12 +34,13 @@ mf_fabric *mf_tcp_fabric(void);
 
 /* ---- Upcalls: received frames land in per-frame buffers and are checked on completion ---- */
 
-static uint64_t rx_next;      /* expected sreq of the next frame */
+#define MAXP 8
+static uint64_t rx_next[MAXP]; /* expected sreq of the next frame from each peer */
 static int rx_frames, rx_bad, failed_peer = -1, failed_code;
 static char failed_msg[MPI_MAX_ERROR_STRING];
-static unsigned char *rx_buf;
+static unsigned char *rx_buf[MAXP]; /* one per peer: payloads from several peers interleave */
 static size_t rx_cap;
-static struct iovec rx_iov[3];
+static struct iovec rx_iov[MAXP][3];
 
 static unsigned char pat(uint64_t seq, size_t i)
 {
@@ -46,11 +50,12 @@ static unsigned char pat(uint64_t seq, size_t i)
 static void rx_done(mf_fabric_sink *s, int status)
 {
     mf_wire_hdr *h = s->fs_ctx;
+    unsigned char *buf = rx_buf[h->rreq]; /* the test keeps the source rank there */
     if (status != MPI_SUCCESS) {
         rx_bad++;
     } else if (h->tag == 1) { /* checked frame */
         for (size_t i = 0; i < h->len; i += (i < 4096 ? 1 : 4093))
-            if (rx_buf[i] != pat(h->sreq, i)) {
+            if (buf[i] != pat(h->sreq, i)) {
                 fprintf(stderr, "frame %llu: byte %zu differs\n", (unsigned long long)h->sreq, i);
                 rx_bad++;
                 break;
@@ -62,19 +67,21 @@ static void rx_done(mf_fabric_sink *s, int status)
 
 void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
 {
-    if (hdr->sreq != rx_next++) {
-        fprintf(stderr, "frame %llu arrived, expected %llu\n", (unsigned long long)hdr->sreq,
-                (unsigned long long)rx_next - 1);
+    if (hdr->sreq != rx_next[peer]++ || hdr->src != peer) {
+        fprintf(stderr, "frame %llu from %d arrived, expected %llu\n",
+                (unsigned long long)hdr->sreq, peer, (unsigned long long)rx_next[peer] - 1);
         rx_bad++;
     }
     mf_wire_hdr *copy = malloc(sizeof *copy);
     *copy = *hdr;
+    copy->rreq = (uint64_t)peer;
+    unsigned char *rb = rx_buf[peer];
     /* Three pieces, so that the payload is scattered. */
     size_t len = hdr->len < rx_cap ? hdr->len : rx_cap, a = len / 3, b = len / 3;
-    rx_iov[0] = (struct iovec){rx_buf, a};
-    rx_iov[1] = (struct iovec){rx_buf + a, b};
-    rx_iov[2] = (struct iovec){rx_buf + a + b, len - a - b};
-    sink->fs_iov = rx_iov;
+    rx_iov[peer][0] = (struct iovec){rb, a};
+    rx_iov[peer][1] = (struct iovec){rb + a, b};
+    rx_iov[peer][2] = (struct iovec){rb + a + b, len - a - b};
+    sink->fs_iov = rx_iov[peer];
     sink->fs_niov = 3;
     sink->fs_done = rx_done;
     sink->fs_ctx = copy;
@@ -124,17 +131,17 @@ static void pump(mf_fabric *f)
     f->ops->sleep_end(f);
 }
 
-static uint64_t tx_seq;
+static uint64_t tx_seq[MAXP];
 
 /* Sends one frame of len bytes from buf and waits until it is written. */
 static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, int tag)
 {
     mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 1, .src = mf_g.rank, .tag = tag, .len = len,
-                     .sreq = tx_seq};
+                     .sreq = tx_seq[peer]};
     if (tag == 1)
         for (size_t i = 0; i < len; i += (i < 4096 ? 1 : 4093))
-            buf[i] = pat(tx_seq, i);
-    tx_seq++;
+            buf[i] = pat(tx_seq[peer], i);
+    tx_seq[peer]++;
     struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
     tx t = {.d.fd_fn = tx_fn};
     int rc = f->ops->send(f, peer, &h, v, 2, &t.d);
@@ -155,39 +162,47 @@ static void wait_frames(mf_fabric *f, int n)
 
 /* ---- One process ---- */
 
-static int child(int rank, const char *scenario, int wfd, int rfd)
+static int child(int rank, int np, const char *scenario, int wfd, int rfd)
 {
     signal(SIGPIPE, SIG_DFL); /* MSG_NOSIGNAL must make this irrelevant */
+    if (getenv("TCP_TEST_DEBUG"))
+        mf_verbose_level = 2;
+    mf_log_set_rank(rank);
     if (mf_pm_init(&mf_g.pm) != MPI_SUCCESS)
         return 10;
-    static int node_of[2] = {0, 0};
+    static int node_of[MAXP];
     mf_g.rank = rank;
-    mf_g.size = 2;
+    mf_g.size = np;
     mf_g.node = 0;
     mf_g.num_nodes = 1;
     mf_g.node_of = node_of;
     mf_g.job_hash = 0x5eed;
     mf_g.job_secret = strcmp(scenario, "secret") == 0 && rank == 1 ? 0xbad : 0x600d;
-    rx_cap = 64u << 20;
-    rx_buf = malloc(rx_cap);
+    rx_cap = np == 2 ? 64u << 20 : 1u << 20;
+    for (int r = 0; r < np; r++)
+        rx_buf[r] = malloc(rx_cap);
     unsigned char *tx_buf = malloc(rx_cap);
 
     mf_fabric *f = mf_tcp_fabric();
     if (f->ops->open(f) != MPI_SUCCESS)
         return 11;
+    /* Address exchange through the parent: ours up, everyone's down. */
     char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX] = "";
     snprintf(key, sizeof key, "mf.tcp.%d", rank);
     mf_pm_get(key, val, sizeof val);
     if (write(wfd, val, sizeof val) != (ssize_t)sizeof val)
         return 12;
-    if (read(rfd, val, sizeof val) != (ssize_t)sizeof val)
-        return 13;
-    snprintf(key, sizeof key, "mf.tcp.%d", 1 - rank);
-    mf_pm_put(key, val);
-    if (f->ops->start(f) != MPI_SUCCESS || !f->ops->reachable(f, 1 - rank) ||
+    for (int r = 0; r < np; r++) {
+        if (read(rfd, val, sizeof val) != (ssize_t)sizeof val)
+            return 13;
+        snprintf(key, sizeof key, "mf.tcp.%d", r);
+        if (r != rank)
+            mf_pm_put(key, val);
+    }
+    if (f->ops->start(f) != MPI_SUCCESS || !f->ops->reachable(f, (rank + 1) % np) ||
         f->ops->reachable(f, rank))
         return 14;
-    int peer = 1 - rank, rc = 0;
+    int peer = np == 2 ? 1 - rank : -1, rc = 0;
 
     if (strcmp(scenario, "traffic") == 0) {
         /* Both send at once: the connections cross. */
@@ -221,6 +236,45 @@ static int child(int rank, const char *scenario, int wfd, int rfd)
                        (double)len / dt / 1e6);
             if (rx_bad || failed_peer >= 0)
                 return 23;
+        }
+    } else if (strcmp(scenario, "alltoall") == 0) {
+        /* Everyone sends to everyone at once: every pair's connections cross. Small frames
+         * complete at once (copied), bigger ones stay queued while others are sent. */
+        enum { PER_PEER = 300 };
+        tx *t = calloc((size_t)np * PER_PEER, sizeof *t);
+        unsigned char *src = malloc(256 * 1024 + 1);
+        int pending = 0;
+        for (int i = 0; i < PER_PEER; i++) {
+            for (int k = 1; k < np; k++) {
+                int dst = (rank + k) % np;
+                size_t len = (size_t)((i * 7919 + dst * 104729) % (i % 10 == 0 ? 262144 : 3000));
+                mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 1, .src = rank, .tag = 0,
+                                 .len = len, .sreq = tx_seq[dst]++};
+                struct iovec v = {src, len};
+                tx *d = &t[dst * PER_PEER + i];
+                d->d.fd_fn = tx_fn;
+                int r = f->ops->send(f, dst, &h, &v, 1, &d->d);
+                if (r == MF_FABRIC_PENDING)
+                    pending++;
+                else if (r != MF_FABRIC_DONE)
+                    return 60;
+                f->ops->progress(f);
+            }
+        }
+        int expect = PER_PEER * (np - 1);
+        double t0 = now();
+        for (;;) {
+            int done = 0;
+            for (int k = 0; k < np * PER_PEER; k++)
+                done += t[k].calls;
+            if ((done == pending && rx_frames >= expect) || failed_peer >= 0 || now() - t0 > 60)
+                break;
+            pump(f);
+        }
+        if (rx_frames != expect || rx_bad || failed_peer >= 0) {
+            fprintf(stderr, "rank %d: %d/%d frames, %d bad, failed %d: %s\n", rank, rx_frames,
+                    expect, rx_bad, failed_peer, failed_msg);
+            return 61;
         }
     } else if (strcmp(scenario, "secret") == 0) {
         if (rank == 1) {
@@ -260,7 +314,8 @@ static int child(int rank, const char *scenario, int wfd, int rfd)
         printf("death: %s\n", failed_msg);
     }
     rc = f->ops->close(f);
-    if (strcmp(scenario, "traffic") == 0 && (rc != MPI_SUCCESS || failed_peer >= 0)) {
+    if ((strcmp(scenario, "traffic") == 0 || strcmp(scenario, "alltoall") == 0) &&
+        (rc != MPI_SUCCESS || failed_peer >= 0)) {
         fprintf(stderr, "rank %d: close rc %d, failed peer %d: %s\n", rank, rc, failed_peer,
                 failed_msg);
         return 50;
@@ -268,21 +323,30 @@ static int child(int rank, const char *scenario, int wfd, int rfd)
     return 0;
 }
 
-static int run(const char *scenario)
+static int run(const char *scenario, int np)
 {
-    int a[2], b[2];
-    if (pipe(a) || pipe(b))
-        return 1;
-    pid_t pid[2];
-    for (int r = 0; r < 2; r++) {
+    int up[MAXP][2], down[MAXP][2];
+    pid_t pid[MAXP];
+    for (int r = 0; r < np; r++) {
+        if (pipe(up[r]) || pipe(down[r]))
+            return 1;
         pid[r] = fork();
         if (pid[r] == 0) {
             fflush(stdout);
-            _exit(child(r, scenario, r == 0 ? a[1] : b[1], r == 0 ? b[0] : a[0]));
+            _exit(child(r, np, scenario, up[r][1], down[r][0]));
         }
     }
+    /* Relay: gather every published value, hand the table to everyone. */
+    static char table[MAXP][MF_PM_VAL_MAX];
+    for (int r = 0; r < np; r++)
+        if (read(up[r][0], table[r], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
+            memset(table[r], 0, MF_PM_VAL_MAX);
+    for (int r = 0; r < np; r++)
+        for (int k = 0; k < np; k++)
+            if (write(down[r][1], table[k], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
+                break;
     int bad = 0;
-    for (int r = 0; r < 2; r++) {
+    for (int r = 0; r < np; r++) {
         int st;
         waitpid(pid[r], &st, 0);
         if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
@@ -290,18 +354,18 @@ static int run(const char *scenario)
                     WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
             bad = 1;
         }
+        close(up[r][0]);
+        close(up[r][1]);
+        close(down[r][0]);
+        close(down[r][1]);
     }
-    close(a[0]);
-    close(a[1]);
-    close(b[0]);
-    close(b[1]);
     return bad;
 }
 
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int bad = run("traffic") | run("secret") | run("death");
+    int bad = run("traffic", 2) | run("alltoall", 6) | run("secret", 2) | run("death", 2);
     printf("tcp_test: %s\n", bad ? "FAILED" : "ok");
     return bad;
 }
