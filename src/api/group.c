@@ -249,8 +249,8 @@ static int mf_group_incl_excl(MPI_Group group, int n, const int ranks[], MPI_Gro
     int rc = mf_api_group(group, &g, fn, "group");
     if (!rc && !newgroup)
         rc = mf_error(MPI_ERR_ARG, "%s: newgroup is NULL", fn);
-    if (!rc && (n < 0 || n > g->g_size))
-        rc = mf_error(MPI_ERR_ARG, "%s: n=%d is not in 0..%d", fn, n, g->g_size);
+    if (!rc && n < 0) /* n > size is caught below as a repeated or foreign rank */
+        rc = mf_error(MPI_ERR_ARG, "%s: n=%d is negative", fn, n);
     if (!rc && n > 0 && !ranks)
         rc = mf_error(MPI_ERR_ARG, "%s: ranks is NULL", fn);
     if (!rc)
