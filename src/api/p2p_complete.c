@@ -363,7 +363,18 @@ int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
     if (!status || !flag)
         return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Test_cancelled: %s is NULL",
                                      !status ? "status" : "flag"), "MPI_Test_cancelled");
-    *flag = (status->count_hi_and_cancelled & (int)0x80000000) != 0;
+    *flag = mf_status_cancelled(status);
     return MPI_SUCCESS;
 }
 MF_API_ALIAS(Test_cancelled);
+
+int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
+{
+    if (!status || status == MPI_STATUS_IGNORE)
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Status_set_cancelled: status is %s",
+                                     status ? "MPI_STATUS_IGNORE" : "NULL"),
+                            "MPI_Status_set_cancelled");
+    mf_status_set_cancelled(status, flag != 0);
+    return MPI_SUCCESS;
+}
+MF_API_ALIAS(Status_set_cancelled);

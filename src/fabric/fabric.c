@@ -26,6 +26,11 @@ static mf_fabric *(*const mf_fabric_ctors[])(void) = {
 
 static mf_fabric *mf_fabric_open_list[MF_NUM_FABRICS];
 static int mf_fabric_nopen;
+/* The opened fabrics that carry traffic to at least one peer: only these are polled. Peers bind
+ * symmetrically (same host layout and settings everywhere), so a fabric no peer of ours uses is
+ * not used by any peer to reach us either. */
+static mf_fabric *mf_fabric_used[MF_NUM_FABRICS];
+static int mf_fabric_nused;
 static mf_fabric **mf_fabric_bound; /* by world rank */
 
 /* Registration check: a fabric with a missing mandatory op is a programming error. */
@@ -152,6 +157,14 @@ int mf_fabrics_start(void)
                             "opened fabrics: %d, MANIFOLD_FABRIC=%s", r, mf_g.node_of[r],
                             mf_fabric_nopen, mf_config_str("MANIFOLD_FABRIC"));
     }
+    for (int i = 0; i < mf_fabric_nopen; i++) {
+        for (int r = 0; r < mf_g.size; r++) {
+            if (mf_fabric_bound[r] == mf_fabric_open_list[i]) {
+                mf_fabric_used[mf_fabric_nused++] = mf_fabric_open_list[i];
+                break;
+            }
+        }
+    }
     if (mf_verbose_level >= 1)
         mf_fabric_report();
     return MPI_SUCCESS;
@@ -167,6 +180,7 @@ int mf_fabrics_finalize(void)
         mf_fabric_open_list[i]->opened = false;
     }
     mf_fabric_nopen = 0;
+    mf_fabric_nused = 0;
     free(mf_fabric_bound);
     mf_fabric_bound = NULL;
     return first;
@@ -179,8 +193,8 @@ mf_fabric *mf_fabric_of(int peer)
 
 int mf_fabrics_active(mf_fabric ***list)
 {
-    *list = mf_fabric_open_list;
-    return mf_fabric_nopen;
+    *list = mf_fabric_used;
+    return mf_fabric_nused;
 }
 
 /* ---- Stubs for optional ops ---- */

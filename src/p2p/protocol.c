@@ -120,10 +120,13 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     r->rq_bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
     r->rq_peer = mf_comm_peer(comm, dest);
     r->rq_fabric = mf_fabric_of(r->rq_peer);
+    mf_fabric *f = r->rq_fabric;
+    bool eager = r->rq_bytes <= f->eager_limit;
     int rc = mf_p2p_peer_status(r->rq_peer);
     if (!rc)
         rc = mf_p2p_stage_send(r, buf);
-    if (!rc)
+    /* Only sends the peer will answer need an id: synchronous and rendezvous ones. */
+    if (!rc && (!eager || mode == MF_SEND_SYNC))
         rc = mf_request_register_wire(r);
     if (rc) {
         mf_p2p_fail(r, rc);
@@ -137,10 +140,9 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
         .total = r->rq_bytes,
         .sreq = r->rq_wire_id,
     };
-    mf_fabric *f = r->rq_fabric;
     /* One step for the whole send; released below once the first frame is handed over. */
     r->rq_busy = 1;
-    if (r->rq_bytes <= f->eager_limit) {
+    if (eager) {
         h.type = MF_MSG_EAGER;
         h.len = r->rq_bytes;
         if (mode == MF_SEND_SYNC) {

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "datatype/status.h"
 #include "fabric/fabric.h"
 #include "p2p/p2p.h"
 
@@ -79,25 +80,5 @@ void mf_request_foreach_pending(void (*fn)(mf_request *r, void *arg), void *arg)
 void mf_request_unbusy(mf_request *r);
 /* Marks complete with the status fields; runs the on_complete hook. */
 void mf_request_finish(mf_request *r);
-
-/* Status byte count helpers (count_lo + 31 low bits of count_hi_and_cancelled). */
-static inline void mf_status_set_bytes(MPI_Status *s, MPI_Count bytes)
-{
-    s->count_lo = (int)(bytes & 0xffffffff);
-    s->count_hi_and_cancelled =
-        (s->count_hi_and_cancelled & (int)0x80000000) | (int)((bytes >> 32) & 0x7fffffff);
-}
-
-static inline MPI_Count mf_status_get_bytes(const MPI_Status *s)
-{
-    return (MPI_Count)(unsigned)s->count_lo |
-           ((MPI_Count)(s->count_hi_and_cancelled & 0x7fffffff) << 32);
-}
-
-static inline void mf_status_set_cancelled(MPI_Status *s, bool cancelled)
-{
-    s->count_hi_and_cancelled = (s->count_hi_and_cancelled & 0x7fffffff) |
-                                (cancelled ? (int)0x80000000 : 0);
-}
 
 #endif
