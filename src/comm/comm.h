@@ -86,6 +86,7 @@ void mf_comm_finalize_builtin(void);
 #define MF_TAG_COMM_BASE 0x7fff0000
 #define MF_TAG_COMM_AGREE (MF_TAG_COMM_BASE + 1)  /* context-id agreement, allgathers */
 #define MF_TAG_COMM_INTER (MF_TAG_COMM_BASE + 2)  /* intercommunicator leaders' exchanges */
+#define MF_TAG_NEIGHBOR (MF_TAG_COMM_BASE + 0x100) /* + slot: neighborhood collectives */
 
 /* Groups (group.c). A group has a user handle only once handed to the user (g_handle is
  * MPI_GROUP_NULL until then). */
