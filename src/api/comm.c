@@ -90,12 +90,10 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
         rc = mf_api_out(newcomm, fn, "newcomm");
-    if (!rc)
-        rc = mf_api_intra(c, fn);
     if (!rc && color < 0 && color != MPI_UNDEFINED)
         rc = mf_error(MPI_ERR_ARG, "%s: color=%d is negative (and not MPI_UNDEFINED)", fn, color);
     mf_comm *nc = NULL;
-    if (!rc && !(rc = mf_comm_split(c, color, key, &nc)))
+    if (!rc && !(rc = (c->c_is_inter ? mf_comm_split_inter : mf_comm_split)(c, color, key, &nc)))
         *newcomm = nc ? nc->c_handle : MPI_COMM_NULL;
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);

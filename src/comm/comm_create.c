@@ -6,12 +6,13 @@
  */
 #include "comm/comm_internal.h"
 
+#include <stdlib.h>
+
 #include "comm/attr.h"
 #include "comm/info.h"
 #include "comm/topo.h"
 #include "core/error.h"
-
-#include <stdlib.h>
+#include "p2p/p2p.h"
 
 static void mf_comm_inherit_errhandler(mf_comm *c, const mf_comm *from)
 {
@@ -155,3 +156,91 @@ out:
     return rc;
 }
 
+
+/*
+ * MPI_Comm_split on an intercommunicator: each side splits its own group by color; the new
+ * intercommunicator of a color joins the two sides' members of that color, and a process gets
+ * MPI_COMM_NULL when either side has none. The leaders (local rank 0 on each side) swap their
+ * sides' (color, key) tables. One context id for every local intracomm (agreed over the local
+ * group), one for every intercomm (agreed over both): colors have disjoint members.
+ */
+static int mf_split_members(const int *table, int n, int color, const mf_group *g, int *world)
+{
+    mf_split_entry *m = malloc(((size_t)n + 1) * sizeof *m);
+    if (!m)
+        return -1;
+    int k = 0;
+    for (int r = 0; r < n; r++)
+        if (table[2 * r] == color)
+            m[k++] = (mf_split_entry){color, table[2 * r + 1], r};
+    qsort(m, (size_t)k, sizeof *m, mf_split_cmp);
+    for (int i = 0; i < k; i++)
+        world[i] = g->g_world_ranks[m[i].rank];
+    free(m);
+    return k;
+}
+
+int mf_comm_split_inter(mf_comm *c, int color, int key, mf_comm **out)
+{
+    int nl = c->c_size, nr = c->c_remote->g_size, rc;
+    mf_participants local = mf_participants_all(c->c_local_comm);
+    local.p_tag = MF_TAG_COMM_INTER;
+    int mine[2] = {color, key};
+    int *lt = malloc((size_t)nl * sizeof mine), *rt = malloc((size_t)nr * sizeof mine);
+    int *lw = malloc((size_t)nl * sizeof(int)), *rw = malloc((size_t)nr * sizeof(int));
+    mf_group *lg = NULL, *rg = NULL;
+    mf_comm *lc = NULL, *ic = NULL;
+    uint32_t lctx, ictx;
+    *out = NULL;
+    if (!lt || !rt || !lw || !rw) {
+        rc = mf_error(MPI_ERR_NO_MEM, "MPI_Comm_split: out of memory");
+        goto out;
+    }
+    if ((rc = mf_pcoll_allgather(&local, mine, sizeof mine, lt)))
+        goto out;
+    if (c->c_rank == 0) {
+        mf_datatype *int_t = mf_datatype_get(MPI_INT);
+        rc = mf_sendrecv(lt, 2 * nl, int_t, 0, MF_TAG_COMM_INTER, rt, 2 * nr, int_t, 0,
+                         MF_TAG_COMM_INTER, c, MF_CTX_COLL, MPI_STATUS_IGNORE);
+    }
+    if (!rc)
+        rc = mf_pcoll_bcast(&local, 0, rt, (size_t)nr * sizeof mine);
+    if (rc)
+        goto out;
+    int kl = color == MPI_UNDEFINED ? 0 : mf_split_members(lt, nl, color, c->c_group, lw);
+    int kr = color == MPI_UNDEFINED ? 0 : mf_split_members(rt, nr, color, c->c_remote, rw);
+    if (kl < 0 || kr < 0) {
+        rc = mf_error(MPI_ERR_NO_MEM, "MPI_Comm_split: out of memory");
+        goto out;
+    }
+    bool member = kl > 0 && kr > 0;
+    if ((rc = mf_context_agree(&local, &lctx)))
+        goto out;
+    if (member) {
+        if ((rc = mf_group_new(kl, lw, &lg)) || (rc = mf_comm_new(lg, NULL, lctx, &lc)))
+            goto out;
+        lg = NULL;
+        mf_comm_inherit_errhandler(lc, c);
+    }
+    /* With the local id taken by the members, agree the intercomm's id across both sides. */
+    if ((rc = mf_context_agree_inter(&local, c, 0, MF_TAG_COMM_INTER, &ictx)) || !member)
+        goto out;
+    if ((rc = mf_group_new(kl, lw, &lg)) || (rc = mf_group_new(kr, rw, &rg)) ||
+        (rc = mf_comm_new(lg, rg, ictx, &ic)))
+        goto out;
+    lg = rg = NULL;
+    ic->c_local_comm = lc;
+    lc = NULL;
+    mf_comm_inherit_errhandler(ic, c);
+    *out = ic;
+out:
+    if (lc)
+        mf_comm_release(lc);
+    mf_group_release(lg);
+    mf_group_release(rg);
+    free(lt);
+    free(rt);
+    free(lw);
+    free(rw);
+    return rc;
+}

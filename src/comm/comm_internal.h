@@ -62,6 +62,9 @@ int mf_comm_create_over(const mf_participants *p, mf_comm *parent, mf_group *gro
 /* MPI_Comm_split's work on an intracommunicator: every process of c takes part; *out is NULL
  * for MPI_UNDEFINED. Members of a color are ordered by (key, rank in c). */
 int mf_comm_split(mf_comm *c, int color, int key, mf_comm **out);
+/* The same on an intercommunicator: both sides split, same colors are joined (see
+ * comm_create.c); NULL when either side has no member of this process's color. */
+int mf_comm_split_inter(mf_comm *c, int color, int key, mf_comm **out);
 /* MPI_Comm_dup's work, intra or inter: new context(s), same groups, copied attributes are the
  * API's business. */
 int mf_comm_dup_internal(mf_comm *parent, mf_comm **out);

@@ -84,6 +84,43 @@ int main(int argc, char **argv)
         MF_CHECK(got == from, "merged ring got %d, expected %d", got, from);
         MPI_Comm_free(&merged);
     }
+    /* Split the intercommunicator by color (world rank / 2) % 2, key -rank: each new
+     * intercommunicator joins the evens and odds of one color, in decreasing world rank. */
+    int color = (rank / 2) % 2, nl = 0, nr = 0, me = -1;
+    for (int r = size - 1; r >= 0; r--)
+        if ((r / 2) % 2 == color) {
+            if (r % 2 == side) {
+                if (r == rank)
+                    me = nl;
+                nl++;
+            } else
+                nr++;
+        }
+    MPI_Comm sub;
+    MF_CHECK_MPI(MPI_Comm_split(inter, color, -rank, &sub));
+    MF_CHECK((nl > 0 && nr > 0) == (sub != MPI_COMM_NULL), "intercomm split membership");
+    if (sub != MPI_COMM_NULL) {
+        int sr, ss, srs;
+        MPI_Comm_rank(sub, &sr);
+        MPI_Comm_size(sub, &ss);
+        MPI_Comm_remote_size(sub, &srs);
+        MF_CHECK(sr == me && ss == nl && srs == nr, "intercomm split: rank %d size %d remote %d, "
+                 "expected %d %d %d", sr, ss, srs, me, nl, nr);
+        /* Remote rank 0 is the highest world rank of the other parity with this color. */
+        int top = -1;
+        for (int r = size - 1; r >= 0 && top < 0; r--)
+            if ((r / 2) % 2 == color && r % 2 != side)
+                top = r;
+        int got = -1;
+        if (sr == 0)
+            MF_CHECK_MPI(MPI_Sendrecv(&rank, 1, MPI_INT, 0, 6, &got, 1, MPI_INT, 0, 6, sub,
+                                      MPI_STATUS_IGNORE));
+        MF_CHECK(sr != 0 || got == top, "intercomm split leader got %d, expected %d", got, top);
+        MPI_Comm_free(&sub);
+    }
+    MF_CHECK_MPI(MPI_Comm_split(inter, MPI_UNDEFINED, 0, &sub));
+    MF_CHECK(sub == MPI_COMM_NULL, "MPI_UNDEFINED split of an intercomm gave a communicator");
+
     MPI_Comm_free(&inter);
     MPI_Comm_free(&half);
     free(idx);
