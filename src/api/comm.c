@@ -180,14 +180,14 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (!rc)
         rc = mf_api_out(newcomm, fn, "newcomm");
     if (!rc)
-        rc = mf_api_intra(c, fn);
-    if (!rc)
         rc = mf_api_group_arg(group, &g, fn);
     if (!rc && !(ranks = malloc(((size_t)g->g_size + 1) * sizeof *ranks)))
         rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     if (!rc)
-        rc = mf_group_ranks_in(g, c, ranks, fn);
-    if (!rc) {
+        rc = mf_group_ranks_in(g, c, ranks, fn); /* the local group, for intercommunicators */
+    if (!rc && c->c_is_inter)
+        rc = mf_comm_create_inter_group(c, g, &nc);
+    else if (!rc) {
         /* MPI-2.2 and later: processes may pass different (disjoint) groups; each process
          * joins the one it is in, and all of comm agree on one context id. */
         mf_participants all = mf_participants_all(c);

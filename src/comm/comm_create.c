@@ -180,6 +180,44 @@ static int mf_split_members(const int *table, int n, int color, const mf_group *
     return k;
 }
 
+/* The collective tail of the intercommunicator constructors: every process of intercomm c
+ * takes part (`local` covers its side); those with non-empty lists on both sides (lw: this
+ * side's new members, rw: the other side's, as world ranks) get the new intercommunicator. */
+static int mf_comm_inter_from_lists(mf_comm *c, const mf_participants *local, const int *lw,
+                                    int kl, const int *rw, int kr, mf_comm **out)
+{
+    mf_group *lg = NULL, *rg = NULL;
+    mf_comm *lc = NULL, *ic = NULL;
+    uint32_t lctx, ictx;
+    bool member = kl > 0 && kr > 0;
+    int rc = mf_context_agree(local, &lctx);
+    if (rc)
+        goto out;
+    if (member) {
+        if ((rc = mf_group_new(kl, lw, &lg)) || (rc = mf_comm_new(lg, NULL, lctx, &lc)))
+            goto out;
+        lg = NULL;
+        mf_comm_inherit_errhandler(lc, c);
+    }
+    /* With the local id taken by the members, agree the intercomm's id across both sides. */
+    if ((rc = mf_context_agree_inter(local, c, 0, MF_TAG_COMM_INTER, &ictx)) || !member)
+        goto out;
+    if ((rc = mf_group_new(kl, lw, &lg)) || (rc = mf_group_new(kr, rw, &rg)) ||
+        (rc = mf_comm_new(lg, rg, ictx, &ic)))
+        goto out;
+    lg = rg = NULL;
+    ic->c_local_comm = lc;
+    lc = NULL;
+    mf_comm_inherit_errhandler(ic, c);
+    *out = ic;
+out:
+    if (lc)
+        mf_comm_release(lc);
+    mf_group_release(lg);
+    mf_group_release(rg);
+    return rc;
+}
+
 int mf_comm_split_inter(mf_comm *c, int color, int key, mf_comm **out)
 {
     int nl = c->c_size, nr = c->c_remote->g_size, rc;
@@ -188,9 +226,6 @@ int mf_comm_split_inter(mf_comm *c, int color, int key, mf_comm **out)
     int mine[2] = {color, key};
     int *lt = malloc((size_t)nl * sizeof mine), *rt = malloc((size_t)nr * sizeof mine);
     int *lw = malloc((size_t)nl * sizeof(int)), *rw = malloc((size_t)nr * sizeof(int));
-    mf_group *lg = NULL, *rg = NULL;
-    mf_comm *lc = NULL, *ic = NULL;
-    uint32_t lctx, ictx;
     *out = NULL;
     if (!lt || !rt || !lw || !rw) {
         rc = mf_error(MPI_ERR_NO_MEM, "MPI_Comm_split: out of memory");
@@ -213,34 +248,38 @@ int mf_comm_split_inter(mf_comm *c, int color, int key, mf_comm **out)
         rc = mf_error(MPI_ERR_NO_MEM, "MPI_Comm_split: out of memory");
         goto out;
     }
-    bool member = kl > 0 && kr > 0;
-    if ((rc = mf_context_agree(&local, &lctx)))
-        goto out;
-    if (member) {
-        if ((rc = mf_group_new(kl, lw, &lg)) || (rc = mf_comm_new(lg, NULL, lctx, &lc)))
-            goto out;
-        lg = NULL;
-        mf_comm_inherit_errhandler(lc, c);
-    }
-    /* With the local id taken by the members, agree the intercomm's id across both sides. */
-    if ((rc = mf_context_agree_inter(&local, c, 0, MF_TAG_COMM_INTER, &ictx)) || !member)
-        goto out;
-    if ((rc = mf_group_new(kl, lw, &lg)) || (rc = mf_group_new(kr, rw, &rg)) ||
-        (rc = mf_comm_new(lg, rg, ictx, &ic)))
-        goto out;
-    lg = rg = NULL;
-    ic->c_local_comm = lc;
-    lc = NULL;
-    mf_comm_inherit_errhandler(ic, c);
-    *out = ic;
+    rc = mf_comm_inter_from_lists(c, &local, lw, kl, rw, kr, out);
 out:
-    if (lc)
-        mf_comm_release(lc);
-    mf_group_release(lg);
-    mf_group_release(rg);
     free(lt);
     free(rt);
     free(lw);
+    free(rw);
+    return rc;
+}
+
+int mf_comm_create_inter_group(mf_comm *c, mf_group *g, mf_comm **out)
+{
+    mf_participants local = mf_participants_all(c->c_local_comm);
+    local.p_tag = MF_TAG_COMM_INTER;
+    mf_datatype *int_t = mf_datatype_get(MPI_INT);
+    int nr = 0, rc = MPI_SUCCESS, *rw = NULL;
+    *out = NULL;
+    /* The leaders swap their sides' groups (size, then members); each broadcasts locally. */
+    if (c->c_rank == 0)
+        rc = mf_sendrecv(&g->g_size, 1, int_t, 0, MF_TAG_COMM_INTER, &nr, 1, int_t, 0,
+                         MF_TAG_COMM_INTER, c, MF_CTX_COLL, MPI_STATUS_IGNORE);
+    if (!rc)
+        rc = mf_pcoll_bcast(&local, 0, &nr, sizeof nr);
+    if (!rc && !(rw = malloc(((size_t)nr + 1) * sizeof *rw)))
+        rc = mf_error(MPI_ERR_NO_MEM, "MPI_Comm_create: out of memory");
+    if (!rc && c->c_rank == 0)
+        rc = mf_sendrecv(g->g_world_ranks, g->g_size, int_t, 0, MF_TAG_COMM_INTER, rw, nr, int_t,
+                         0, MF_TAG_COMM_INTER, c, MF_CTX_COLL, MPI_STATUS_IGNORE);
+    if (!rc)
+        rc = mf_pcoll_bcast(&local, 0, rw, (size_t)nr * sizeof *rw);
+    if (!rc)
+        rc = mf_comm_inter_from_lists(c, &local, g->g_world_ranks,
+                                      g->g_rank != MPI_UNDEFINED ? g->g_size : 0, rw, nr, out);
     free(rw);
     return rc;
 }

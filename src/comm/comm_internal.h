@@ -65,6 +65,10 @@ int mf_comm_split(mf_comm *c, int color, int key, mf_comm **out);
 /* The same on an intercommunicator: both sides split, same colors are joined (see
  * comm_create.c); NULL when either side has no member of this process's color. */
 int mf_comm_split_inter(mf_comm *c, int color, int key, mf_comm **out);
+/* MPI_Comm_create on an intercommunicator: g is this side's subgroup (same on every process of
+ * the side); members of g get an intercommunicator to the other side's subgroup, unless either
+ * is empty. */
+int mf_comm_create_inter_group(mf_comm *c, mf_group *g, mf_comm **out);
 /* MPI_Comm_dup's work, intra or inter: new context(s), same groups, copied attributes are the
  * API's business. */
 int mf_comm_dup_internal(mf_comm *parent, mf_comm **out);

@@ -121,6 +121,39 @@ int main(int argc, char **argv)
     MF_CHECK_MPI(MPI_Comm_split(inter, MPI_UNDEFINED, 0, &sub));
     MF_CHECK(sub == MPI_COMM_NULL, "MPI_UNDEFINED split of an intercomm gave a communicator");
 
+    /* Comm_create on the intercommunicator: each side keeps its first (n+1)/2 local ranks, in
+     * reverse order; the remote group is what the other side kept. */
+    {
+        MPI_Group lg, kept;
+        MPI_Comm_group(inter, &lg);
+        int keep = (nlocal + 1) / 2, keep_remote = (nremote + 1) / 2, list[64];
+        for (int i = 0; i < keep && i < 64; i++)
+            list[i] = keep - 1 - i;
+        MF_CHECK_MPI(MPI_Group_incl(lg, keep, list, &kept));
+        MPI_Comm ic;
+        MF_CHECK_MPI(MPI_Comm_create(inter, kept, &ic));
+        int in = lrank < keep;
+        MF_CHECK(in == (ic != MPI_COMM_NULL), "intercomm Comm_create membership");
+        if (ic != MPI_COMM_NULL) {
+            int r, s2, rs;
+            MPI_Comm_rank(ic, &r);
+            MPI_Comm_size(ic, &s2);
+            MPI_Comm_remote_size(ic, &rs);
+            MF_CHECK(r == keep - 1 - lrank && s2 == keep && rs == keep_remote,
+                     "intercomm Comm_create: rank %d size %d remote %d", r, s2, rs);
+            /* Remote rank 0 is the other side's local rank keep_remote-1: world rank
+             * 2 * (keep_remote - 1) + !side. */
+            int got = -1;
+            if (r == 0)
+                MF_CHECK_MPI(MPI_Sendrecv(&rank, 1, MPI_INT, 0, 7, &got, 1, MPI_INT, 0, 7, ic,
+                                          MPI_STATUS_IGNORE));
+            MF_CHECK(r != 0 || got == 2 * (keep_remote - 1) + !side, "create leader got %d", got);
+            MPI_Comm_free(&ic);
+        }
+        MPI_Group_free(&kept);
+        MPI_Group_free(&lg);
+    }
+
     MPI_Comm_free(&inter);
     MPI_Comm_free(&half);
     free(idx);
