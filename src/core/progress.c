@@ -129,8 +129,12 @@ int mf_progress_wait(bool (*done)(void *arg), void *arg)
         }
         if (done(arg))
             break;
-        if (mf_now_ns() - idle_since < mf_progress_spin_ns)
+        if (mf_now_ns() - idle_since < mf_progress_spin_ns) {
+            /* Let other threads in (MPI_THREAD_MULTIPLE): they may hold what we wait for. */
+            mf_unlock();
+            mf_lock();
             continue;
+        }
         mf_fabric **fabrics;
         int nf = mf_fabrics_active(&fabrics);
         int timeout = mf_progress_prepare_sleep(fabrics, nf);
