@@ -246,5 +246,12 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
                 mf_stream_in_finish(in, &delivered);
         }
         in->si_wpos += (size_t)n - d;
+        if ((size_t)n < direct + v[nv - 1].iov_len) {
+            /* A short read drained the socket: deliver what came and stop here rather than pay
+             * a system call for the EAGAIN (the fd stays readable if more arrived meanwhile). */
+            if (mf_stream_in_consume(in, &delivered) != 0)
+                return MF_STREAM_FAILED;
+            return delivered;
+        }
     }
 }
