@@ -123,12 +123,17 @@ int mf_comm_init_builtin(void)
     return rc;
 }
 
-void mf_comm_finalize_builtin(void)
+void mf_comm_finalize_attrs(void)
 {
     /* MPI-4.0 11.2.5: MPI_COMM_SELF's attributes are deleted first, while MPI still works, so
      * libraries can hook their clean-up to MPI_Finalize; then MPI_COMM_WORLD's. */
     mf_attr_delete_all(MF_ATTR_COMM, MPI_COMM_SELF, &mf_comm_self_obj.c_attrs);
     mf_attr_delete_all(MF_ATTR_COMM, MPI_COMM_WORLD, &mf_comm_world_obj.c_attrs);
+}
+
+void mf_comm_finalize_builtin(void)
+{
+    mf_comm_finalize_attrs();
     mf_comm *builtin[] = {&mf_comm_self_obj, &mf_comm_world_obj};
     for (int i = 0; i < 2; i++) {
         mf_group_release(builtin[i]->c_group);

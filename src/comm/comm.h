@@ -76,6 +76,10 @@ void mf_group_release(mf_group *g);
 /* Builds MPI_COMM_WORLD and MPI_COMM_SELF; called once by MPI_Init after the fabrics. */
 int mf_comm_init_builtin(void);
 void mf_comm_finalize_builtin(void);
+/* Deletes MPI_COMM_SELF's then MPI_COMM_WORLD's attributes (running delete callbacks, which
+ * may communicate): MPI_Finalize should call it first, before its closing fence.
+ * mf_comm_finalize_builtin calls it too (a second call finds nothing left). */
+void mf_comm_finalize_attrs(void);
 
 /* ---- Additions by the communicator module (comm, group, context, attributes) ---------------- */
 
