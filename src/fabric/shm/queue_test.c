@@ -5,6 +5,7 @@
  * whether the other side is a thread or a process.
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -179,8 +180,9 @@ static void *stress_producer(void *arg)
         unsigned char wire[MF_WIRE_HDR_SIZE];
         mf_wire_encode(&h, wire);
         struct iovec iov = {buf, len};
+        /* Yield while full: on a loaded machine the consumer may need this very CPU. */
         while (!mf_shm_ring_push(r, wire, &iov, 1, len))
-            ;
+            sched_yield();
     }
     return NULL;
 }
@@ -195,8 +197,10 @@ static void test_stress(void)
     for (uint64_t seq = 0; seq < STRESS_FRAMES;) {
         size_t avail;
         const unsigned char *raw = mf_shm_ring_peek(&t.cons, &avail);
-        if (!raw)
+        if (!raw) {
+            sched_yield();
             continue;
+        }
         mf_wire_hdr h;
         const char *why;
         CHECK(mf_wire_decode(raw, &h, &why) == 0);
