@@ -9,6 +9,7 @@
  *             printed; both close cleanly (goodbye: no failure reported on either side).
  *   alltoall  six ranks send 300 frames each to every other at once (all connections cross),
  *             checked for per-peer order; a stress test of the simultaneous-connect rule.
+ *   remote    the ranks pretend to be on different hosts: loopback is not used between them.
  *   secret    the ranks disagree on the job secret: the connector's peer fails with a message
  *             saying the handshake was refused; the acceptor logs and carries on.
  *   death     rank 1 dies abruptly after connecting: rank 0's peer fails with "lost".
@@ -176,6 +177,12 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
     mf_g.node = 0;
     mf_g.num_nodes = 1;
     mf_g.node_of = node_of;
+    if (strcmp(scenario, "remote") == 0) { /* pretend every rank is on its own host */
+        for (int r = 0; r < np; r++)
+            node_of[r] = r;
+        mf_g.node = rank;
+        mf_g.num_nodes = np;
+    }
     mf_g.job_hash = 0x5eed;
     mf_g.job_secret = strcmp(scenario, "secret") == 0 && rank == 1 ? 0xbad : 0x600d;
     rx_cap = np == 2 ? 64u << 20 : 1u << 20;
@@ -276,6 +283,30 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
                     expect, rx_bad, failed_peer, failed_msg);
             return 61;
         }
+    } else if (strcmp(scenario, "remote") == 0) {
+        /* Another host must not be given loopback: without a real interface the send fails
+         * with a message saying so; with one, frames flow over it. */
+        snprintf(key, sizeof key, "mf.tcp.%d", peer);
+        mf_pm_get(key, val, sizeof val);
+        bool routable = false;
+        for (char *p = val; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
+            routable |= strncmp(p, "127.", 4) != 0;
+        rc = send_frame(f, peer, tx_buf, 1000, 1);
+        if (!routable) {
+            char msg[MPI_MAX_ERROR_STRING];
+            int len;
+            mf_error_string(rc, msg, &len);
+            if (rc == MF_FABRIC_DONE || !strstr(msg, "no address reachable"))
+                return 70;
+            printf("remote: no routable interface here (%s)\n", msg);
+            f->ops->close(f);
+            return 0;
+        }
+        if (rc != MF_FABRIC_DONE)
+            return 71;
+        wait_frames(f, 1);
+        if (rx_frames != 1 || rx_bad || failed_peer >= 0)
+            return 72;
     } else if (strcmp(scenario, "secret") == 0) {
         if (rank == 1) {
             if (send_frame(f, peer, tx_buf, 10, 1) != MF_FABRIC_DONE)
@@ -314,7 +345,8 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
         printf("death: %s\n", failed_msg);
     }
     rc = f->ops->close(f);
-    if ((strcmp(scenario, "traffic") == 0 || strcmp(scenario, "alltoall") == 0) &&
+    if ((strcmp(scenario, "traffic") == 0 || strcmp(scenario, "alltoall") == 0 ||
+         strcmp(scenario, "remote") == 0) &&
         (rc != MPI_SUCCESS || failed_peer >= 0)) {
         fprintf(stderr, "rank %d: close rc %d, failed peer %d: %s\n", rank, rc, failed_peer,
                 failed_msg);
@@ -365,7 +397,8 @@ static int run(const char *scenario, int np)
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int bad = run("traffic", 2) | run("alltoall", 6) | run("secret", 2) | run("death", 2);
+    int bad = run("traffic", 2) | run("alltoall", 6) | run("remote", 2) | run("secret", 2) |
+              run("death", 2);
     printf("tcp_test: %s\n", bad ? "FAILED" : "ok");
     return bad;
 }
