@@ -13,6 +13,8 @@
  *                           others print whether their stdin is at EOF at once
  *   env VAR...              print "<rank> VAR=<value or (unset)>" for each VAR
  *   pids                    print "pid <rank> <pid>", then wait to be killed
+ *   ring                    pass a token around the ranks (fabric addresses went through PMI);
+ *                           rank 0 prints "ring ok <size>"
  * "Wait" means sleeping up to 60 s and then failing: a test that passes did not wait for that.
  */
 #include <mpi.h>
@@ -90,6 +92,22 @@ int main(int argc, char **argv)
         printf("pid %d %ld\n", rank, (long)getpid());
         fflush(stdout);
         wait_to_be_killed();
+    } else if (!strcmp(mode, "ring")) {
+        int token = rank == 0 ? 1000 : -1, got = -1;
+        int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+        if (rank == 0) {
+            MPI_Send(&token, 1, MPI_INT, next, 7, MPI_COMM_WORLD);
+            MPI_Recv(&got, 1, MPI_INT, prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (got != 1000 + size - 1) {
+                fprintf(stderr, "ring: token %d, expected %d\n", got, 1000 + size - 1);
+                MPI_Abort(MPI_COMM_WORLD, 3);
+            }
+            printf("ring ok %d\n", size);
+        } else {
+            MPI_Recv(&got, 1, MPI_INT, prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            got++;
+            MPI_Send(&got, 1, MPI_INT, next, 7, MPI_COMM_WORLD);
+        }
     } else {
         fprintf(stderr, "launcher_rank: unknown mode '%s'\n", mode);
         MPI_Finalize();

@@ -43,6 +43,14 @@ hello)
     done
     expect_out '^job ok$'
     [ ! -s "$err" ] || fail "unexpected stderr"
+    # Addresses exchanged through our PMI server: shm with 4 ranks, tcp with 2 (a 3+ rank tcp
+    # ring hung in the fabric when this was written, under Hydra too; p2p tests own that).
+    run --timeout 20 -n 4 "$PROG" ring
+    expect_rc 0
+    expect_out '^ring ok 4$'
+    MANIFOLD_SHM=0 run --timeout 20 -n 2 "$PROG" ring
+    expect_rc 0
+    expect_out '^ring ok 2$'
     # mpirun is the same program
     "$(dirname "$MPIEXEC")/mpirun" -np 2 "$PROG" hello >"$out" 2>"$err" || fail "mpirun failed"
     expect_out '^hello 1 of 2 on '
