@@ -82,8 +82,9 @@ void mf_stream_out_init(mf_stream_out *o, size_t copy_limit);
 /* Sends one frame: the encoded header, then `len` bytes gathered from iov. With io == NULL, or
  * frames already queued, the frame is queued behind them. Returns MF_FABRIC_DONE (buffers free
  * again, `done` not called), MF_FABRIC_PENDING (`done` is called once, from a later flush or
- * fail), or MF_STREAM_FAILED with *sys_err (errno of the write, or ENOMEM): nothing was queued
- * and the stream must be treated as broken if the error came from the write. */
+ * fail), or MF_STREAM_FAILED with *sys_err: EINVAL when the iovecs do not hold `len` bytes
+ * (nothing was written, the stream is intact); otherwise (a write error, or ENOMEM, possibly
+ * after part of the frame went out) the stream must be treated as broken. */
 int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io, const unsigned char hdr[MF_WIRE_HDR_SIZE],
                        const struct iovec *iov, int niov, size_t len, mf_fabric_done *done,
                        int *sys_err);

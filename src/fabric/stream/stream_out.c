@@ -176,7 +176,8 @@ int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io, const unsigned char h
         struct iovec v[MF_STREAM_WRITE_IOV];
         v[0].iov_base = (void *)hdr;
         v[0].iov_len = MF_WIRE_HDR_SIZE;
-        memcpy(v + 1, iov, (size_t)niov * sizeof *iov);
+        if (niov > 0) /* iov may be NULL for an empty payload */
+            memcpy(v + 1, iov, (size_t)niov * sizeof *iov);
         ssize_t n = mf_stream_write(io, v, niov + 1, sys_err);
         if (n < 0)
             return MF_STREAM_FAILED;

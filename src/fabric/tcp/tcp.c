@@ -166,10 +166,12 @@ static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
         if (err == EINVAL)
             return mf_error(MPI_ERR_INTERN, "tcp: send to rank %d: the iovecs do not hold the "
                             "header's %llu bytes", peer, (unsigned long long)hdr->len);
-        if (err == ENOMEM)
-            return mf_error(MPI_ERR_NO_MEM, "tcp: no memory to queue a frame for rank %d", peer);
-        int code = mf_error(MPI_ERR_OTHER, "tcp: connection to rank %d (%s) lost: write failed: "
-                            "%s", peer, c ? c->c_where : "?", strerror(err));
+        /* Part of the frame may be on the wire already: the stream is unusable either way. */
+        int code = err == ENOMEM
+                       ? mf_error(MPI_ERR_NO_MEM, "tcp: connection to rank %d (%s) abandoned: no "
+                                  "memory to queue a frame", peer, c ? c->c_where : "-")
+                       : mf_error(MPI_ERR_OTHER, "tcp: connection to rank %d (%s) lost: write "
+                                  "failed: %s", peer, c ? c->c_where : "-", strerror(err));
         mf_tcp_peer_fail(t, peer, code, MF_TCP_FAIL_DEFERRED);
         return code;
     }
