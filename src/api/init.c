@@ -14,6 +14,7 @@
 #include "core/state.h"
 #include "core/world.h"
 #include "fabric/fabric.h"
+#include "p2p/p2p.h"
 #include "runtime/pm.h"
 
 static pthread_mutex_t mf_big_lock;
@@ -88,8 +89,16 @@ int PMPI_Finalize(void)
         return mf_err_world(mf_error(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized"),
                             "MPI_Finalize");
     mf_lock();
+    /* MPI_COMM_SELF's attributes are deleted first, while callbacks may still communicate. */
+    mf_comm_finalize_attrs();
+    /* Sends the program no longer waits for (MPI_Request_free, buffered sends) must reach their
+     * peers before anyone leaves: the fence below does not move messages. */
+    int rc = mf_p2p_drain_sends(10.0);
+    if (rc)
+        mf_warn("MPI_Finalize: sends still pending after 10 s (their receives were never "
+                "posted?); finalizing anyway");
     /* Every rank must be done with every peer before fabrics close: a fence is the barrier. */
-    int rc = mf_pm_fence();
+    rc = mf_pm_fence();
     mf_comm_finalize_builtin();
     int rc2 = mf_fabrics_finalize();
     mf_progress_finalize();

@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "core/error.h"
 #include "core/handle.h"
@@ -257,4 +258,35 @@ mf_unexpected *mf_message_take(MPI_Message handle)
     if (u)
         mf_handle_free(&mf_message_table, h);
     return u;
+}
+
+/* ---- Draining at finalize ---- */
+
+typedef struct mf_drain {
+    long long deadline_ns;
+} mf_drain;
+
+static bool mf_sends_drained(void *arg)
+{
+    mf_drain *d = arg;
+    for (mf_request *r = mf_live_head; r; r = r->rq_live_next)
+        if (r->pub.r_kind == MF_REQ_SEND && r->pub.r_active &&
+            (!r->pub.r_complete || r->rq_busy > 0)) {
+            struct timespec ts;
+            clock_gettime(CLOCK_MONOTONIC, &ts);
+            return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec > d->deadline_ns;
+        }
+    d->deadline_ns = 0; /* drained */
+    return true;
+}
+
+int mf_p2p_drain_sends(double seconds)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    mf_drain d = {(long long)ts.tv_sec * 1000000000ll + ts.tv_nsec + (long long)(seconds * 1e9)};
+    int rc = mf_progress_wait(mf_sends_drained, &d);
+    if (rc)
+        return rc;
+    return d.deadline_ns ? mf_error(MPI_ERR_OTHER, "sends still pending") : MPI_SUCCESS;
 }
