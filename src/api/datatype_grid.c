@@ -12,6 +12,7 @@
 #include <stdlib.h>
 
 #include "api/api.h"
+#include "comm/attr.h"
 #include "datatype/dt_internal.h"
 
 static int mf_dt_grid_publish(int rc, mf_datatype *dt, struct mf_dt_contents *ct,
@@ -342,11 +343,10 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         rc = mf_dt_grid_publish(MPI_SUCCESS, dt, ct, old, newtype);
         dt = NULL;
     }
-    if (!rc && mf_datatype_attr_dup_hook) {
-        mf_datatype *nt = mf_datatype_get(*newtype);
-        rc = mf_datatype_attr_dup_hook(old, nt);
+    if (!rc) {
+        rc = mf_attr_type_copy(old->pub.dt_handle, *newtype); /* copy callbacks */
         if (rc) {
-            mf_datatype_release(nt);
+            mf_datatype_release(mf_datatype_get(*newtype));
             *newtype = MPI_DATATYPE_NULL;
         }
     }

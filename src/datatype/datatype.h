@@ -97,11 +97,7 @@ MPI_Datatype mf_datatype_basic_type(const mf_datatype *dt);
 /* "MPI_INT", a name set with MPI_Type_set_name, or "" for unnamed derived types. */
 const char *mf_datatype_name(const mf_datatype *dt);
 
-/* Attribute storage, owned by the attribute code: one opaque pointer per datatype (predefined
- * ones included). The hooks, when set by that code, run on MPI_Type_dup (copy callbacks; a
- * non-success return fails the dup) and when a derived type is destroyed (delete callbacks). */
-void **mf_datatype_attrs(mf_datatype *dt);
-extern int (*mf_datatype_attr_dup_hook)(mf_datatype *oldtype, mf_datatype *newtype);
-extern void (*mf_datatype_attr_free_hook)(mf_datatype *dt);
+/* Datatype attributes live in the attribute code (comm/attr.h): MPI_Type_dup runs their copy
+ * callbacks and destroying a derived type runs their delete callbacks. */
 
 #endif

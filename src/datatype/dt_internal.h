@@ -73,7 +73,6 @@ struct mf_datatype {
     size_t dt_ext32_size;      /* bytes of one element in external32 */
 
     struct mf_dt_contents *dt_contents; /* NULL for predefined types */
-    void *dt_attrs;
     char dt_name[MPI_MAX_OBJECT_NAME];
 };
 

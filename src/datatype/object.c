@@ -12,12 +12,11 @@
 
 #include "core/error.h"
 #include "core/handle.h"
+#include "comm/attr.h"
 #include "datatype/dt_internal.h"
 
 static mf_handle_table mf_dt_table = MF_HANDLE_TABLE_INIT(MF_CLASS_DATATYPE);
 
-int (*mf_datatype_attr_dup_hook)(mf_datatype *oldtype, mf_datatype *newtype);
-void (*mf_datatype_attr_free_hook)(mf_datatype *dt);
 
 mf_datatype *mf_datatype_get(MPI_Datatype handle)
 {
@@ -41,8 +40,7 @@ void mf_datatype_release(mf_datatype *dt)
 {
     if (!dt || dt->pub.dt_builtin || --dt->dt_refs > 0)
         return;
-    if (mf_datatype_attr_free_hook)
-        mf_datatype_attr_free_hook(dt);
+    mf_attr_type_free(dt->pub.dt_handle); /* delete callbacks of the type's attributes */
     mf_handle_free(&mf_dt_table, dt->pub.dt_handle);
     mf_dt_destroy(dt); /* releases the types named in the contents */
 }
@@ -125,7 +123,3 @@ const char *mf_datatype_name(const mf_datatype *dt)
     return dt->dt_name;
 }
 
-void **mf_datatype_attrs(mf_datatype *dt)
-{
-    return &dt->dt_attrs;
-}
