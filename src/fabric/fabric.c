@@ -39,7 +39,7 @@ static int mf_fabric_validate(const mf_fabric *f)
     const mf_fabric_ops *o = f->ops;
     if (!o || o->size < sizeof *o || !f->name || !o->open || !o->start || !o->close ||
         !o->reachable || !o->send || !o->progress || !o->wait_fd || !o->sleep_prepare ||
-        !o->sleep_end || !o->rkey_make || !o->rkey_release || !o->rget)
+        !o->sleep_end || !o->rkey_make || !o->rkey_release || !o->rget || !o->tx_idle)
         return mf_error(MPI_ERR_INTERN, "fabric %s: incomplete ops table",
                         f->name ? f->name : "(unnamed)");
     if (f->max_frame == 0 || f->max_frame > MF_WIRE_MAX_FRAME)
@@ -184,6 +184,14 @@ int mf_fabrics_finalize(void)
     free(mf_fabric_bound);
     mf_fabric_bound = NULL;
     return first;
+}
+
+bool mf_fabrics_tx_idle(void)
+{
+    for (int i = 0; i < mf_fabric_nused; i++)
+        if (!mf_fabric_used[i]->ops->tx_idle(mf_fabric_used[i]))
+            return false;
+    return true;
 }
 
 mf_fabric *mf_fabric_of(int peer)

@@ -121,6 +121,12 @@ typedef struct mf_fabric_ops {
     int (*wait_fd)(mf_fabric *f);
     bool (*sleep_prepare)(mf_fabric *f);
     void (*sleep_end)(mf_fabric *f);
+
+    /* True when every frame handed to send has left this process (written to the kernel or
+     * into the peer's queue), including frames send reported as MF_FABRIC_DONE after copying
+     * them. MPI_Finalize progresses until this holds before its final fence, which moves no
+     * frames. Frames to failed peers count as gone. */
+    bool (*tx_idle)(mf_fabric *f);
 } mf_fabric_ops;
 
 struct mf_fabric {
@@ -165,6 +171,8 @@ mf_fabric *mf_tcp_fabric(void);
  * mf_g knows every rank's host, mf_fabrics_start() starts them and binds each peer. */
 int mf_fabrics_open(void);
 int mf_fabrics_start(void);
+/* True when every fabric in use has sent everything it was handed (see tx_idle). */
+bool mf_fabrics_tx_idle(void);
 int mf_fabrics_finalize(void);
 /* The fabric bound to `peer` (world rank). */
 mf_fabric *mf_fabric_of(int peer);

@@ -66,8 +66,8 @@ int mf_request_waitall(int n, mf_request **reqs);
 bool mf_request_test(mf_request *r);
 void mf_request_free(mf_request *r);
 
-/* Progresses until every send this process started has completed, or `seconds` passed
- * (MPI_ERR_OTHER then). Used by MPI_Finalize. */
+/* Progresses until every send this process started has completed and the fabrics hold no
+ * outbound frame, or `seconds` passed (MPI_ERR_OTHER then). Used by MPI_Finalize. */
 int mf_p2p_drain_sends(double seconds);
 
 /* Lets a layer above complete its own requests (nonblocking collectives, generalized requests). */

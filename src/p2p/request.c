@@ -269,15 +269,19 @@ typedef struct mf_drain {
 static bool mf_sends_drained(void *arg)
 {
     mf_drain *d = arg;
-    for (mf_request *r = mf_live_head; r; r = r->rq_live_next)
-        if (r->pub.r_kind == MF_REQ_SEND && r->pub.r_active &&
-            (!r->pub.r_complete || r->rq_busy > 0)) {
-            struct timespec ts;
-            clock_gettime(CLOCK_MONOTONIC, &ts);
-            return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec > d->deadline_ns;
-        }
-    d->deadline_ns = 0; /* drained */
-    return true;
+    /* Requests may be done while fabrics still hold copies of eager frames (e.g. for a
+     * connection still being set up). */
+    bool busy = !mf_fabrics_tx_idle();
+    for (mf_request *r = mf_live_head; r && !busy; r = r->rq_live_next)
+        busy = r->pub.r_kind == MF_REQ_SEND && r->pub.r_active &&
+               (!r->pub.r_complete || r->rq_busy > 0);
+    if (!busy) {
+        d->deadline_ns = 0; /* drained */
+        return true;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec > d->deadline_ns;
 }
 
 int mf_p2p_drain_sends(double seconds)

@@ -169,6 +169,11 @@ static bool mf_self_sleep_prepare(mf_fabric *f)
     return ((mf_self *)f)->s_head == NULL;
 }
 
+static bool mf_self_tx_idle(mf_fabric *f)
+{
+    return ((mf_self *)f)->s_head == NULL;
+}
+
 static const mf_fabric_ops mf_self_ops = {
     .size = sizeof(mf_fabric_ops),
     .open = mf_self_open,
@@ -183,6 +188,7 @@ static const mf_fabric_ops mf_self_ops = {
     .wait_fd = mf_fabric_no_wait_fd,
     .sleep_prepare = mf_self_sleep_prepare,
     .sleep_end = mf_fabric_no_sleep_end,
+    .tx_idle = mf_self_tx_idle,
 };
 
 mf_fabric *mf_self_fabric(void)

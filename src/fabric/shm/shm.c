@@ -530,6 +530,12 @@ static int mf_shm_close(mf_fabric *f)
     return MPI_SUCCESS;
 }
 
+/* Frames that did not fit a ring wait in per-peer pending lists until progress moves them. */
+static bool mf_shm_tx_idle(mf_fabric *f)
+{
+    return mf_shm_of(f)->pending == 0;
+}
+
 static const mf_fabric_ops mf_shm_ops = {
     .size = sizeof(mf_fabric_ops),
     .open = mf_shm_open,
@@ -544,6 +550,7 @@ static const mf_fabric_ops mf_shm_ops = {
     .wait_fd = mf_shm_wait_fd,
     .sleep_prepare = mf_shm_sleep_prepare,
     .sleep_end = mf_shm_sleep_end,
+    .tx_idle = mf_shm_tx_idle,
 };
 
 static mf_shm_state mf_shm_instance = {

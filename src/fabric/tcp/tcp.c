@@ -41,6 +41,7 @@ static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
 static int mf_tcp_progress(mf_fabric *f);
 static int mf_tcp_wait_fd(mf_fabric *f);
 static bool mf_tcp_sleep_prepare(mf_fabric *f);
+static bool mf_tcp_tx_idle(mf_fabric *f);
 
 static const mf_fabric_ops mf_tcp_ops = {
     .size = sizeof(mf_fabric_ops),
@@ -56,6 +57,7 @@ static const mf_fabric_ops mf_tcp_ops = {
     .wait_fd = mf_tcp_wait_fd,
     .sleep_prepare = mf_tcp_sleep_prepare,
     .sleep_end = mf_fabric_no_sleep_end,
+    .tx_idle = mf_tcp_tx_idle,
 };
 
 mf_tcp mf_tcp_g = {
@@ -230,6 +232,11 @@ static bool mf_tcp_all_flushed(mf_tcp *t)
             return false;
     }
     return true;
+}
+
+static bool mf_tcp_tx_idle(mf_fabric *f)
+{
+    return mf_tcp_all_flushed((mf_tcp *)f);
 }
 
 static int mf_tcp_close(mf_fabric *f)
