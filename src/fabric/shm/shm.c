@@ -239,8 +239,9 @@ static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
                                             p->rank, why));
             break;
         }
-        /* Never trust the length beyond what the ring really holds. */
-        if (mf_shm_frame_bytes((size_t)h.len) > avail) {
+        /* Never trust the length beyond what the ring really holds (and a head counter more
+         * than a ring ahead of us is corruption too: copies would wrap past the data). */
+        if (mf_shm_frame_bytes((size_t)h.len) > avail || avail > p->in.cap) {
             mf_shm_peer_fail(s, p, mf_error(MPI_ERR_OTHER,
                                             "shm: frame from rank %d claims %llu bytes, ring holds %zu",
                                             p->rank, (unsigned long long)h.len, avail));
