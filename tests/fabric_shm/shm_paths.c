@@ -33,9 +33,9 @@ int main(int argc, char **argv)
     if (peer >= size)
         return mftest_finish();
 
-    static const size_t sizes[] = {0,     1,     8,      63,     64,      65,       1000,
-                                   4095,  4096,  16383,  16384,  16385,   32768,    65537,
-                                   200000, 1 << 20, (4 << 20) + 3};
+    static const size_t sizes[] = {0,     1,     8,      63,      64,           65,
+                                   1000,  4095,  4096,   16383,   16384,        16385,
+                                   32768, 65537, 200000, 1 << 20, (4 << 20) + 3};
     const size_t nsizes = sizeof sizes / sizeof sizes[0];
     size_t max = sizes[nsizes - 1];
     unsigned char *out = malloc(max), *in = malloc(max);
@@ -74,11 +74,11 @@ int main(int argc, char **argv)
     }
     for (int m = 0; m < INFLIGHT; m++) {
         if (rank < peer)
-            MF_CHECK_MPI(MPI_Isend(bufs[m], (int)lens[m], MPI_BYTE, peer, 7, MPI_COMM_WORLD,
-                                   &reqs[m]));
+            MF_CHECK_MPI(
+                MPI_Isend(bufs[m], (int)lens[m], MPI_BYTE, peer, 7, MPI_COMM_WORLD, &reqs[m]));
         else
-            MF_CHECK_MPI(MPI_Irecv(bufs[m], (int)lens[m], MPI_BYTE, peer, 7, MPI_COMM_WORLD,
-                                   &reqs[m]));
+            MF_CHECK_MPI(
+                MPI_Irecv(bufs[m], (int)lens[m], MPI_BYTE, peer, 7, MPI_COMM_WORLD, &reqs[m]));
     }
     MF_CHECK_MPI(MPI_Waitall(INFLIGHT, reqs, MPI_STATUSES_IGNORE));
     if (rank > peer)

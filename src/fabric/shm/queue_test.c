@@ -12,12 +12,12 @@
 
 #include "fabric/shm/shm.h"
 
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-            exit(1);                                                                              \
-        }                                                                                         \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 typedef struct test_ring {
@@ -175,8 +175,8 @@ static void *stress_producer(void *arg)
             len %= 64; /* plenty of small frames */
         for (size_t i = 0; i < len; i++)
             buf[i] = (unsigned char)rand_r(&seed);
-        mf_wire_hdr h = {.type = MF_MSG_DATA, .len = len, .total = seq,
-                         .rkey = stress_sum(buf, len)};
+        mf_wire_hdr h = {
+            .type = MF_MSG_DATA, .len = len, .total = seq, .rkey = stress_sum(buf, len)};
         unsigned char wire[MF_WIRE_HDR_SIZE];
         mf_wire_encode(&h, wire);
         struct iovec iov = {buf, len};

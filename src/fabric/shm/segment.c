@@ -64,7 +64,8 @@ size_t mf_shm_ring_cap_for(int nlocal, size_t max_frame)
 
 static size_t mf_shm_rings_off(int nlocal)
 {
-    return MF_SHM_HDR_BYTES + mf_shm_round_up((size_t)nlocal * sizeof(mf_shm_rank_info), MF_SHM_PAGE);
+    return MF_SHM_HDR_BYTES +
+           mf_shm_round_up((size_t)nlocal * sizeof(mf_shm_rank_info), MF_SHM_PAGE);
 }
 
 size_t mf_shm_segment_size(int nlocal, size_t ring_cap)
@@ -75,8 +76,8 @@ size_t mf_shm_segment_size(int nlocal, size_t ring_cap)
 
 void mf_shm_segment_name(char *buf, size_t len, uint64_t job_hash, int node)
 {
-    snprintf(buf, len, "/manifold-%u-%016llx-%d", (unsigned)getuid(),
-             (unsigned long long)job_hash, node);
+    snprintf(buf, len, "/manifold-%u-%016llx-%d", (unsigned)getuid(), (unsigned long long)job_hash,
+             node);
 }
 
 int mf_shm_space_check(const char *dir, size_t need)
@@ -216,8 +217,7 @@ int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, 
             close(fd);
             continue;
         }
-        mf_shm_seg_hdr *h =
-            mmap(NULL, MF_SHM_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        mf_shm_seg_hdr *h = mmap(NULL, MF_SHM_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (h == MAP_FAILED) {
             close(fd);
             continue;

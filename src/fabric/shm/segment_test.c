@@ -17,12 +17,12 @@
 #include "core/error.h"
 #include "fabric/shm/shm.h"
 
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-            exit(1);                                                                              \
-        }                                                                                         \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+            exit(1);                                                                               \
+        }                                                                                          \
     } while (0)
 
 static bool shm_exists(const char *name)

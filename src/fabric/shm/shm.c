@@ -52,7 +52,7 @@ typedef struct mf_shm_pending {
 } mf_shm_pending;
 
 typedef struct mf_shm_peer {
-    int rank;  /* world rank */
+    int rank; /* world rank */
     pid_t pid;
     mf_shm_rank_info *info;
     mf_shm_ring out, in;
@@ -64,11 +64,11 @@ typedef struct mf_shm_state {
     mf_fabric base; /* first: the registry sees only this */
     int doorbell;
     mf_shm_segment seg;
-    int nlocal, me;       /* local size and our local index */
-    mf_shm_peer *peers;   /* by local index; peers[me] unused */
-    int *local_of;        /* by world rank: local index, or -1 on another host */
+    int nlocal, me;     /* local size and our local index */
+    mf_shm_peer *peers; /* by local index; peers[me] unused */
+    int *local_of;      /* by world rank: local index, or -1 on another host */
     int world_size;
-    size_t pending;       /* frames queued over all peers */
+    size_t pending; /* frames queued over all peers */
     unsigned stuck_passes;
     bool in_progress;
     bool no_doorbell; /* some peer cannot reach our socket: sleep with a timeout instead */
@@ -124,8 +124,7 @@ static bool mf_shm_peer_dead(const mf_shm_peer *p)
 
 static int mf_shm_died_error(const mf_shm_peer *p)
 {
-    return mf_error(MPI_ERR_OTHER, "shm: rank %d (pid %d) on this host died", p->rank,
-                    (int)p->pid);
+    return mf_error(MPI_ERR_OTHER, "shm: rank %d (pid %d) on this host died", p->rank, (int)p->pid);
 }
 
 /* ---- sending ---- */
@@ -235,16 +234,17 @@ static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
         mf_wire_hdr h;
         const char *why;
         if (mf_wire_decode(raw, &h, &why) != 0) {
-            mf_shm_peer_fail(s, p, mf_error(MPI_ERR_OTHER, "shm: bad frame from rank %d: %s",
-                                            p->rank, why));
+            mf_shm_peer_fail(
+                s, p, mf_error(MPI_ERR_OTHER, "shm: bad frame from rank %d: %s", p->rank, why));
             break;
         }
         /* Never trust the length beyond what the ring really holds (and a head counter more
          * than a ring ahead of us is corruption too: copies would wrap past the data). */
         if (mf_shm_frame_bytes((size_t)h.len) > avail || avail > p->in.cap) {
-            mf_shm_peer_fail(s, p, mf_error(MPI_ERR_OTHER,
-                                            "shm: frame from rank %d claims %llu bytes, ring holds %zu",
-                                            p->rank, (unsigned long long)h.len, avail));
+            mf_shm_peer_fail(s, p,
+                             mf_error(MPI_ERR_OTHER,
+                                      "shm: frame from rank %d claims %llu bytes, ring holds %zu",
+                                      p->rank, (unsigned long long)h.len, avail));
             break;
         }
         mf_fabric_sink sink = {0};
@@ -404,7 +404,8 @@ static int mf_shm_cma_setup(mf_shm_state *s)
     if (forced)
         return mf_error(MPI_ERR_OTHER,
                         "shm: MANIFOLD_SHM_CMA=1 but process_vm_readv from rank %d (pid %d) "
-                        "failed: %s", p->rank, (int)p->pid, strerror(e));
+                        "failed: %s",
+                        p->rank, (int)p->pid, strerror(e));
     mf_verbose("shm: cross-memory attach unavailable (%s); large messages are streamed",
                strerror(e));
     return MPI_SUCCESS;
@@ -433,14 +434,16 @@ static int mf_shm_start(mf_fabric *f)
     char name[96];
     mf_shm_segment_name(name, sizeof name, mf_g.job_hash, mf_g.node);
     size_t cap = mf_shm_ring_cap_for(nlocal, f->max_frame);
-    int rc = me == 0 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_secret)
-                     : mf_shm_segment_attach(&s->seg, name, mf_g.job_secret,
-                                             MF_SHM_START_TIMEOUT_MS);
-    if (rc == MPI_SUCCESS && (s->seg.nlocal != nlocal ||
-                              s->seg.ring_cap < mf_shm_frame_bytes(f->max_frame)))
-        rc = mf_error(MPI_ERR_OTHER, "shm: the segment made by local rank 0 does not fit this "
+    int rc = me == 0
+                 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_secret)
+                 : mf_shm_segment_attach(&s->seg, name, mf_g.job_secret, MF_SHM_START_TIMEOUT_MS);
+    if (rc == MPI_SUCCESS &&
+        (s->seg.nlocal != nlocal || s->seg.ring_cap < mf_shm_frame_bytes(f->max_frame)))
+        rc = mf_error(MPI_ERR_OTHER,
+                      "shm: the segment made by local rank 0 does not fit this "
                       "rank (%d local ranks, max frame %zu): do all ranks have the same "
-                      "MANIFOLD_SHM_EAGER_LIMIT?", nlocal, f->max_frame);
+                      "MANIFOLD_SHM_EAGER_LIMIT?",
+                      nlocal, f->max_frame);
     if (rc == MPI_SUCCESS) {
         mf_shm_rank_info *mine = mf_shm_segment_info(&s->seg, me);
         mine->pid = (int32_t)getpid();
@@ -472,7 +475,8 @@ static int mf_shm_start(mf_fabric *f)
         int e = li == me ? 0 : mf_shm_doorbell_check(mf_g.job_hash, s->peers[li].rank);
         if (e != 0 && !s->no_doorbell) {
             mf_verbose("shm: doorbell of rank %d unreachable (%s); sleeping ranks poll every "
-                       "100 us", s->peers[li].rank, strerror(e));
+                       "100 us",
+                       s->peers[li].rank, strerror(e));
             s->no_doorbell = true;
             f->poll_interval_us = 100;
         }
@@ -555,7 +559,10 @@ static const mf_fabric_ops mf_shm_ops = {
 };
 
 static mf_shm_state mf_shm_instance = {
-    .base = {.ops = &mf_shm_ops, .name = "shm", .eager_limit = 16384, .max_frame = MF_SHM_MIN_FRAME},
+    .base = {.ops = &mf_shm_ops,
+             .name = "shm",
+             .eager_limit = 16384,
+             .max_frame = MF_SHM_MIN_FRAME},
     .doorbell = -1,
 };
 

@@ -30,13 +30,13 @@
 #include "fabric/fabric.h"
 #include "fabric/shm/shm.h"
 
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "[rank %d] %s:%d: check failed: %s\n", mf_g.rank, __FILE__,          \
-                    __LINE__, #cond);                                                             \
-            _exit(1);                                                                             \
-        }                                                                                         \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "[rank %d] %s:%d: check failed: %s\n", mf_g.rank, __FILE__, __LINE__,  \
+                    #cond);                                                                        \
+            _exit(1);                                                                              \
+        }                                                                                          \
     } while (0)
 
 #define MAXN 8
@@ -49,10 +49,10 @@ static unsigned char pat[PAT_BYTES];
 
 /* ---- the p2p stand-in ---- */
 
-static uint64_t rx_next[MAXN];      /* next EAGER sequence expected from each rank */
+static uint64_t rx_next[MAXN]; /* next EAGER sequence expected from each rank */
 static unsigned char rx_buf[1 << 21];
 static struct iovec rx_iov[2];
-static size_t rx_take;              /* bytes the current sink accepts */
+static size_t rx_take;               /* bytes the current sink accepts */
 static const unsigned char *rx_want; /* what they must be */
 static int rx_fin, rx_bye, rx_data;
 static uint64_t rts_key[MAXN];
@@ -69,10 +69,14 @@ static size_t len_of(uint64_t seq)
 {
     uint64_t h = seq * 0x9e3779b97f4a7c15ull;
     switch (seq % 4) {
-    case 0: return (size_t)(h >> 58);                        /* 0..63 */
-    case 1: return (size_t)(h >> 54);                        /* 0..1023 */
-    case 2: return (size_t)(h >> 40) % (F->eager_limit + 1); /* up to the eager limit */
-    default: return F->max_frame - (size_t)(h >> 60);        /* at max_frame */
+    case 0:
+        return (size_t)(h >> 58); /* 0..63 */
+    case 1:
+        return (size_t)(h >> 54); /* 0..1023 */
+    case 2:
+        return (size_t)(h >> 40) % (F->eager_limit + 1); /* up to the eager limit */
+    default:
+        return F->max_frame - (size_t)(h >> 60); /* at max_frame */
     }
 }
 
@@ -141,8 +145,13 @@ static mf_fabric_done done_counter = {send_done};
 
 static int send_frame(int peer, uint8_t type, int tag, const void *buf, size_t len, uint64_t rkey)
 {
-    mf_wire_hdr h = {.type = type, .context = (uint32_t)mf_g.rank, .src = mf_g.rank, .tag = tag,
-                     .len = len, .total = type == MF_MSG_EAGER ? len : 0, .rkey = rkey};
+    mf_wire_hdr h = {.type = type,
+                     .context = (uint32_t)mf_g.rank,
+                     .src = mf_g.rank,
+                     .tag = tag,
+                     .len = len,
+                     .total = type == MF_MSG_EAGER ? len : 0,
+                     .rkey = rkey};
     struct iovec iov = {(void *)buf, len};
     int rc = F->ops->send(F, peer, &h, &iov, 1, &done_counter);
     if (rc == MF_FABRIC_PENDING)
@@ -223,8 +232,8 @@ static void scenario_order_rget(int rank, int n)
             sending = true;
             if (outstanding < 64) {
                 uint64_t seq = next[p]++;
-                int rc = send_frame(p, MF_MSG_EAGER, (int)seq, payload_of(rank, seq),
-                                    len_of(seq), 0);
+                int rc =
+                    send_frame(p, MF_MSG_EAGER, (int)seq, payload_of(rank, seq), len_of(seq), 0);
                 CHECK(rc == MF_FABRIC_DONE || rc == MF_FABRIC_PENDING);
             }
         }
@@ -246,8 +255,8 @@ static void scenario_order_rget(int rank, int n)
             if (rget) {
                 /* Two pieces at an offset, then the head: offsets must be honoured. */
                 size_t off = 12345;
-                struct iovec iov[2] = {{theirs + off, 1000}, {theirs + off + 1000,
-                                                             RGET_BYTES - off - 1000}};
+                struct iovec iov[2] = {{theirs + off, 1000},
+                                       {theirs + off + 1000, RGET_BYTES - off - 1000}};
                 CHECK(F->ops->rget(F, p, rts_key[p], off, iov, 2, RGET_BYTES - off, NULL) ==
                       MF_FABRIC_DONE);
                 struct iovec head = {theirs, off};
@@ -371,8 +380,8 @@ static void scenario_perf(int rank, int n)
         F->ops->progress(F);
     CHECK(F->ops->close(F) == MPI_SUCCESS);
     if (rank == 0)
-        printf("shm_test: one-way latency %.3f us (8 B), streaming %.2f GB/s (%zu B frames)\n",
-               lat, bw, fl);
+        printf("shm_test: one-way latency %.3f us (8 B), streaming %.2f GB/s (%zu B frames)\n", lat,
+               bw, fl);
     else
         printf("shm_test: doorbell wake-up %s; rget %.2f GB/s (2 MiB reads)\n",
                slept ? "ok" : "not exercised (rank descheduled)", rbw);
