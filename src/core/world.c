@@ -26,7 +26,12 @@ static uint64_t mf_hash64(const char *s)
 int mf_world_publish(void)
 {
     char key[MF_PM_KEY_MAX];
-    if (gethostname(mf_g.hostname, sizeof mf_g.hostname - 1) != 0)
+    /* mpiexec's proxies name the host they were started for: network namespaces of one machine
+     * share a kernel hostname but must count as different hosts (shm only within one). */
+    const char *given = mf_config_str("MANIFOLD_HOSTNAME");
+    if (*given)
+        snprintf(mf_g.hostname, sizeof mf_g.hostname, "%s", given);
+    else if (gethostname(mf_g.hostname, sizeof mf_g.hostname - 1) != 0)
         snprintf(mf_g.hostname, sizeof mf_g.hostname, "localhost");
     mf_g.job_hash = mf_hash64(mf_g.pm.jobid);
     snprintf(key, sizeof key, "mf.host.%d", mf_g.rank);
