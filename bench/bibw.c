@@ -1,0 +1,86 @@
+/*
+ * bibw — bidirectional bandwidth: ranks 0 and 1 each pre-post a window of receives into distinct
+ * slices and send a window to the other at the same time; bandwidth_MBps counts the bytes of
+ * both directions (MB = 10^6 bytes). Window as in stream (--window, capped at 64 MiB of slices).
+ */
+#include "bench_mpi.h"
+
+#define SLICES_BYTES (64L << 20)
+
+static long window_for(const bench_opts *o, size_t size)
+{
+    long w = o->window;
+    if ((long)size * w > SLICES_BYTES)
+        w = SLICES_BYTES / (long)size;
+    return w < 1 ? 1 : w;
+}
+
+static void one_window(unsigned char *sbuf, unsigned char *rbuf, size_t size, long w, int peer,
+                       MPI_Request *req)
+{
+    for (long k = 0; k < w; k++)
+        MPI_Irecv(rbuf + (size_t)k * size, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req[k]);
+    for (long k = 0; k < w; k++)
+        MPI_Isend(sbuf, (int)size, MPI_BYTE, peer, 0, MPI_COMM_WORLD, &req[w + k]);
+    MPI_Waitall((int)(2 * w), req, MPI_STATUSES_IGNORE);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, np;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    bench_opts o;
+    bench_mpi_parse(argc, argv, &o, 1, 4u << 20, NULL);
+    if (np < 2) {
+        if (rank == 0)
+            fprintf(stderr, "bibw needs at least 2 processes\n");
+        MPI_Finalize();
+        return 2;
+    }
+    bench_header("bibw", np);
+    size_t cap = 0;
+    for (size_t s = o.min_size; s; s = bench_next_size(&o, s))
+        if ((size_t)window_for(&o, s) * s > cap)
+            cap = (size_t)window_for(&o, s) * s;
+    unsigned char *sbuf = bench_alloc(o.max_size);
+    unsigned char *rbuf = bench_alloc(cap);
+    MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)(o.window > 0 ? o.window : 1));
+    int peer = rank ^ 1;
+
+    for (size_t size = o.min_size; size; size = bench_next_size(&o, size)) {
+        long w = window_for(&o, size);
+        long iters = bench_iters(&o, size * (size_t)w);
+        if (iters > o.iters / 8 && !o.smoke)
+            iters = o.iters / 8 > 3 ? o.iters / 8 : 3; /* a window is many messages */
+        double best = 1e30;
+        if (rank <= 1) {
+            bench_fill(sbuf, size, (unsigned)rank + 3);
+            memset(rbuf, 0, (size_t)w * size);
+            one_window(sbuf, rbuf, size, w, peer, req);
+            for (long k = 0; k < w; k++)
+                BENCH_REQUIRE(bench_check(rbuf + (size_t)k * size, size, (unsigned)peer + 3) == 0,
+                              "bibw: message %ld of %zu bytes received wrong", k, size);
+        }
+        for (int rep = -1; rep < o.reps; rep++) {
+            long n = rep < 0 ? (o.warmup / 8 > 1 ? o.warmup / 8 : 1) : iters;
+            MPI_Barrier(MPI_COMM_WORLD);
+            double t0 = MPI_Wtime();
+            if (rank <= 1)
+                for (long i = 0; i < n; i++)
+                    one_window(sbuf, rbuf, size, w, peer, req);
+            double t = (MPI_Wtime() - t0) / (double)n;
+            if (rep >= 0 && t < best)
+                best = t;
+        }
+        if (rank == 0)
+            bench_emit("bibw", size, "bandwidth_MBps", 2.0 * (double)size * (double)w / best / 1e6);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(req);
+    free(rbuf);
+    free(sbuf);
+    MPI_Finalize();
+    return 0;
+}

@@ -1,0 +1,127 @@
+/*
+ * coll — collective latency over message sizes: barrier, bcast (root 0, MPI_BYTE), allreduce
+ * (MPI_DOUBLE sum, size/8 elements) and alltoall (size bytes to every rank, MPI_BYTE).
+ * latency_us is the time per operation averaged over the ranks (as OSU's osu_* do), from the
+ * best of the timed batches. `--only allreduce,bcast` picks operations. Sizes 8 B .. 1 MiB.
+ * Each operation's result is checked once per size before it is timed.
+ */
+#include "bench_mpi.h"
+
+enum { BARRIER, BCAST, ALLREDUCE, ALLTOALL, NOPS };
+static const char *const op_name[NOPS] = {"barrier", "bcast", "allreduce", "alltoall"};
+
+static int selected(const char *only, const char *name)
+{
+    if (!only)
+        return 1;
+    size_t n = strlen(name);
+    for (const char *p = only; (p = strstr(p, name)) != NULL; p += n)
+        if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
+            return 1;
+    return 0;
+}
+
+static void run_op(int op, unsigned char *sbuf, unsigned char *rbuf, size_t size)
+{
+    switch (op) {
+    case BARRIER:
+        MPI_Barrier(MPI_COMM_WORLD);
+        break;
+    case BCAST:
+        MPI_Bcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
+        break;
+    case ALLREDUCE:
+        MPI_Allreduce(sbuf, rbuf, (int)(size / sizeof(double)), MPI_DOUBLE, MPI_SUM,
+                      MPI_COMM_WORLD);
+        break;
+    default:
+        MPI_Alltoall(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+        break;
+    }
+}
+
+static void check_op(int op, unsigned char *sbuf, unsigned char *rbuf, size_t size, int rank,
+                     int np)
+{
+    switch (op) {
+    case BARRIER:
+        MPI_Barrier(MPI_COMM_WORLD);
+        break;
+    case BCAST:
+        if (rank == 0)
+            bench_fill(sbuf, size, 11);
+        else
+            memset(sbuf, 0, size);
+        MPI_Bcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
+        BENCH_REQUIRE(bench_check(sbuf, size, 11) == 0, "bcast: %zu bytes received wrong", size);
+        break;
+    case ALLREDUCE: {
+        int n = (int)(size / sizeof(double));
+        double *s = (double *)sbuf, *r = (double *)rbuf;
+        for (int i = 0; i < n; i++)
+            s[i] = (double)(rank + 1) + (double)i;
+        MPI_Allreduce(s, r, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        for (int i = 0; i < n; i++)
+            BENCH_REQUIRE(r[i] == (double)np * (np + 1) / 2 + (double)np * i,
+                          "allreduce: element %d of %d wrong", i, n);
+        break;
+    }
+    default:
+        for (int j = 0; j < np; j++)
+            bench_fill(sbuf + (size_t)j * size, size, (unsigned)(rank * np + j));
+        memset(rbuf, 0, size * (size_t)np);
+        MPI_Alltoall(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+        for (int i = 0; i < np; i++)
+            BENCH_REQUIRE(bench_check(rbuf + (size_t)i * size, size, (unsigned)(i * np + rank)) ==
+                              0,
+                          "alltoall: block from %d (%zu bytes) wrong", i, size);
+        break;
+    }
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int rank, np;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &np);
+    bench_opts o;
+    bench_mpi_parse(argc, argv, &o, 8, 1u << 20, " [--only barrier,bcast,allreduce,alltoall]");
+    bench_header("coll", np);
+    size_t cap = o.max_size * (size_t)np;
+    unsigned char *sbuf = bench_alloc(cap);
+    unsigned char *rbuf = bench_alloc(cap);
+
+    for (int op = 0; op < NOPS; op++) {
+        if (!selected(o.only, op_name[op]))
+            continue;
+        for (size_t size = o.min_size; size; size = bench_next_size(&o, size)) {
+            size_t sz = op == BARRIER ? 0 : size;
+            if (op == ALLREDUCE && sz < sizeof(double))
+                continue;
+            long iters = bench_iters(&o, sz * (op == ALLTOALL ? (size_t)np : 1));
+            check_op(op, sbuf, rbuf, sz, rank, np);
+            double best = 1e30;
+            for (int rep = -1; rep < o.reps; rep++) {
+                long n = rep < 0 ? o.warmup : iters;
+                MPI_Barrier(MPI_COMM_WORLD);
+                double t0 = MPI_Wtime();
+                for (long i = 0; i < n; i++)
+                    run_op(op, sbuf, rbuf, sz);
+                double t = (MPI_Wtime() - t0) / (double)n, sum = 0;
+                MPI_Allreduce(&t, &sum, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+                if (rep >= 0 && sum / np < best)
+                    best = sum / np;
+            }
+            if (rank == 0)
+                bench_emit(op_name[op], sz, "latency_us", best * 1e6);
+            if (op == BARRIER)
+                break;
+        }
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    free(rbuf);
+    free(sbuf);
+    MPI_Finalize();
+    return 0;
+}
