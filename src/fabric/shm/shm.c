@@ -57,7 +57,8 @@ typedef struct mf_shm_peer {
     mf_shm_rank_info *info;
     mf_shm_ring out, in;
     mf_shm_pending *pend_head, *pend_tail;
-    int failed; /* error code once the peer is known to be gone */
+    int failed;      /* error code once the peer is known to be gone */
+    bool unreported; /* failed outside progress: report on the next pass */
 } mf_shm_peer;
 
 typedef struct mf_shm_state {
@@ -69,6 +70,7 @@ typedef struct mf_shm_state {
     int *local_of;      /* by world rank: local index, or -1 on another host */
     int world_size;
     size_t pending; /* frames queued over all peers */
+    int unreported; /* peers with a failure not yet reported (see mf_shm_peer) */
     unsigned stuck_passes;
     bool in_progress;
     bool no_doorbell; /* some peer cannot reach our socket: sleep with a timeout instead */
@@ -267,7 +269,20 @@ static int mf_shm_progress(mf_fabric *f)
     if (s->in_progress || !s->peers)
         return 0; /* an upcall re-entered progress: the outer pass continues */
     s->in_progress = true;
-    int n = s->pending ? mf_shm_flush(s) : 0;
+    int n = 0;
+    for (int li = 0; s->unreported > 0 && li < s->nlocal; li++) {
+        mf_shm_peer *p = &s->peers[li];
+        if (li != s->me && p->unreported) {
+            s->unreported--;
+            /* Upcalls belong in progress, not inside the op (rget) that found the failure. */
+            p->unreported = false;
+            mf_fabric_peer_failed(&s->base, p->rank, p->failed);
+            mf_shm_fail_pending(s, p, p->failed);
+            n++;
+        }
+    }
+    if (s->pending)
+        n += mf_shm_flush(s);
     for (int li = 0; li < s->nlocal; li++)
         if (li != s->me && !s->peers[li].failed)
             n += mf_shm_drain_peer(s, &s->peers[li]);
@@ -339,9 +354,10 @@ static int mf_shm_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
     if (e == 0)
         return MF_FABRIC_DONE;
     if (e == ESRCH) {
-        int code = mf_shm_died_error(p);
-        mf_shm_peer_fail(s, p, code);
-        return code;
+        p->failed = mf_shm_died_error(p);
+        p->unreported = true;
+        s->unreported++;
+        return p->failed;
     }
     return mf_error(MPI_ERR_OTHER, "shm: reading %zu bytes from rank %d (pid %d) failed: %s", len,
                     peer, (int)p->pid, strerror(e));
@@ -357,6 +373,7 @@ static void mf_shm_reset(mf_shm_state *s)
     s->local_of = NULL;
     s->nlocal = s->world_size = 0;
     s->pending = 0;
+    s->unreported = 0;
     s->stuck_passes = 0;
     s->no_doorbell = false;
     s->base.poll_interval_us = 0;

@@ -388,19 +388,35 @@ static void scenario_perf(int rank, int n)
     _exit(0);
 }
 
+/* Rank 1 dies without closing. Rank 0 notices while stuck on a full ring, or (when rget is
+ * available, second variant) when an rget fails: then the failure is reported from the next
+ * progress pass, never from inside the rget. */
+static bool dead_by_rget;
+
 static void scenario_dead_peer(int rank, int n)
 {
     setup_rank(rank, 2);
     if (rank == 1)
-        _exit(0); /* dies without closing: rank 0 must notice */
+        _exit(0);
     int rc;
     double t0 = now_s();
-    while (failed_peer < 0 && now_s() - t0 < 20) {
-        if (outstanding < 1000) {
-            rc = send_frame(1, MF_MSG_EAGER, 0, pat, 1000, 0);
-            CHECK(rc == MF_FABRIC_DONE || rc == MF_FABRIC_PENDING || failed_peer == 1);
+    if (dead_by_rget && (F->flags & MF_FABRIC_RGET)) {
+        uint64_t word;
+        struct iovec iov = {&word, sizeof word};
+        uint64_t key = (uint64_t)(uintptr_t)&mf_shm_cma_probe_word; /* same address after fork */
+        while ((rc = F->ops->rget(F, 1, key, 0, &iov, 1, sizeof word, NULL)) == MF_FABRIC_DONE &&
+               now_s() - t0 < 20)
+            sched_yield();
+        CHECK(rc > 0 && failed_peer < 0);
+        F->ops->progress(F);
+    } else {
+        while (failed_peer < 0 && now_s() - t0 < 20) {
+            if (outstanding < 1000) {
+                rc = send_frame(1, MF_MSG_EAGER, 0, pat, 1000, 0);
+                CHECK(rc == MF_FABRIC_DONE || rc == MF_FABRIC_PENDING || failed_peer == 1);
+            }
+            idle_progress();
         }
-        idle_progress();
     }
     CHECK(failed_peer == 1);
     CHECK(strstr(failed_msg, "rank 1") && strstr(failed_msg, "died"));
@@ -408,7 +424,8 @@ static void scenario_dead_peer(int rank, int n)
     rc = send_frame(1, MF_MSG_EAGER, 0, pat, 10, 0);
     CHECK(rc > 0); /* later sends fail at once */
     F->ops->close(F);
-    printf("shm_test: dead peer reported: %s\n", failed_msg);
+    printf("shm_test: dead peer reported (%s): %s\n", dead_by_rget ? "rget" : "full ring",
+           failed_msg);
     _exit(0);
 }
 
@@ -457,6 +474,8 @@ int main(void)
     int bad = 0;
     bad += run(2, scenario_order_rget);
     bad += run(4, scenario_order_rget);
+    bad += run(2, scenario_dead_peer);
+    dead_by_rget = true;
     bad += run(2, scenario_dead_peer);
     bad += run(2, scenario_perf);
     if (bad)
