@@ -2,12 +2,15 @@
  * coll.c — MPI collective entry points that move data without reducing it (MPI-4.0 chapter 6):
  * Barrier, Bcast, Gather(v), Scatter(v), Allgather(v), Alltoall(v,w), each with its large-count
  * _c form. Every entry point checks the arguments significant at this process (see
- * coll_check.h), then calls the internal collective (src/coll/coll.h).
+ * coll_check.h), then calls the internal collective (src/coll/coll.h). The mf_api_* bodies are
+ * shared with the nonblocking and persistent forms (coll_nb.h): with a non-NULL `nb` they start
+ * the collective as a schedule (src/coll/nbc.h) instead of running it.
  */
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "api/coll_check.h"
+#include "api/coll_nb.h"
 
 #define NOMEM(fn) mf_error(MPI_ERR_NO_MEM, "%s: out of memory widening count arrays", fn)
 
@@ -23,8 +26,8 @@ int PMPI_Barrier(MPI_Comm comm)
 }
 MF_API_ALIAS(Barrier);
 
-static int api_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
-                     const char *fn)
+int mf_api_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
+                 const char *fn, const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -34,8 +37,13 @@ static int api_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MP
         rc = mf_coll_check_root(c, root, fn);
     if (!rc && mf_coll_role(c, root) != MF_ROLE_NONE) {
         rc = mf_coll_check_data(buf, count, type, &dt, fn, "buffer", "count", "datatype");
-        if (!rc)
+        if (!rc && !nb)
             rc = mf_coll_bcast(buf, count, dt, root, c);
+    }
+    if (!rc && nb) {
+        mf_nbc_args a = {.a_kind = MF_NBC_BCAST, .a_rbuf = buf, .a_rcount = count, .a_rdt = dt,
+                         .a_root = root};
+        rc = mf_nbc_post(nb, &a, c, fn);
     }
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
@@ -43,13 +51,13 @@ static int api_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MP
 
 int PMPI_Bcast(void *buf, int count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    return api_bcast(buf, count, type, root, comm, "MPI_Bcast");
+    return mf_api_bcast(buf, count, type, root, comm, "MPI_Bcast", NULL);
 }
 MF_API_ALIAS(Bcast);
 
 int PMPI_Bcast_c(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm)
 {
-    return api_bcast(buf, count, type, root, comm, "MPI_Bcast_c");
+    return mf_api_bcast(buf, count, type, root, comm, "MPI_Bcast_c", NULL);
 }
 MF_API_ALIAS(Bcast_c);
 
@@ -72,7 +80,8 @@ struct rooted {
     int root;
 };
 
-static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn)
+static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn,
+                      const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -117,7 +126,19 @@ static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn)
         rc = mf_coll_check_data(a->procbuf, a->count, a->type, &pdt, fn, pbuf, pcnt, ptype);
     if (!rc && role == MF_ROLE_ROOT && !in_place && !c->c_is_inter && !vec)
         rc = mf_coll_check_alias(a->procbuf, a->rootbuf, a->count > 0, fn);
-    if (!rc && role != MF_ROLE_NONE) {
+    if (!rc && nb) {
+        void *pb = (void *)(in_place ? MPI_IN_PLACE : a->procbuf);
+        void *rb = (void *)a->rootbuf;
+        mf_nbc_args g = {.a_kind = vec ? MF_NBC_GATHERV : MF_NBC_GATHER, .a_sbuf = pb,
+                         .a_scount = a->count, .a_sdt = pdt, .a_rbuf = rb,
+                         .a_rcount = a->count_root, .a_rcounts = a->counts,
+                         .a_rdispls = a->displs, .a_rdt = rdt, .a_root = a->root};
+        mf_nbc_args s = {.a_kind = vec ? MF_NBC_SCATTERV : MF_NBC_SCATTER, .a_sbuf = rb,
+                         .a_scount = a->count_root, .a_scounts = a->counts,
+                         .a_sdispls = a->displs, .a_sdt = rdt, .a_rbuf = pb,
+                         .a_rcount = a->count, .a_rdt = pdt, .a_root = a->root};
+        rc = mf_nbc_post(nb, a->gather ? &g : &s, c, fn);
+    } else if (!rc && role != MF_ROLE_NONE) {
         void *pb = (void *)(in_place ? MPI_IN_PLACE : a->procbuf);
         void *rb = (void *)a->rootbuf;
         if (a->gather && vec)
@@ -133,35 +154,50 @@ static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn)
     return mf_err_comm(c, rc, fn);
 }
 
+int mf_api_gather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                  MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, const char *fn,
+                  const mf_nbc_call *nb)
+{
+    struct rooted a = {true, false, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root};
+    return api_rooted(&a, comm, fn, nb);
+}
+
+int mf_api_scatter(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm, const char *fn,
+                   const mf_nbc_call *nb)
+{
+    struct rooted a = {false, false, rbuf, rcount, rtype, sbuf, scount, NULL, NULL, stype, root};
+    return api_rooted(&a, comm, fn, nb);
+}
+
 int PMPI_Gather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                 MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    struct rooted a = {true, false, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root};
-    return api_rooted(&a, comm, "MPI_Gather");
+    return mf_api_gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, "MPI_Gather", NULL);
 }
 MF_API_ALIAS(Gather);
 
 int PMPI_Gather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                   MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    struct rooted a = {true, false, sbuf, scount, stype, rbuf, rcount, NULL, NULL, rtype, root};
-    return api_rooted(&a, comm, "MPI_Gather_c");
+    return mf_api_gather(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, "MPI_Gather_c",
+                         NULL);
 }
 MF_API_ALIAS(Gather_c);
 
 int PMPI_Scatter(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                  MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    struct rooted a = {false, false, rbuf, rcount, rtype, sbuf, scount, NULL, NULL, stype, root};
-    return api_rooted(&a, comm, "MPI_Scatter");
+    return mf_api_scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, "MPI_Scatter",
+                          NULL);
 }
 MF_API_ALIAS(Scatter);
 
 int PMPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                    MPI_Count rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    struct rooted a = {false, false, rbuf, rcount, rtype, sbuf, scount, NULL, NULL, stype, root};
-    return api_rooted(&a, comm, "MPI_Scatter_c");
+    return mf_api_scatter(sbuf, scount, stype, rbuf, rcount, rtype, root, comm, "MPI_Scatter_c",
+                          NULL);
 }
 MF_API_ALIAS(Scatter_c);
 
@@ -176,21 +212,64 @@ static bool is_vec_root(MPI_Comm comm, int root)
 static const MPI_Count no_counts[1];
 static const MPI_Aint no_displs[1];
 
-int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                 const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
-                 MPI_Comm comm)
+int mf_api_gatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
+                   int root, MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
+{
+    bool at_root = is_vec_root(comm, root);
+    struct rooted a = {true, true, sbuf, scount, stype, rbuf, 0, at_root ? rcounts : no_counts,
+                       at_root ? displs : no_displs, rtype, root};
+    return api_rooted(&a, comm, fn, nb);
+}
+
+int mf_api_gatherv_int(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                       const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                       MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
 {
     bool failed = false, at_root = is_vec_root(comm, root);
     int n = at_root ? mf_coll_vec_len(comm) : 0;
     MPI_Count *wc = at_root ? mf_coll_widen_counts(rcounts, n, &failed) : NULL;
     MPI_Aint *wd = at_root ? mf_coll_widen_displs(displs, n, &failed) : NULL;
-    struct rooted a = {true, true, sbuf, scount, stype, rbuf, 0, at_root ? wc : no_counts,
-                       at_root ? wd : no_displs, rtype, root};
-    int rc = failed ? mf_err_world(NOMEM("MPI_Gatherv"), "MPI_Gatherv")
-                    : api_rooted(&a, comm, "MPI_Gatherv");
+    int rc = failed ? mf_err_world(NOMEM(fn), fn)
+                    : mf_api_gatherv(sbuf, scount, stype, rbuf, wc, wd, rtype, root, comm, fn,
+                                     nb);
     free(wc);
     free(wd);
     return rc;
+}
+
+int mf_api_scatterv(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
+                    int root, MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
+{
+    bool at_root = is_vec_root(comm, root);
+    struct rooted a = {false, true, rbuf, rcount, rtype, sbuf, 0, at_root ? scounts : no_counts,
+                       at_root ? displs : no_displs, stype, root};
+    return api_rooted(&a, comm, fn, nb);
+}
+
+int mf_api_scatterv_int(const void *sbuf, const int scounts[], const int displs[],
+                        MPI_Datatype stype, void *rbuf, int rcount, MPI_Datatype rtype, int root,
+                        MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
+{
+    bool failed = false, at_root = is_vec_root(comm, root);
+    int n = at_root ? mf_coll_vec_len(comm) : 0;
+    MPI_Count *wc = at_root ? mf_coll_widen_counts(scounts, n, &failed) : NULL;
+    MPI_Aint *wd = at_root ? mf_coll_widen_displs(displs, n, &failed) : NULL;
+    int rc = failed ? mf_err_world(NOMEM(fn), fn)
+                    : mf_api_scatterv(sbuf, wc, wd, stype, rbuf, rcount, rtype, root, comm, fn,
+                                      nb);
+    free(wc);
+    free(wd);
+    return rc;
+}
+
+int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                 const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
+                 MPI_Comm comm)
+{
+    return mf_api_gatherv_int(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
+                              "MPI_Gatherv", NULL);
 }
 MF_API_ALIAS(Gatherv);
 
@@ -198,27 +277,16 @@ int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void 
                    const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
                    int root, MPI_Comm comm)
 {
-    bool at_root = is_vec_root(comm, root);
-    struct rooted a = {true, true, sbuf, scount, stype, rbuf, 0, at_root ? rcounts : no_counts,
-                       at_root ? displs : no_displs, rtype, root};
-    return api_rooted(&a, comm, "MPI_Gatherv_c");
+    return mf_api_gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
+                          "MPI_Gatherv_c", NULL);
 }
 MF_API_ALIAS(Gatherv_c);
 
 int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI_Datatype stype,
                   void *rbuf, int rcount, MPI_Datatype rtype, int root, MPI_Comm comm)
 {
-    bool failed = false, at_root = is_vec_root(comm, root);
-    int n = at_root ? mf_coll_vec_len(comm) : 0;
-    MPI_Count *wc = at_root ? mf_coll_widen_counts(scounts, n, &failed) : NULL;
-    MPI_Aint *wd = at_root ? mf_coll_widen_displs(displs, n, &failed) : NULL;
-    struct rooted a = {false, true, rbuf, rcount, rtype, sbuf, 0, at_root ? wc : no_counts,
-                       at_root ? wd : no_displs, stype, root};
-    int rc = failed ? mf_err_world(NOMEM("MPI_Scatterv"), "MPI_Scatterv")
-                    : api_rooted(&a, comm, "MPI_Scatterv");
-    free(wc);
-    free(wd);
-    return rc;
+    return mf_api_scatterv_int(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
+                               "MPI_Scatterv", NULL);
 }
 MF_API_ALIAS(Scatterv);
 
@@ -226,19 +294,16 @@ int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint 
                     MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
                     int root, MPI_Comm comm)
 {
-    bool at_root = is_vec_root(comm, root);
-    struct rooted a = {false, true, rbuf, rcount, rtype, sbuf, 0, at_root ? scounts : no_counts,
-                       at_root ? displs : no_displs, stype, root};
-    return api_rooted(&a, comm, "MPI_Scatterv_c");
+    return mf_api_scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
+                           "MPI_Scatterv_c", NULL);
 }
 MF_API_ALIAS(Scatterv_c);
 
 /* ---- Allgather(v) ---------------------------------------------------------------------------- */
 
-static int api_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                         MPI_Count rcount, bool vec, const MPI_Count *rcounts,
-                         const MPI_Aint *displs, MPI_Datatype rtype, MPI_Comm comm,
-                         const char *fn)
+int mf_api_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                     MPI_Count rcount, bool vec, const MPI_Count *rcounts, const MPI_Aint *displs,
+                     MPI_Datatype rtype, MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -264,7 +329,12 @@ static int api_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
         if (!rc)
             rc = mf_coll_check_alias(sbuf, rbuf, rcount > 0, fn);
     }
-    if (!rc && vec)
+    if (!rc && nb) {
+        mf_nbc_args a = {.a_kind = vec ? MF_NBC_ALLGATHERV : MF_NBC_ALLGATHER, .a_sbuf = sbuf,
+                         .a_scount = scount, .a_sdt = sdt, .a_rbuf = rbuf, .a_rcount = rcount,
+                         .a_rcounts = rcounts, .a_rdispls = displs, .a_rdt = rdt};
+        rc = mf_nbc_post(nb, &a, c, fn);
+    } else if (!rc && vec)
         rc = mf_coll_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
     else if (!rc)
         rc = mf_coll_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, c);
@@ -275,32 +345,40 @@ static int api_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype,
 int PMPI_Allgather(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                    MPI_Datatype rtype, MPI_Comm comm)
 {
-    return api_allgather(sbuf, scount, stype, rbuf, rcount, false, NULL, NULL, rtype, comm,
-                         "MPI_Allgather");
+    return mf_api_allgather(sbuf, scount, stype, rbuf, rcount, false, NULL, NULL, rtype, comm,
+                            "MPI_Allgather", NULL);
 }
 MF_API_ALIAS(Allgather);
 
 int PMPI_Allgather_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                      MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
-    return api_allgather(sbuf, scount, stype, rbuf, rcount, false, NULL, NULL, rtype, comm,
-                         "MPI_Allgather_c");
+    return mf_api_allgather(sbuf, scount, stype, rbuf, rcount, false, NULL, NULL, rtype, comm,
+                            "MPI_Allgather_c", NULL);
 }
 MF_API_ALIAS(Allgather_c);
 
-int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                    const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+int mf_api_allgatherv_int(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                          const int rcounts[], const int displs[], MPI_Datatype rtype,
+                          MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
 {
     bool failed = false;
     int n = mf_coll_vec_len(comm);
     MPI_Count *wc = mf_coll_widen_counts(rcounts, n, &failed);
     MPI_Aint *wd = mf_coll_widen_displs(displs, n, &failed);
-    int rc = failed ? mf_err_world(NOMEM("MPI_Allgatherv"), "MPI_Allgatherv")
-                    : api_allgather(sbuf, scount, stype, rbuf, 0, true, wc, wd, rtype, comm,
-                                    "MPI_Allgatherv");
+    int rc = failed ? mf_err_world(NOMEM(fn), fn)
+                    : mf_api_allgather(sbuf, scount, stype, rbuf, 0, true, wc, wd, rtype, comm,
+                                       fn, nb);
     free(wc);
     free(wd);
     return rc;
+}
+
+int PMPI_Allgatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                    const int rcounts[], const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+{
+    return mf_api_allgatherv_int(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm,
+                                 "MPI_Allgatherv", NULL);
 }
 MF_API_ALIAS(Allgatherv);
 
@@ -308,15 +386,16 @@ int PMPI_Allgatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, vo
                       const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
                       MPI_Comm comm)
 {
-    return api_allgather(sbuf, scount, stype, rbuf, 0, true, rcounts, displs, rtype, comm,
-                         "MPI_Allgatherv_c");
+    return mf_api_allgather(sbuf, scount, stype, rbuf, 0, true, rcounts, displs, rtype, comm,
+                            "MPI_Allgatherv_c", NULL);
 }
 MF_API_ALIAS(Allgatherv_c);
 
 /* ---- Alltoall(v,w) --------------------------------------------------------------------------- */
 
-static int api_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                        MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, const char *fn)
+int mf_api_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+                    MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm, const char *fn,
+                    const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -332,7 +411,11 @@ static int api_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
                                 "recvtype");
     if (!rc)
         rc = mf_coll_check_alias(sbuf, rbuf, rcount > 0, fn);
-    if (!rc)
+    if (!rc && nb) {
+        mf_nbc_args a = {.a_kind = MF_NBC_ALLTOALL, .a_sbuf = sbuf, .a_scount = scount,
+                         .a_sdt = sdt, .a_rbuf = rbuf, .a_rcount = rcount, .a_rdt = rdt};
+        rc = mf_nbc_post(nb, &a, c, fn);
+    } else if (!rc)
         rc = mf_coll_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c);
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
@@ -341,24 +424,25 @@ static int api_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, 
 int PMPI_Alltoall(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, int rcount,
                   MPI_Datatype rtype, MPI_Comm comm)
 {
-    return api_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, "MPI_Alltoall");
+    return mf_api_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, "MPI_Alltoall", NULL);
 }
 MF_API_ALIAS(Alltoall);
 
 int PMPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
-    return api_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, "MPI_Alltoall_c");
+    return mf_api_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, "MPI_Alltoall_c",
+                           NULL);
 }
 MF_API_ALIAS(Alltoall_c);
 
 /* Alltoallv and Alltoallw: `types` NULL means the v-form (one type each side, displacements in
  * elements); otherwise per-peer types and byte displacements. */
-static int api_alltoallvw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
-                          const MPI_Datatype *stypes, MPI_Datatype stype, void *rbuf,
-                          const MPI_Count *rcounts, const MPI_Aint *rdispls,
-                          const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm,
-                          bool w, const char *fn)
+int mf_api_alltoallvw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
+                      const MPI_Datatype *stypes, MPI_Datatype stype, void *rbuf,
+                      const MPI_Count *rcounts, const MPI_Aint *rdispls,
+                      const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm, bool w,
+                      const char *fn, const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -406,7 +490,13 @@ static int api_alltoallvw(const void *sbuf, const MPI_Count *scounts, const MPI_
             any = any || rcounts[i] > 0;
         rc = mf_coll_check_alias(sbuf, rbuf, any, fn);
     }
-    if (!rc && w)
+    if (!rc && nb) {
+        mf_nbc_args a = {.a_kind = w ? MF_NBC_ALLTOALLW : MF_NBC_ALLTOALLV, .a_sbuf = sbuf,
+                         .a_scounts = scounts, .a_sdispls = sdispls, .a_sdt = sdt,
+                         .a_sdts = sdts, .a_rbuf = rbuf, .a_rcounts = rcounts,
+                         .a_rdispls = rdispls, .a_rdt = rdt, .a_rdts = rdts};
+        rc = mf_nbc_post(nb, &a, c, fn);
+    } else if (!rc && w)
         rc = mf_coll_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
     else if (!rc)
         rc = mf_coll_alltoallv(sbuf, scounts, sdispls, sdt, rbuf, rcounts, rdispls, rdt, c);
@@ -416,9 +506,11 @@ static int api_alltoallvw(const void *sbuf, const MPI_Count *scounts, const MPI_
     return mf_err_comm(c, rc, fn);
 }
 
-int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
-                   MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
-                   MPI_Datatype rtype, MPI_Comm comm)
+int mf_api_alltoallvw_int(const void *sbuf, const int scounts[], const int sdispls[],
+                          const MPI_Datatype *stypes, MPI_Datatype stype, void *rbuf,
+                          const int rcounts[], const int rdispls[], const MPI_Datatype *rtypes,
+                          MPI_Datatype rtype, MPI_Comm comm, bool w, const char *fn,
+                          const mf_nbc_call *nb)
 {
     bool failed = false;
     int n = mf_coll_vec_len(comm);
@@ -426,14 +518,22 @@ int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
     MPI_Aint *sd = mf_coll_widen_displs(sbuf == MPI_IN_PLACE ? NULL : sdispls, n, &failed);
     MPI_Count *rc_ = mf_coll_widen_counts(rcounts, n, &failed);
     MPI_Aint *rd = mf_coll_widen_displs(rdispls, n, &failed);
-    int rc = failed ? mf_err_world(NOMEM("MPI_Alltoallv"), "MPI_Alltoallv")
-                    : api_alltoallvw(sbuf, sc, sd, NULL, stype, rbuf, rc_, rd, NULL, rtype, comm,
-                                     false, "MPI_Alltoallv");
+    int rc = failed ? mf_err_world(NOMEM(fn), fn)
+                    : mf_api_alltoallvw(sbuf, sc, sd, stypes, stype, rbuf, rc_, rd, rtypes, rtype,
+                                        comm, w, fn, nb);
     free(sc);
     free(sd);
     free(rc_);
     free(rd);
     return rc;
+}
+
+int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
+                   MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
+                   MPI_Datatype rtype, MPI_Comm comm)
+{
+    return mf_api_alltoallvw_int(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls,
+                                 NULL, rtype, comm, false, "MPI_Alltoallv", NULL);
 }
 MF_API_ALIAS(Alltoallv);
 
@@ -441,8 +541,8 @@ int PMPI_Alltoallv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint
                      MPI_Datatype stype, void *rbuf, const MPI_Count rcounts[],
                      const MPI_Aint rdispls[], MPI_Datatype rtype, MPI_Comm comm)
 {
-    return api_alltoallvw(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL,
-                          rtype, comm, false, "MPI_Alltoallv_c");
+    return mf_api_alltoallvw(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL,
+                             rtype, comm, false, "MPI_Alltoallv_c", NULL);
 }
 MF_API_ALIAS(Alltoallv_c);
 
@@ -450,20 +550,9 @@ int PMPI_Alltoallw(const void *sbuf, const int scounts[], const int sdispls[],
                    const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
                    const int rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
 {
-    bool failed = false;
-    int n = mf_coll_vec_len(comm);
-    MPI_Count *sc = mf_coll_widen_counts(sbuf == MPI_IN_PLACE ? NULL : scounts, n, &failed);
-    MPI_Aint *sd = mf_coll_widen_displs(sbuf == MPI_IN_PLACE ? NULL : sdispls, n, &failed);
-    MPI_Count *rc_ = mf_coll_widen_counts(rcounts, n, &failed);
-    MPI_Aint *rd = mf_coll_widen_displs(rdispls, n, &failed);
-    int rc = failed ? mf_err_world(NOMEM("MPI_Alltoallw"), "MPI_Alltoallw")
-                    : api_alltoallvw(sbuf, sc, sd, stypes, MPI_DATATYPE_NULL, rbuf, rc_, rd,
-                                     rtypes, MPI_DATATYPE_NULL, comm, true, "MPI_Alltoallw");
-    free(sc);
-    free(sd);
-    free(rc_);
-    free(rd);
-    return rc;
+    return mf_api_alltoallvw_int(sbuf, scounts, sdispls, stypes, MPI_DATATYPE_NULL, rbuf, rcounts,
+                                 rdispls, rtypes, MPI_DATATYPE_NULL, comm, true, "MPI_Alltoallw",
+                                 NULL);
 }
 MF_API_ALIAS(Alltoallw);
 
@@ -471,7 +560,8 @@ int PMPI_Alltoallw_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint
                      const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
                      const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
 {
-    return api_alltoallvw(sbuf, scounts, sdispls, stypes, MPI_DATATYPE_NULL, rbuf, rcounts,
-                          rdispls, rtypes, MPI_DATATYPE_NULL, comm, true, "MPI_Alltoallw_c");
+    return mf_api_alltoallvw(sbuf, scounts, sdispls, stypes, MPI_DATATYPE_NULL, rbuf, rcounts,
+                             rdispls, rtypes, MPI_DATATYPE_NULL, comm, true, "MPI_Alltoallw_c",
+                             NULL);
 }
 MF_API_ALIAS(Alltoallw_c);

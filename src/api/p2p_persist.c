@@ -4,6 +4,7 @@
  * begins a fresh operation (rq_inner) whose completion the Wait/Test family reports.
  */
 #include "api/p2p_args.h"
+#include "coll/nbc.h"
 
 static int mf_api_persist(const void *buf, MPI_Count count, MPI_Datatype datatype, int rank,
                           int tag, MPI_Comm comm, mf_request_kind kind, enum mf_send_mode mode,
@@ -89,7 +90,11 @@ static int mf_start_one(MPI_Request handle, const char *fn)
     if (rc)
         return rc;
     mf_comm *c = r->pub.r_comm;
-    if (r->pub.r_kind == MF_REQ_RECV)
+    /* Persistent collectives (MPI_<Coll>_init) keep their arguments in the collective layer,
+     * which builds a fresh schedule as rq_inner on each start (src/coll/nbc.h). */
+    if (r->pub.r_kind == MF_REQ_COLL)
+        rc = mf_nbc_start(r);
+    else if (r->pub.r_kind == MF_REQ_RECV)
         rc = mf_irecv(r->rq_buf, r->rq_count, r->rq_dt, r->rq_rank, r->rq_tag, c, MF_CTX_P2P,
                       &r->rq_inner);
     else if (r->rq_mode == MF_SEND_BUFFERED)

@@ -1,0 +1,416 @@
+/*
+ * nbc_build.c — the algorithms of nonblocking collectives, written as schedules (nbc_impl.h).
+ *
+ * They follow the blocking algorithms' structure where it carries over to rounds:
+ *   barrier          dissemination, ceil(log2 n) rounds (as mf_coll_barrier)
+ *   bcast            binomial tree from the root
+ *   reduce           binomial tree; children's data arrive in one round and are combined in
+ *                    rank order, so non-commutative ops are reduced in canonical order (their
+ *                    tree is rooted at rank 0 and the result forwarded to the root)
+ *   allreduce        reduce to rank 0, then bcast
+ *   gather(v), scatter(v)  linear at the root (one round of n-1 transfers)
+ *   allgather(v)     ring: n-1 rounds, each passing on the block received in the previous one
+ *   alltoall(v,w)    all pairs in one round (receives first); MPI_IN_PLACE copies the outgoing
+ *                    blocks aside in a first round
+ *   reduce_scatter(_block)  reduce of the whole vector to rank 0, then scatterv
+ *   scan, exscan     a chain: rank r waits for the prefix of ranks 0..r-1 from r-1
+ * Intercommunicators: barrier (local barrier, leaders exchange, local bcast), bcast (root to
+ * the remote leader, then a bcast in the remote group), allreduce (local reduces, leaders swap
+ * results, local bcasts); the local steps run on the intercommunicator's local communicator.
+ */
+#include <string.h>
+
+#include "coll/coll_impl.h"
+#include "coll/nbc_impl.h"
+#include "core/error.h"
+
+static mf_datatype *nbc_byte(void)
+{
+    return mf_coll_byte();
+}
+
+static void *nbc_at(const void *buf, MPI_Aint elems, const mf_datatype *dt)
+{
+    return (char *)buf + elems * mf_datatype_info(dt)->dt_extent;
+}
+
+static void nbc_barrier_intra(mf_nbc_sched *s, mf_comm *c)
+{
+    int n = c->c_size, r = c->c_rank;
+    for (int k = 1; k < n; k <<= 1) {
+        mf_nbc_recv(s, NULL, 0, nbc_byte(), (r - k + n) % n, c);
+        mf_nbc_send(s, NULL, 0, nbc_byte(), (r + k) % n, c);
+        mf_nbc_round(s);
+    }
+}
+
+static void nbc_bcast_intra(mf_nbc_sched *s, void *buf, MPI_Count count, mf_datatype *dt, int root,
+                            mf_comm *c)
+{
+    int n = c->c_size, vr = (c->c_rank - root + n) % n, mask = 1;
+    for (; mask < n; mask <<= 1)
+        if (vr & mask) {
+            mf_nbc_recv(s, buf, count, dt, (vr - mask + root) % n, c);
+            mf_nbc_round(s);
+            break;
+        }
+    for (mask >>= 1; mask > 0; mask >>= 1)
+        if (vr + mask < n)
+            mf_nbc_send(s, buf, count, dt, (vr + mask + root) % n, c);
+    mf_nbc_round(s);
+}
+
+/* Reduces every process's `mine` into `result` at `root` (result is not used elsewhere; it
+ * may be `mine` at the root). */
+static void nbc_reduce_intra(mf_nbc_sched *s, const void *mine, void *result, MPI_Count count,
+                             mf_datatype *dt, mf_op *op, int root, mf_comm *c)
+{
+    int n = c->c_size, r = c->c_rank;
+    /* commutative: a tree rooted at `root`; otherwise at 0, in rank order */
+    int tree_root = op->op_commute ? root : 0;
+    int vr = (r - tree_root + n) % n;
+    if (n == 1) {
+        if (mine != result)
+            mf_nbc_copy(s, mine, count, dt, result, count, dt);
+        mf_nbc_round(s);
+        return;
+    }
+    /* children vr+1, vr+2, vr+4, ... below our lowest set bit; parent vr - that bit */
+    int mask = 1;
+    while (mask < n && !(vr & mask))
+        mask <<= 1;
+    int nchild = 0;
+    void *tmp[32];
+    for (int m = 1; m < mask && vr + m < n; m <<= 1) {
+        tmp[nchild] = mf_nbc_tmp(s, count, dt);
+        mf_nbc_recv(s, tmp[nchild], count, dt, (vr + m + tree_root) % n, c);
+        nchild++;
+    }
+    mf_nbc_round(s);
+    const void *acc = mine;
+    for (int i = 0; i < nchild; i++) {
+        /* the child's block covers ranks above ours: acc is the left operand */
+        mf_nbc_reduce(s, acc, tmp[i], count, dt, op);
+        acc = tmp[i];
+    }
+    if (vr != 0) {
+        mf_nbc_send(s, acc, count, dt, (vr - mask + tree_root) % n, c);
+        mf_nbc_round(s);
+    }
+    if (tree_root == root) {
+        if (vr == 0 && acc != result)
+            mf_nbc_copy(s, acc, count, dt, result, count, dt);
+        mf_nbc_round(s);
+        return;
+    }
+    /* non-commutative with root != 0: rank 0 forwards the result */
+    mf_nbc_round(s);
+    if (r == 0)
+        mf_nbc_send(s, acc, count, dt, root, c);
+    else if (r == root)
+        mf_nbc_recv(s, result, count, dt, 0, c);
+    mf_nbc_round(s);
+}
+
+/* ---- Rooted data movement ---------------------------------------------------------------- */
+
+static MPI_Count nbc_cnt(const MPI_Count *counts, MPI_Count uniform, int i)
+{
+    return counts ? counts[i] : uniform;
+}
+
+static MPI_Aint nbc_disp(const MPI_Aint *displs, MPI_Count uniform, int i)
+{
+    return displs ? displs[i] : (MPI_Aint)(uniform * i);
+}
+
+static void nbc_gather(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    int n = c->c_size, r = c->c_rank;
+    if (r != a->a_root) {
+        mf_nbc_send(s, a->a_sbuf, a->a_scount, a->a_sdt, a->a_root, c);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        void *at = nbc_at(a->a_rbuf, nbc_disp(a->a_rdispls, a->a_rcount, i), a->a_rdt);
+        MPI_Count cnt = nbc_cnt(a->a_rcounts, a->a_rcount, i);
+        if (i != r)
+            mf_nbc_recv(s, at, cnt, a->a_rdt, i, c);
+        else if (a->a_sbuf != MPI_IN_PLACE)
+            mf_nbc_copy(s, a->a_sbuf, a->a_scount, a->a_sdt, at, cnt, a->a_rdt);
+    }
+}
+
+static void nbc_scatter(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    int n = c->c_size, r = c->c_rank;
+    if (r != a->a_root) {
+        mf_nbc_recv(s, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_root, c);
+        return;
+    }
+    for (int i = 0; i < n; i++) {
+        const void *at = nbc_at(a->a_sbuf, nbc_disp(a->a_sdispls, a->a_scount, i), a->a_sdt);
+        MPI_Count cnt = nbc_cnt(a->a_scounts, a->a_scount, i);
+        if (i != r)
+            mf_nbc_send(s, at, cnt, a->a_sdt, i, c);
+        else if (a->a_rbuf != MPI_IN_PLACE)
+            mf_nbc_copy(s, at, cnt, a->a_sdt, a->a_rbuf, a->a_rcount, a->a_rdt);
+    }
+}
+
+static void nbc_allgather(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    int n = c->c_size, r = c->c_rank;
+    mf_datatype *dt = a->a_rdt;
+#define BLOCK(i) nbc_at(a->a_rbuf, nbc_disp(a->a_rdispls, a->a_rcount, (i)), dt)
+#define COUNT(i) nbc_cnt(a->a_rcounts, a->a_rcount, (i))
+    if (a->a_sbuf != MPI_IN_PLACE)
+        mf_nbc_copy(s, a->a_sbuf, a->a_scount, a->a_sdt, BLOCK(r), COUNT(r), dt);
+    for (int k = 0; k < n - 1; k++) {
+        int sb = (r - k + n) % n, rb = (r - k - 1 + n) % n;
+        mf_nbc_recv(s, BLOCK(rb), COUNT(rb), dt, (r - 1 + n) % n, c);
+        mf_nbc_send(s, BLOCK(sb), COUNT(sb), dt, (r + 1) % n, c);
+        mf_nbc_round(s);
+    }
+#undef BLOCK
+#undef COUNT
+}
+
+/* Alltoall, v and w through one description: counts, byte displacements, a type per peer. */
+static void nbc_alltoall(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    int n = c->c_size, r = c->c_rank;
+    bool in_place = a->a_sbuf == MPI_IN_PLACE;
+    bool w = a->a_kind == MF_NBC_ALLTOALLW, v = a->a_kind == MF_NBC_ALLTOALLV;
+    const void *sbuf = in_place ? a->a_rbuf : a->a_sbuf;
+    const void *sblk[n > 0 ? n : 1];
+    MPI_Count scnt[n > 0 ? n : 1], rcnt[n > 0 ? n : 1];
+    mf_datatype *sdt[n > 0 ? n : 1], *rdt[n > 0 ? n : 1];
+    void *rblk[n > 0 ? n : 1];
+    for (int i = 0; i < n; i++) {
+        rdt[i] = w ? a->a_rdts[i] : a->a_rdt;
+        rcnt[i] = v || w ? a->a_rcounts[i] : a->a_rcount;
+        MPI_Aint rd = w   ? a->a_rdispls[i]
+                      : v ? a->a_rdispls[i] * mf_datatype_info(rdt[i])->dt_extent
+                          : (MPI_Aint)(a->a_rcount * i) * mf_datatype_info(rdt[i])->dt_extent;
+        rblk[i] = (char *)a->a_rbuf + rd;
+        if (in_place) {
+            /* the outgoing data is the receive layout of the same peer */
+            sdt[i] = rdt[i];
+            scnt[i] = rcnt[i];
+            sblk[i] = rblk[i];
+            continue;
+        }
+        sdt[i] = w ? a->a_sdts[i] : a->a_sdt;
+        scnt[i] = v || w ? a->a_scounts[i] : a->a_scount;
+        MPI_Aint sd = w   ? a->a_sdispls[i]
+                      : v ? a->a_sdispls[i] * mf_datatype_info(sdt[i])->dt_extent
+                          : (MPI_Aint)(a->a_scount * i) * mf_datatype_info(sdt[i])->dt_extent;
+        sblk[i] = (const char *)sbuf + sd;
+    }
+    if (in_place) {
+        for (int i = 0; i < n; i++) {
+            if (i == r)
+                continue;
+            void *t = mf_nbc_tmp(s, rcnt[i], rdt[i]);
+            mf_nbc_copy(s, rblk[i], rcnt[i], rdt[i], t, rcnt[i], rdt[i]);
+            sblk[i] = t;
+        }
+        mf_nbc_round(s);
+    } else {
+        mf_nbc_copy(s, sblk[r], scnt[r], sdt[r], rblk[r], rcnt[r], rdt[r]);
+    }
+    for (int k = 1; k < n; k++) {
+        int from = (r - k + n) % n;
+        mf_nbc_recv(s, rblk[from], rcnt[from], rdt[from], from, c);
+    }
+    for (int k = 1; k < n; k++) {
+        int to = (r + k) % n;
+        mf_nbc_send(s, sblk[to], scnt[to], sdt[to], to, c);
+    }
+}
+
+/* ---- Reductions -------------------------------------------------------------------------- */
+
+static void nbc_reduce_scatter(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    int n = c->c_size, r = c->c_rank;
+    bool block = a->a_kind == MF_NBC_REDUCE_SCATTER_BLOCK;
+    MPI_Count total = 0, mydisp = 0;
+    for (int i = 0; i < n; i++) {
+        MPI_Count cnt = block ? a->a_rcount : a->a_rcounts[i];
+        if (i < r)
+            mydisp += cnt;
+        total += cnt;
+    }
+    mf_datatype *dt = a->a_rdt;
+    const void *mine = a->a_sbuf == MPI_IN_PLACE ? a->a_rbuf : a->a_sbuf;
+    void *all = r == 0 ? mf_nbc_tmp(s, total, dt) : NULL;
+    nbc_reduce_intra(s, mine, all, total, dt, a->a_op, 0, c);
+    MPI_Count mycount = block ? a->a_rcount : a->a_rcounts[r];
+    if (r != 0) {
+        mf_nbc_recv(s, a->a_rbuf, mycount, dt, 0, c);
+        return;
+    }
+    MPI_Count off = 0;
+    for (int i = 0; i < n; i++) {
+        MPI_Count cnt = block ? a->a_rcount : a->a_rcounts[i];
+        if (i == 0)
+            mf_nbc_copy(s, all, cnt, dt, a->a_rbuf, cnt, dt);
+        else
+            mf_nbc_send(s, nbc_at(all, (MPI_Aint)off, dt), cnt, dt, i, c);
+        off += cnt;
+    }
+    (void)mydisp;
+}
+
+static void nbc_scan(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c, bool exclusive)
+{
+    int n = c->c_size, r = c->c_rank;
+    mf_datatype *dt = a->a_rdt;
+    MPI_Count count = a->a_rcount;
+    bool in_place = a->a_sbuf == MPI_IN_PLACE;
+    const void *mine = in_place ? a->a_rbuf : a->a_sbuf;
+    if (!exclusive) {
+        /* rbuf = prefix(r-1) op mine */
+        if (!in_place)
+            mf_nbc_copy(s, mine, count, dt, a->a_rbuf, count, dt);
+        if (r > 0) {
+            void *prev = mf_nbc_tmp(s, count, dt);
+            mf_nbc_recv(s, prev, count, dt, r - 1, c);
+            mf_nbc_round(s);
+            mf_nbc_reduce(s, prev, a->a_rbuf, count, dt, a->a_op);
+        }
+        if (r < n - 1)
+            mf_nbc_send(s, a->a_rbuf, count, dt, r + 1, c);
+        return;
+    }
+    /* exclusive: rbuf = prefix(r-1); send prefix(r-1) op mine to r+1 */
+    if (r == 0) {
+        if (n > 1)
+            mf_nbc_send(s, mine, count, dt, 1, c);
+        return;
+    }
+    void *next = r < n - 1 ? mf_nbc_tmp(s, count, dt) : NULL;
+    if (next)
+        mf_nbc_copy(s, mine, count, dt, next, count, dt); /* before rbuf is overwritten */
+    mf_nbc_recv(s, a->a_rbuf, count, dt, r - 1, c);
+    mf_nbc_round(s);
+    if (next) {
+        mf_nbc_reduce(s, a->a_rbuf, next, count, dt, a->a_op);
+        mf_nbc_send(s, next, count, dt, r + 1, c);
+    }
+}
+
+/* ---- Intercommunicators ------------------------------------------------------------------ */
+
+static void nbc_inter_barrier(mf_nbc_sched *s, mf_comm *c)
+{
+    mf_comm *lc = c->c_local_comm;
+    nbc_barrier_intra(s, lc);
+    if (lc->c_rank == 0) {
+        mf_nbc_recv(s, NULL, 0, nbc_byte(), 0, c);
+        mf_nbc_send(s, NULL, 0, nbc_byte(), 0, c);
+        mf_nbc_round(s);
+    }
+    nbc_bcast_intra(s, NULL, 0, nbc_byte(), 0, lc);
+}
+
+static void nbc_inter_bcast(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    if (a->a_root == MPI_PROC_NULL)
+        return;
+    if (a->a_root == MPI_ROOT) {
+        mf_nbc_send(s, a->a_rbuf, a->a_rcount, a->a_rdt, 0, c);
+        return;
+    }
+    mf_comm *lc = c->c_local_comm;
+    if (lc->c_rank == 0) {
+        mf_nbc_recv(s, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_root, c);
+        mf_nbc_round(s);
+    }
+    nbc_bcast_intra(s, a->a_rbuf, a->a_rcount, a->a_rdt, 0, lc);
+}
+
+static void nbc_inter_allreduce(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    mf_comm *lc = c->c_local_comm;
+    MPI_Count count = a->a_rcount;
+    mf_datatype *dt = a->a_rdt;
+    void *mine = lc->c_rank == 0 ? mf_nbc_tmp(s, count, dt) : NULL;
+    nbc_reduce_intra(s, a->a_sbuf, mine, count, dt, a->a_op, 0, lc);
+    if (lc->c_rank == 0) {
+        mf_nbc_recv(s, a->a_rbuf, count, dt, 0, c);
+        mf_nbc_send(s, mine, count, dt, 0, c);
+        mf_nbc_round(s);
+    }
+    nbc_bcast_intra(s, a->a_rbuf, count, dt, 0, lc);
+}
+
+/* ---- Entry ------------------------------------------------------------------------------- */
+
+int mf_nbc_build(mf_nbc_sched *s, const mf_nbc_args *a, const char *fn)
+{
+    mf_comm *c = s->s_comm;
+    (void)fn;
+    if (c->c_is_inter) {
+        switch (a->a_kind) {
+        case MF_NBC_BARRIER:
+            nbc_inter_barrier(s, c);
+            break;
+        case MF_NBC_BCAST:
+            nbc_inter_bcast(s, a, c);
+            break;
+        case MF_NBC_ALLREDUCE:
+            nbc_inter_allreduce(s, a, c);
+            break;
+        default:
+            return mf_error(MPI_ERR_COMM, "%s: not offered on intercommunicators", fn);
+        }
+        return s->s_error;
+    }
+    const void *mine = a->a_sbuf == MPI_IN_PLACE ? a->a_rbuf : a->a_sbuf;
+    switch (a->a_kind) {
+    case MF_NBC_BARRIER:
+        nbc_barrier_intra(s, c);
+        break;
+    case MF_NBC_BCAST:
+        nbc_bcast_intra(s, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_root, c);
+        break;
+    case MF_NBC_GATHER:
+    case MF_NBC_GATHERV:
+        nbc_gather(s, a, c);
+        break;
+    case MF_NBC_SCATTER:
+    case MF_NBC_SCATTERV:
+        nbc_scatter(s, a, c);
+        break;
+    case MF_NBC_ALLGATHER:
+    case MF_NBC_ALLGATHERV:
+        nbc_allgather(s, a, c);
+        break;
+    case MF_NBC_ALLTOALL:
+    case MF_NBC_ALLTOALLV:
+    case MF_NBC_ALLTOALLW:
+        nbc_alltoall(s, a, c);
+        break;
+    case MF_NBC_REDUCE:
+        nbc_reduce_intra(s, mine, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_op, a->a_root, c);
+        break;
+    case MF_NBC_ALLREDUCE:
+        nbc_reduce_intra(s, mine, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_op, 0, c);
+        nbc_bcast_intra(s, a->a_rbuf, a->a_rcount, a->a_rdt, 0, c);
+        break;
+    case MF_NBC_REDUCE_SCATTER:
+    case MF_NBC_REDUCE_SCATTER_BLOCK:
+        nbc_reduce_scatter(s, a, c);
+        break;
+    case MF_NBC_SCAN:
+        nbc_scan(s, a, c, false);
+        break;
+    case MF_NBC_EXSCAN:
+        nbc_scan(s, a, c, true);
+        break;
+    }
+    return s->s_error;
+}

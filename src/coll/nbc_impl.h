@@ -1,0 +1,77 @@
+/*
+ * nbc_impl.h — the schedule that nonblocking collectives are built into (private to nbc*.c).
+ *
+ * Building: the builders of nbc_build.c append operations to the current round and call
+ * mf_nbc_round() where the next operations depend on the transfers appended so far. Within a
+ * round operations start in the order they were appended: local ones (copy, reduce) run at
+ * once, transfers are posted. So a local operation may use data received in an earlier round,
+ * and a send may carry data a local operation earlier in the same round produced; the builder
+ * never reads a buffer a transfer of the same round is still writing.
+ *
+ * Every buffer is a typed user-layout buffer (count elements of the datatype next to it);
+ * scratch buffers come from mf_nbc_tmp and live as long as the schedule. Datatypes and the op
+ * named by operations are retained by the schedule (mf_nbc_hold) so that the user may free them
+ * while the collective runs.
+ */
+#ifndef MF_COLL_NBC_IMPL_H
+#define MF_COLL_NBC_IMPL_H
+
+#include "coll/nbc.h"
+
+typedef enum { MF_NBC_OP_SEND, MF_NBC_OP_RECV, MF_NBC_OP_COPY, MF_NBC_OP_REDUCE } mf_nbc_op_kind;
+
+typedef struct mf_nbc_op {
+    mf_nbc_op_kind o_kind;
+    int o_round;
+    mf_comm *o_comm; /* transfers: the schedule's comm, or an intercomm's local comm */
+    int o_peer;
+    /* send / copy source / reduce `in` */
+    const void *o_src;
+    MPI_Count o_scount;
+    mf_datatype *o_sdt;
+    /* recv / copy destination / reduce `inout` (count and type of the source) */
+    void *o_dst;
+    MPI_Count o_rcount;
+    mf_datatype *o_rdt;
+    mf_op *o_op;
+} mf_nbc_op;
+
+typedef struct mf_nbc_sched {
+    mf_comm *s_comm;
+    int s_tag;
+    mf_nbc_op *s_ops;
+    int s_nops, s_capops;
+    int s_round;         /* round being built (then: being run) */
+    int s_next;          /* first op not started yet */
+    mf_request **s_reqs; /* transfers of the running round */
+    int s_nreqs, s_capreqs;
+    void **s_bufs; /* scratch allocations to free */
+    int s_nbufs, s_capbufs;
+    mf_datatype **s_dts; /* retained datatypes */
+    int s_ndts, s_capdts;
+    mf_op *s_op;       /* retained op, or NULL */
+    int s_error;       /* first failure: builds stop adding, runs stop starting rounds */
+    mf_request *s_req; /* the collective's request */
+    struct mf_nbc_sched *s_next_active, *s_prev_active;
+} mf_nbc_sched;
+
+/* Appending; each records a failure in s_error (later calls then do nothing). */
+void mf_nbc_send(mf_nbc_sched *s, const void *buf, MPI_Count count, mf_datatype *dt, int peer,
+                 mf_comm *comm);
+void mf_nbc_recv(mf_nbc_sched *s, void *buf, MPI_Count count, mf_datatype *dt, int peer,
+                 mf_comm *comm);
+void mf_nbc_copy(mf_nbc_sched *s, const void *src, MPI_Count scount, mf_datatype *sdt, void *dst,
+                 MPI_Count rcount, mf_datatype *rdt);
+/* inout = in op inout (mf_op_apply's contract: `in` is the left operand). */
+void mf_nbc_reduce(mf_nbc_sched *s, const void *in, void *inout, MPI_Count count, mf_datatype *dt,
+                   mf_op *op);
+/* Ends the current round (no effect if it is empty). */
+void mf_nbc_round(mf_nbc_sched *s);
+/* A typed scratch buffer of count elements of dt (NULL with s_error set on failure). */
+void *mf_nbc_tmp(mf_nbc_sched *s, MPI_Count count, mf_datatype *dt);
+
+/* Builds the operations of `a` into s (nbc_build.c). Returns s_error or MPI_ERR_COMM for an
+ * operation not offered on intercommunicators. */
+int mf_nbc_build(mf_nbc_sched *s, const mf_nbc_args *a, const char *fn);
+
+#endif
