@@ -2,11 +2,14 @@
  * pm.h — the process-manager client: how a Manifold process learns who it is and exchanges
  * addresses with the other processes of its job.
  *
- * One implementation is chosen at MPI_Init from the environment:
+ * One implementation is chosen at MPI_Init from the environment (pm.c has the exact rules;
+ * MANIFOLD_PM=pmi1|pmi2|pmix|singleton forces one):
+ *   - PMIx through libpmix (PMIX_RANK / PMIX_NAMESPACE / PMIX_SERVER_URI*): Open MPI's mpirun,
+ *     PRRTE, `srun --mpi=pmix`;
+ *   - PMI-2 wire protocol (PMI_FD under Slurm): `srun --mpi=pmi2`;
  *   - PMI-1 "simple PMI" wire protocol (PMI_FD, or PMI_PORT + PMI_ID), served by Manifold's own
  *     mpiexec and by MPICH's Hydra (mpiexec.hydra);
  *   - singleton, when no launcher variables are present: rank 0 of 1, a private key-value store.
- * (PMI-2 and PMIx are later additions behind the same functions.)
  *
  * Contract:
  *   - mf_pm_init() is called once, before any other function; it fills the identity below.
@@ -31,7 +34,7 @@ typedef struct mf_pm_identity {
     int appnum;         /* MPMD application number (0 unless MPMD) */
     int universe_size;  /* slots the launcher offers (>= size) */
     char jobid[64];     /* job identifier, unique per job on a host (the PMI kvsname) */
-    const char *method; /* "pmi1" or "singleton", for messages */
+    const char *method; /* "pmi1", "pmi2", "pmix" or "singleton", for messages */
 } mf_pm_identity;
 
 int mf_pm_init(mf_pm_identity *id);
@@ -59,6 +62,13 @@ typedef struct mf_pm_ops {
 } mf_pm_ops;
 
 extern const mf_pm_ops mf_pm_pmi1_ops;      /* pmi1.c: PMI_FD, or PMI_PORT + PMI_ID */
+extern const mf_pm_ops mf_pm_pmi2_ops;      /* pmi2.c: PMI_FD, PMI-2 wire protocol */
+extern const mf_pm_ops mf_pm_pmix_ops;      /* pmix.c: libpmix (an error if built without) */
 extern const mf_pm_ops mf_pm_singleton_ops; /* singleton.c: no launcher */
+
+/* Which back end the environment asks for (pm.c's rules), without initialising it: sets *ops and
+ * returns MPI_SUCCESS, or returns an error when the environment is contradictory (Slurm started
+ * several tasks but offers no PMI server). Exposed for the unit test. */
+int mf_pm_select(const mf_pm_ops **ops);
 
 #endif
