@@ -50,4 +50,20 @@ static inline void bench_header(const char *prog, int np)
     }
 }
 
+/* The end of every program: all ranks meet, rank 0 prints "# done" (the runner then knows the
+ * results are complete even if the MPI hangs in MPI_Finalize, as Debian's MPICH over UCX tcp
+ * sometimes does), then MPI_Finalize. */
+static inline int bench_finish(void)
+{
+    int rank;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        printf("# done\n");
+        fflush(stdout);
+    }
+    MPI_Finalize();
+    return 0;
+}
+
 #endif

@@ -17,6 +17,7 @@
  *   --reps N       timed batches per size (default 5, quick 2)
  *   --budget N     bytes per batch that set the iteration count of large sizes (default 256M,
  *                  quick 16M)
+ *   --sizes A,B,.. exactly these sizes (K/M suffixes), in this order
  *   --smoke        smallest configuration: two sizes, a few iterations (for the test suite)
  */
 #ifndef BENCH_UTIL_H
@@ -44,6 +45,8 @@ typedef struct bench_opts {
     int warmup;
     const char *only; /* program-specific selection (e.g. collective names), may be NULL */
     long window;      /* messages in flight for bandwidth tests */
+    size_t list[64];  /* --sizes: explicit sizes (nlist > 0) */
+    int nlist;
 } bench_opts;
 
 static inline size_t bench_parse_size(const char *s)
@@ -63,7 +66,7 @@ static inline void bench_usage(const char *prog, const char *extra)
 {
     fprintf(stderr,
             "usage: %s [--quick|--smoke] [--min BYTES] [--max BYTES] [--iters N] [--reps N]\n"
-            "          [--budget BYTES] [--window N]%s\n"
+            "          [--budget BYTES] [--window N] [--sizes A,B,...]%s\n"
             "prints CSV lines: benchmark,size,metric,value\n",
             prog, extra ? extra : "");
 }
@@ -100,6 +103,14 @@ static inline int bench_parse(int argc, char **argv, bench_opts *o, size_t def_m
             reps = atol(v), i++;
         } else if (!strcmp(a, "--window") && v) {
             o->window = atol(v), i++;
+        } else if (!strcmp(a, "--sizes") && v) {
+            const char *p = v;
+            while (p && *p && o->nlist < 64) {
+                o->list[o->nlist++] = bench_parse_size(p);
+                p = strchr(p, ',');
+                p = p ? p + 1 : NULL;
+            }
+            i++;
         } else if (!strcmp(a, "--only") && v) {
             o->only = v, i++;
         } else if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
@@ -133,16 +144,29 @@ static inline int bench_parse(int argc, char **argv, bench_opts *o, size_t def_m
         o->min_size = mn;
     if (mx != (size_t)-1)
         o->max_size = mx;
+    if (o->nlist > 0) {
+        o->min_size = o->list[0];
+        o->max_size = o->list[0];
+        for (int k = 1; k < o->nlist; k++)
+            if (o->list[k] > o->max_size)
+                o->max_size = o->list[k];
+    }
     if (o->max_size < o->min_size)
         o->max_size = o->min_size;
     o->warmup = o->smoke ? 2 : (int)(o->iters / 10 > 2 ? o->iters / 10 : 2);
     return 0;
 }
 
-/* Next size: powers of 2 (powers of 4 in quick mode, x1024 in smoke mode); the last size is
- * always max_size. Returns 0 past the end. A size of 0 starts at 1. */
+/* Next size: the next of --sizes, or powers of 2 (powers of 4 in quick mode, x1024 in smoke
+ * mode) up to max_size, which is always the last. Returns 0 past the end. */
 static inline size_t bench_next_size(const bench_opts *o, size_t s)
 {
+    if (o->nlist > 0) {
+        for (int k = 0; k + 1 < o->nlist; k++)
+            if (o->list[k] == s)
+                return o->list[k + 1];
+        return 0;
+    }
     size_t f = o->smoke ? 1024 : o->quick ? 4 : 2;
     if (s >= o->max_size)
         return 0;

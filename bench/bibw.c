@@ -1,7 +1,8 @@
 /*
  * bibw — bidirectional bandwidth: ranks 0 and 1 each pre-post a window of receives into distinct
  * slices and send a window to the other at the same time; bandwidth_MBps counts the bytes of
- * both directions (MB = 10^6 bytes). Window as in stream (--window, capped at 64 MiB of slices).
+ * both directions (MB = 10^6 bytes). Window as in stream (--window, at most 64 MiB and --budget
+ * bytes per window).
  */
 #include "bench_mpi.h"
 
@@ -9,9 +10,10 @@
 
 static long window_for(const bench_opts *o, size_t size)
 {
+    long cap = SLICES_BYTES < o->budget ? SLICES_BYTES : o->budget; /* bytes of one window */
     long w = o->window;
-    if ((long)size * w > SLICES_BYTES)
-        w = SLICES_BYTES / (long)size;
+    if ((long)size * w > cap)
+        w = cap / (long)size;
     return w < 1 ? 1 : w;
 }
 
@@ -77,10 +79,8 @@ int main(int argc, char **argv)
         if (rank == 0)
             bench_emit("bibw", size, "bandwidth_MBps", 2.0 * (double)size * (double)w / best / 1e6);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
     free(req);
     free(rbuf);
     free(sbuf);
-    MPI_Finalize();
-    return 0;
+    return bench_finish();
 }

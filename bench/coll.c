@@ -119,9 +119,7 @@ int main(int argc, char **argv)
                 break;
         }
     }
-    MPI_Barrier(MPI_COMM_WORLD);
     free(rbuf);
     free(sbuf);
-    MPI_Finalize();
-    return 0;
+    return bench_finish();
 }

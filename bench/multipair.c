@@ -11,9 +11,10 @@
 
 static long window_for(const bench_opts *o, size_t size)
 {
+    long cap = SLICES_BYTES < o->budget ? SLICES_BYTES : o->budget; /* bytes of one window */
     long w = o->window;
-    if ((long)size * w > SLICES_BYTES)
-        w = SLICES_BYTES / (long)size;
+    if ((long)size * w > cap)
+        w = cap / (long)size;
     return w < 1 ? 1 : w;
 }
 
@@ -90,9 +91,7 @@ int main(int argc, char **argv)
             bench_emit("multipair", size, "msgrate_Mps", msgs / best / 1e6);
         }
     }
-    MPI_Barrier(MPI_COMM_WORLD);
     free(req);
     free(buf);
-    MPI_Finalize();
-    return 0;
+    return bench_finish();
 }

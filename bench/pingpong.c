@@ -67,8 +67,6 @@ int main(int argc, char **argv)
             bench_emit("pingpong", size, "bandwidth_MBps", (double)size / best / 1e6);
         }
     }
-    MPI_Barrier(MPI_COMM_WORLD);
     free(buf);
-    MPI_Finalize();
-    return 0;
+    return bench_finish();
 }

@@ -49,9 +49,10 @@ static void read_all(int fd, unsigned char *p, size_t n)
 
 static long window_for(const bench_opts *o, size_t size)
 {
+    long cap = (64L << 20) < o->budget ? (64L << 20) : o->budget; /* bytes of one window */
     long w = o->window;
-    if ((long)size * w > (64L << 20))
-        w = (64L << 20) / (long)size;
+    if ((long)size * w > cap)
+        w = cap / (long)size;
     return w < 1 ? 1 : w;
 }
 

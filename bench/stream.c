@@ -2,8 +2,8 @@
  * stream — unidirectional streaming bandwidth: rank 0 keeps a window of nonblocking sends in
  * flight to rank 1 (which pre-posts as many receives into distinct slices), then waits for a
  * 4-byte acknowledgement; bandwidth_MBps = bytes moved / time (MB = 10^6 bytes).
- * The window is --window messages (default 64), fewer for large messages so the receive
- * slices stay within 64 MiB.
+ * The window is --window messages (default 64), fewer for large messages so that one window
+ * holds at most 64 MiB and at most --budget bytes.
  */
 #include "bench_mpi.h"
 
@@ -11,9 +11,10 @@
 
 static long window_for(const bench_opts *o, size_t size)
 {
+    long cap = SLICES_BYTES < o->budget ? SLICES_BYTES : o->budget; /* bytes of one window */
     long w = o->window;
-    if ((long)size * w > SLICES_BYTES)
-        w = SLICES_BYTES / (long)size;
+    if ((long)size * w > cap)
+        w = cap / (long)size;
     return w < 1 ? 1 : w;
 }
 
@@ -89,9 +90,7 @@ int main(int argc, char **argv)
         if (rank == 0)
             bench_emit("stream", size, "bandwidth_MBps", (double)size * (double)w / best / 1e6);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
     free(req);
     free(buf);
-    MPI_Finalize();
-    return 0;
+    return bench_finish();
 }

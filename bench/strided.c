@@ -128,9 +128,7 @@ int main(int argc, char **argv)
         }
         MPI_Type_free(&column);
     }
-    MPI_Barrier(MPI_COMM_WORLD);
     free(tmp);
     free(mat);
-    MPI_Finalize();
-    return 0;
+    return bench_finish();
 }
