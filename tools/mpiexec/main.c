@@ -26,6 +26,8 @@ int main(int argc, char **argv)
             return 1;
     /* A vanished reader of our output must not kill the launcher (and orphan the job). */
     signal(SIGPIPE, SIG_IGN);
+    if (argc > 1 && !strcmp(argv[1], "--proxy"))
+        return mx_proxy_main(argc, argv);
     if (mx_options_parse(&opt, argc, argv, &code) != 0) {
         mx_options_free(&opt);
         return code;
@@ -44,11 +46,13 @@ int main(int argc, char **argv)
     if (mx_job_setup(&job, &opt) != 0)
         return 1;
 
-    code = mx_proxy_launch(&job);
+    code = opt.nhosts > 0 ? mx_remote_start(&job) : mx_proxy_launch(&job);
     if (code != 0) {
         for (int i = 0; i < job.n; i++)
-            if (job.ranks[i].alive)
+            if (job.ranks[i].alive && !job.ranks[i].remote)
                 (void)waitpid(job.ranks[i].pid, NULL, 0);
+        if (job.rm)
+            mx_remote_finish(&job);
     } else {
         code = mx_supervise(&job, sigfd);
     }

@@ -2,11 +2,16 @@
  * mpiexec.h — the pieces of Manifold's launcher and how they fit.
  *
  *   options.c     command line and environment -> mx_options; --help, --version, --info.
+ *   hosts.c       --host/--hostfile parsing and the rank -> host map (--map-by).
  *   proxy.c       the local "proxy": builds each rank's environment, forks and execs the ranks of
  *                 this host in one process group, wiring stdin/stdout/stderr pipes and one PMI
- *                 socketpair per rank (PMI_FD). Multi-host support adds proxies started over ssh
- *                 that do the same remotely and relay the same three streams over one connection;
- *                 everything above this seam only sees mx_rank fds and events.
+ *                 socketpair per rank (PMI_FD), binding them to cores when asked (bind.c).
+ *   link.c        framed messages between mpiexec and its proxies over TCP (mx_link).
+ *   remote.c      mpiexec's side of a multi-host job: listens, starts one proxy per host through
+ *                 the launcher command (ssh by default) as a tree, and turns the proxies' frames
+ *                 into the same mx_rank events (PMI lines, output, exits) local ranks produce.
+ *   proxy_main.c  `mpiexec --proxy`: the program on each host; forks that host's ranks with
+ *                 proxy.c, relays PMI, stdio, signals and exits, and starts further proxies.
  *   pmi_server.c  the PMI-1 server: key-value store, barrier, abort/finalize bookkeeping. Parsing
  *                 and formatting come from src/runtime/pmi_wire.c, the file the client uses.
  *   stdio_fwd.c   output of every rank to our stdout/stderr in whole lines (optionally tagged
@@ -21,7 +26,7 @@
  *   N         the first rank to fail exited with code N, or called MPI_Abort with code N
  *   128+S     the first rank to fail was killed by signal S, or mpiexec received signal S
  *   1         a rank exited 0 after MPI_Init without MPI_Finalize while others ran, broke the PMI
- *             protocol, or mpiexec itself failed (fork, pipes)
+ *             protocol, a host or its proxy was lost, or mpiexec itself failed (fork, pipes)
  *   2         bad command line
  *   124       the job ran longer than --timeout / MPIEXEC_TIMEOUT
  *   126, 127  the program could not be executed / was not found
@@ -32,6 +37,7 @@
 #ifndef MX_MPIEXEC_H
 #define MX_MPIEXEC_H
 
+#include <poll.h>
 #include <signal.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -48,11 +54,35 @@ typedef struct mx_envset {
     char *value; /* NULL: forward the current value of `name` (-x NAME) */
 } mx_envset;
 
+/* One program of an MPMD command line (`-n 2 a : -n 2 b`); ranks are numbered app by app. */
+typedef struct mx_app {
+    int np;          /* 0: not given (filled in from the host slots, or 1) */
+    char **argv;     /* program and its arguments, NULL-terminated */
+    mx_envset *envs; /* -env VAR VALUE: this app only */
+    int nenvs;
+} mx_app;
+
+typedef struct mx_hostspec {
+    char *name;
+    int slots;
+} mx_hostspec;
+
+enum { MX_MAP_SLOT, MX_MAP_NODE, MX_MAP_PPR };
+
 typedef struct mx_options {
-    int np;
-    char **argv; /* program and its arguments, NULL-terminated, pointing into main's argv */
+    int np;      /* total number of ranks (sum over apps) */
+    char **argv; /* apps[0].argv */
+    mx_app *apps;
+    int napps;
+    mx_hostspec *hosts; /* --host / --hostfile, merged by name; NULL: this host only */
+    int nhosts;
+    int map_by, ppr;
+    int bind_core, report_bindings;
+    char *launcher;   /* command template ({host} is replaced); NULL: ssh */
+    char *proxy_path; /* mpiexec to run on the hosts; NULL: this program's path */
+    int fanout;       /* proxies each proxy starts at most */
     int tag_output;
-    double timeout; /* seconds; 0 = none */
+    double timeout;    /* seconds; 0 = none */
     int oversubscribe; /* --oversubscribe given (accepted; oversubscription is never refused) */
     mx_envset *envs;
     int nenvs;
@@ -64,19 +94,29 @@ void mx_options_free(mx_options *opt);
 
 /* One output stream of one rank (stdout or stderr), line-assembled before forwarding. */
 typedef struct mx_stream {
-    int fd;         /* read end of the rank's pipe; -1 once closed */
-    int out_fd;     /* 1 or 2 */
+    int fd;     /* read end of the rank's pipe; -1 once closed */
+    int out_fd; /* 1 or 2 */
     char *buf;
     size_t len, cap;
-    int mid_line;   /* part of the current line was already written (long or idle partial) */
+    int mid_line;         /* part of the current line was already written (long or idle partial) */
     double partial_since; /* when the unwritten partial line started waiting (0: none) */
 } mx_stream;
 
+/* pmi_fd of a rank on another host whose PMI connection (through its proxy) is open. */
+#define MX_FD_REMOTE (-2)
+
+typedef struct mx_host mx_host;
+
 typedef struct mx_rank {
     int rank;
+    int app;          /* index into opt->apps */
+    int local;        /* index among the ranks of its host */
+    int nlocal;       /* ranks on its host */
+    const char *host; /* name for messages */
+    mx_host *remote;  /* the proxy that runs it; NULL: forked by this process */
     pid_t pid;
-    int alive;        /* forked and not yet reaped */
-    int pmi_fd;       /* our end of the PMI socketpair; -1 once closed */
+    int alive;  /* forked and not yet reaped */
+    int pmi_fd; /* our end of the PMI socketpair; -1 once closed */
     mf_pmi_lines pmi_in;
     int pmi_inited, pmi_finalized, in_barrier;
     mx_stream out, err;
@@ -86,34 +126,57 @@ typedef struct mx_kv mx_kv;
 
 typedef struct mx_job {
     const mx_options *opt;
-    int n;
+    int n;    /* ranks in ranks[] */
+    int size; /* ranks in the job (PMI_SIZE): n, except in a proxy */
     mx_rank *ranks;
+    int is_proxy;       /* this process is `mpiexec --proxy` */
+    int stdin_to_rank0; /* give rank 0 a stdin pipe (its data comes from stdin_src or frames) */
+
+    /* multi-host (remote.c); NULL for a single-host job */
+    struct mx_remote *rm;
     char host[64];
     char kvsname[128];
     char secret[65];
     int oversubscribed;
-    pid_t pgid;       /* process group of all local ranks */
+    pid_t pgid; /* process group of all local ranks */
 
     /* PMI server state */
     mx_kv **kv_buckets;
     int barrier_count;
 
     /* stdin forwarding to rank 0 */
-    int stdin_src;    /* our stdin while we forward it; -1 when done */
-    int stdin_dst;    /* write end of rank 0's stdin pipe; -1 when closed */
+    int stdin_src; /* our stdin while we forward it; -1 when done */
+    int stdin_dst; /* write end of rank 0's stdin pipe; -1 when closed */
     char *stdin_buf;
     size_t stdin_len;
     int stdin_eof;
+    int stdin_eof_sent; /* to a remote rank 0 */
 
     /* ending */
-    int ending;       /* the job is being torn down; the exit status is decided */
+    int ending; /* the job is being torn down; the exit status is decided */
     int exit_code;
-    double kill_at;   /* when to SIGKILL what is left (0: not scheduled) */
+    double kill_at; /* when to SIGKILL what is left (0: not scheduled) */
     int signals_seen;
 } mx_job;
 
+/* hosts.c: fills opt->hosts from --host/--hostfile arguments; maps ranks to hosts. */
+int mx_hosts_add_list(mx_options *opt, const char *list);
+int mx_hosts_add_file(mx_options *opt, const char *path);
+/* host_of[r] = index into opt->hosts for every rank; prints why and returns -1 if impossible. */
+int mx_hosts_map(const mx_options *opt, int *host_of);
+/* Total slots, or the default number of ranks for the mapping. */
+int mx_hosts_default_np(const mx_options *opt);
+
+/* bind.c: the cpu set for local rank `local` of `nlocal` (--bind-to core); describe it in text. */
+int mx_bind_prepare(int nlocal);
+int mx_bind_get(int local, void *cpuset, size_t setsize, char *desc, size_t desclen);
+
 /* proxy.c */
 int mx_job_setup(mx_job *job, const mx_options *opt);
+/* Random hex string of 2*nbytes digits. */
+int mx_random_hex(char *out, size_t nbytes);
+/* Prints one line for the user: to stderr in mpiexec, to mpiexec through the link in a proxy. */
+void mx_say(mx_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Starts all ranks. Returns 0, or an exit status after printing why (nothing left running). */
 int mx_proxy_launch(mx_job *job);
 /* Sends `sig` to every live rank (the process group and each pid). */
@@ -123,6 +186,8 @@ void mx_proxy_signal(mx_job *job, int sig);
 int mx_pmi_init(mx_job *job);
 /* Reads and serves what rank r sent. Returns 0, or -1 once the connection is closed. */
 int mx_pmi_readable(mx_job *job, mx_rank *r);
+/* Serves bytes rank r sent through its proxy. */
+void mx_pmi_feed(mx_job *job, mx_rank *r, const char *data, size_t len);
 void mx_pmi_close(mx_job *job, mx_rank *r);
 void mx_pmi_free(mx_job *job);
 
@@ -132,8 +197,12 @@ int mx_stream_init(mx_stream *s, int fd, int out_fd);
 int mx_stream_readable(mx_job *job, mx_rank *r, mx_stream *s);
 /* Writes a partial line that has waited since before `older_than` (untagged mode only). */
 void mx_stream_flush_idle(mx_job *job, mx_rank *r, mx_stream *s, double older_than);
+/* Forwards bytes a remote rank wrote (the stream has fd -1 and stays open until closed). */
+void mx_stream_feed(mx_job *job, mx_rank *r, mx_stream *s, const char *data, size_t len);
 /* Flushes what is left and closes the stream. */
 void mx_stream_close(mx_job *job, mx_rank *r, mx_stream *s);
+/* Queues bytes for rank 0's stdin (a proxy receiving them from mpiexec); len 0: end of input. */
+void mx_stdin_feed(mx_job *job, const char *data, size_t len);
 void mx_stdin_readable(mx_job *job);
 void mx_stdin_writable(mx_job *job);
 void mx_stdin_close(mx_job *job);
@@ -147,6 +216,35 @@ double mx_now(void);
 void mx_job_end(mx_job *job, int exit_code, int sig, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int mx_supervise(mx_job *job, int sigfd);
+/* Judges the exit of rank r (wait status) as described in supervise.c. */
+void mx_rank_exited(mx_job *job, mx_rank *r, int status);
+/* Reads how long hosts may stay silent (MANIFOLD_HOST_TIMEOUT), in seconds. */
+double mx_host_timeout(void);
+
+/* remote.c (mpiexec's side of a multi-host job) */
+int mx_remote_start(mx_job *job);
+/* Adds the fds to poll; returns the count added (at most mx_remote_maxfds). */
+size_t mx_remote_maxfds(mx_job *job);
+size_t mx_remote_pollfds(mx_job *job, struct pollfd *pfd, int *idx);
+void mx_remote_event(mx_job *job, int idx, short revents);
+/* Timers (heartbeats, silent hosts, start-up deadline); lowers *wait_ms to the next one. */
+void mx_remote_tick(mx_job *job, double now, int *wait_ms);
+/* A child exited: returns 1 if it was a launcher command of ours. */
+int mx_remote_child_exited(mx_job *job, pid_t pid, int status);
+void mx_remote_signal(mx_job *job, int sig);
+/* Whether rank 0's stdin may take more bytes now; sends bytes (len 0: EOF). */
+int mx_remote_stdin_room(mx_job *job);
+void mx_remote_stdin(mx_job *job, const char *data, size_t len);
+void mx_remote_pmi_reply(mx_job *job, mx_rank *r, const char *line, size_t len);
+void mx_remote_finish(mx_job *job);
+
+/* Starts `tmpl` (a launcher command template) for the proxy of host `host`, numbered `index`,
+ * which connects to addrs:port; the secret goes to the command's stdin. Returns the pid, -1. */
+pid_t mx_launch_proxy(const char *tmpl, const char *proxy_path, const char *addrs, int port,
+                      int index, const char *host, const char *secret);
+
+/* proxy_main.c: `mpiexec --proxy ADDRS PORT INDEX HOST` */
+int mx_proxy_main(int argc, char **argv);
 /* Blocks the signals the loop takes from a signalfd; returns the fd or -1. The mask mpiexec
  * started with is kept in mx_orig_sigmask for the ranks. */
 int mx_signals_block(void);

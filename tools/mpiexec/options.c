@@ -21,10 +21,12 @@
 #endif
 
 static const char mx_help[] =
-    "Usage: mpiexec [options] program [args...]\n"
+    "Usage: mpiexec [options] program [args...] [: [-n N] [-env VAR VALUE] program [args...]]...\n"
     "       mpirun  [options] program [args...]\n"
     "\n"
-    "Starts N copies of program as one MPI job on this host.\n"
+    "Starts N copies of program as one MPI job, on this host or on the hosts given. Programs\n"
+    "separated by ':' form one job (MPMD); ranks are numbered program by program and each learns\n"
+    "its program's index as MPI_APPNUM.\n"
     "\n"
     "Options:\n"
     "  -n N, -np N           number of processes (default 1)\n"
@@ -32,11 +34,34 @@ static const char mx_help[] =
     "                        anyway; -x makes it explicit and checks that VAR is set)\n"
     "  -x VAR=VALUE          set VAR to VALUE in every process\n"
     "  -genv VAR VALUE       same as -x VAR=VALUE (MPICH spelling)\n"
+    "  -env VAR VALUE        set VAR for the processes of this program only (MPMD)\n"
     "  -l, --tag-output      prefix every output line with \"[rank] \"\n"
     "  --timeout SECS        end the job after SECS seconds (exit status 124);\n"
     "                        the environment variable MPIEXEC_TIMEOUT does the same\n"
     "  --oversubscribe       accepted for compatibility: more processes than cores is always\n"
     "                        allowed; it is detected and processes are told to yield the CPU\n"
+    "  --bind-to core|none   pin local rank i of each host to core i (default none)\n"
+    "  --report-bindings     print one line per rank saying where it is bound\n"
+    "\n"
+    "Hosts (docs/CLUSTER.md):\n"
+    "  --host H1[:S],H2[:S]  run on these hosts, S slots each (default 1); -H is the same\n"
+    "  --hostfile FILE       hosts from FILE, one per line: \"host slots=N\" ('#' comments)\n"
+    "  --map-by slot|node|ppr:N:node\n"
+    "                        fill each host's slots in turn (slot, the default), one rank per host\n"
+    "                        in turn (node), or N ranks per host (ppr). Without -n the job has one\n"
+    "                        rank per slot (N per host with ppr)\n"
+    "  --launcher CMD        how to start the proxy on a host: CMD with {host} replaced by the\n"
+    "                        host name (appended if absent) followed by the proxy's command line,\n"
+    "                        run by /bin/sh; default \"ssh -o BatchMode=yes -x {host}\". Example:\n"
+    "                        --launcher 'ip netns exec {host} env'\n"
+    "  --proxy-path PATH     mpiexec to run on the hosts (default: this one's absolute path)\n"
+    "  --launch-fanout N     each proxy starts at most N further proxies (a tree; default 32)\n"
+    "  mpiexec listens for its proxies on the address MANIFOLD_IF selects (by name or CIDR; default\n"
+    "  all interfaces), on a port in MANIFOLD_PORT_RANGE if set. A host whose proxy cannot be\n"
+    "  started, disconnects or stays silent for MANIFOLD_HOST_TIMEOUT seconds ends the job with\n"
+    "  a line naming the host.\n"
+    "\n"
+    "Other:\n"
     "  --info                list Manifold's environment variables with their current values,\n"
     "                        the version and the fabrics built in\n"
     "  --version             print the version\n"
@@ -46,8 +71,10 @@ static const char mx_help[] =
     "Processes:\n"
     "  Every process gets the whole environment plus PMI_FD, PMI_RANK, PMI_SIZE (PMI-1),\n"
     "  MANIFOLD_LOCAL_RANK, MANIFOLD_LOCAL_SIZE, MANIFOLD_JOB_SECRET, and MANIFOLD_OVERSUBSCRIBED=1\n"
-    "  when there are more processes than usable cores. All run in one process group of their own;\n"
-    "  none outlives mpiexec.\n"
+    "  when its host runs more processes than it has usable cores. On other hosts, mpiexec's\n"
+    "  environment is forwarded (without host-specific variables such as HOSTNAME and SSH_*),\n"
+    "  the working directory is mpiexec's, and MANIFOLD_HOSTNAME names the host. All processes of\n"
+    "  a host run in one process group of their own; none outlives mpiexec.\n"
     "\n"
     "Input and output:\n"
     "  stdin goes to rank 0 only (the others read /dev/null). stdout and stderr of every rank go\n"
@@ -129,39 +156,77 @@ static void mx_print_info(void)
 {
     printf("Manifold %s\n", MANIFOLD_VERSION_STRING);
     printf("fabrics built in: %s\n", *MX_FABRICS ? MX_FABRICS : "(none yet)");
-    printf("launcher: mpiexec (PMI-1 server, single host); library also runs under MPICH Hydra "
-           "(PMI-1) and as a singleton\n\n");
+    printf("launcher: mpiexec (PMI-1 server; hosts through ssh or --launcher, one proxy per host); "
+           "library also runs under MPICH Hydra (PMI-1) and as a singleton\n\n");
     printf("Environment variables (value now; default; meaning):\n");
-#define MF_CONFIG_VAR(name, def, meaning)                                                         \
-    do {                                                                                          \
-        const char *v_ = getenv(#name);                                                           \
-        printf("  %-26s %s%s%s; default \"%s\"\n      %s\n", #name, v_ ? "\"" : "",              \
-               v_ ? v_ : "(unset)", v_ ? "\"" : "", def, meaning);                                \
+#define MF_CONFIG_VAR(name, def, meaning)                                                          \
+    do {                                                                                           \
+        const char *v_ = getenv(#name);                                                            \
+        printf("  %-26s %s%s%s; default \"%s\"\n      %s\n", #name, v_ ? "\"" : "",                \
+               v_ ? v_ : "(unset)", v_ ? "\"" : "", def, meaning);                                 \
     } while (0);
 #include "core/config_vars.def"
 #undef MF_CONFIG_VAR
 }
 
-int mx_options_parse(mx_options *opt, int argc, char **argv, int *exit_code)
+static int mx_add_app(mx_options *opt)
 {
-    memset(opt, 0, sizeof *opt);
-    opt->np = 1;
-    int have_timeout = 0, i;
-    *exit_code = MX_EXIT_USAGE;
+    mx_app *n = realloc(opt->apps, (size_t)(opt->napps + 1) * sizeof *n);
+    if (!n)
+        return -1;
+    opt->apps = n;
+    memset(&n[opt->napps++], 0, sizeof *n);
+    return 0;
+}
 
-    for (i = 1; i < argc; i++) {
+static int mx_add_app_env(mx_app *app, const char *name, const char *value)
+{
+    mx_envset *n = realloc(app->envs, (size_t)(app->nenvs + 1) * sizeof *n);
+    if (!n)
+        return -1;
+    app->envs = n;
+    n[app->nenvs].name = strdup(name);
+    n[app->nenvs].value = strdup(value);
+    if (!n[app->nenvs].name || !n[app->nenvs].value)
+        return -1;
+    app->nenvs++;
+    return 0;
+}
+
+static int mx_parse_map(mx_options *opt, const char *v)
+{
+    if (!strcmp(v, "slot") || !strcmp(v, "core")) {
+        opt->map_by = MX_MAP_SLOT;
+    } else if (!strcmp(v, "node")) {
+        opt->map_by = MX_MAP_NODE;
+    } else if (!strncmp(v, "ppr:", 4)) {
+        char *end;
+        long n = strtol(v + 4, &end, 10);
+        if (n < 1 || n > 100000 || strcmp(end, ":node") != 0)
+            return -1;
+        opt->map_by = MX_MAP_PPR;
+        opt->ppr = (int)n;
+    } else {
+        return -1;
+    }
+    return 0;
+}
+
+/* Options of one program segment; returns the index of the program, or -1 (usage printed). */
+static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv, int i,
+                            int *have_timeout, int *exit_code)
+{
+    for (; i < argc; i++) {
         const char *a = argv[i];
         const char *next = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(a, "--") == 0) {
-            i++;
-            break;
-        }
+        if (strcmp(a, "--") == 0)
+            return i + 1;
         if (a[0] != '-' || a[1] == '\0')
-            break;
+            return i;
         if (!strcmp(a, "-n") || !strcmp(a, "-np") || !strcmp(a, "--np") || !strcmp(a, "-c")) {
             if (!next)
                 return mx_usage("%s needs a number of processes", a);
-            if (mx_parse_np(next, &opt->np) != 0)
+            if (mx_parse_np(next, &app->np) != 0)
                 return mx_usage("bad number of processes '%s' (want an integer >= 1)", next);
             i++;
         } else if (!strcmp(a, "-x")) {
@@ -184,6 +249,14 @@ int mx_options_parse(mx_options *opt, int argc, char **argv, int *exit_code)
             if (mx_add_env(opt, next, strlen(next), argv[i + 2]) != 0)
                 return mx_usage("%s", "out of memory");
             i += 2;
+        } else if (!strcmp(a, "-env") || !strcmp(a, "--env")) {
+            if (!next || i + 2 >= argc)
+                return mx_usage("%s needs VAR VALUE", a);
+            if (!mx_env_name_ok(next, strlen(next)))
+                return mx_usage("bad variable name in -env '%s'", next);
+            if (mx_add_app_env(app, next, argv[i + 2]) != 0)
+                return mx_usage("%s", "out of memory");
+            i += 2;
         } else if (!strcmp(a, "-l") || !strcmp(a, "--tag-output") || !strcmp(a, "-tag-output")) {
             opt->tag_output = 1;
         } else if (!strcmp(a, "--timeout") || !strcmp(a, "-timeout")) {
@@ -191,14 +264,60 @@ int mx_options_parse(mx_options *opt, int argc, char **argv, int *exit_code)
                 return mx_usage("%s needs a number of seconds", a);
             if (mx_parse_seconds(next, &opt->timeout) != 0)
                 return mx_usage("bad timeout '%s' (want seconds > 0)", next);
-            have_timeout = 1;
+            *have_timeout = 1;
             i++;
         } else if (!strncmp(a, "--timeout=", 10)) {
             if (mx_parse_seconds(a + 10, &opt->timeout) != 0)
                 return mx_usage("bad timeout '%s' (want seconds > 0)", a + 10);
-            have_timeout = 1;
+            *have_timeout = 1;
         } else if (!strcmp(a, "--oversubscribe") || !strcmp(a, "-oversubscribe")) {
             opt->oversubscribe = 1;
+        } else if (!strcmp(a, "--host") || !strcmp(a, "-host") || !strcmp(a, "-H") ||
+                   !strcmp(a, "--hosts") || !strcmp(a, "-hosts")) {
+            if (!next)
+                return mx_usage("%s needs a host list", a);
+            if (mx_hosts_add_list(opt, next) != 0)
+                return mx_usage("bad host list '%s' (want h1[:slots],h2[:slots]...)", next);
+            i++;
+        } else if (!strcmp(a, "--hostfile") || !strcmp(a, "-hostfile") || !strcmp(a, "-f") ||
+                   !strcmp(a, "--machinefile") || !strcmp(a, "-machinefile")) {
+            if (!next)
+                return mx_usage("%s needs a file", a);
+            if (mx_hosts_add_file(opt, next) != 0)
+                return mx_usage("bad hostfile '%s'", next);
+            i++;
+        } else if (!strcmp(a, "--map-by") || !strcmp(a, "-map-by")) {
+            if (!next || mx_parse_map(opt, next) != 0)
+                return mx_usage("bad --map-by '%s' (want slot, node or ppr:N:node)",
+                                next ? next : "");
+            i++;
+        } else if (!strcmp(a, "--bind-to") || !strcmp(a, "-bind-to")) {
+            if (!next || (strcmp(next, "core") && strcmp(next, "none")))
+                return mx_usage("bad --bind-to '%s' (want core or none)", next ? next : "");
+            opt->bind_core = !strcmp(next, "core");
+            i++;
+        } else if (!strcmp(a, "--report-bindings") || !strcmp(a, "-report-bindings")) {
+            opt->report_bindings = 1;
+        } else if (!strcmp(a, "--launcher") || !strcmp(a, "-launcher") ||
+                   !strcmp(a, "--launcher-exec") || !strcmp(a, "-launcher-exec")) {
+            if (!next || !*next)
+                return mx_usage("%s needs a command", a);
+            free(opt->launcher);
+            if (!(opt->launcher = strdup(next)))
+                return mx_usage("%s", "out of memory");
+            i++;
+        } else if (!strcmp(a, "--proxy-path")) {
+            if (!next || !*next)
+                return mx_usage("%s needs a path", a);
+            free(opt->proxy_path);
+            if (!(opt->proxy_path = strdup(next)))
+                return mx_usage("%s", "out of memory");
+            i++;
+        } else if (!strcmp(a, "--launch-fanout")) {
+            if (!next || mx_parse_np(next, &opt->fanout) != 0)
+                return mx_usage("bad --launch-fanout '%s' (want an integer >= 1)",
+                                next ? next : "");
+            i++;
         } else if (!strcmp(a, "--version") || !strcmp(a, "-version") || !strcmp(a, "-V")) {
             printf("mpiexec (Manifold) %s\n", MANIFOLD_VERSION_STRING);
             *exit_code = 0;
@@ -215,9 +334,48 @@ int mx_options_parse(mx_options *opt, int argc, char **argv, int *exit_code)
             return mx_usage("unknown option '%s'", a);
         }
     }
-    if (i >= argc)
-        return mx_usage("%s", "no program to run");
-    opt->argv = argv + i;
+    return i;
+}
+
+int mx_options_parse(mx_options *opt, int argc, char **argv, int *exit_code)
+{
+    memset(opt, 0, sizeof *opt);
+    opt->fanout = 32;
+    int have_timeout = 0, i = 1;
+    *exit_code = MX_EXIT_USAGE;
+
+    /* One segment per program: options, then the program and its arguments up to ':'. Options
+     * other than -n and -env apply to the whole job wherever they are given. */
+    for (;;) {
+        if (mx_add_app(opt) != 0)
+            return mx_usage("%s", "out of memory");
+        mx_app *app = &opt->apps[opt->napps - 1];
+        i = mx_parse_segment(opt, app, argc, argv, i, &have_timeout, exit_code);
+        if (i < 0)
+            return -1;
+        if (i >= argc || !strcmp(argv[i], ":"))
+            return mx_usage("%s", opt->napps > 1 ? "no program after ':'" : "no program to run");
+        app->argv = argv + i;
+        while (i < argc && strcmp(argv[i], ":") != 0)
+            i++;
+        if (i >= argc)
+            break;
+        argv[i++] = NULL; /* ends this program's arguments */
+    }
+    opt->argv = opt->apps[0].argv;
+
+    if (opt->nhosts > 0 && opt->napps == 1 && opt->apps[0].np == 0)
+        opt->apps[0].np = mx_hosts_default_np(opt);
+    opt->np = 0;
+    for (int a = 0; a < opt->napps; a++) {
+        if (opt->apps[a].np == 0)
+            opt->apps[a].np = 1;
+        if (opt->np > 1000000 - opt->apps[a].np)
+            return mx_usage("%s", "too many processes");
+        opt->np += opt->apps[a].np;
+    }
+    if (opt->map_by == MX_MAP_PPR && opt->nhosts == 0)
+        return mx_usage("%s", "--map-by ppr:N:node needs --host or --hostfile");
 
     if (!have_timeout) {
         const char *t = getenv("MPIEXEC_TIMEOUT");
@@ -230,6 +388,24 @@ int mx_options_parse(mx_options *opt, int argc, char **argv, int *exit_code)
 
 void mx_options_free(mx_options *opt)
 {
+    for (int a = 0; a < opt->napps; a++) {
+        for (int i = 0; i < opt->apps[a].nenvs; i++) {
+            free(opt->apps[a].envs[i].name);
+            free(opt->apps[a].envs[i].value);
+        }
+        free(opt->apps[a].envs);
+    }
+    free(opt->apps);
+    opt->apps = NULL;
+    opt->napps = 0;
+    for (int h = 0; h < opt->nhosts; h++)
+        free(opt->hosts[h].name);
+    free(opt->hosts);
+    opt->hosts = NULL;
+    opt->nhosts = 0;
+    free(opt->launcher);
+    free(opt->proxy_path);
+    opt->launcher = opt->proxy_path = NULL;
     for (int i = 0; i < opt->nenvs; i++) {
         free(opt->envs[i].name);
         free(opt->envs[i].value);

@@ -99,8 +99,9 @@ static int mx_kv_put(mx_job *job, const char *key, const char *value)
 
 static void mx_pmi_protocol_error(mx_job *job, mx_rank *r, const char *what, const char *detail)
 {
-    mx_job_end(job, 1, SIGTERM, "mpiexec: rank %d (host %s, pid %ld) broke the PMI protocol: %s%s%.80s",
-               r->rank, job->host, (long)r->pid, what, detail ? ": " : "", detail ? detail : "");
+    mx_job_end(job, 1, SIGTERM,
+               "mpiexec: rank %d (host %s, pid %ld) broke the PMI protocol: %s%s%.80s", r->rank,
+               r->host, (long)r->pid, what, detail ? ": " : "", detail ? detail : "");
     mx_pmi_close(job, r);
 }
 
@@ -114,8 +115,12 @@ static int mx_pmi_reply(mx_job *job, mx_rank *r, const char *cmd, const char *co
         mx_pmi_protocol_error(job, r, "reply not encodable for command", cmd);
         return -1;
     }
-    if (r->pmi_fd < 0)
+    if (r->pmi_fd == -1)
         return -1;
+    if (r->pmi_fd == MX_FD_REMOTE) {
+        mx_remote_pmi_reply(job, r, line, (size_t)len);
+        return 0;
+    }
     size_t off = 0;
     while (off < (size_t)len) {
         ssize_t n = send(r->pmi_fd, line + off, (size_t)len - off, MSG_NOSIGNAL | MSG_DONTWAIT);
@@ -166,8 +171,8 @@ static void mx_pmi_serve(mx_job *job, mx_rank *r, const mf_pmi_msg *m)
     if (!strcmp(cmd, "init")) {
         int ver;
         int ok = mf_pmi_get_int(m, "pmi_version", 0, 1000, &ver) == 0 && ver == 1;
-        const char *kv[] = {"pmi_version", "1", "pmi_subversion", "1", "rc", ok ? "0" : "-1",
-                            "server", "manifold"};
+        const char *kv[] = {"pmi_version",   "1",      "pmi_subversion", "1", "rc",
+                            ok ? "0" : "-1", "server", "manifold"};
         r->pmi_inited = ok;
         (void)mx_pmi_reply(job, r, "response_to_init", kv, 4);
     } else if (!strcmp(cmd, "get_maxes")) {
@@ -177,7 +182,8 @@ static void mx_pmi_serve(mx_job *job, mx_rank *r, const mf_pmi_msg *m)
         const char *kv[] = {"kvsname_max", num[0], "keylen_max", num[1], "vallen_max", num[2]};
         (void)mx_pmi_reply(job, r, "maxes", kv, 3);
     } else if (!strcmp(cmd, "get_appnum")) {
-        const char *kv[] = {"appnum", "0"};
+        snprintf(num[0], sizeof num[0], "%d", r->app);
+        const char *kv[] = {"appnum", num[0]};
         (void)mx_pmi_reply(job, r, "appnum", kv, 1);
     } else if (!strcmp(cmd, "get_my_kvsname")) {
         const char *kv[] = {"kvsname", job->kvsname};
@@ -230,31 +236,56 @@ static void mx_pmi_serve(mx_job *job, mx_rank *r, const mf_pmi_msg *m)
         mf_pmi_unescape(msg ? msg : "", text, sizeof text);
         mx_job_end(job, code & 0xff, SIGTERM,
                    "mpiexec: rank %d (host %s, pid %ld) called MPI_Abort with exit code %d%s%s",
-                   r->rank, job->host, (long)r->pid, code, *text ? ": " : "", text);
+                   r->rank, r->host, (long)r->pid, code, *text ? ": " : "", text);
     } else {
         mx_pmi_protocol_error(job, r, "unsupported command", cmd);
+    }
+}
+
+/* Serves every complete line received so far. 0, or -1 once the connection is closed. */
+static int mx_pmi_serve_lines(mx_job *job, mx_rank *r)
+{
+    const char *line, *why;
+    size_t len;
+    int got;
+    while (r->pmi_fd != -1 && (got = mf_pmi_lines_next(&r->pmi_in, &line, &len)) != 0) {
+        static mf_pmi_msg m; /* 4 KiB: not on the stack of a deep call chain */
+        if (got < 0) {
+            mx_pmi_protocol_error(job, r, "line too long", NULL);
+            return -1;
+        }
+        if (mf_pmi_parse(&m, line, len, &why) != 0) {
+            mx_pmi_protocol_error(job, r, why, line);
+            return -1;
+        }
+        mx_pmi_serve(job, r, &m);
+    }
+    return r->pmi_fd == -1 ? -1 : 0;
+}
+
+void mx_pmi_feed(mx_job *job, mx_rank *r, const char *data, size_t len)
+{
+    while (len > 0 && r->pmi_fd != -1) {
+        size_t room;
+        char *dst = mf_pmi_lines_space(&r->pmi_in, &room);
+        if (room == 0) {
+            mx_pmi_protocol_error(job, r, "line too long", NULL);
+            return;
+        }
+        size_t n = len < room ? len : room;
+        memcpy(dst, data, n);
+        mf_pmi_lines_commit(&r->pmi_in, n);
+        data += n;
+        len -= n;
+        if (mx_pmi_serve_lines(job, r) != 0)
+            return;
     }
 }
 
 int mx_pmi_readable(mx_job *job, mx_rank *r)
 {
     for (;;) {
-        const char *line, *why;
-        size_t len;
-        int got;
-        while (r->pmi_fd >= 0 && (got = mf_pmi_lines_next(&r->pmi_in, &line, &len)) != 0) {
-            mf_pmi_msg m;
-            if (got < 0) {
-                mx_pmi_protocol_error(job, r, "line too long", NULL);
-                return -1;
-            }
-            if (mf_pmi_parse(&m, line, len, &why) != 0) {
-                mx_pmi_protocol_error(job, r, why, line);
-                return -1;
-            }
-            mx_pmi_serve(job, r, &m);
-        }
-        if (r->pmi_fd < 0)
+        if (mx_pmi_serve_lines(job, r) != 0 || r->pmi_fd < 0)
             return -1;
         size_t room;
         char *dst = mf_pmi_lines_space(&r->pmi_in, &room);

@@ -13,6 +13,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -23,9 +24,29 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "link.h"
 #include "mpiexec.h"
 
 extern char **environ;
+
+void mx_say(mx_job *job, const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(line, sizeof line - 1, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n > sizeof line - 2)
+        n = (int)sizeof line - 2;
+    if (job->is_proxy && mx_proxy_link) {
+        (void)mx_link_send(mx_proxy_link, MX_M_SAY, 0, line, (size_t)n);
+        return;
+    }
+    line[n++] = '\n';
+    mx_write_all(2, line, (size_t)n);
+}
 
 /* Usable cores: the affinity mask we run with (what a container or taskset allows). */
 static int mx_usable_cores(void)
@@ -37,7 +58,7 @@ static int mx_usable_cores(void)
     return n > 0 ? (int)n : 1;
 }
 
-static int mx_random_hex(char *out, size_t nbytes)
+int mx_random_hex(char *out, size_t nbytes)
 {
     unsigned char raw[32];
     if (nbytes > sizeof raw)
@@ -58,7 +79,8 @@ int mx_job_setup(mx_job *job, const mx_options *opt)
 {
     memset(job, 0, sizeof *job);
     job->opt = opt;
-    job->n = opt->np;
+    job->n = job->size = opt->np;
+    job->stdin_to_rank0 = fcntl(0, F_GETFD) >= 0; /* forward stdin only if we have one */
     job->stdin_src = job->stdin_dst = -1;
     if (gethostname(job->host, sizeof job->host) != 0)
         strcpy(job->host, "localhost");
@@ -85,9 +107,16 @@ int mx_job_setup(mx_job *job, const mx_options *opt)
         fprintf(stderr, "mpiexec: out of memory for %d ranks\n", job->n);
         return -1;
     }
-    for (int i = 0; i < job->n; i++) {
+    for (int i = 0, app = 0, left = opt->apps[0].np; i < job->n; i++) {
         mx_rank *r = &job->ranks[i];
+        while (left == 0)
+            left = opt->apps[++app].np;
+        left--;
         r->rank = i;
+        r->app = app;
+        r->local = i;
+        r->nlocal = job->n;
+        r->host = job->host;
         r->pmi_fd = r->out.fd = r->err.fd = -1;
         mf_pmi_lines_init(&r->pmi_in);
     }
@@ -97,9 +126,16 @@ int mx_job_setup(mx_job *job, const mx_options *opt)
 /* Variables mpiexec defines itself; inherited values would point at another job. */
 static int mx_managed(const char *entry)
 {
-    static const char *const names[] = {"PMI_FD", "PMI_PORT", "PMI_ID", "PMI_RANK", "PMI_SIZE",
-                                        "MANIFOLD_LOCAL_RANK", "MANIFOLD_LOCAL_SIZE",
-                                        "MANIFOLD_JOB_SECRET", NULL};
+    static const char *const names[] = {"PMI_FD",
+                                        "PMI_PORT",
+                                        "PMI_ID",
+                                        "PMI_RANK",
+                                        "PMI_SIZE",
+                                        "MANIFOLD_LOCAL_RANK",
+                                        "MANIFOLD_LOCAL_SIZE",
+                                        "MANIFOLD_JOB_SECRET",
+                                        "MANIFOLD_HOSTNAME",
+                                        NULL};
     for (int i = 0; names[i]; i++) {
         size_t n = strlen(names[i]);
         if (strncmp(entry, names[i], n) == 0 && entry[n] == '=')
@@ -148,15 +184,16 @@ static void mx_env_free(mx_env *e)
 
 /* The environment of rank `rank` (pmi_fd is its end of the socketpair). Built before fork so
  * that the child only calls async-signal-safe functions. */
-static int mx_build_env(mx_job *job, int rank, int pmi_fd, mx_env *e)
+static int mx_build_env(mx_job *job, mx_rank *r, int pmi_fd, int oversubscribed, mx_env *e)
 {
     const mx_options *opt = job->opt;
+    const mx_app *app = &opt->apps[r->app];
     int n = 0, rc = 0;
     while (environ[n])
         n++;
     e->count = e->nown = 0;
-    e->env = calloc((size_t)(n + opt->nenvs + 16), sizeof *e->env);
-    e->own = calloc((size_t)(opt->nenvs + 16), sizeof *e->own);
+    e->env = calloc((size_t)(n + opt->nenvs + app->nenvs + 16), sizeof *e->env);
+    e->own = calloc((size_t)(opt->nenvs + app->nenvs + 16), sizeof *e->own);
     if (!e->env || !e->own) {
         mx_env_free(e);
         return -1;
@@ -169,17 +206,23 @@ static int mx_build_env(mx_job *job, int rank, int pmi_fd, mx_env *e)
         if (v)
             rc |= mx_env_set(e, opt->envs[i].name, v);
     }
+    for (int i = 0; i < app->nenvs; i++)
+        rc |= mx_env_set(e, app->envs[i].name, app->envs[i].value);
     char num[32];
     snprintf(num, sizeof num, "%d", pmi_fd);
     rc |= mx_env_set(e, "PMI_FD", num);
-    snprintf(num, sizeof num, "%d", rank);
+    snprintf(num, sizeof num, "%d", r->rank);
     rc |= mx_env_set(e, "PMI_RANK", num);
+    snprintf(num, sizeof num, "%d", r->local);
     rc |= mx_env_set(e, "MANIFOLD_LOCAL_RANK", num);
-    snprintf(num, sizeof num, "%d", job->n);
+    snprintf(num, sizeof num, "%d", job->size);
     rc |= mx_env_set(e, "PMI_SIZE", num);
+    snprintf(num, sizeof num, "%d", r->nlocal);
     rc |= mx_env_set(e, "MANIFOLD_LOCAL_SIZE", num);
     rc |= mx_env_set(e, "MANIFOLD_JOB_SECRET", job->secret);
-    if (job->oversubscribed)
+    if (job->is_proxy) /* the name this host was started as: namespaces share a hostname */
+        rc |= mx_env_set(e, "MANIFOLD_HOSTNAME", job->host);
+    if (oversubscribed)
         rc |= mx_env_set(e, "MANIFOLD_OVERSUBSCRIBED", "1");
     if (rc)
         mx_env_free(e);
@@ -187,10 +230,11 @@ static int mx_build_env(mx_job *job, int rank, int pmi_fd, mx_env *e)
 }
 
 /* In the child, after fork: only async-signal-safe calls until exec. */
-static void mx_child(mx_job *job, int rank, int in_fd, int out_fd, int err_fd, int pmi_fd,
-                     int report_fd, pid_t parent, char **env, const sigset_t *origmask)
+static void mx_child(mx_job *job, mx_rank *r, int in_fd, int out_fd, int err_fd, int pmi_fd,
+                     int report_fd, pid_t parent, char **env, const sigset_t *origmask,
+                     const cpu_set_t *bind)
 {
-    (void)setpgid(0, rank == 0 ? 0 : job->pgid);
+    (void)setpgid(0, job->pgid == 0 ? 0 : job->pgid);
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(1); /* mpiexec already died */
@@ -201,7 +245,10 @@ static void mx_child(mx_job *job, int rank, int in_fd, int out_fd, int err_fd, i
         goto fail;
     signal(SIGPIPE, SIG_DFL);
     sigprocmask(SIG_SETMASK, origmask, NULL);
-    execvpe(job->opt->argv[0], job->opt->argv, env);
+    if (bind && sched_setaffinity(0, sizeof *bind, bind) != 0)
+        goto fail;
+    char **argv = job->opt->apps[r->app].argv;
+    execvpe(argv[0], argv, env);
 fail:;
     int e = errno;
     (void)!write(report_fd, &e, sizeof e);
@@ -222,36 +269,58 @@ int mx_proxy_launch(mx_job *job)
         fprintf(stderr, "mpiexec: cannot open /dev/null: %s\n", strerror(errno));
         return 1;
     }
-    /* Forward stdin only if we have one. */
-    int have_stdin = fcntl(0, F_GETFD) >= 0;
+    int nlocal = 0;
+    for (int i = 0; i < job->n; i++)
+        nlocal += job->ranks[i].remote == NULL;
+    int oversubscribed = nlocal > mx_usable_cores();
+    if (job->opt->bind_core && mx_bind_prepare(nlocal) != 0) {
+        mx_say(job, "mpiexec: --bind-to core: cannot find the cores of host %s", job->host);
+        close(devnull);
+        return 1;
+    }
 
     for (int i = 0; i < job->n; i++) {
         mx_rank *r = &job->ranks[i];
+        if (r->remote)
+            continue;
         int outp[2], errp[2], inp[2] = {-1, -1}, sp[2], rep[2];
         if (mx_cloexec_pipe(outp) || mx_cloexec_pipe(errp) || mx_cloexec_pipe(rep) ||
             socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sp) ||
-            (i == 0 && have_stdin && mx_cloexec_pipe(inp))) {
-            fprintf(stderr, "mpiexec: cannot create pipes for rank %d: %s\n", i, strerror(errno));
+            (r->rank == 0 && job->stdin_to_rank0 && mx_cloexec_pipe(inp))) {
+            mx_say(job, "mpiexec: cannot create pipes for rank %d: %s", r->rank, strerror(errno));
             goto fail;
         }
+        cpu_set_t bindset, *bind = NULL;
+        if (job->opt->bind_core) {
+            char desc[160];
+            if (mx_bind_get(r->local, &bindset, sizeof bindset, desc, sizeof desc) != 0) {
+                mx_say(job, "mpiexec: --bind-to core: no core for rank %d on host %s", r->rank,
+                       job->host);
+                goto fail;
+            }
+            bind = &bindset;
+            if (job->opt->report_bindings)
+                mx_say(job, "mpiexec: rank %d (host %s, local rank %d) bound to %s", r->rank,
+                       job->host, r->local, desc);
+        }
         mx_env env;
-        if (mx_build_env(job, i, sp[1], &env) != 0) {
-            fprintf(stderr, "mpiexec: out of memory building the environment\n");
+        if (mx_build_env(job, r, sp[1], oversubscribed, &env) != 0) {
+            mx_say(job, "mpiexec: out of memory building the environment");
             goto fail;
         }
         pid_t parent = getpid();
         pid_t pid = fork();
         if (pid < 0) {
-            fprintf(stderr, "mpiexec: fork failed for rank %d: %s\n", i, strerror(errno));
+            mx_say(job, "mpiexec: fork failed for rank %d: %s", r->rank, strerror(errno));
             goto fail;
         }
         if (pid == 0)
-            mx_child(job, i, inp[0] >= 0 ? inp[0] : devnull, outp[1], errp[1], sp[1], rep[1],
-                     parent, env.env, origmask);
+            mx_child(job, r, inp[0] >= 0 ? inp[0] : devnull, outp[1], errp[1], sp[1], rep[1],
+                     parent, env.env, origmask, bind);
         mx_env_free(&env);
         r->pid = pid;
         r->alive = 1;
-        if (i == 0)
+        if (job->pgid == 0)
             job->pgid = pid;
         (void)setpgid(pid, job->pgid); /* also here: whichever runs first wins the race */
         close(outp[1]);
@@ -262,12 +331,12 @@ int mx_proxy_launch(mx_job *job)
             close(inp[0]);
             fcntl(inp[1], F_SETFL, O_NONBLOCK);
             job->stdin_dst = inp[1];
-            job->stdin_src = 0;
+            job->stdin_src = job->is_proxy ? -1 : 0;
         }
         r->pmi_fd = sp[0];
         fcntl(sp[0], F_SETFL, O_NONBLOCK);
         if (mx_stream_init(&r->out, outp[0], 1) || mx_stream_init(&r->err, errp[0], 2)) {
-            fprintf(stderr, "mpiexec: out of memory\n");
+            mx_say(job, "mpiexec: out of memory");
             close(rep[0]);
             goto fail;
         }
@@ -279,7 +348,8 @@ int mx_proxy_launch(mx_job *job)
         while (got < 0 && errno == EINTR);
         close(rep[0]);
         if (got == (ssize_t)sizeof e) {
-            fprintf(stderr, "mpiexec: cannot run '%s': %s\n", job->opt->argv[0], strerror(e));
+            mx_say(job, "mpiexec: cannot run '%s'%s%s: %s", job->opt->apps[r->app].argv[0],
+                   job->is_proxy ? " on host " : "", job->is_proxy ? job->host : "", strerror(e));
             close(devnull);
             mx_proxy_signal(job, SIGKILL);
             return e == ENOENT ? MX_EXIT_NOTFOUND : MX_EXIT_NOEXEC;
@@ -299,6 +369,8 @@ void mx_proxy_signal(mx_job *job, int sig)
         (void)killpg(job->pgid, sig);
     /* A rank may have left the group (setsid); reach it directly too. */
     for (int i = 0; i < job->n; i++)
-        if (job->ranks[i].alive)
+        if (job->ranks[i].alive && !job->ranks[i].remote)
             (void)kill(job->ranks[i].pid, sig);
+    if (job->rm)
+        mx_remote_signal(job, sig);
 }

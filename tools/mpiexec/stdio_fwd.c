@@ -58,7 +58,7 @@ int mx_stream_init(mx_stream *s, int fd, int out_fd)
     s->fd = fd;
     s->out_fd = out_fd;
     /* Non-blocking: draining a dead rank's pipe must not wait for descendants holding it. */
-    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
+    if (fd >= 0 && fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) < 0)
         return -1;
     s->len = 0;
     s->cap = MX_READ_CHUNK * 2;
@@ -176,9 +176,34 @@ void mx_stream_flush_idle(mx_job *job, mx_rank *r, mx_stream *s, double older_th
     s->partial_since = 0;
 }
 
+void mx_stream_feed(mx_job *job, mx_rank *r, mx_stream *s, const char *data, size_t len)
+{
+    if (!s->buf)
+        return; /* closed: the rank's exit was already reported */
+    while (len > 0) {
+        if (s->cap - s->len < len && s->cap < MX_LINE_LIMIT * 2) {
+            char *n = realloc(s->buf, s->cap * 2);
+            if (n) {
+                s->buf = n;
+                s->cap *= 2;
+            }
+        }
+        if (s->len == s->cap) { /* no memory: pass on what we hold, unfinished or not */
+            mx_emit(job, r, s, s->buf, s->len, s->buf[s->len - 1] != '\n');
+            s->len = 0;
+        }
+        size_t n = s->cap - s->len < len ? s->cap - s->len : len;
+        memcpy(s->buf + s->len, data, n);
+        s->len += n;
+        data += n;
+        len -= n;
+        mx_stream_forward(job, r, s);
+    }
+}
+
 void mx_stream_close(mx_job *job, mx_rank *r, mx_stream *s)
 {
-    if (s->fd < 0)
+    if (s->fd < 0 && !s->buf)
         return;
     mx_stream_forward(job, r, s);
     if (s->len > 0) {
@@ -191,7 +216,8 @@ void mx_stream_close(mx_job *job, mx_rank *r, mx_stream *s)
     s->len = 0;
     s->mid_line = 0;
     s->partial_since = 0;
-    close(s->fd);
+    if (s->fd >= 0)
+        close(s->fd);
     s->fd = -1;
     free(s->buf);
     s->buf = NULL;
@@ -218,8 +244,33 @@ void mx_stdin_readable(mx_job *job)
     mx_stdin_writable(job);
 }
 
+void mx_stdin_feed(mx_job *job, const char *data, size_t len)
+{
+    if (len == 0) {
+        job->stdin_eof = 1;
+    } else if (job->stdin_dst >= 0) {
+        char *n = realloc(job->stdin_buf, job->stdin_len + len);
+        if (!n)
+            return;
+        job->stdin_buf = n;
+        memcpy(job->stdin_buf + job->stdin_len, data, len);
+        job->stdin_len += len;
+    }
+    mx_stdin_writable(job);
+}
+
 void mx_stdin_writable(mx_job *job)
 {
+    if (job->rm) { /* rank 0 is on another host: its proxy writes the pipe */
+        if (job->stdin_len > 0)
+            mx_remote_stdin(job, job->stdin_buf, job->stdin_len);
+        job->stdin_len = 0;
+        if (job->stdin_eof && job->stdin_src < 0 && !job->stdin_eof_sent) {
+            job->stdin_eof_sent = 1;
+            mx_remote_stdin(job, NULL, 0);
+        }
+        return;
+    }
     while (job->stdin_dst >= 0 && job->stdin_len > 0) {
         ssize_t n = write(job->stdin_dst, job->stdin_buf, job->stdin_len);
         if (n < 0 && errno == EINTR)

@@ -82,12 +82,22 @@ void mx_job_end(mx_job *job, int exit_code, int sig, const char *fmt, ...)
 static mx_rank *mx_find_rank(mx_job *job, pid_t pid)
 {
     for (int i = 0; i < job->n; i++)
-        if (job->ranks[i].alive && job->ranks[i].pid == pid)
+        if (job->ranks[i].alive && !job->ranks[i].remote && job->ranks[i].pid == pid)
             return &job->ranks[i];
     return NULL;
 }
 
-static void mx_rank_exited(mx_job *job, mx_rank *r, int status)
+double mx_host_timeout(void)
+{
+    const char *s = getenv("MANIFOLD_HOST_TIMEOUT");
+    char *end;
+    double v = s && *s ? strtod(s, &end) : 10;
+    if (s && *s && (*end || !(v > 0) || v > 1e6))
+        v = 10;
+    return v;
+}
+
+void mx_rank_exited(mx_job *job, mx_rank *r, int status)
 {
     r->alive = 0;
     /* Last words first: PMI (an abort), then output, then the verdict. */
@@ -98,6 +108,10 @@ static void mx_rank_exited(mx_job *job, mx_rank *r, int status)
         mx_stream_readable(job, r, &r->out);
     for (int i = 0; i < 8 && r->err.fd >= 0; i++)
         mx_stream_readable(job, r, &r->err);
+    if (r->remote) { /* the proxy sent everything before the exit */
+        mx_stream_close(job, r, &r->out);
+        mx_stream_close(job, r, &r->err);
+    }
     if (r->rank == 0)
         mx_stdin_close(job);
     if (job->ending)
@@ -106,16 +120,17 @@ static void mx_rank_exited(mx_job *job, mx_rank *r, int status)
     if (WIFSIGNALED(status)) {
         int s = WTERMSIG(status);
         mx_job_end(job, 128 + s, SIGTERM,
-                   "mpiexec: rank %d (host %s, pid %ld) killed by signal %d (%s)", r->rank,
-                   job->host, (long)r->pid, s, strsignal(s));
+                   "mpiexec: rank %d (host %s, pid %ld) killed by signal %d (%s)", r->rank, r->host,
+                   (long)r->pid, s, strsignal(s));
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
         mx_job_end(job, WEXITSTATUS(status), SIGTERM,
-                   "mpiexec: rank %d (host %s, pid %ld) exited with code %d", r->rank, job->host,
+                   "mpiexec: rank %d (host %s, pid %ld) exited with code %d", r->rank, r->host,
                    (long)r->pid, WEXITSTATUS(status));
     } else if (r->pmi_inited && !r->pmi_finalized) {
         mx_job_end(job, 1, SIGTERM,
                    "mpiexec: rank %d (host %s, pid %ld) exited with code 0 after MPI_Init but "
-                   "without MPI_Finalize", r->rank, job->host, (long)r->pid);
+                   "without MPI_Finalize",
+                   r->rank, r->host, (long)r->pid);
     }
 }
 
@@ -129,6 +144,8 @@ static void mx_reap(mx_job *job)
         mx_rank *r = mx_find_rank(job, pid);
         if (r)
             mx_rank_exited(job, r, status);
+        else if (job->rm)
+            (void)mx_remote_child_exited(job, pid, status);
     }
 }
 
@@ -142,8 +159,8 @@ static void mx_signal_event(mx_job *job, int sigfd)
             continue;
         }
         if (job->signals_seen++ == 0 && !job->ending) {
-            mx_job_end(job, 128 + sig, sig, "mpiexec: received signal %d (%s), ending the job",
-                       sig, strsignal(sig));
+            mx_job_end(job, 128 + sig, sig, "mpiexec: received signal %d (%s), ending the job", sig,
+                       strsignal(sig));
         } else {
             mx_proxy_signal(job, SIGKILL); /* asked twice: no more grace */
             job->kill_at = 0;
@@ -152,10 +169,11 @@ static void mx_signal_event(mx_job *job, int sigfd)
 }
 
 /* poll set bookkeeping: what each pollfd stands for. */
-enum { MX_EV_SIG, MX_EV_STDIN, MX_EV_STDIN_DST, MX_EV_PMI, MX_EV_OUT, MX_EV_ERR };
+enum { MX_EV_SIG, MX_EV_STDIN, MX_EV_STDIN_DST, MX_EV_PMI, MX_EV_OUT, MX_EV_ERR, MX_EV_REMOTE };
 typedef struct mx_ev {
     int kind;
     mx_rank *rank;
+    int idx; /* MX_EV_REMOTE: remote.c's index */
 } mx_ev;
 
 static int mx_ms_until(double now, double when)
@@ -166,7 +184,8 @@ static int mx_ms_until(double now, double when)
 
 int mx_supervise(mx_job *job, int sigfd)
 {
-    size_t maxfds = 3 + 3 * (size_t)job->n;
+    size_t maxfds = 3 + 3 * (size_t)job->n + (job->rm ? mx_remote_maxfds(job) : 0);
+    int *ridx = job->rm ? calloc(mx_remote_maxfds(job) + 1, sizeof *ridx) : NULL;
     struct pollfd *pfd = calloc(maxfds, sizeof *pfd);
     mx_ev *ev = calloc(maxfds, sizeof *ev);
     if (!pfd || !ev) {
@@ -174,6 +193,7 @@ int mx_supervise(mx_job *job, int sigfd)
         mx_proxy_signal(job, SIGKILL);
         free(pfd);
         free(ev);
+        free(ridx);
         return 1;
     }
     double timeout_at = job->opt->timeout > 0 ? mx_now() + job->opt->timeout : 0;
@@ -186,9 +206,9 @@ int mx_supervise(mx_job *job, int sigfd)
         for (int i = 0; i < job->n; i++) {
             mx_rank *r = &job->ranks[i];
             alive += r->alive;
-            open_streams += (r->out.fd >= 0) + (r->err.fd >= 0);
-            partial += (r->out.fd >= 0 && r->out.partial_since > 0) ||
-                       (r->err.fd >= 0 && r->err.partial_since > 0);
+            open_streams += (r->out.buf != NULL) + (r->err.buf != NULL);
+            partial += (r->out.buf && r->out.partial_since > 0) ||
+                       (r->err.buf && r->err.partial_since > 0);
         }
         if (!alive) {
             if (!open_streams)
@@ -201,7 +221,8 @@ int mx_supervise(mx_job *job, int sigfd)
         if (timeout_at && now >= timeout_at && !job->ending) {
             mx_job_end(job, MX_EXIT_TIMEOUT, SIGTERM,
                        "mpiexec: job timed out after %g seconds (--timeout / MPIEXEC_TIMEOUT); "
-                       "killing its %d processes", job->opt->timeout, alive);
+                       "killing its %d processes",
+                       job->opt->timeout, alive);
         }
         if (job->kill_at && now >= job->kill_at) {
             mx_proxy_signal(job, SIGKILL);
@@ -215,13 +236,13 @@ int mx_supervise(mx_job *job, int sigfd)
         }
 
         int wait_ms = -1;
-#define MX_DEADLINE(t)                                                                            \
-    do {                                                                                          \
-        if (t) {                                                                                  \
-            int ms_ = mx_ms_until(now, t);                                                        \
-            if (wait_ms < 0 || ms_ < wait_ms)                                                     \
-                wait_ms = ms_;                                                                    \
-        }                                                                                         \
+#define MX_DEADLINE(t)                                                                             \
+    do {                                                                                           \
+        if (t) {                                                                                   \
+            int ms_ = mx_ms_until(now, t);                                                         \
+            if (wait_ms < 0 || ms_ < wait_ms)                                                      \
+                wait_ms = ms_;                                                                     \
+        }                                                                                          \
     } while (0)
         if (!job->ending)
             MX_DEADLINE(timeout_at);
@@ -230,11 +251,14 @@ int mx_supervise(mx_job *job, int sigfd)
         if (partial && !job->opt->tag_output)
             MX_DEADLINE(now + MX_IDLE_FLUSH);
 #undef MX_DEADLINE
+        if (job->rm)
+            mx_remote_tick(job, now, &wait_ms);
 
         nfds_t n = 0;
         pfd[n] = (struct pollfd){.fd = sigfd, .events = POLLIN};
         ev[n++] = (mx_ev){MX_EV_SIG, NULL};
-        if (job->stdin_src >= 0 && job->stdin_dst >= 0 && job->stdin_len < 65536) {
+        if (job->stdin_src >= 0 && job->stdin_len < 65536 &&
+            (job->stdin_dst >= 0 || (job->rm && mx_remote_stdin_room(job)))) {
             pfd[n] = (struct pollfd){.fd = job->stdin_src, .events = POLLIN};
             ev[n++] = (mx_ev){MX_EV_STDIN, NULL};
         }
@@ -256,6 +280,11 @@ int mx_supervise(mx_job *job, int sigfd)
                 pfd[n] = (struct pollfd){.fd = r->err.fd, .events = POLLIN};
                 ev[n++] = (mx_ev){MX_EV_ERR, r};
             }
+        }
+        if (job->rm) {
+            size_t k = mx_remote_pollfds(job, pfd + n, ridx);
+            for (size_t j = 0; j < k; j++)
+                ev[n++] = (mx_ev){MX_EV_REMOTE, NULL, ridx[j]};
         }
 
         int ready = poll(pfd, n, wait_ms);
@@ -296,6 +325,9 @@ int mx_supervise(mx_job *job, int sigfd)
             case MX_EV_SIG:
                 mx_signal_event(job, sigfd);
                 break;
+            case MX_EV_REMOTE:
+                mx_remote_event(job, ev[i].idx, pfd[i].revents);
+                break;
             }
         }
     }
@@ -311,7 +343,10 @@ int mx_supervise(mx_job *job, int sigfd)
      * group leader has been reaped, but its pgid cannot be reused while members remain. */
     if (job->pgid > 0)
         (void)killpg(job->pgid, SIGKILL);
+    if (job->rm)
+        mx_remote_finish(job);
     free(pfd);
     free(ev);
+    free(ridx);
     return job->ending ? job->exit_code : 0;
 }

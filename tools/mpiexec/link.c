@@ -1,0 +1,194 @@
+/*
+ * link.c — framed messages between mpiexec and its proxies (contract in link.h).
+ */
+#include "link.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "mpiexec.h"
+
+static void mx_put32(char *p, uint32_t v)
+{
+    p[0] = (char)(v & 0xff);
+    p[1] = (char)((v >> 8) & 0xff);
+    p[2] = (char)((v >> 16) & 0xff);
+    p[3] = (char)((v >> 24) & 0xff);
+}
+
+static uint32_t mx_get32(const char *p)
+{
+    const unsigned char *u = (const unsigned char *)p;
+    return (uint32_t)u[0] | (uint32_t)u[1] << 8 | (uint32_t)u[2] << 16 | (uint32_t)u[3] << 24;
+}
+
+void mx_link_init(mx_link *l, int fd)
+{
+    memset(l, 0, sizeof *l);
+    l->l_fd = fd;
+    l->l_last_rx = l->l_last_tx = mx_now();
+}
+
+static int mx_reserve(char **buf, size_t *cap, size_t need)
+{
+    if (need <= *cap)
+        return 0;
+    size_t c = *cap ? *cap : 65536;
+    while (c < need)
+        c *= 2;
+    char *n = realloc(*buf, c);
+    if (!n)
+        return -1;
+    *buf = n;
+    *cap = c;
+    return 0;
+}
+
+int mx_link_send(mx_link *l, int type, int32_t arg, const void *data, size_t len)
+{
+    if (l->l_fd < 0)
+        return 0; /* a closed link swallows frames: its host is already being dealt with */
+    if (len > MX_LINK_MAX)
+        return -1;
+    if (l->l_out_off > 0 && l->l_out_off == l->l_out_len)
+        l->l_out_off = l->l_out_len = 0;
+    if (mx_reserve(&l->l_out, &l->l_out_cap, l->l_out_len + 12 + len) != 0)
+        return -1;
+    char *p = l->l_out + l->l_out_len;
+    mx_put32(p, (uint32_t)type);
+    mx_put32(p + 4, (uint32_t)arg);
+    mx_put32(p + 8, (uint32_t)len);
+    if (len)
+        memcpy(p + 12, data, len);
+    l->l_out_len += 12 + len;
+    l->l_last_tx = mx_now();
+    (void)mx_link_flush(l); /* errors surface at the next read or flush from the loop */
+    return 0;
+}
+
+int mx_link_flush(mx_link *l)
+{
+    while (l->l_fd >= 0 && l->l_out_off < l->l_out_len) {
+        ssize_t n = send(l->l_fd, l->l_out + l->l_out_off, l->l_out_len - l->l_out_off,
+                         MSG_NOSIGNAL | MSG_DONTWAIT);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n < 0)
+            return -1;
+        l->l_out_off += (size_t)n;
+    }
+    if (l->l_out_off == l->l_out_len)
+        l->l_out_off = l->l_out_len = 0;
+    return 0;
+}
+
+size_t mx_link_pending(const mx_link *l)
+{
+    return l->l_out_len - l->l_out_off;
+}
+
+int mx_link_read(mx_link *l)
+{
+    if (l->l_fd < 0)
+        return -1;
+    if (l->l_in_off > 0) { /* frames handed out before are consumed: compact */
+        memmove(l->l_in, l->l_in + l->l_in_off, l->l_in_len - l->l_in_off);
+        l->l_in_len -= l->l_in_off;
+        l->l_in_off = 0;
+    }
+    for (int round = 0; round < 16; round++) {
+        if (mx_reserve(&l->l_in, &l->l_in_cap, l->l_in_len + 65536) != 0)
+            return -1;
+        ssize_t n = read(l->l_fd, l->l_in + l->l_in_len, l->l_in_cap - l->l_in_len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return 0;
+        if (n <= 0)
+            return -1;
+        l->l_in_len += (size_t)n;
+        l->l_last_rx = mx_now();
+    }
+    return 0;
+}
+
+int mx_link_next(mx_link *l, int *type, int32_t *arg, const char **data, size_t *len)
+{
+    size_t avail = l->l_in_len - l->l_in_off;
+    if (avail < 12)
+        return 0;
+    const char *p = l->l_in + l->l_in_off;
+    uint32_t t = mx_get32(p), n = mx_get32(p + 8);
+    if (t == 0 || t >= MX_M_LAST || n > MX_LINK_MAX)
+        return -1;
+    if (avail < 12 + (size_t)n)
+        return 0;
+    *type = (int)t;
+    *arg = (int32_t)mx_get32(p + 4);
+    *data = p + 12;
+    *len = n;
+    l->l_in_off += 12 + (size_t)n;
+    return 1;
+}
+
+void mx_link_close(mx_link *l)
+{
+    if (l->l_fd >= 0)
+        close(l->l_fd);
+    l->l_fd = -1;
+    free(l->l_in);
+    free(l->l_out);
+    l->l_in = l->l_out = NULL;
+    l->l_in_len = l->l_in_off = l->l_in_cap = 0;
+    l->l_out_len = l->l_out_off = l->l_out_cap = 0;
+}
+
+void mx_sb_str(mx_strbuf *sb, const char *s)
+{
+    size_t n = strlen(s) + 1;
+    if (sb->failed || mx_reserve(&sb->b, &sb->cap, sb->len + n) != 0) {
+        sb->failed = 1;
+        return;
+    }
+    memcpy(sb->b + sb->len, s, n);
+    sb->len += n;
+}
+
+void mx_sb_int(mx_strbuf *sb, long v)
+{
+    char num[32];
+    snprintf(num, sizeof num, "%ld", v);
+    mx_sb_str(sb, num);
+}
+
+const char *mx_rd_str(mx_strrd *rd)
+{
+    if (rd->p >= rd->end)
+        return NULL;
+    const char *nul = memchr(rd->p, '\0', (size_t)(rd->end - rd->p));
+    if (!nul)
+        return NULL;
+    const char *s = rd->p;
+    rd->p = nul + 1;
+    return s;
+}
+
+int mx_rd_int(mx_strrd *rd, long lo, long hi, long *out)
+{
+    const char *s = mx_rd_str(rd);
+    char *end;
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < lo || v > hi)
+        return -1;
+    *out = v;
+    return 0;
+}

@@ -1,0 +1,80 @@
+/*
+ * link.h — framed messages between mpiexec and its proxies, over one TCP connection per host.
+ *
+ * Frame: three little-endian u32 (type, arg, payload length) and the payload. `arg` is a rank,
+ * a signal, a host index or an exit code depending on the type (below). A frame with an unknown
+ * type or a payload over MX_LINK_MAX is a broken link: the peer is not ours (or not the same
+ * version), and the connection is dropped with a message, never trusted.
+ *
+ * Sending never blocks: frames are queued and written as the socket takes them (the event loop
+ * polls POLLOUT while mx_link_pending() is non-zero). Receiving: mx_link_read() takes what the
+ * socket has, mx_link_next() hands out complete frames (valid until the next mx_link_read).
+ */
+#ifndef MX_LINK_H
+#define MX_LINK_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define MX_LINK_MAX (16u << 20)
+
+enum mx_msg {
+    /* proxy -> mpiexec */
+    MX_M_HELLO = 1, /* arg: host index; payload: job secret */
+    MX_M_PMI,       /* both ways; arg: rank; payload: PMI-1 wire bytes */
+    MX_M_OUT,       /* arg: rank; payload: bytes the rank wrote to stdout */
+    MX_M_ERR,       /* arg: rank; payload: stderr bytes */
+    MX_M_STARTED,   /* arg: rank; payload: pid in decimal */
+    MX_M_EXIT,      /* arg: rank; payload: wait status in decimal (output and PMI sent before) */
+    MX_M_SAY,       /* payload: a line for mpiexec's stderr */
+    MX_M_FAILED,    /* arg: exit status; the ranks could not be started (a SAY told why) */
+    MX_M_LAUNCHED,  /* arg: host index of a proxy this proxy started; payload: launcher's wait
+                       status in decimal, sent when the launcher command exits */
+    /* mpiexec -> proxy */
+    MX_M_JOB,    /* payload: the job description (remote.c, proxy_main.c) */
+    MX_M_STDIN,  /* payload: bytes for rank 0's stdin; empty: end of input */
+    MX_M_SIGNAL, /* arg: signal to send to every rank of the host */
+    MX_M_PING,   /* both ways: keeps a silent link from counting as lost */
+    MX_M_LAST
+};
+
+typedef struct mx_link {
+    int l_fd;
+    char *l_in;
+    size_t l_in_off, l_in_len, l_in_cap;
+    char *l_out;
+    size_t l_out_off, l_out_len, l_out_cap;
+    double l_last_rx, l_last_tx;
+} mx_link;
+
+void mx_link_init(mx_link *l, int fd);
+/* Queues a frame and writes what the socket takes. 0, or -1 (out of memory). */
+int mx_link_send(mx_link *l, int type, int32_t arg, const void *data, size_t len);
+/* Writes queued bytes. 0, or -1 when the connection is broken. */
+int mx_link_flush(mx_link *l);
+size_t mx_link_pending(const mx_link *l);
+/* Reads what is available. 0, or -1 at EOF or error. */
+int mx_link_read(mx_link *l);
+/* 1 and a frame, 0 when none is complete, -1 on a malformed frame. */
+int mx_link_next(mx_link *l, int *type, int32_t *arg, const char **data, size_t *len);
+void mx_link_close(mx_link *l);
+
+/* proxy_main.c: in `mpiexec --proxy`, the link to mpiexec (mx_say writes there). */
+extern mx_link *mx_proxy_link;
+
+/* Job description helpers: a payload of NUL-terminated strings. */
+typedef struct mx_strbuf {
+    char *b;
+    size_t len, cap;
+    int failed;
+} mx_strbuf;
+void mx_sb_str(mx_strbuf *sb, const char *s);
+void mx_sb_int(mx_strbuf *sb, long v);
+/* Reader: returns the next string, or NULL past the end. */
+typedef struct mx_strrd {
+    const char *p, *end;
+} mx_strrd;
+const char *mx_rd_str(mx_strrd *rd);
+int mx_rd_int(mx_strrd *rd, long lo, long hi, long *out);
+
+#endif
