@@ -101,6 +101,7 @@ int PMPI_Finalize(void)
     rc = mf_pm_fence();
     mf_comm_finalize_builtin();
     int rc2 = mf_fabrics_finalize();
+    mf_p2p_finalize();
     mf_progress_finalize();
     int rc3 = mf_pm_finalize();
     mf_world_free();

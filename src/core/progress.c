@@ -121,14 +121,16 @@ int mf_progress_wait(bool (*done)(void *arg), void *arg)
         long us = *s ? mf_config_long("MANIFOLD_SPIN_US") : (mf_g.oversubscribed ? 0 : 50);
         mf_progress_spin_ns = (int)(us < 0 ? 0 : us > 1000000 ? 1000000000 : us * 1000);
     }
-    long long idle_since = mf_now_ns();
+    long long idle_since = -1; /* read the clock only once polling finds nothing */
     while (!done(arg)) {
         if (mf_progress_poll() > 0) {
-            idle_since = mf_now_ns();
+            idle_since = -1;
             continue;
         }
         if (done(arg))
             break;
+        if (idle_since < 0)
+            idle_since = mf_now_ns();
         if (mf_now_ns() - idle_since < mf_progress_spin_ns) {
             /* Let other threads in (MPI_THREAD_MULTIPLE): they may hold what we wait for. */
             mf_unlock();
@@ -151,7 +153,7 @@ int mf_progress_wait(bool (*done)(void *arg), void *arg)
             fabrics[i]->ops->sleep_end(fabrics[i]);
         if (r < 0 && errno != EINTR)
             return mf_error(MPI_ERR_INTERN, "progress: epoll_wait failed: %s", strerror(errno));
-        idle_since = mf_now_ns();
+        idle_since = -1;
     }
     return MPI_SUCCESS;
 }

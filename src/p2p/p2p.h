@@ -69,6 +69,9 @@ void mf_request_free(mf_request *r);
 /* Progresses until every send this process started has completed and the fabrics hold no
  * outbound frame, or `seconds` passed (MPI_ERR_OTHER then). Used by MPI_Finalize. */
 int mf_p2p_drain_sends(double seconds);
+/* Frees the engine's queues and caches after the fabrics closed (MPI_Finalize); warns about
+ * messages that arrived but were never received. */
+void mf_p2p_finalize(void);
 
 /* Lets a layer above complete its own requests (nonblocking collectives, generalized requests). */
 mf_request *mf_request_new(mf_request_kind kind, mf_comm *comm);

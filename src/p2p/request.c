@@ -7,7 +7,9 @@
 
 #include "core/error.h"
 #include "core/handle.h"
+#include "core/log.h"
 #include "core/progress.h"
+#include "p2p/match.h"
 #include "p2p/p2p_internal.h"
 
 /* Wire ids: slot + 1 in the low 32 bits, a generation in the high bits, so an id that a peer
@@ -19,11 +21,20 @@ static uint32_t mf_wire_size, mf_wire_hint;
 /* Every live request, for failing those that involve a dead peer. */
 static mf_request *mf_live_head;
 
+/* Freed requests kept for reuse: a message costs no malloc/free pair in the common case. */
+#define MF_REQUEST_CACHE 64
+static mf_request *mf_request_cache[MF_REQUEST_CACHE];
+static int mf_request_ncached;
+
 mf_request *mf_request_alloc(mf_request_kind kind, mf_comm *comm)
 {
-    mf_request *r = calloc(1, sizeof *r);
-    if (!r)
+    mf_request *r;
+    if (mf_request_ncached > 0) {
+        r = mf_request_cache[--mf_request_ncached];
+        memset(r, 0, sizeof *r);
+    } else if (!(r = calloc(1, sizeof *r))) {
         return NULL;
+    }
     r->pub.r_handle = MPI_REQUEST_NULL;
     r->pub.r_kind = kind;
     r->pub.r_comm = comm;
@@ -118,7 +129,10 @@ static void mf_request_destroy(mf_request *r)
         mf_comm_release(r->pub.r_comm);
     free(r->rq_packed);
     free(r->rq_pieces);
-    free(r);
+    if (mf_request_ncached < MF_REQUEST_CACHE)
+        mf_request_cache[mf_request_ncached++] = r;
+    else
+        free(r);
 }
 
 static void mf_request_maybe_destroy(mf_request *r)
@@ -293,4 +307,14 @@ int mf_p2p_drain_sends(double seconds)
     if (rc)
         return rc;
     return d.deadline_ns ? mf_error(MPI_ERR_OTHER, "sends still pending") : MPI_SUCCESS;
+}
+
+void mf_p2p_finalize(void)
+{
+    int leftover = mf_match_finalize();
+    if (leftover)
+        mf_warn("MPI_Finalize: %d message%s arrived but %s never received", leftover,
+                leftover == 1 ? "" : "s", leftover == 1 ? "was" : "were");
+    while (mf_request_ncached > 0)
+        free(mf_request_cache[--mf_request_ncached]);
 }
