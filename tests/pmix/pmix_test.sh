@@ -14,6 +14,8 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # No Open MPI library is loaded (the program links Manifold), so its MCA chatter stays out; keep
 # orted on the loopback so that the test does not depend on the network.
 export OMPI_MCA_plm_rsh_agent=false OMPI_MCA_btl_base_warn_component_unused=0
+# libpmix's own leaks (see lsan.supp) must not fail the sanitizer build.
+export LSAN_OPTIONS="${LSAN_OPTIONS:+$LSAN_OPTIONS:}suppressions=$(dirname "$0")/lsan.supp"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/mf-pmix.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 
