@@ -30,7 +30,7 @@ cleanup() {
     # environment. Cancel the jobs first so that slurmd ends them itself.
     [ -f "$T/slurm.conf" ] && SLURM_CONF=$T/slurm.conf timeout 5 scancel --quiet --user=root 2>/dev/null
     for p in $(pgrep -x slurmstepd 2>/dev/null); do
-        tr '\0' '\n' <"/proc/$p/environ" 2>/dev/null | grep -qx "SLURM_CONF=$T/slurm.conf" &&
+        { tr '\0' '\n' <"/proc/$p/environ"; } 2>/dev/null | grep -qx "SLURM_CONF=$T/slurm.conf" &&
             pids+=("$p")
     done
     for p in "${pids[@]}"; do kill "$p" 2>/dev/null; done
