@@ -72,9 +72,11 @@ static void __attribute__((noreturn)) mf_err_die(int code, const char *function,
         snprintf(text, sizeof text, "%s (error code %d, class %d)", added, code, added_class);
     else if (mf_error_string(code, text, &len) != MPI_SUCCESS)
         snprintf(text, sizeof text, "error code %d", code);
-    mf_info("%s failed on %s: %s", function, object, text);
+    /* The process manager shows the message exactly once (itself or through the launcher). */
+    char msg[MPI_MAX_ERROR_STRING + 2 * MPI_MAX_OBJECT_NAME];
+    snprintf(msg, sizeof msg, "rank %d: %s failed on %s: %s", mf_g.rank, function, object, text);
     int exit_code = mf_error_class(code);
-    mf_pm_abort(exit_code > 0 && exit_code < 256 ? exit_code : 1, text);
+    mf_pm_abort(exit_code > 0 && exit_code < 256 ? exit_code : 1, msg);
 }
 
 int mf_err_comm(mf_comm *comm, int code, const char *function)
