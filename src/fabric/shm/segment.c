@@ -13,11 +13,15 @@
  *   - Every rank counts itself in `arrived` once mapped; the last one unlinks the name, so
  *     nothing stays in /dev/shm however the job ends afterwards. detach unlinks if nobody did
  *     (a rank that never arrived).
+ *   - A job killed during MPI_Init, before all its local ranks mapped the segment, leaves the name
+ *     behind; the next creator on the host reaps such leftovers (mf_shm_segment_reap).
  * Why the creator is chosen by local rank rather than by an O_EXCL race: local rank 0 is known
  * to every rank after the fence, and a fixed creator makes the stale-file case decidable.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -302,4 +306,54 @@ mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int re
     unsigned char *ring = (unsigned char *)s->base + s->rings_off + k * s->ring_stride;
     *data = ring + MF_SHM_PAGE;
     return (mf_shm_ring_ctl *)ring;
+}
+
+int mf_shm_segment_reap(const char *dir, int min_age_s)
+{
+    char prefix[64];
+    int plen = snprintf(prefix, sizeof prefix, "manifold-%u-", (unsigned)getuid());
+    DIR *d = opendir(dir);
+    if (!d)
+        return 0;
+    int reaped = 0;
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d)) != NULL) {
+        if (strncmp(e->d_name, prefix, (size_t)plen) != 0)
+            continue;
+        char name[300];
+        snprintf(name, sizeof name, "/%s", e->d_name);
+        int fd = shm_open(name, O_RDONLY, 0);
+        if (fd < 0)
+            continue;
+        struct stat st;
+        bool stale = false;
+        /* Old enough that no live job can still be attaching (that wait is bounded)... */
+        if (fstat(fd, &st) == 0 && st.st_uid == getuid() && now - st.st_mtime >= min_age_s &&
+            (size_t)st.st_size >= MF_SHM_HDR_BYTES) {
+            /* A failed creation left only the header page; a real segment has rank records. */
+            size_t len = MF_SHM_HDR_BYTES + sizeof(mf_shm_rank_info);
+            bool full = (size_t)st.st_size >= len;
+            if (!full)
+                len = MF_SHM_HDR_BYTES;
+            void *m = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, 0);
+            if (m != MAP_FAILED) {
+                const mf_shm_seg_hdr *h = m;
+                const mf_shm_rank_info *creator =
+                    (const mf_shm_rank_info *)((const unsigned char *)m + MF_SHM_HDR_BYTES);
+                /* ...ours, and failed or its creator is gone. */
+                if (atomic_load(&h->magic) == MF_SHM_MAGIC) {
+                    pid_t pid = full ? (pid_t)creator->pid : 0;
+                    stale = atomic_load(&h->status) == MF_SHM_SEG_FAILED ||
+                            (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH);
+                }
+                munmap(m, len);
+            }
+        }
+        close(fd);
+        if (stale && shm_unlink(name) == 0)
+            reaped++;
+    }
+    closedir(d);
+    return reaped;
 }

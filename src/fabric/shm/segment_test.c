@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -131,6 +132,45 @@ static void test_too_big(const char *name)
     CHECK(!shm_exists(name));
 }
 
+/* Makes a READY segment whose creator record says `pid`, then drops it without unlinking (as
+ * a job killed during MPI_Init would), aged by `age_s` seconds. */
+static void leave_segment(const char *name, pid_t pid, int age_s)
+{
+    mf_shm_segment s;
+    CHECK(mf_shm_segment_create(&s, name, 2, 4096, 3) == 0);
+    mf_shm_segment_info(&s, 0)->pid = (int32_t)pid;
+    munmap(s.base, s.size);
+    char path[128];
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age_s;
+    t[1] = t[0];
+    CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
+}
+
+static void test_reap(const char *name)
+{
+    pid_t dead = fork();
+    CHECK(dead >= 0);
+    if (dead == 0)
+        _exit(0);
+    CHECK(waitpid(dead, NULL, 0) == dead); /* now surely not a live pid (until reused) */
+    char a[128], b[128], c[128];
+    snprintf(a, sizeof a, "%s-dead-old", name);
+    snprintf(b, sizeof b, "%s-dead-new", name);
+    snprintf(c, sizeof c, "%s-live-old", name);
+    /* Names must carry the uid prefix the reaper looks for. */
+    CHECK(strncmp(name, "/manifold-", 10) == 0);
+    leave_segment(a, dead, 600);
+    leave_segment(b, dead, 0);       /* a job may still be attaching: kept */
+    leave_segment(c, getpid(), 600); /* creator alive: kept */
+    CHECK(mf_shm_segment_reap("/dev/shm", 120) >= 1);
+    CHECK(!shm_exists(a) && shm_exists(b) && shm_exists(c));
+    shm_unlink(b);
+    shm_unlink(c);
+}
+
 static void test_timeout(const char *name)
 {
     mf_shm_segment s;
@@ -144,12 +184,14 @@ static void test_timeout(const char *name)
 int main(void)
 {
     char name[96];
-    snprintf(name, sizeof name, "/manifold-segment-test-%d", (int)getpid());
+    /* The uid prefix of real segments, so that the reaper test sees these too. */
+    snprintf(name, sizeof name, "/manifold-%u-segment-test-%d", (unsigned)getuid(), (int)getpid());
     test_geometry();
     test_create_attach(name);
     test_stale(name);
     test_too_big(name);
     test_timeout(name);
+    test_reap(name);
     CHECK(!shm_exists(name));
     printf("segment_test: ok\n");
     return 0;

@@ -451,6 +451,11 @@ static int mf_shm_start(mf_fabric *f)
     char name[96];
     mf_shm_segment_name(name, sizeof name, mf_g.job_hash, mf_g.node);
     size_t cap = mf_shm_ring_cap_for(nlocal, f->max_frame);
+    if (me == 0) {
+        int n = mf_shm_segment_reap("/dev/shm", 2 * MF_SHM_START_TIMEOUT_MS / 1000);
+        if (n > 0)
+            mf_debug("shm: removed %d segments left in /dev/shm by killed jobs", n);
+    }
     int rc = me == 0
                  ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_secret)
                  : mf_shm_segment_attach(&s->seg, name, mf_g.job_secret, MF_SHM_START_TIMEOUT_MS);

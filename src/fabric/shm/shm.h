@@ -99,6 +99,10 @@ int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, 
 /* Counts this rank in, unlinks the name if it was the last, then waits (at most timeout_ms)
  * until every local rank has mapped it. */
 int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms);
+/* Removes this uid's segments in `dir` (/dev/shm) left by jobs killed during MPI_Init: older
+ * than min_age_s (longer than any attach wait) and whose creator is dead or failed. Returns the
+ * number removed. */
+int mf_shm_segment_reap(const char *dir, int min_age_s);
 /* Unmaps; unlinks the name first if nobody did yet. */
 void mf_shm_segment_detach(mf_shm_segment *s);
 
