@@ -15,7 +15,7 @@
  *   --min N        smallest size in bytes (K/M suffixes)      --max N   largest size
  *   --iters N      iterations per batch for the smallest sizes (default 1000, quick 200)
  *   --reps N       timed batches per size (default 5, quick 2)
- *   --budget N     bytes per batch that set the iteration count of large sizes (default 256M,
+ *   --budget N     bytes per batch that set the iteration count of large sizes (default 64M,
  *                  quick 16M)
  *   --sizes A,B,.. exactly these sizes (K/M suffixes), in this order
  *   --smoke        smallest configuration: two sizes, a few iterations (for the test suite)
@@ -79,7 +79,7 @@ static inline int bench_parse(int argc, char **argv, bench_opts *o, size_t def_m
     o->min_size = def_min;
     o->max_size = def_max;
     o->iters = 1000;
-    o->budget = 256L << 20;
+    o->budget = 64L << 20;
     o->reps = 5;
     o->window = 64;
     long iters = -1, reps = -1, budget = -1;
