@@ -19,8 +19,8 @@ int main(int argc, char **argv)
     if (strcmp(mode, "return") == 0)
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
-    int rc = MPI_Comm_spawn("true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child,
-                            errcodes);
+    int rc =
+        MPI_Comm_spawn("true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child, errcodes);
     if (strcmp(mode, "fatal") == 0) {
         printf("FAIL: MPI_Comm_spawn returned %d under MPI_ERRORS_ARE_FATAL\n", rc);
         MPI_Finalize();
