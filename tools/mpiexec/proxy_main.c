@@ -146,7 +146,8 @@ static int px_decode_job(const char *data, size_t len, mx_options *opt, mx_job *
                 !(app->envs[k].value = (char *)mx_rd_str(&rd)))
                 return -1;
     }
-    if (mx_rd_int(&rd, 1, 1000000, &n) || !(job->ranks = calloc((size_t)n, sizeof *job->ranks)))
+    /* A host may run no rank (more hosts than ranks) and still start proxies of the tree. */
+    if (mx_rd_int(&rd, 0, 1000000, &n) || !(job->ranks = calloc((size_t)n + 1, sizeof *job->ranks)))
         return -1;
     job->n = (int)n;
     opt->np = job->n;

@@ -466,6 +466,8 @@ int mx_remote_start(mx_job *job)
     for (int i = 0; i < job->n; i++)
         job->ranks[i].nlocal = ((mx_host *)job->ranks[i].remote)->h_nranks;
     rm->r_rank0_host = host_of[0];
+    if (job->stdin_to_rank0)
+        job->stdin_src = 0; /* read once rank 0's proxy is connected (mx_remote_stdin_room) */
     free(host_of);
     host_of = NULL;
     if (mx_remote_listen(rm) != 0)
