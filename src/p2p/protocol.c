@@ -78,21 +78,77 @@ static void mf_p2p_send_payload(mf_request *r, const mf_wire_hdr *h, struct iove
     mf_request_unbusy(r);
 }
 
-/* Points rq_iov at the data: the user buffer when contiguous, else a packed copy. */
-static int mf_p2p_stage_send(mf_request *r, const void *buf)
+/* Describes stream bytes [off, off + len) of r's user buffer as at most `max` iovecs. Returns
+ * how many, or 0 when that takes more than `max`. */
+static int mf_p2p_range_iov(const mf_request *r, size_t off, size_t len, struct iovec *iov,
+                            int max)
+{
+    size_t covered;
+    int n = mf_datatype_iov(r->rq_dt, r->rq_buf, (size_t)r->rq_count, off, iov, max, &covered);
+    if (n == 0 || covered < len)
+        return 0;
+    for (size_t extra = covered - len; extra > 0;) { /* trim what lies beyond len */
+        if (iov[n - 1].iov_len <= extra) {
+            extra -= iov[n - 1].iov_len;
+            n--;
+        } else {
+            iov[n - 1].iov_len -= extra;
+            extra = 0;
+        }
+    }
+    return n;
+}
+
+/* As mf_p2p_range_iov, but also 0 when the pieces average less than MF_P2P_IOV_MIN_PIECE bytes:
+ * gathering tiny pieces costs more than packing them. */
+static int mf_p2p_user_iov(const mf_request *r, size_t off, size_t len, struct iovec *iov,
+                           int max)
+{
+    int n = mf_p2p_range_iov(r, off, len, iov, max);
+    return n > 0 && len / (size_t)n >= MF_P2P_IOV_MIN_PIECE ? n : 0;
+}
+
+/* Copies len bytes from src into the request's staged iovecs (receives). */
+static void mf_p2p_copy_in(mf_request *r, const unsigned char *src, size_t len)
+{
+    for (int i = 0; i < r->rq_niov && len > 0; i++) {
+        size_t n = r->rq_iovs[i].iov_len < len ? r->rq_iovs[i].iov_len : len;
+        memcpy(r->rq_iovs[i].iov_base, src, n);
+        src += n;
+        len -= n;
+    }
+}
+
+/* Points rq_iovs at the first `len` bytes of the data: the user buffer itself when it is
+ * contiguous or made of few large pieces (and `iov_ok`: the protocol can carry iovecs), else a
+ * packed copy (`pack` true for sends) or a staging buffer to unpack from (receives). */
+static int mf_p2p_stage(mf_request *r, size_t len, bool iov_ok, bool pack)
 {
     const struct mf_datatype_public *t = mf_datatype_info(r->rq_dt);
-    if (t->dt_contig || r->rq_bytes == 0) {
-        r->rq_iov.iov_base = (char *)buf + t->dt_true_lb;
-        r->rq_iov.iov_len = r->rq_bytes;
+    r->rq_iovs = &r->rq_iov;
+    r->rq_niov = 1;
+    if (t->dt_contig || len == 0) {
+        r->rq_iov.iov_base = (char *)r->rq_buf + t->dt_true_lb;
+        r->rq_iov.iov_len = len;
         return MPI_SUCCESS;
     }
-    r->rq_packed = malloc(r->rq_bytes);
+    if (iov_ok) {
+        struct iovec *iov = malloc(MF_P2P_IOV_MAX * sizeof *iov);
+        int n = iov ? mf_p2p_user_iov(r, 0, len, iov, MF_P2P_IOV_MAX) : 0;
+        if (n > 0) {
+            r->rq_iovs = iov;
+            r->rq_niov = n;
+            return MPI_SUCCESS;
+        }
+        free(iov);
+    }
+    r->rq_packed = malloc(len);
     if (!r->rq_packed)
-        return mf_error(MPI_ERR_NO_MEM, "send: no memory to pack %zu bytes", r->rq_bytes);
-    mf_datatype_pack(r->rq_dt, buf, (size_t)r->rq_count, 0, r->rq_packed, r->rq_bytes);
+        return mf_error(MPI_ERR_NO_MEM, "no memory to stage %zu bytes of a strided message", len);
+    if (pack)
+        mf_datatype_pack(r->rq_dt, r->rq_buf, (size_t)r->rq_count, 0, r->rq_packed, len);
     r->rq_iov.iov_base = r->rq_packed;
-    r->rq_iov.iov_len = r->rq_bytes;
+    r->rq_iov.iov_len = len;
     return MPI_SUCCESS;
 }
 
@@ -104,6 +160,7 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
         return mf_error(MPI_ERR_NO_MEM, "send: no memory for a request");
     *out = r;
     r->pub.r_active = true;
+    r->rq_buf = (void *)buf;
     r->rq_count = count;
     r->rq_dt = dt;
     mf_datatype_retain(dt);
@@ -123,8 +180,11 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     mf_fabric *f = r->rq_fabric;
     bool eager = r->rq_bytes <= f->eager_limit;
     int rc = mf_p2p_peer_status(r->rq_peer);
+    /* Strided data goes as iovecs where it travels in one frame and the peer does not pull it
+     * (an rget key covers one contiguous region); otherwise it is packed once. */
+    bool one_frame = eager || (!(f->flags & MF_FABRIC_RGET) && r->rq_bytes <= f->max_frame);
     if (!rc)
-        rc = mf_p2p_stage_send(r, buf);
+        rc = mf_p2p_stage(r, r->rq_bytes, one_frame, true);
     /* Only sends the peer will answer need an id: synchronous and rendezvous ones. */
     if (!rc && (!eager || mode == MF_SEND_SYNC))
         rc = mf_request_register_wire(r);
@@ -149,10 +209,10 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
             h.flags = MF_WIRE_SYNC;
             r->rq_busy++; /* the SYNC_ACK */
         }
-        mf_p2p_send_payload(r, &h, &r->rq_iov, 1);
+        mf_p2p_send_payload(r, &h, r->rq_iovs, r->rq_niov);
     } else {
         h.type = MF_MSG_RTS;
-        if (f->flags & MF_FABRIC_RGET) {
+        if ((f->flags & MF_FABRIC_RGET) && r->rq_niov == 1) {
             rc = f->ops->rkey_make(f, r->rq_iov.iov_base, r->rq_bytes, &r->rq_rkey);
             if (rc)
                 r->rq_rkey = 0; /* fall back to the push protocol */
@@ -173,9 +233,35 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
 static void mf_p2p_on_cts(mf_request *r, const mf_wire_hdr *h)
 {
     size_t take = h->total < r->rq_bytes ? h->total : r->rq_bytes;
+    mf_wire_hdr d = {
+        .type = MF_MSG_DATA,
+        .context = h->context,
+        .src = h->src,
+        .sreq = r->rq_wire_id,
+        .rreq = h->rreq,
+    };
+    if (r->rq_niov > 1) {
+        /* Strided data staged as iovecs fits one frame (see mf_isend): send the first `take`
+         * bytes of it. Fabrics may keep the iovec array of a pending frame: it lives here. */
+        r->rq_pieces = take ? malloc((size_t)r->rq_niov * sizeof *r->rq_pieces) : NULL;
+        if (take && !r->rq_pieces) {
+            mf_p2p_fail(r, mf_error(MPI_ERR_NO_MEM, "send: no memory for a data frame"));
+        } else if (take) {
+            int n = 0;
+            for (size_t left = take; left > 0; n++) {
+                r->rq_pieces[n] = r->rq_iovs[n];
+                if (r->rq_pieces[n].iov_len > left)
+                    r->rq_pieces[n].iov_len = left;
+                left -= r->rq_pieces[n].iov_len;
+            }
+            d.len = take;
+            mf_p2p_send_payload(r, &d, r->rq_pieces, n);
+        }
+        mf_request_unbusy(r); /* the CTS step */
+        return;
+    }
     size_t frame = r->rq_fabric->max_frame;
     size_t nframes = (take + frame - 1) / frame;
-    /* Fabrics may keep the iovec arrays of pending frames: they live in the request. */
     r->rq_pieces = nframes ? calloc(nframes, sizeof *r->rq_pieces) : NULL;
     if (nframes && !r->rq_pieces) {
         mf_p2p_fail(r, mf_error(MPI_ERR_NO_MEM, "send: no memory for %zu frames", nframes));
@@ -183,17 +269,9 @@ static void mf_p2p_on_cts(mf_request *r, const mf_wire_hdr *h)
     }
     for (size_t i = 0; i < nframes; i++) {
         size_t off = i * frame;
-        size_t len = take - off < frame ? take - off : frame;
-        mf_wire_hdr d = {
-            .type = MF_MSG_DATA,
-            .context = h->context,
-            .src = h->src,
-            .len = len,
-            .total = off,
-            .sreq = r->rq_wire_id,
-            .rreq = h->rreq,
-        };
-        r->rq_pieces[i] = (struct iovec){(char *)r->rq_iov.iov_base + off, len};
+        d.len = take - off < frame ? take - off : frame;
+        d.total = off;
+        r->rq_pieces[i] = (struct iovec){(char *)r->rq_iov.iov_base + off, d.len};
         mf_p2p_send_payload(r, &d, &r->rq_pieces[i], 1);
     }
     mf_request_unbusy(r); /* the CTS step */
@@ -231,24 +309,14 @@ static void mf_p2p_accept(mf_request *r, const mf_wire_hdr *h, size_t size)
     mf_status_set_bytes(&r->pub.r_status, (MPI_Count)r->rq_accepted);
 }
 
-/* Where the accepted bytes land: the user buffer if contiguous, else a staging copy. */
+/* Where the accepted bytes land: the user buffer (contiguous, or as iovecs), else a staging
+ * copy unpacked when everything has arrived. */
 static int mf_p2p_stage_recv(mf_request *r)
 {
-    const struct mf_datatype_public *t = mf_datatype_info(r->rq_dt);
-    if (t->dt_contig || r->rq_accepted == 0) {
-        r->rq_iov.iov_base = (char *)r->rq_buf + t->dt_true_lb;
-        r->rq_iov.iov_len = r->rq_accepted;
-        return MPI_SUCCESS;
-    }
-    r->rq_packed = malloc(r->rq_accepted);
-    if (!r->rq_packed)
-        return mf_error(MPI_ERR_NO_MEM, "receive: no memory for %zu bytes", r->rq_accepted);
-    r->rq_iov.iov_base = r->rq_packed;
-    r->rq_iov.iov_len = r->rq_accepted;
-    return MPI_SUCCESS;
+    return mf_p2p_stage(r, r->rq_accepted, true, false);
 }
 
-/* All accepted bytes are in rq_iov: unpack if staged, then the receive is done. */
+/* All accepted bytes have landed: unpack if staged. */
 static void mf_p2p_recv_landed(mf_request *r)
 {
     if (r->rq_packed) {
@@ -292,7 +360,8 @@ static void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wi
     r->rq_busy++;
     if (!rc && (f->flags & MF_FABRIC_RGET) && h->rkey) {
         r->rq_get_done.fd_fn = mf_p2p_get_done;
-        rc = f->ops->rget(f, peer, h->rkey, 0, &r->rq_iov, 1, r->rq_accepted, &r->rq_get_done);
+        rc = f->ops->rget(f, peer, h->rkey, 0, r->rq_iovs, r->rq_niov, r->rq_accepted,
+                          &r->rq_get_done);
         if (rc == MF_FABRIC_DONE)
             mf_p2p_get_done(&r->rq_get_done, MPI_SUCCESS);
         else if (rc != MF_FABRIC_PENDING)
@@ -327,8 +396,8 @@ static void mf_p2p_match_eager(mf_request *r, mf_fabric *f, int peer, const mf_w
     if (h->flags & MF_WIRE_SYNC)
         mf_p2p_ack_sync(f, peer, h);
     r->rq_busy++;
-    r->rq_sink.fs_iov = rc ? NULL : &r->rq_iov;
-    r->rq_sink.fs_niov = rc ? 0 : 1;
+    r->rq_sink.fs_iov = rc ? NULL : r->rq_iovs;
+    r->rq_sink.fs_niov = rc ? 0 : r->rq_niov;
     r->rq_sink.fs_done = mf_p2p_eager_sink_done;
     r->rq_sink.fs_ctx = r;
     *sink = r->rq_sink;
@@ -345,8 +414,7 @@ static void mf_p2p_unexp_done(mf_fabric_sink *sink, int status)
     /* A receive matched while the payload was streaming in: finish it now. */
     if (status)
         mf_p2p_fail(r, status);
-    if (r->rq_accepted)
-        memcpy(r->rq_iov.iov_base, u->ux_data, r->rq_accepted);
+    mf_p2p_copy_in(r, u->ux_data, r->rq_accepted);
     mf_p2p_recv_landed(r);
     free(u->ux_data);
     free(u);
@@ -376,8 +444,7 @@ static void mf_p2p_take_unexpected(mf_request *r, mf_unexpected *u)
         u->ux_waiter = r;
         return;
     }
-    if (r->rq_accepted)
-        memcpy(r->rq_iov.iov_base, u->ux_data, r->rq_accepted);
+    mf_p2p_copy_in(r, u->ux_data, r->rq_accepted);
     mf_p2p_recv_landed(r);
     free(u->ux_data);
     free(u);
@@ -437,7 +504,8 @@ static void mf_p2p_data_sink_done(mf_fabric_sink *sink, int status)
     mf_request *r = sink->fs_ctx;
     if (status)
         mf_p2p_fail(r, status);
-    r->rq_received += (size_t)(uintptr_t)sink->fs_iov[0].iov_len;
+    for (int i = 0; i < sink->fs_niov; i++)
+        r->rq_received += sink->fs_iov[i].iov_len;
     free(sink->fs_iov);
     if (r->rq_received >= r->rq_accepted) {
         mf_p2p_recv_landed(r);
@@ -513,11 +581,17 @@ void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric
             return mf_p2p_protocol_error(f, peer, h, "data for an unknown receive");
         if (h->total > r->rq_accepted || h->len > r->rq_accepted - h->total)
             return mf_p2p_protocol_error(f, peer, h, "data beyond the accepted size");
-        struct iovec *piece = malloc(sizeof *piece);
+        /* The frame's part of the receive buffer: one piece of a contiguous (or staging)
+         * buffer, or the pieces of a strided one, which are at most as many as the whole. */
+        int n = 1;
+        struct iovec *piece = malloc((r->rq_niov > 1 ? MF_P2P_IOV_MAX : 1) * sizeof *piece);
         if (!piece)
             mf_fatal("no memory for a data frame descriptor");
-        *piece = (struct iovec){(char *)r->rq_iov.iov_base + h->total, h->len};
-        *sink = (mf_fabric_sink){piece, 1, mf_p2p_data_sink_done, r};
+        if (r->rq_niov > 1)
+            n = mf_p2p_range_iov(r, h->total, h->len, piece, MF_P2P_IOV_MAX);
+        else
+            *piece = (struct iovec){(char *)r->rq_iov.iov_base + h->total, h->len};
+        *sink = (mf_fabric_sink){piece, n, mf_p2p_data_sink_done, r};
         return;
     }
     default:

@@ -129,6 +129,8 @@ static void mf_request_destroy(mf_request *r)
         mf_comm_release(r->pub.r_comm);
     free(r->rq_packed);
     free(r->rq_pieces);
+    if (r->rq_iovs != &r->rq_iov)
+        free(r->rq_iovs);
     if (mf_request_ncached < MF_REQUEST_CACHE)
         mf_request_cache[mf_request_ncached++] = r;
     else

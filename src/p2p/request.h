@@ -18,6 +18,11 @@
 
 struct mf_unexpected;
 
+/* Strided data travels as iovecs over the user buffer when it takes at most MF_P2P_IOV_MAX pieces
+ * averaging at least MF_P2P_IOV_MIN_PIECE bytes; otherwise it is packed (see protocol.c). */
+#define MF_P2P_IOV_MAX 64
+#define MF_P2P_IOV_MIN_PIECE 256
+
 struct mf_request {
     struct mf_request_public pub; /* first: mf_request_info() is a cast */
 
@@ -38,9 +43,13 @@ struct mf_request {
     bool rq_released;     /* the creator called mf_request_free */
     int rq_error;         /* first error, reported in the status */
 
-    /* Data staging: iov over the user buffer (contiguous) or a packed copy. */
-    unsigned char *rq_packed; /* owned copy for non-contiguous data, or NULL */
-    struct iovec rq_iov;
+    /* Where the data is: rq_iovs[0..rq_niov) over the user buffer (one piece when contiguous,
+     * several for strided types with large enough pieces), or one piece over rq_packed, an
+     * owned packed copy, when the type's pieces are too many or too small for iovecs. */
+    unsigned char *rq_packed;
+    struct iovec rq_iov;      /* storage for the single-piece case */
+    struct iovec *rq_iovs;    /* &rq_iov, or an owned array of up to MF_P2P_IOV_MAX pieces */
+    int rq_niov;
     struct iovec *rq_pieces; /* rendezvous push: one iovec per DATA frame (fabrics may keep it) */
     size_t rq_accepted;   /* receive: bytes the receiver takes (<= what the sender offered) */
     size_t rq_received;   /* receive: bytes landed so far */

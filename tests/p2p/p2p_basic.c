@@ -120,6 +120,99 @@ static void derived(void)
     free(col);
 }
 
+/* Strided types with large pieces travel as iovecs (no pack copy), small pieces are packed:
+ * both, in eager and rendezvous sizes, posted before and after the send, into contiguous and
+ * differently strided buffers, and truncated. */
+static void strided_large(void)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    /* (blocks, blocklen, stride) in doubles: 4 KiB pieces, 64-byte pieces. */
+    static const int shapes[2][3] = {{8, 512, 1024}, {64, 8, 20}};
+    for (int sh = 0; sh < 2; sh++) {
+        int nb = shapes[sh][0], bl = shapes[sh][1], st = shapes[sh][2];
+        MPI_Datatype vec, other;
+        MPI_Type_vector(nb, bl, st, MPI_DOUBLE, &vec);
+        MPI_Type_commit(&vec);
+        /* The receive side: same data, another layout (blocks of half the length). */
+        MPI_Type_vector(2 * nb, bl / 2, bl / 2 + 3, MPI_DOUBLE, &other);
+        MPI_Type_commit(&other);
+        for (int count = 1; count <= 3; count += 2) {
+            MPI_Aint lb, ext;
+            MPI_Type_get_extent(vec, &lb, &ext);
+            size_t span = (size_t)ext * (size_t)count / sizeof(double) + (size_t)st;
+            int n = nb * bl * count;
+            double *sb = calloc(span, sizeof(double)), *rb = calloc(span + (size_t)n, sizeof(double));
+            double *cb = calloc((size_t)n, sizeof(double));
+            for (int e = 0, k = 0; e < count; e++)
+                for (int b = 0; b < nb; b++)
+                    for (int i = 0; i < bl; i++, k++)
+                        sb[(size_t)e * (size_t)ext / sizeof(double) + (size_t)b * (size_t)st + (size_t)i] =
+                            rank * 1e6 + k;
+            for (int late = 0; late < 2; late++) {
+                MPI_Request rq, sq;
+                /* Contiguous receive. */
+                memset(cb, 0, sizeof(double) * (size_t)n);
+                if (!late)
+                    MPI_Irecv(cb, n, MPI_DOUBLE, prev, 90, MPI_COMM_WORLD, &rq);
+                MF_CHECK_MPI(MPI_Isend(sb, count, vec, next, 90, MPI_COMM_WORLD, &sq));
+                if (late) /* after the message arrived, if it was eager: the unexpected path */
+                    MPI_Irecv(cb, n, MPI_DOUBLE, prev, 90, MPI_COMM_WORLD, &rq);
+                MF_CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+                MF_CHECK_MPI(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+                for (int k = 0; k < n; k++)
+                    if (cb[k] != prev * 1e6 + k) {
+                        MF_CHECK(0, "shape %d count %d late %d: contiguous[%d] = %g", sh, count,
+                                 late, k, cb[k]);
+                        break;
+                    }
+                /* Strided receive into the other layout. */
+                memset(rb, 0, sizeof(double) * (span + (size_t)n));
+                if (!late)
+                    MPI_Irecv(rb, count, other, prev, 91, MPI_COMM_WORLD, &rq);
+                MF_CHECK_MPI(MPI_Isend(sb, count, vec, next, 91, MPI_COMM_WORLD, &sq));
+                if (late) /* after the message arrived, if it was eager: the unexpected path */
+                    MPI_Irecv(rb, count, other, prev, 91, MPI_COMM_WORLD, &rq);
+                MF_CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+                MF_CHECK_MPI(MPI_Wait(&sq, MPI_STATUS_IGNORE));
+                MPI_Aint olb, oext;
+                MPI_Type_get_extent(other, &olb, &oext);
+                for (int e = 0, k = 0; e < count; e++)
+                    for (int b = 0; b < 2 * nb; b++)
+                        for (int i = 0; i < bl / 2; i++, k++) {
+                            double v = rb[(size_t)e * (size_t)oext / sizeof(double) +
+                                          (size_t)b * (size_t)(bl / 2 + 3) + (size_t)i];
+                            if (v != prev * 1e6 + k) {
+                                MF_CHECK(0, "shape %d count %d late %d: strided[%d] = %g", sh,
+                                         count, late, k, v);
+                                e = count, b = 2 * nb, i = bl;
+                            }
+                        }
+            }
+            /* Truncation into a strided buffer: the fitting part arrives. */
+            if (count == 3) {
+                MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+                MPI_Request rq;
+                memset(rb, 0, sizeof(double) * (span + (size_t)n));
+                MPI_Irecv(rb, 1, other, prev, 92, MPI_COMM_WORLD, &rq);
+                MPI_Barrier(MPI_COMM_WORLD); /* everyone's receive is posted */
+                MF_CHECK_MPI(MPI_Send(sb, count, vec, next, 92, MPI_COMM_WORLD));
+                MPI_Status stt;
+                int rc = MPI_Wait(&rq, &stt), cls = -1;
+                MPI_Error_class(rc, &cls);
+                MF_CHECK(cls == MPI_ERR_TRUNCATE, "shape %d: strided truncation class %d", sh, cls);
+                MF_CHECK(rb[0] == prev * 1e6 && rb[bl / 2 + 3] == prev * 1e6 + bl / 2,
+                         "shape %d: truncated strided data %g %g", sh, rb[0], rb[bl / 2 + 3]);
+                MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+            }
+            free(sb);
+            free(rb);
+            free(cb);
+        }
+        MPI_Type_free(&vec);
+        MPI_Type_free(&other);
+    }
+}
+
 /* Non-overtaking: small and large messages with one tag arrive in send order, also when the
  * receiver posts late (unexpected queue) and uses wildcards. */
 static void ordering(void)
@@ -256,6 +349,7 @@ int main(int argc, char **argv)
     ring_sizes();
     buffered();
     derived();
+    strided_large();
     ordering();
     probes_and_more();
     completion_family();
