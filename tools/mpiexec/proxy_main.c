@@ -458,5 +458,8 @@ int mx_proxy_main(int argc, char **argv)
         if (kids[c].k_pid > 0)
             (void)waitpid(kids[c].k_pid, NULL, 0);
     mx_link_close(&px_link);
+    free(pfd);
+    free(what);
+    free(kids);
     return 0;
 }
