@@ -6,6 +6,7 @@
  * that does not fit fails with MPI_ERR_BUFFER naming the sizes. Detach waits until every
  * buffered message has left.
  */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,49 +23,74 @@ static size_t mf_bsend_size;
 static mf_bsend_slot *mf_bsend_slots;
 static int mf_bsend_pending;
 
-int PMPI_Buffer_attach(void *buffer, int size)
+static int mf_bsend_attach(void *buffer, MPI_Count size, const char *fn)
 {
     int rc = MPI_SUCCESS;
     MF_API_ENTER();
     if (mf_bsend_buf)
-        rc = mf_error(MPI_ERR_BUFFER, "MPI_Buffer_attach: a buffer is already attached");
+        rc = mf_error(MPI_ERR_BUFFER, "%s: a buffer is already attached", fn);
     else if (size < 0)
-        rc = mf_error(MPI_ERR_ARG, "MPI_Buffer_attach: size=%d is negative", size);
+        rc = mf_error(MPI_ERR_ARG, "%s: size=%ld is negative", fn, (long)size);
     else if (!buffer && size > 0)
-        rc = mf_error(MPI_ERR_BUFFER, "MPI_Buffer_attach: buffer is NULL");
+        rc = mf_error(MPI_ERR_BUFFER, "%s: buffer is NULL", fn);
     if (!rc) {
         mf_bsend_buf = buffer;
         mf_bsend_size = (size_t)size;
     }
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Buffer_attach");
+    return mf_err_world(rc, fn);
+}
+
+int PMPI_Buffer_attach(void *buffer, int size)
+{
+    return mf_bsend_attach(buffer, size, "MPI_Buffer_attach");
 }
 MF_API_ALIAS(Buffer_attach);
+
+int PMPI_Buffer_attach_c(void *buffer, MPI_Count size)
+{
+    return mf_bsend_attach(buffer, size, "MPI_Buffer_attach_c");
+}
+MF_API_ALIAS(Buffer_attach_c);
 
 static bool mf_bsend_drained(void *arg)
 {
     return mf_bsend_pending == 0;
 }
 
-int PMPI_Buffer_detach(void *buffer_addr, int *size)
+static int mf_bsend_detach(void *buffer_addr, MPI_Count *size, const char *fn)
 {
     int rc = MPI_SUCCESS;
     MF_API_ENTER();
     if (!buffer_addr || !size)
-        rc = mf_error(MPI_ERR_ARG, "MPI_Buffer_detach: %s is NULL",
-                      !buffer_addr ? "buffer_addr" : "size");
+        rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !buffer_addr ? "buffer_addr" : "size");
     if (!rc)
         rc = mf_progress_wait(mf_bsend_drained, NULL);
     if (!rc) {
         *(void **)buffer_addr = mf_bsend_buf;
-        *size = (int)mf_bsend_size;
+        *size = (MPI_Count)mf_bsend_size;
         mf_bsend_buf = NULL;
         mf_bsend_size = 0;
     }
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Buffer_detach");
+    return mf_err_world(rc, fn);
+}
+
+int PMPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    MPI_Count n = 0;
+    int rc = mf_bsend_detach(buffer_addr, size ? &n : NULL, "MPI_Buffer_detach");
+    if (rc == MPI_SUCCESS)
+        *size = n > INT_MAX ? INT_MAX : (int)n; /* only MPI_Buffer_attach_c goes beyond */
+    return rc;
 }
 MF_API_ALIAS(Buffer_detach);
+
+int PMPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
+{
+    return mf_bsend_detach(buffer_addr, size, "MPI_Buffer_detach_c");
+}
+MF_API_ALIAS(Buffer_detach_c);
 
 /* First fit in address order; returns the slot or NULL. */
 static mf_bsend_slot *mf_bsend_alloc(size_t len)

@@ -31,6 +31,12 @@ static int mf_req_retire(MPI_Request *handle, mf_request *r, MPI_Status *status)
         mf_status_empty(status);
         return MPI_SUCCESS;
     }
+    if (op->pub.r_kind == MF_REQ_GREQ) {
+        /* The program tells what its operation did, then releases its state. */
+        int qrc = op->rq_greq_query(op->rq_greq_state, &op->pub.r_status);
+        int frc = op->rq_greq_free(op->rq_greq_state);
+        op->pub.r_status.MPI_ERROR = qrc ? qrc : frc;
+    }
     int err = op->pub.r_status.MPI_ERROR;
     if (status && status != MPI_STATUS_IGNORE)
         *status = op->pub.r_status;
@@ -308,7 +314,14 @@ int PMPI_Request_free(MPI_Request *request)
                      : mf_error(MPI_ERR_ARG, "MPI_Request_free: request is NULL");
     if (!rc && !r)
         rc = mf_error(MPI_ERR_REQUEST, "MPI_Request_free: request is MPI_REQUEST_NULL");
-    if (!rc) {
+    if (!rc && r->pub.r_kind == MF_REQ_GREQ && !r->pub.r_complete) {
+        /* The program may still complete it through a copy of the handle: the handle stays
+         * valid until MPI_Grequest_complete, which then runs the free callback. */
+        r->rq_released = true;
+        *request = MPI_REQUEST_NULL;
+    } else if (!rc) {
+        if (r->pub.r_kind == MF_REQ_GREQ)
+            rc = r->rq_greq_free(r->rq_greq_state);
         if (r->pub.r_persistent && r->rq_inner)
             mf_request_free(r->rq_inner); /* finishes in the background */
         r->rq_inner = NULL;
@@ -351,7 +364,9 @@ int PMPI_Cancel(MPI_Request *request)
                      : mf_error(MPI_ERR_ARG, "MPI_Cancel: request is NULL");
     if (!rc && !r)
         rc = mf_error(MPI_ERR_REQUEST, "MPI_Cancel: request is MPI_REQUEST_NULL");
-    if (!rc && mf_req_op(r))
+    if (!rc && r->pub.r_kind == MF_REQ_GREQ)
+        rc = r->rq_greq_cancel(r->rq_greq_state, r->pub.r_complete);
+    else if (!rc && mf_req_op(r))
         mf_p2p_cancel(mf_req_op(r)); /* a send, or a matched receive, completes normally */
     MF_API_EXIT();
     return mf_err_world(rc, "MPI_Cancel");

@@ -311,3 +311,83 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
     return mf_api_mrecv(buf, count, datatype, message, NULL, request, "MPI_Imrecv_c");
 }
 MF_API_ALIAS(Imrecv_c);
+
+/* ---- Nonblocking send-receive (MPI-4.0) ---- */
+
+static int mf_api_isendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            int dest, int sendtag, void *recvbuf, MPI_Count recvcount,
+                            MPI_Datatype recvtype, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request *request, bool replace, const char *fn)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL;
+    mf_datatype *sdt = NULL, *rdt = NULL;
+    mf_request *r = NULL;
+    void *copy = NULL;
+    int rc = request ? mf_p2p_check(sendbuf, sendcount, sendtype, dest, sendtag, comm, false, fn,
+                                    &c, &sdt)
+                     : mf_error(MPI_ERR_ARG, "%s: request is NULL", fn);
+    if (!rc)
+        rc = mf_p2p_check(recvbuf, recvcount, recvtype, source, recvtag, comm, true, fn, &c,
+                          &rdt);
+    if (!rc && replace) {
+        /* The outgoing data is packed first, so the buffer is free to take the reply. */
+        size_t bytes = (size_t)sendcount * mf_datatype_info(sdt)->dt_size;
+        copy = malloc(bytes ? bytes : 1);
+        if (!copy)
+            rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory to stage %zu bytes", fn, bytes);
+        else
+            mf_datatype_pack(sdt, sendbuf, (size_t)sendcount, 0, copy, bytes);
+        sendbuf = copy;
+        sendcount = (MPI_Count)bytes;
+        sdt = mf_datatype_get(MPI_BYTE);
+    }
+    if (!rc)
+        rc = mf_isendrecv(sendbuf, sendcount, sdt, dest, sendtag, recvbuf, recvcount, rdt,
+                          source, recvtag, c, MF_CTX_P2P, &r);
+    if (!rc) {
+        r->rq_packed = copy; /* freed with the request */
+        copy = NULL;
+        rc = mf_request_handle(r, request);
+        if (rc)
+            mf_request_free(r);
+    }
+    free(copy);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                   int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return mf_api_isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                            recvtype, source, recvtag, comm, request, false, "MPI_Isendrecv");
+}
+MF_API_ALIAS(Isendrecv);
+
+int PMPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return mf_api_isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                            recvtype, source, recvtag, comm, request, false, "MPI_Isendrecv_c");
+}
+MF_API_ALIAS(Isendrecv_c);
+
+int PMPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    return mf_api_isendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source,
+                            recvtag, comm, request, true, "MPI_Isendrecv_replace");
+}
+MF_API_ALIAS(Isendrecv_replace);
+
+int PMPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                             int sendtag, int source, int recvtag, MPI_Comm comm,
+                             MPI_Request *request)
+{
+    return mf_api_isendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source,
+                            recvtag, comm, request, true, "MPI_Isendrecv_replace_c");
+}
+MF_API_ALIAS(Isendrecv_replace_c);

@@ -53,6 +53,11 @@ int mf_send(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag
             unsigned ctx);
 int mf_recv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
             unsigned ctx, MPI_Status *status);
+/* A send and a receive as one request that completes when both have (MPI_Isendrecv); its
+ * status is the receive's, its error the first of either. */
+int mf_isendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, int stag,
+                 void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag,
+                 mf_comm *comm, unsigned ctx, mf_request **out);
 int mf_sendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, int stag,
                 void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag,
                 mf_comm *comm, unsigned ctx, MPI_Status *status);

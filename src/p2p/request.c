@@ -127,6 +127,9 @@ static void mf_request_destroy(mf_request *r)
         mf_datatype_release(r->rq_dt);
     if (r->pub.r_comm)
         mf_comm_release(r->pub.r_comm);
+    for (int i = 0; i < 2; i++)
+        if (r->rq_parts[i])
+            mf_request_free(r->rq_parts[i]);
     free(r->rq_packed);
     free(r->rq_pieces);
     if (r->rq_iovs != &r->rq_iov)

@@ -69,6 +69,16 @@ struct mf_request {
 
     /* Persistent requests: the operation started by MPI_Start. */
     mf_request *rq_inner;
+    /* Composite requests (MPI_Isendrecv): the receive and the send, freed with this request;
+     * rq_parts_left counts those not complete yet. */
+    mf_request *rq_parts[2];
+    int rq_parts_left;
+
+    /* Generalized requests (MPI_Grequest_start): the user's callbacks. */
+    MPI_Grequest_query_function *rq_greq_query;
+    MPI_Grequest_free_function *rq_greq_free;
+    MPI_Grequest_cancel_function *rq_greq_cancel;
+    void *rq_greq_state;
 
     /* Buffered sends: the slice of the attached buffer holding the data. */
     void *rq_bsend_slot;
