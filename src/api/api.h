@@ -27,7 +27,7 @@
 #include "core/state.h"
 #include "datatype/datatype.h"
 
-#define MF_API_ALIAS(name)                                                                        \
+#define MF_API_ALIAS(name)                                                                         \
     extern __typeof__(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name)))
 
 #define MF_API_ENTER() mf_lock()

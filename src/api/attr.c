@@ -8,8 +8,8 @@
 
 /* ---- Communicators ---------------------------------------------------------------------- */
 
-static int mf_comm_keyval_create(void (*copy)(void), void (*del)(void), int *keyval,
-                                 void *extra, const char *fn)
+static int mf_comm_keyval_create(void (*copy)(void), void (*del)(void), int *keyval, void *extra,
+                                 const char *fn)
 {
     int rc = mf_check_initialized(fn);
     if (!rc)
@@ -128,14 +128,14 @@ static int mf_api_type(MPI_Datatype type, const char *fn)
 {
     int rc = mf_check_initialized(fn);
     if (!rc && (type == MPI_DATATYPE_NULL || !mf_datatype_get(type)))
-        rc = mf_error(MPI_ERR_TYPE, "%s: datatype=0x%x is not a valid datatype", fn,
-                      (unsigned)type);
+        rc =
+            mf_error(MPI_ERR_TYPE, "%s: datatype=0x%x is not a valid datatype", fn, (unsigned)type);
     return rc;
 }
 
 int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
-                            MPI_Type_delete_attr_function *type_delete_attr_fn,
-                            int *type_keyval, void *extra_state)
+                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
+                            void *extra_state)
 {
     const char *fn = "MPI_Type_create_keyval";
     int rc = mf_check_initialized(fn);

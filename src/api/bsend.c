@@ -132,8 +132,10 @@ int mf_bsend_start(const void *buf, MPI_Count count, mf_datatype *dt, int dest, 
     size_t need = MPI_BSEND_OVERHEAD + bytes;
     mf_bsend_slot *s = mf_bsend_buf ? mf_bsend_alloc(need) : NULL;
     if (!s)
-        return mf_error(MPI_ERR_BUFFER, "MPI_Bsend: %zu bytes (message + MPI_BSEND_OVERHEAD) do "
-                        "not fit in the attached buffer of %zu bytes", need, mf_bsend_size);
+        return mf_error(MPI_ERR_BUFFER,
+                        "MPI_Bsend: %zu bytes (message + MPI_BSEND_OVERHEAD) do "
+                        "not fit in the attached buffer of %zu bytes",
+                        need, mf_bsend_size);
     char *data = mf_bsend_buf + s->bs_off + MPI_BSEND_OVERHEAD;
     mf_datatype_pack(dt, buf, (size_t)count, 0, data, bytes);
     mf_request *inner;

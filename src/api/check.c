@@ -49,8 +49,8 @@ int mf_check_datatype(MPI_Datatype handle, mf_datatype **out, const char *functi
 int mf_check_buffer(const void *buf, MPI_Count count, const mf_datatype *dt, const char *function)
 {
     /* MPI_BOTTOM is NULL: legal with datatypes of absolute addresses, hence the lb test. */
-    if (!buf && count > 0 && mf_datatype_info(dt)->dt_size > 0 &&
-        mf_datatype_info(dt)->dt_contig && mf_datatype_info(dt)->dt_true_lb == 0)
+    if (!buf && count > 0 && mf_datatype_info(dt)->dt_size > 0 && mf_datatype_info(dt)->dt_contig &&
+        mf_datatype_info(dt)->dt_true_lb == 0)
         return mf_error(MPI_ERR_BUFFER, "%s: buf is NULL but count=%ld", function, (long)count);
     return MPI_SUCCESS;
 }

@@ -15,8 +15,7 @@
 #include "datatype/dt_internal.h"
 
 /* Registers a built type with its contents and returns its handle; frees both on failure. */
-static int mf_dt_publish(int rc, mf_datatype *dt, struct mf_dt_contents *ct,
-                         MPI_Datatype *newtype)
+static int mf_dt_publish(int rc, mf_datatype *dt, struct mf_dt_contents *ct, MPI_Datatype *newtype)
 {
     if (!rc && !ct)
         rc = mf_error(MPI_ERR_NO_MEM, "datatype: out of memory for contents");
@@ -145,8 +144,8 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
                      MPI_Datatype *newtype)
 {
     MF_API_ENTER();
-    int rc = mf_dt_vector(count, blocklength, stride, false, oldtype, newtype, false,
-                          "MPI_Type_vector");
+    int rc =
+        mf_dt_vector(count, blocklength, stride, false, oldtype, newtype, false, "MPI_Type_vector");
     MF_API_EXIT();
     return mf_err_world(rc, "MPI_Type_vector");
 }
@@ -189,8 +188,8 @@ int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype 
                       MPI_Datatype *newtype)
 {
     MF_API_ENTER();
-    int rc = mf_dt_vector(count, blocklength, stride, true, oldtype, newtype, false,
-                          "MPI_Type_hvector");
+    int rc =
+        mf_dt_vector(count, blocklength, stride, true, oldtype, newtype, false, "MPI_Type_hvector");
     MF_API_EXIT();
     return mf_err_world(rc, "MPI_Type_hvector");
 }
@@ -205,8 +204,8 @@ struct mf_dt_idx_args {
     bool bytes, block, large;
     MPI_Count count, blen;
     const MPI_Count *blens, *disps;
-    const int *iblens, *idisps;   /* int variants: as given */
-    const MPI_Aint *adisps;       /* h-variants: as given */
+    const int *iblens, *idisps; /* int variants: as given */
+    const MPI_Aint *adisps;     /* h-variants: as given */
 };
 
 static struct mf_dt_contents *mf_dt_idx_contents(const struct mf_dt_idx_args *a)
@@ -310,12 +309,12 @@ static int mf_dt_indexed_int(int combiner, bool bytes, bool block, int count, in
 {
     int rc = MPI_SUCCESS;
     MPI_Count *wb = block ? NULL : mf_dt_widen_int(blens, count, &rc, fn);
-    MPI_Count *wd = bytes ? mf_dt_widen_aint(adisps, count, &rc, fn)
-                          : mf_dt_widen_int(idisps, count, &rc, fn);
+    MPI_Count *wd =
+        bytes ? mf_dt_widen_aint(adisps, count, &rc, fn) : mf_dt_widen_int(idisps, count, &rc, fn);
     if (!rc) {
         /* NULL arrays widen to NULL and are reported by the core */
-        struct mf_dt_idx_args a = {combiner, bytes, block, false, count, blen, wb, wd,
-                                   blens, idisps, adisps};
+        struct mf_dt_idx_args a = {combiner, bytes, block, false,  count, blen,
+                                   wb,       wd,    blens, idisps, adisps};
         rc = mf_dt_indexed(&a, oldtype, newtype, fn);
     }
     free(wb);
@@ -323,106 +322,102 @@ static int mf_dt_indexed_int(int combiner, bool bytes, bool block, int count, in
     return rc;
 }
 
-#define MF_DT_ENTRY(Name, call)                                                               \
-    {                                                                                             \
-        MF_API_ENTER();                                                                           \
-        int rc = call;                                                                            \
-        MF_API_EXIT();                                                                            \
-        return mf_err_world(rc, "MPI_" #Name);                                                   \
+#define MF_DT_ENTRY(Name, call)                                                                    \
+    {                                                                                              \
+        MF_API_ENTER();                                                                            \
+        int rc = call;                                                                             \
+        MF_API_EXIT();                                                                             \
+        return mf_err_world(rc, "MPI_" #Name);                                                     \
     }
 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[],
                       const int array_of_displacements[], MPI_Datatype oldtype,
                       MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_indexed,
-                mf_dt_indexed_int(MPI_COMBINER_INDEXED, false, false, count, 0,
-                                  array_of_blocklengths, array_of_displacements, NULL, oldtype,
-                                  newtype, "MPI_Type_indexed"))
-MF_API_ALIAS(Type_indexed);
+    MF_DT_ENTRY(Type_indexed, mf_dt_indexed_int(MPI_COMBINER_INDEXED, false, false, count, 0,
+                                                array_of_blocklengths, array_of_displacements, NULL,
+                                                oldtype, newtype, "MPI_Type_indexed"))
+        MF_API_ALIAS(Type_indexed);
 
 int PMPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                               const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                               MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_hindexed,
+    MF_DT_ENTRY(Type_create_hindexed,
                 mf_dt_indexed_int(MPI_COMBINER_HINDEXED, true, false, count, 0,
                                   array_of_blocklengths, NULL, array_of_displacements, oldtype,
                                   newtype, "MPI_Type_create_hindexed"))
-MF_API_ALIAS(Type_create_hindexed);
+        MF_API_ALIAS(Type_create_hindexed);
 
 int PMPI_Type_hindexed(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                        MPI_Datatype oldtype, MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_hindexed,
+    MF_DT_ENTRY(Type_hindexed,
                 mf_dt_indexed_int(MPI_COMBINER_HINDEXED, true, false, count, 0,
                                   array_of_blocklengths, NULL, array_of_displacements, oldtype,
-                                  newtype, "MPI_Type_hindexed"))
-MF_API_ALIAS(Type_hindexed);
+                                  newtype, "MPI_Type_hindexed")) MF_API_ALIAS(Type_hindexed);
 
 int PMPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                    MPI_Datatype oldtype, MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_indexed_block,
-                mf_dt_indexed_int(MPI_COMBINER_INDEXED_BLOCK, false, true, count, blocklength,
-                                  NULL, array_of_displacements, NULL, oldtype, newtype,
+    MF_DT_ENTRY(Type_create_indexed_block,
+                mf_dt_indexed_int(MPI_COMBINER_INDEXED_BLOCK, false, true, count, blocklength, NULL,
+                                  array_of_displacements, NULL, oldtype, newtype,
                                   "MPI_Type_create_indexed_block"))
-MF_API_ALIAS(Type_create_indexed_block);
+        MF_API_ALIAS(Type_create_indexed_block);
 
 int PMPI_Type_create_hindexed_block(int count, int blocklength,
                                     const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                                     MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_hindexed_block,
-                mf_dt_indexed_int(MPI_COMBINER_HINDEXED_BLOCK, true, true, count, blocklength,
-                                  NULL, NULL, array_of_displacements, oldtype, newtype,
+    MF_DT_ENTRY(Type_create_hindexed_block,
+                mf_dt_indexed_int(MPI_COMBINER_HINDEXED_BLOCK, true, true, count, blocklength, NULL,
+                                  NULL, array_of_displacements, oldtype, newtype,
                                   "MPI_Type_create_hindexed_block"))
-MF_API_ALIAS(Type_create_hindexed_block);
+        MF_API_ALIAS(Type_create_hindexed_block);
 
 static int mf_dt_indexed_c(int combiner, bool bytes, bool block, MPI_Count count, MPI_Count blen,
                            const MPI_Count *blens, const MPI_Count *disps, MPI_Datatype oldtype,
                            MPI_Datatype *newtype, const char *fn)
 {
-    struct mf_dt_idx_args a = {combiner, bytes, block, true, count, blen, blens, disps,
-                               NULL, NULL, NULL};
+    struct mf_dt_idx_args a = {combiner, bytes, block, true, count, blen,
+                               blens,    disps, NULL,  NULL, NULL};
     return mf_dt_indexed(&a, oldtype, newtype, fn);
 }
 
 int PMPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                         const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                         MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_indexed_c,
-                mf_dt_indexed_c(MPI_COMBINER_INDEXED, false, false, count, 0,
-                                array_of_blocklengths, array_of_displacements, oldtype, newtype,
-                                "MPI_Type_indexed_c"))
-MF_API_ALIAS(Type_indexed_c);
+    MF_DT_ENTRY(Type_indexed_c,
+                mf_dt_indexed_c(MPI_COMBINER_INDEXED, false, false, count, 0, array_of_blocklengths,
+                                array_of_displacements, oldtype, newtype, "MPI_Type_indexed_c"))
+        MF_API_ALIAS(Type_indexed_c);
 
 int PMPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                                 const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                 MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_hindexed_c,
-                mf_dt_indexed_c(MPI_COMBINER_HINDEXED, true, false, count, 0,
-                                array_of_blocklengths, array_of_displacements, oldtype, newtype,
-                                "MPI_Type_create_hindexed_c"))
-MF_API_ALIAS(Type_create_hindexed_c);
+    MF_DT_ENTRY(Type_create_hindexed_c,
+                mf_dt_indexed_c(MPI_COMBINER_HINDEXED, true, false, count, 0, array_of_blocklengths,
+                                array_of_displacements, oldtype, newtype,
+                                "MPI_Type_create_hindexed_c")) MF_API_ALIAS(Type_create_hindexed_c);
 
 int PMPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
-                                     const MPI_Count array_of_displacements[],
-                                     MPI_Datatype oldtype, MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_indexed_block_c,
-                mf_dt_indexed_c(MPI_COMBINER_INDEXED_BLOCK, false, true, count, blocklength,
-                                NULL, array_of_displacements, oldtype, newtype,
+                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype)
+    MF_DT_ENTRY(Type_create_indexed_block_c,
+                mf_dt_indexed_c(MPI_COMBINER_INDEXED_BLOCK, false, true, count, blocklength, NULL,
+                                array_of_displacements, oldtype, newtype,
                                 "MPI_Type_create_indexed_block_c"))
-MF_API_ALIAS(Type_create_indexed_block_c);
+        MF_API_ALIAS(Type_create_indexed_block_c);
 
 int PMPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
                                       const MPI_Count array_of_displacements[],
                                       MPI_Datatype oldtype, MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_hindexed_block_c,
-                mf_dt_indexed_c(MPI_COMBINER_HINDEXED_BLOCK, true, true, count, blocklength,
-                                NULL, array_of_displacements, oldtype, newtype,
+    MF_DT_ENTRY(Type_create_hindexed_block_c,
+                mf_dt_indexed_c(MPI_COMBINER_HINDEXED_BLOCK, true, true, count, blocklength, NULL,
+                                array_of_displacements, oldtype, newtype,
                                 "MPI_Type_create_hindexed_block_c"))
-MF_API_ALIAS(Type_create_hindexed_block_c);
+        MF_API_ALIAS(Type_create_hindexed_block_c);
 
 /* ---- struct ---- */
 static int mf_dt_struct(MPI_Count count, const MPI_Count *blens, const MPI_Aint *disps,
-                        const MPI_Datatype *types, MPI_Datatype *newtype,
-                        struct mf_dt_contents *ct, const char *fn)
+                        const MPI_Datatype *types, MPI_Datatype *newtype, struct mf_dt_contents *ct,
+                        const char *fn)
 {
     mf_datatype **olds = NULL, *dt = NULL;
     int rc = mf_check_count(count, fn);
@@ -441,8 +436,8 @@ static int mf_dt_struct(MPI_Count count, const MPI_Count *blens, const MPI_Aint 
     for (MPI_Count i = 0; !rc && i < count; i++) {
         rc = mf_dt_check_any(types[i], &olds[i], fn, "array_of_types[i]");
         if (rc)
-            rc = mf_error(MPI_ERR_TYPE, "%s: array_of_types[%ld]=0x%x is not a valid datatype",
-                          fn, (long)i, (unsigned)types[i]);
+            rc = mf_error(MPI_ERR_TYPE, "%s: array_of_types[%ld]=0x%x is not a valid datatype", fn,
+                          (long)i, (unsigned)types[i]);
     }
     if (rc) {
         free(olds);
@@ -482,17 +477,16 @@ static int mf_dt_struct_int(int count, const int *blens, const MPI_Aint *disps,
 int PMPI_Type_create_struct(int count, const int array_of_blocklengths[],
                             const MPI_Aint array_of_displacements[],
                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_struct,
+    MF_DT_ENTRY(Type_create_struct,
                 mf_dt_struct_int(count, array_of_blocklengths, array_of_displacements,
                                  array_of_types, newtype, "MPI_Type_create_struct"))
-MF_API_ALIAS(Type_create_struct);
+        MF_API_ALIAS(Type_create_struct);
 
 int PMPI_Type_struct(int count, int array_of_blocklengths[], MPI_Aint array_of_displacements[],
                      MPI_Datatype array_of_types[], MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_struct,
-                mf_dt_struct_int(count, array_of_blocklengths, array_of_displacements,
-                                 array_of_types, newtype, "MPI_Type_struct"))
-MF_API_ALIAS(Type_struct);
+    MF_DT_ENTRY(Type_struct, mf_dt_struct_int(count, array_of_blocklengths, array_of_displacements,
+                                              array_of_types, newtype, "MPI_Type_struct"))
+        MF_API_ALIAS(Type_struct);
 
 static int mf_dt_struct_c(MPI_Count count, const MPI_Count *blens, const MPI_Count *disps,
                           const MPI_Datatype *types, MPI_Datatype *newtype, const char *fn)
@@ -515,14 +509,14 @@ static int mf_dt_struct_c(MPI_Count count, const MPI_Count *blens, const MPI_Cou
 int PMPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                               const MPI_Count array_of_displacements[],
                               const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_struct_c,
-                mf_dt_struct_c(count, array_of_blocklengths, array_of_displacements,
-                               array_of_types, newtype, "MPI_Type_create_struct_c"))
-MF_API_ALIAS(Type_create_struct_c);
+    MF_DT_ENTRY(Type_create_struct_c,
+                mf_dt_struct_c(count, array_of_blocklengths, array_of_displacements, array_of_types,
+                               newtype, "MPI_Type_create_struct_c"))
+        MF_API_ALIAS(Type_create_struct_c);
 
 /* ---- resized ---- */
-static int mf_dt_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
-                         MPI_Datatype *newtype, bool large, const char *fn)
+static int mf_dt_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent, MPI_Datatype *newtype,
+                         bool large, const char *fn)
 {
     mf_datatype *old = NULL, *dt = NULL;
     int rc = mf_dt_check_any(oldtype, &old, fn, "oldtype");
@@ -544,12 +538,12 @@ static int mf_dt_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 
 int PMPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                              MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_resized,
+    MF_DT_ENTRY(Type_create_resized,
                 mf_dt_resized(oldtype, lb, extent, newtype, false, "MPI_Type_create_resized"))
-MF_API_ALIAS(Type_create_resized);
+        MF_API_ALIAS(Type_create_resized);
 
 int PMPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
                                MPI_Datatype *newtype)
-MF_DT_ENTRY(Type_create_resized_c,
+    MF_DT_ENTRY(Type_create_resized_c,
                 mf_dt_resized(oldtype, lb, extent, newtype, true, "MPI_Type_create_resized_c"))
-MF_API_ALIAS(Type_create_resized_c);
+        MF_API_ALIAS(Type_create_resized_c);

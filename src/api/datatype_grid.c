@@ -15,8 +15,8 @@
 #include "comm/attr.h"
 #include "datatype/dt_internal.h"
 
-static int mf_dt_grid_publish(int rc, mf_datatype *dt, struct mf_dt_contents *ct,
-                              mf_datatype *old, MPI_Datatype *newtype)
+static int mf_dt_grid_publish(int rc, mf_datatype *dt, struct mf_dt_contents *ct, mf_datatype *old,
+                              MPI_Datatype *newtype)
 {
     if (!rc && !ct)
         rc = mf_error(MPI_ERR_NO_MEM, "datatype: out of memory for contents");
@@ -46,8 +46,8 @@ static int mf_dt_check_order(int order, const char *fn)
 /* ---- subarray ---- */
 static int mf_dt_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
                           const MPI_Count *starts, int order, MPI_Datatype oldtype,
-                          MPI_Datatype *newtype, const int *isz, const int *isub,
-                          const int *ist, const char *fn)
+                          MPI_Datatype *newtype, const int *isz, const int *isub, const int *ist,
+                          const char *fn)
 {
     mf_datatype *old = NULL, *dt = NULL;
     int rc = MPI_SUCCESS;
@@ -60,11 +60,13 @@ static int mf_dt_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *su
             rc = mf_error(MPI_ERR_ARG, "%s: array_of_sizes[%d]=%ld must be positive", fn, i,
                           (long)sizes[i]);
         else if (subsizes[i] < 0 || subsizes[i] > sizes[i])
-            rc = mf_error(MPI_ERR_ARG, "%s: array_of_subsizes[%d]=%ld is outside [0, %ld]", fn,
-                          i, (long)subsizes[i], (long)sizes[i]);
+            rc = mf_error(MPI_ERR_ARG, "%s: array_of_subsizes[%d]=%ld is outside [0, %ld]", fn, i,
+                          (long)subsizes[i], (long)sizes[i]);
         else if (starts[i] < 0 || starts[i] > sizes[i] - subsizes[i])
-            rc = mf_error(MPI_ERR_ARG, "%s: array_of_starts[%d]=%ld puts the subarray outside "
-                          "the array", fn, i, (long)starts[i]);
+            rc = mf_error(MPI_ERR_ARG,
+                          "%s: array_of_starts[%d]=%ld puts the subarray outside "
+                          "the array",
+                          fn, i, (long)starts[i]);
     }
     if (!rc)
         rc = mf_dt_check_order(order, fn);
@@ -79,8 +81,8 @@ static int mf_dt_subarray(int ndims, const MPI_Count *sizes, const MPI_Count *su
     if (!dims)
         return mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     for (int i = 0; i < ndims; i++)
-        dims[i] = (struct mf_dt_dim){sizes[i], 1, (MPI_Count *)&starts[i],
-                                     (MPI_Count *)&subsizes[i]};
+        dims[i] =
+            (struct mf_dt_dim){sizes[i], 1, (MPI_Count *)&starts[i], (MPI_Count *)&subsizes[i]};
     rc = mf_dt_build_grid(old, ndims, dims, order, &dt);
     free(dims);
 
@@ -146,8 +148,8 @@ MF_API_ALIAS(Type_create_subarray);
 
 int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
                                 const MPI_Count array_of_subsizes[],
-                                const MPI_Count array_of_starts[], int order,
-                                MPI_Datatype oldtype, MPI_Datatype *newtype)
+                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
+                                MPI_Datatype *newtype)
 {
     MF_API_ENTER();
     int rc = mf_dt_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
@@ -168,29 +170,31 @@ static int mf_dt_darray_dim(MPI_Count gsize, int distrib, int darg, int psize, i
     switch (distrib) {
     case MPI_DISTRIBUTE_NONE:
         if (psize != 1)
-            return mf_error(MPI_ERR_ARG, "%s: dimension %d is MPI_DISTRIBUTE_NONE but "
-                            "array_of_psizes[%d]=%d is not 1", fn, i, i, psize);
+            return mf_error(MPI_ERR_ARG,
+                            "%s: dimension %d is MPI_DISTRIBUTE_NONE but "
+                            "array_of_psizes[%d]=%d is not 1",
+                            fn, i, i, psize);
         b = gsize;
         nblocks = 1;
         break;
     case MPI_DISTRIBUTE_BLOCK:
         b = darg == MPI_DISTRIBUTE_DFLT_DARG ? (gsize + psize - 1) / psize : darg;
         if (b <= 0 || b * psize < gsize)
-            return mf_error(MPI_ERR_ARG, "%s: array_of_dargs[%d]=%d is too small to cover "
-                            "array_of_gsizes[%d]=%ld with %d processes", fn, i, darg, i,
-                            (long)gsize, psize);
+            return mf_error(MPI_ERR_ARG,
+                            "%s: array_of_dargs[%d]=%d is too small to cover "
+                            "array_of_gsizes[%d]=%ld with %d processes",
+                            fn, i, darg, i, (long)gsize, psize);
         nblocks = 1;
         break;
     case MPI_DISTRIBUTE_CYCLIC:
         b = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
         if (b <= 0)
-            return mf_error(MPI_ERR_ARG, "%s: array_of_dargs[%d]=%d must be positive", fn, i,
-                            darg);
+            return mf_error(MPI_ERR_ARG, "%s: array_of_dargs[%d]=%d must be positive", fn, i, darg);
         nblocks = (gsize + b * psize - 1) / (b * psize);
         break;
     default:
-        return mf_error(MPI_ERR_ARG, "%s: array_of_distribs[%d]=%d is not a distribution", fn,
-                        i, distrib);
+        return mf_error(MPI_ERR_ARG, "%s: array_of_distribs[%d]=%d is not a distribution", fn, i,
+                        distrib);
     }
     d->d_starts = malloc((size_t)(nblocks + 1) * sizeof *d->d_starts);
     d->d_lens = malloc((size_t)(nblocks + 1) * sizeof *d->d_lens);
@@ -209,10 +213,9 @@ static int mf_dt_darray_dim(MPI_Count gsize, int distrib, int darg, int psize, i
     return MPI_SUCCESS;
 }
 
-static int mf_dt_darray(int size, int rank, int ndims, const MPI_Count *gsizes,
-                        const int *distribs, const int *dargs, const int *psizes, int order,
-                        MPI_Datatype oldtype, MPI_Datatype *newtype, const int *igsizes,
-                        const char *fn)
+static int mf_dt_darray(int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs,
+                        const int *dargs, const int *psizes, int order, MPI_Datatype oldtype,
+                        MPI_Datatype *newtype, const int *igsizes, const char *fn)
 {
     mf_datatype *old = NULL, *dt = NULL;
     int rc = MPI_SUCCESS;
@@ -227,13 +230,15 @@ static int mf_dt_darray(int size, int rank, int ndims, const MPI_Count *gsizes,
     long procs = 1;
     for (int i = 0; !rc && i < ndims; i++) {
         if (gsizes[i] <= 0 || psizes[i] <= 0)
-            rc = mf_error(MPI_ERR_ARG, "%s: dimension %d has gsize=%ld psize=%d; both must be "
-                          "positive", fn, i, (long)gsizes[i], psizes[i]);
+            rc = mf_error(MPI_ERR_ARG,
+                          "%s: dimension %d has gsize=%ld psize=%d; both must be "
+                          "positive",
+                          fn, i, (long)gsizes[i], psizes[i]);
         procs *= psizes[i];
     }
     if (!rc && procs != size)
-        rc = mf_error(MPI_ERR_ARG, "%s: the product of array_of_psizes is %ld, not size=%d",
-                      fn, procs, size);
+        rc = mf_error(MPI_ERR_ARG, "%s: the product of array_of_psizes is %ld, not size=%d", fn,
+                      procs, size);
     if (!rc)
         rc = mf_dt_check_order(order, fn);
     if (!rc)
@@ -250,8 +255,7 @@ static int mf_dt_darray(int size, int rank, int ndims, const MPI_Count *gsizes,
     for (int i = ndims - 1; i >= 0 && !rc; i--) {
         int coord = r % psizes[i]; /* row-major process grid */
         r /= psizes[i];
-        rc = mf_dt_darray_dim(gsizes[i], distribs[i], dargs[i], psizes[i], coord, &dims[i], fn,
-                              i);
+        rc = mf_dt_darray_dim(gsizes[i], distribs[i], dargs[i], psizes[i], coord, &dims[i], fn, i);
     }
     if (!rc)
         rc = mf_dt_build_grid(old, ndims, dims, order, &dt);
@@ -304,8 +308,8 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
     if (ndims > 0 && array_of_gsizes && !(gs = mf_dt_widen(array_of_gsizes, ndims)))
         rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     if (!rc)
-        rc = mf_dt_darray(size, rank, ndims, gs, array_of_distribs, array_of_dargs,
-                          array_of_psizes, order, oldtype, newtype, array_of_gsizes, fn);
+        rc = mf_dt_darray(size, rank, ndims, gs, array_of_distribs, array_of_dargs, array_of_psizes,
+                          order, oldtype, newtype, array_of_gsizes, fn);
     free(gs);
     MF_API_EXIT();
     return mf_err_world(rc, fn);
@@ -318,9 +322,9 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
                               MPI_Datatype *newtype)
 {
     MF_API_ENTER();
-    int rc = mf_dt_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
-                          array_of_psizes, order, oldtype, newtype, NULL,
-                          "MPI_Type_create_darray_c");
+    int rc =
+        mf_dt_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
+                     array_of_psizes, order, oldtype, newtype, NULL, "MPI_Type_create_darray_c");
     MF_API_EXIT();
     return mf_err_world(rc, "MPI_Type_create_darray_c");
 }

@@ -13,12 +13,12 @@
 #include "datatype/dt_internal.h"
 #include "datatype/status.h"
 
-#define MF_DT_API(fn, body)                                                                       \
-    do {                                                                                          \
-        MF_API_ENTER();                                                                           \
-        int rc = (body);                                                                          \
-        MF_API_EXIT();                                                                            \
-        return mf_err_world(rc, fn);                                                              \
+#define MF_DT_API(fn, body)                                                                        \
+    do {                                                                                           \
+        MF_API_ENTER();                                                                            \
+        int rc = (body);                                                                           \
+        MF_API_EXIT();                                                                             \
+        return mf_err_world(rc, fn);                                                               \
     } while (0)
 
 static int mf_dt_out(const void *p, const char *what, const char *fn)
@@ -139,8 +139,9 @@ static int mf_dt_old_query(MPI_Datatype type, MPI_Aint *out, int which, const ch
     mf_datatype *dt = NULL;
     int rc = mf_dt_query(type, out, (const void *)1, &dt, fn);
     if (!rc)
-        *out = which == 0 ? dt->pub.dt_extent
-             : which == 1 ? dt->pub.dt_lb : dt->pub.dt_lb + dt->pub.dt_extent;
+        *out = which == 0   ? dt->pub.dt_extent
+               : which == 1 ? dt->pub.dt_lb
+                            : dt->pub.dt_lb + dt->pub.dt_extent;
     return rc;
 }
 
@@ -228,8 +229,10 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
     if (!rc && (!num_integers || !num_addresses || !num_datatypes))
         rc = mf_error(MPI_ERR_ARG, "%s: an output argument is NULL", fn);
     if (!rc && nc)
-        rc = mf_error(MPI_ERR_VALUE_TOO_LARGE, "%s: datatype was built with large counts; use "
-                      "MPI_Type_get_envelope_c", fn);
+        rc = mf_error(MPI_ERR_VALUE_TOO_LARGE,
+                      "%s: datatype was built with large counts; use "
+                      "MPI_Type_get_envelope_c",
+                      fn);
     if (!rc) {
         *num_integers = (int)ni;
         *num_addresses = (int)na;
@@ -261,9 +264,9 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
 }
 MF_API_ALIAS(Type_get_envelope_c);
 
-static int mf_dt_contents_copy(MPI_Datatype type, MPI_Count max_i, MPI_Count max_a,
-                               MPI_Count max_c, MPI_Count max_d, int *ints, MPI_Aint *aints,
-                               MPI_Count *counts, MPI_Datatype *types, const char *fn)
+static int mf_dt_contents_copy(MPI_Datatype type, MPI_Count max_i, MPI_Count max_a, MPI_Count max_c,
+                               MPI_Count max_d, int *ints, MPI_Aint *aints, MPI_Count *counts,
+                               MPI_Datatype *types, const char *fn)
 {
     const struct mf_dt_contents *ct;
     MPI_Count ni, na, nc, nd;
@@ -274,9 +277,10 @@ static int mf_dt_contents_copy(MPI_Datatype type, MPI_Count max_i, MPI_Count max
     if (comb == MPI_COMBINER_NAMED)
         return mf_error(MPI_ERR_TYPE, "%s: datatype is predefined (MPI_COMBINER_NAMED)", fn);
     if (max_i < ni || max_a < na || max_c < nc || max_d < nd)
-        return mf_error(MPI_ERR_ARG, "%s: arrays too small: need %ld integers, %ld addresses, "
-                        "%ld large counts, %ld datatypes", fn, (long)ni, (long)na, (long)nc,
-                        (long)nd);
+        return mf_error(MPI_ERR_ARG,
+                        "%s: arrays too small: need %ld integers, %ld addresses, "
+                        "%ld large counts, %ld datatypes",
+                        fn, (long)ni, (long)na, (long)nc, (long)nd);
     if ((ni && !ints) || (na && !aints) || (nc && !counts) || (nd && !types))
         return mf_error(MPI_ERR_ARG, "%s: an output array is NULL", fn);
     if (ni)
@@ -299,16 +303,15 @@ int PMPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addr
 {
     MF_DT_API("MPI_Type_get_contents",
               mf_dt_contents_copy(datatype, max_integers, max_addresses, 0, max_datatypes,
-                                  array_of_integers, array_of_addresses, NULL,
-                                  array_of_datatypes, "MPI_Type_get_contents"));
+                                  array_of_integers, array_of_addresses, NULL, array_of_datatypes,
+                                  "MPI_Type_get_contents"));
 }
 MF_API_ALIAS(Type_get_contents);
 
-int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers,
-                             MPI_Count max_addresses, MPI_Count max_large_counts,
-                             MPI_Count max_datatypes, int array_of_integers[],
-                             MPI_Aint array_of_addresses[], MPI_Count array_of_large_counts[],
-                             MPI_Datatype array_of_datatypes[])
+int PMPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                             MPI_Count max_large_counts, MPI_Count max_datatypes,
+                             int array_of_integers[], MPI_Aint array_of_addresses[],
+                             MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
     MF_DT_API("MPI_Type_get_contents_c",
               mf_dt_contents_copy(datatype, max_integers, max_addresses, max_large_counts,
@@ -369,9 +372,18 @@ static int mf_dt_match(int typeclass, int size, MPI_Datatype *out, const char *f
     if (rc)
         return rc;
     switch (typeclass) {
-    case MPI_TYPECLASS_REAL: list = reals; n = 3; break;
-    case MPI_TYPECLASS_INTEGER: list = ints; n = 4; break;
-    case MPI_TYPECLASS_COMPLEX: list = cplx; n = 3; break;
+    case MPI_TYPECLASS_REAL:
+        list = reals;
+        n = 3;
+        break;
+    case MPI_TYPECLASS_INTEGER:
+        list = ints;
+        n = 4;
+        break;
+    case MPI_TYPECLASS_COMPLEX:
+        list = cplx;
+        n = 3;
+        break;
     default:
         return mf_error(MPI_ERR_ARG, "%s: typeclass=%d is not an MPI_TYPECLASS_*", fn, typeclass);
     }
@@ -385,20 +397,19 @@ static int mf_dt_match(int typeclass, int size, MPI_Datatype *out, const char *f
 
 int PMPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
-    MF_DT_API("MPI_Type_match_size",
-              mf_dt_match(typeclass, size, datatype, "MPI_Type_match_size"));
+    MF_DT_API("MPI_Type_match_size", mf_dt_match(typeclass, size, datatype, "MPI_Type_match_size"));
 }
 MF_API_ALIAS(Type_match_size);
 
 /* ---- counts in a status ---- */
-static int mf_dt_status_count(const MPI_Status *st, MPI_Datatype type, MPI_Count *out,
-                              int *iout, bool elements, const char *fn)
+static int mf_dt_status_count(const MPI_Status *st, MPI_Datatype type, MPI_Count *out, int *iout,
+                              bool elements, const char *fn)
 {
     mf_datatype *dt = NULL;
     int rc = mf_dt_out(st == MPI_STATUS_IGNORE ? NULL : st, "status", fn);
     if (!rc)
-        rc = mf_dt_query(type, out ? (const void *)out : (const void *)iout, (const void *)1,
-                         &dt, fn);
+        rc = mf_dt_query(type, out ? (const void *)out : (const void *)iout, (const void *)1, &dt,
+                         fn);
     if (rc)
         return rc;
     MPI_Count whole, basic;

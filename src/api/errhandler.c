@@ -31,8 +31,7 @@ static int mf_comm_create_errhandler(MPI_Comm_errhandler_function *f, MPI_Errhan
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
                                 MPI_Errhandler *errhandler)
 {
-    return mf_comm_create_errhandler(comm_errhandler_fn, errhandler,
-                                     "MPI_Comm_create_errhandler");
+    return mf_comm_create_errhandler(comm_errhandler_fn, errhandler, "MPI_Comm_create_errhandler");
 }
 MF_API_ALIAS(Comm_create_errhandler);
 

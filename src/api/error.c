@@ -86,8 +86,8 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     int rc = MPI_SUCCESS;
     const char *text;
     if (!string || !resultlen)
-        rc = mf_error(MPI_ERR_ARG, "MPI_Error_string: %s is NULL",
-                      !string ? "string" : "resultlen");
+        rc =
+            mf_error(MPI_ERR_ARG, "MPI_Error_string: %s is NULL", !string ? "string" : "resultlen");
     else if (mf_error_dynamic(errorcode, NULL, &text) == MPI_SUCCESS) {
         snprintf(string, MPI_MAX_ERROR_STRING, "%s", text);
         *resultlen = (int)strlen(string);
@@ -129,11 +129,15 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     if (!rc && !string)
         rc = mf_error(MPI_ERR_ARG, "MPI_Add_error_string: string is NULL");
     if (!rc && strlen(string) >= MPI_MAX_ERROR_STRING)
-        rc = mf_error(MPI_ERR_ARG, "MPI_Add_error_string: string is %zu characters "
-                      "(MPI_MAX_ERROR_STRING is %d)", strlen(string), MPI_MAX_ERROR_STRING);
+        rc = mf_error(MPI_ERR_ARG,
+                      "MPI_Add_error_string: string is %zu characters "
+                      "(MPI_MAX_ERROR_STRING is %d)",
+                      strlen(string), MPI_MAX_ERROR_STRING);
     if (!rc && mf_error_dynamic(errorcode, NULL, NULL))
-        rc = mf_error(MPI_ERR_ARG, "MPI_Add_error_string: errorcode=%d was not added by "
-                      "MPI_Add_error_class/code (predefined texts are fixed)", errorcode);
+        rc = mf_error(MPI_ERR_ARG,
+                      "MPI_Add_error_string: errorcode=%d was not added by "
+                      "MPI_Add_error_class/code (predefined texts are fixed)",
+                      errorcode);
     if (!rc) {
         char *t = strdup(string);
         if (!t)

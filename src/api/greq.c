@@ -6,8 +6,7 @@
  */
 #include "api/p2p_args.h"
 
-int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
-                        MPI_Grequest_free_function *free_fn,
+int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
                         MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
                         MPI_Request *request)
 {
@@ -15,8 +14,10 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn,
     int rc = mf_check_initialized("MPI_Grequest_start");
     if (!rc && (!query_fn || !free_fn || !cancel_fn || !request))
         rc = mf_error(MPI_ERR_ARG, "MPI_Grequest_start: %s is NULL",
-                      !query_fn ? "query_fn" : !free_fn ? "free_fn"
-                                           : !cancel_fn ? "cancel_fn" : "request");
+                      !query_fn    ? "query_fn"
+                      : !free_fn   ? "free_fn"
+                      : !cancel_fn ? "cancel_fn"
+                                   : "request");
     mf_request *r = NULL;
     if (!rc && !(r = mf_request_new(MF_REQ_GREQ, mf_comm_self())))
         rc = mf_error(MPI_ERR_NO_MEM, "MPI_Grequest_start: no memory for a request");
@@ -41,11 +42,15 @@ int PMPI_Grequest_complete(MPI_Request request)
     mf_request *r = NULL;
     int rc = mf_p2p_check_request(request, &r, "MPI_Grequest_complete");
     if (!rc && (!r || r->pub.r_kind != MF_REQ_GREQ))
-        rc = mf_error(MPI_ERR_REQUEST, "MPI_Grequest_complete: request=0x%x is not a "
-                      "generalized request", (unsigned)request);
+        rc = mf_error(MPI_ERR_REQUEST,
+                      "MPI_Grequest_complete: request=0x%x is not a "
+                      "generalized request",
+                      (unsigned)request);
     if (!rc && r->pub.r_complete)
-        rc = mf_error(MPI_ERR_REQUEST, "MPI_Grequest_complete: request=0x%x is already "
-                      "complete", (unsigned)request);
+        rc = mf_error(MPI_ERR_REQUEST,
+                      "MPI_Grequest_complete: request=0x%x is already "
+                      "complete",
+                      (unsigned)request);
     if (!rc) {
         mf_request_complete(r);
         if (r->rq_released) { /* MPI_Request_free came first: retire it now */

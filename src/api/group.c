@@ -102,8 +102,8 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
     }
     for (int i = 0; i < n; i++)
         if (ranks1[i] != MPI_PROC_NULL && (ranks1[i] < 0 || ranks1[i] >= g1->g_size)) {
-            rc = mf_error(MPI_ERR_RANK, "%s: ranks1[%d]=%d is not a rank of group1 (size %d)",
-                          fn, i, ranks1[i], g1->g_size);
+            rc = mf_error(MPI_ERR_RANK, "%s: ranks1[%d]=%d is not a rank of group1 (size %d)", fn,
+                          i, ranks1[i], g1->g_size);
             goto out;
         }
     if (!(index = mf_group_index(g2))) {
@@ -111,10 +111,9 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
         goto out;
     }
     for (int i = 0; i < n; i++)
-        ranks2[i] = ranks1[i] == MPI_PROC_NULL ? MPI_PROC_NULL
-                    : index[g1->g_world_ranks[ranks1[i]]]
-                        ? index[g1->g_world_ranks[ranks1[i]]] - 1
-                        : MPI_UNDEFINED;
+        ranks2[i] = ranks1[i] == MPI_PROC_NULL            ? MPI_PROC_NULL
+                    : index[g1->g_world_ranks[ranks1[i]]] ? index[g1->g_world_ranks[ranks1[i]]] - 1
+                                                          : MPI_UNDEFINED;
 out:
     free(index);
     return mf_err_world(rc, fn);
@@ -138,8 +137,8 @@ MF_API_ALIAS(Group_compare);
 
 enum mf_setop { MF_UNION, MF_INTERSECTION, MF_DIFFERENCE };
 
-static int mf_group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup,
-                          enum mf_setop op, const char *fn)
+static int mf_group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, enum mf_setop op,
+                          const char *fn)
 {
     mf_group *g1, *g2, *ng = NULL;
     int *index = NULL, *members = NULL, n = 0;
@@ -218,8 +217,8 @@ static int mf_group_select(mf_group *g, const int *ranks, int n, bool exclude, M
     for (int i = 0; i < n; i++) {
         int r = ranks[i];
         if (r < 0 || r >= g->g_size) {
-            rc = mf_error(MPI_ERR_RANK, "%s: rank %d (entry %d) is not in the group (size %d)",
-                          fn, r, i, g->g_size);
+            rc = mf_error(MPI_ERR_RANK, "%s: rank %d (entry %d) is not in the group (size %d)", fn,
+                          r, i, g->g_size);
             goto out;
         }
         if (seen[r]) {

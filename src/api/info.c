@@ -16,8 +16,7 @@ static int mf_api_info(MPI_Info h, mf_info **out, const char *fn)
     if (h == MPI_INFO_NULL)
         return mf_error(MPI_ERR_INFO, "%s: info is MPI_INFO_NULL", fn);
     if (!(*out = mf_info_get(h)))
-        return mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
-                        (unsigned)h);
+        return mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)h);
     return MPI_SUCCESS;
 }
 
@@ -29,8 +28,8 @@ static int mf_api_info_key(const char *key, const char *fn)
     if (n == 0)
         return mf_error(MPI_ERR_INFO_KEY, "%s: key is empty", fn);
     if (n > MPI_MAX_INFO_KEY)
-        return mf_error(MPI_ERR_INFO_KEY, "%s: key is %zu characters (MPI_MAX_INFO_KEY is %d)",
-                        fn, n, MPI_MAX_INFO_KEY);
+        return mf_error(MPI_ERR_INFO_KEY, "%s: key is %zu characters (MPI_MAX_INFO_KEY is %d)", fn,
+                        n, MPI_MAX_INFO_KEY);
     return MPI_SUCCESS;
 }
 
@@ -74,8 +73,10 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
     if (!rc && !value)
         rc = mf_error(MPI_ERR_INFO_VALUE, "%s: value is NULL", fn);
     if (!rc && strlen(value) > MPI_MAX_INFO_VAL)
-        rc = mf_error(MPI_ERR_INFO_VALUE, "%s: value of \"%s\" is %zu characters "
-                      "(MPI_MAX_INFO_VAL is %d)", fn, key, strlen(value), MPI_MAX_INFO_VAL);
+        rc = mf_error(MPI_ERR_INFO_VALUE,
+                      "%s: value of \"%s\" is %zu characters "
+                      "(MPI_MAX_INFO_VAL is %d)",
+                      fn, key, strlen(value), MPI_MAX_INFO_VAL);
     if (!rc)
         rc = mf_info_set(i, key, value);
     return mf_err_world(rc, fn);

@@ -5,8 +5,8 @@
 #include "api/api.h"
 #include "coll/op.h"
 
-static int api_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute,
-                         MPI_Op *op, const char *name)
+static int api_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int commute, MPI_Op *op,
+                         const char *name)
 {
     MF_API_ENTER();
     int rc = MPI_SUCCESS;
@@ -85,7 +85,8 @@ static int api_reduce_local(const void *in, void *inout, MPI_Count count, MPI_Da
     else if (!rc && !op)
         rc = mf_error(MPI_ERR_OP, "%s: op=0x%x is not a valid operation", fn, (unsigned)oph);
     if (!rc && count > 0 && (!in || !inout || in == MPI_IN_PLACE || inout == MPI_IN_PLACE))
-        rc = mf_error(MPI_ERR_BUFFER, "%s: %s is %s", fn, (!in || in == MPI_IN_PLACE) ? "inbuf" : "inoutbuf",
+        rc = mf_error(MPI_ERR_BUFFER, "%s: %s is %s", fn,
+                      (!in || in == MPI_IN_PLACE) ? "inbuf" : "inoutbuf",
                       (!in || !inout) ? "NULL" : "MPI_IN_PLACE");
     if (!rc)
         rc = mf_op_check(op, dt, fn);

@@ -14,8 +14,7 @@ int mf_p2p_check(const void *buf, MPI_Count count, MPI_Datatype datatype, int ra
     if (rc)
         return rc;
     int size = mf_comm_peer_size(*c);
-    if (rank != MPI_PROC_NULL && !(is_recv && rank == MPI_ANY_SOURCE) &&
-        (rank < 0 || rank >= size))
+    if (rank != MPI_PROC_NULL && !(is_recv && rank == MPI_ANY_SOURCE) && (rank < 0 || rank >= size))
         return mf_error(MPI_ERR_RANK, "%s: %s=%d is not a rank of the communicator (size %d)", fn,
                         is_recv ? "source" : "dest", rank, size);
     if (!(is_recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > MF_TAG_UB))

@@ -86,9 +86,9 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     MF_API_ENTER();
     mf_request *r = NULL;
-    int rc = request && flag ? mf_p2p_check_request(*request, &r, "MPI_Test")
-                             : mf_error(MPI_ERR_ARG, "MPI_Test: %s is NULL",
-                                        !request ? "request" : "flag");
+    int rc = request && flag
+                 ? mf_p2p_check_request(*request, &r, "MPI_Test")
+                 : mf_error(MPI_ERR_ARG, "MPI_Test: %s is NULL", !request ? "request" : "flag");
     mf_comm *c = r ? r->pub.r_comm : NULL;
     if (!rc) {
         if (!mf_req_done(r))
@@ -132,8 +132,8 @@ static bool mf_req_set_ready(void *arg)
 
 /* Retires the complete requests among the set; with `statuses` per index. Returns
  * MPI_ERR_IN_STATUS if any failed and statuses carry the codes, else the first error. */
-static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *statuses,
-                             int *indices, int *outcount, bool only_done)
+static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *statuses, int *indices,
+                             int *outcount, bool only_done)
 {
     int err = MPI_SUCCESS, k = 0;
     bool ignore = statuses == MPI_STATUSES_IGNORE || !statuses;
@@ -376,8 +376,9 @@ MF_API_ALIAS(Cancel);
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     if (!status || !flag)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Test_cancelled: %s is NULL",
-                                     !status ? "status" : "flag"), "MPI_Test_cancelled");
+        return mf_err_world(
+            mf_error(MPI_ERR_ARG, "MPI_Test_cancelled: %s is NULL", !status ? "status" : "flag"),
+            "MPI_Test_cancelled");
     *flag = mf_status_cancelled(status);
     return MPI_SUCCESS;
 }

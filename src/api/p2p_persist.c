@@ -14,8 +14,8 @@ static int mf_api_persist(const void *buf, MPI_Count count, MPI_Datatype datatyp
     mf_comm *c = NULL;
     mf_datatype *dt = NULL;
     mf_request *r = NULL;
-    int rc = request ? mf_p2p_check(buf, count, datatype, rank, tag, comm, kind == MF_REQ_RECV,
-                                    fn, &c, &dt)
+    int rc = request ? mf_p2p_check(buf, count, datatype, rank, tag, comm, kind == MF_REQ_RECV, fn,
+                                    &c, &dt)
                      : mf_error(MPI_ERR_ARG, "%s: request is NULL", fn);
     if (!rc) {
         r = mf_request_new(kind, c);
@@ -39,20 +39,20 @@ static int mf_api_persist(const void *buf, MPI_Count count, MPI_Datatype datatyp
     return mf_err_comm(c, rc, fn);
 }
 
-#define MF_PERSIST_PAIR(Name, kind, mode)                                                         \
-    int PMPI_##Name(const void *buf, int count, MPI_Datatype datatype, int rank, int tag,         \
-                    MPI_Comm comm, MPI_Request *request)                                          \
-    {                                                                                             \
-        return mf_api_persist(buf, count, datatype, rank, tag, comm, kind, mode, request,         \
-                              "MPI_" #Name);                                                      \
-    }                                                                                             \
-    MF_API_ALIAS(Name);                                                                           \
-    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int rank,        \
-                        int tag, MPI_Comm comm, MPI_Request *request)                             \
-    {                                                                                             \
-        return mf_api_persist(buf, count, datatype, rank, tag, comm, kind, mode, request,         \
-                              "MPI_" #Name "_c");                                                 \
-    }                                                                                             \
+#define MF_PERSIST_PAIR(Name, kind, mode)                                                          \
+    int PMPI_##Name(const void *buf, int count, MPI_Datatype datatype, int rank, int tag,          \
+                    MPI_Comm comm, MPI_Request *request)                                           \
+    {                                                                                              \
+        return mf_api_persist(buf, count, datatype, rank, tag, comm, kind, mode, request,          \
+                              "MPI_" #Name);                                                       \
+    }                                                                                              \
+    MF_API_ALIAS(Name);                                                                            \
+    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int rank,         \
+                        int tag, MPI_Comm comm, MPI_Request *request)                              \
+    {                                                                                              \
+        return mf_api_persist(buf, count, datatype, rank, tag, comm, kind, mode, request,          \
+                              "MPI_" #Name "_c");                                                  \
+    }                                                                                              \
     MF_API_ALIAS(Name##_c);
 
 MF_PERSIST_PAIR(Send_init, MF_REQ_SEND, MF_SEND_STANDARD)
@@ -61,8 +61,8 @@ MF_PERSIST_PAIR(Rsend_init, MF_REQ_SEND, MF_SEND_READY)
 MF_PERSIST_PAIR(Bsend_init, MF_REQ_SEND, MF_SEND_BUFFERED)
 
 /* Recv_init takes a non-const buffer; same body. */
-int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                   MPI_Comm comm, MPI_Request *request)
+int PMPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                   MPI_Request *request)
 {
     return mf_api_persist(buf, count, datatype, source, tag, comm, MF_REQ_RECV, MF_SEND_STANDARD,
                           request, "MPI_Recv_init");
@@ -85,8 +85,7 @@ static int mf_start_one(MPI_Request handle, const char *fn)
         rc = mf_error(MPI_ERR_REQUEST, "%s: request=0x%x is not a persistent request", fn,
                       (unsigned)handle);
     if (!rc && r->rq_inner)
-        rc = mf_error(MPI_ERR_REQUEST, "%s: request=0x%x is already active", fn,
-                      (unsigned)handle);
+        rc = mf_error(MPI_ERR_REQUEST, "%s: request=0x%x is already active", fn, (unsigned)handle);
     if (rc)
         return rc;
     mf_comm *c = r->pub.r_comm;

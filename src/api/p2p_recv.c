@@ -54,8 +54,7 @@ int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, 
                  MPI_Comm comm, MPI_Request *request)
 {
     if (!request)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Irecv_c: request is NULL"),
-                            "MPI_Irecv_c");
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Irecv_c: request is NULL"), "MPI_Irecv_c");
     return mf_api_recv(buf, count, datatype, source, tag, comm, NULL, request, "MPI_Irecv_c");
 }
 MF_API_ALIAS(Irecv_c);
@@ -70,8 +69,7 @@ static int mf_api_sendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     mf_datatype *sdt = NULL, *rdt = NULL;
     int rc = mf_p2p_check(sendbuf, sendcount, sendtype, dest, sendtag, comm, false, fn, &c, &sdt);
     if (!rc)
-        rc = mf_p2p_check(recvbuf, recvcount, recvtype, source, recvtag, comm, true, fn, &c,
-                          &rdt);
+        rc = mf_p2p_check(recvbuf, recvcount, recvtype, source, recvtag, comm, true, fn, &c, &rdt);
     if (!rc)
         rc = mf_sendrecv(sendbuf, sendcount, sdt, dest, sendtag, recvbuf, recvcount, rdt, source,
                          recvtag, c, MF_CTX_P2P, status);
@@ -79,9 +77,9 @@ static int mf_api_sendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     return mf_err_comm(c, rc, fn);
 }
 
-int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Status *status)
+int PMPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Status *status)
 {
     return mf_api_sendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                            recvtype, source, recvtag, comm, status, "MPI_Sendrecv");
@@ -134,8 +132,7 @@ int PMPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
 MF_API_ALIAS(Sendrecv_replace);
 
 int PMPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
-                            int sendtag, int source, int recvtag, MPI_Comm comm,
-                            MPI_Status *status)
+                            int sendtag, int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     return mf_api_sendrecv_replace(buf, count, datatype, dest, sendtag, source, recvtag, comm,
                                    status, "MPI_Sendrecv_replace_c");
@@ -222,8 +219,9 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
                  MPI_Status *status)
 {
     if (!flag || !message)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Improbe: %s is NULL",
-                                     !flag ? "flag" : "message"), "MPI_Improbe");
+        return mf_err_world(
+            mf_error(MPI_ERR_ARG, "MPI_Improbe: %s is NULL", !flag ? "flag" : "message"),
+            "MPI_Improbe");
     return mf_api_probe(source, tag, comm, flag, status, message, false, "MPI_Improbe");
 }
 MF_API_ALIAS(Improbe);
@@ -306,8 +304,7 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
                   MPI_Request *request)
 {
     if (!request)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Imrecv_c: request is NULL"),
-                            "MPI_Imrecv_c");
+        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Imrecv_c: request is NULL"), "MPI_Imrecv_c");
     return mf_api_mrecv(buf, count, datatype, message, NULL, request, "MPI_Imrecv_c");
 }
 MF_API_ALIAS(Imrecv_c);
@@ -328,8 +325,7 @@ static int mf_api_isendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
                                     &c, &sdt)
                      : mf_error(MPI_ERR_ARG, "%s: request is NULL", fn);
     if (!rc)
-        rc = mf_p2p_check(recvbuf, recvcount, recvtype, source, recvtag, comm, true, fn, &c,
-                          &rdt);
+        rc = mf_p2p_check(recvbuf, recvcount, recvtype, source, recvtag, comm, true, fn, &c, &rdt);
     if (!rc && replace) {
         /* The outgoing data is packed first, so the buffer is free to take the reply. */
         size_t bytes = (size_t)sendcount * mf_datatype_info(sdt)->dt_size;
@@ -343,8 +339,8 @@ static int mf_api_isendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
         sdt = mf_datatype_get(MPI_BYTE);
     }
     if (!rc)
-        rc = mf_isendrecv(sendbuf, sendcount, sdt, dest, sendtag, recvbuf, recvcount, rdt,
-                          source, recvtag, c, MF_CTX_P2P, &r);
+        rc = mf_isendrecv(sendbuf, sendcount, sdt, dest, sendtag, recvbuf, recvcount, rdt, source,
+                          recvtag, c, MF_CTX_P2P, &r);
     if (!rc) {
         r->rq_packed = copy; /* freed with the request */
         copy = NULL;
@@ -357,9 +353,9 @@ static int mf_api_isendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
     return mf_err_comm(c, rc, fn);
 }
 
-int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                   int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                   int recvtag, MPI_Comm comm, MPI_Request *request)
+int PMPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                   MPI_Comm comm, MPI_Request *request)
 {
     return mf_api_isendrecv(sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                             recvtype, source, recvtag, comm, request, false, "MPI_Isendrecv");

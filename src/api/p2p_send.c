@@ -3,8 +3,7 @@
 
 /* Every send entry point: check, start, then wait (blocking) or hand out a request. */
 static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
-                       MPI_Comm comm, enum mf_send_mode mode, MPI_Request *request,
-                       const char *fn)
+                       MPI_Comm comm, enum mf_send_mode mode, MPI_Request *request, const char *fn)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -29,40 +28,39 @@ static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, 
     return mf_err_comm(c, rc, fn);
 }
 
-#define MF_SEND_PAIR(Name, mode)                                                                  \
-    int PMPI_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
-                    MPI_Comm comm)                                                                \
-    {                                                                                             \
-        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, NULL, "MPI_" #Name);      \
-    }                                                                                             \
-    MF_API_ALIAS(Name);                                                                           \
-    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,        \
-                        int tag, MPI_Comm comm)                                                   \
-    {                                                                                             \
-        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, NULL,                     \
-                           "MPI_" #Name "_c");                                                    \
-    }                                                                                             \
+#define MF_SEND_PAIR(Name, mode)                                                                   \
+    int PMPI_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
+                    MPI_Comm comm)                                                                 \
+    {                                                                                              \
+        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, NULL, "MPI_" #Name);       \
+    }                                                                                              \
+    MF_API_ALIAS(Name);                                                                            \
+    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,         \
+                        int tag, MPI_Comm comm)                                                    \
+    {                                                                                              \
+        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, NULL, "MPI_" #Name "_c");  \
+    }                                                                                              \
     MF_API_ALIAS(Name##_c);
 
-#define MF_ISEND_PAIR(Name, mode)                                                                 \
-    int PMPI_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,         \
-                    MPI_Comm comm, MPI_Request *request)                                          \
-    {                                                                                             \
-        if (!request)                                                                             \
-            return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_" #Name ": request is NULL"),          \
-                                "MPI_" #Name);                                                    \
-        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, request, "MPI_" #Name);   \
-    }                                                                                             \
-    MF_API_ALIAS(Name);                                                                           \
-    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,        \
-                        int tag, MPI_Comm comm, MPI_Request *request)                             \
-    {                                                                                             \
-        if (!request)                                                                             \
-            return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_" #Name "_c: request is NULL"),        \
-                                "MPI_" #Name "_c");                                               \
-        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, request,                  \
-                           "MPI_" #Name "_c");                                                    \
-    }                                                                                             \
+#define MF_ISEND_PAIR(Name, mode)                                                                  \
+    int PMPI_##Name(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,          \
+                    MPI_Comm comm, MPI_Request *request)                                           \
+    {                                                                                              \
+        if (!request)                                                                              \
+            return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_" #Name ": request is NULL"),           \
+                                "MPI_" #Name);                                                     \
+        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, request, "MPI_" #Name);    \
+    }                                                                                              \
+    MF_API_ALIAS(Name);                                                                            \
+    int PMPI_##Name##_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest,         \
+                        int tag, MPI_Comm comm, MPI_Request *request)                              \
+    {                                                                                              \
+        if (!request)                                                                              \
+            return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_" #Name "_c: request is NULL"),         \
+                                "MPI_" #Name "_c");                                                \
+        return mf_api_send(buf, count, datatype, dest, tag, comm, mode, request,                   \
+                           "MPI_" #Name "_c");                                                     \
+    }                                                                                              \
     MF_API_ALIAS(Name##_c);
 
 MF_SEND_PAIR(Send, MF_SEND_STANDARD)

@@ -45,8 +45,8 @@ static int mf_pack(const void *inbuf, MPI_Count incount, MPI_Datatype type, void
         return rc;
     MPI_Count bytes = incount * (MPI_Count)dt->pub.dt_size;
     if (bytes > outsize - *position)
-        return mf_error(MPI_ERR_ARG, "%s: %ld bytes do not fit in outsize=%ld at position=%ld",
-                        fn, (long)bytes, (long)outsize, (long)*position);
+        return mf_error(MPI_ERR_ARG, "%s: %ld bytes do not fit in outsize=%ld at position=%ld", fn,
+                        (long)bytes, (long)outsize, (long)*position);
     if (bytes && !outbuf)
         return mf_error(MPI_ERR_ARG, "%s: outbuf is NULL", fn);
     mf_datatype_pack(dt, inbuf, (size_t)incount, 0, (char *)outbuf + *position, (size_t)bytes);
@@ -66,9 +66,10 @@ static int mf_unpack(const void *inbuf, MPI_Count insize, MPI_Count *position, v
         return rc;
     MPI_Count bytes = outcount * (MPI_Count)dt->pub.dt_size;
     if (bytes > insize - *position)
-        return mf_error(MPI_ERR_TRUNCATE, "%s: %ld bytes asked but only %ld remain after "
-                        "position=%ld", fn, (long)bytes, (long)(insize - *position),
-                        (long)*position);
+        return mf_error(MPI_ERR_TRUNCATE,
+                        "%s: %ld bytes asked but only %ld remain after "
+                        "position=%ld",
+                        fn, (long)bytes, (long)(insize - *position), (long)*position);
     if (bytes && !inbuf)
         return mf_error(MPI_ERR_ARG, "%s: inbuf is NULL", fn);
     mf_datatype_unpack(dt, outbuf, (size_t)outcount, 0, (const char *)inbuf + *position,
@@ -83,8 +84,8 @@ int PMPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbu
     MF_API_ENTER();
     mf_comm *cm = NULL;
     MPI_Count pos = position ? *position : 0;
-    int rc = mf_pack(inbuf, incount, datatype, outbuf, outsize, position ? &pos : NULL, comm,
-                     &cm, "MPI_Pack");
+    int rc = mf_pack(inbuf, incount, datatype, outbuf, outsize, position ? &pos : NULL, comm, &cm,
+                     "MPI_Pack");
     if (!rc)
         *position = (int)pos;
     MF_API_EXIT();
@@ -109,8 +110,8 @@ int PMPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int 
     MF_API_ENTER();
     mf_comm *cm = NULL;
     MPI_Count pos = position ? *position : 0;
-    int rc = mf_unpack(inbuf, insize, position ? &pos : NULL, outbuf, outcount, datatype, comm,
-                       &cm, "MPI_Unpack");
+    int rc = mf_unpack(inbuf, insize, position ? &pos : NULL, outbuf, outcount, datatype, comm, &cm,
+                       "MPI_Unpack");
     if (!rc)
         *position = (int)pos;
     MF_API_EXIT();
@@ -123,8 +124,8 @@ int PMPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void
 {
     MF_API_ENTER();
     mf_comm *cm = NULL;
-    int rc = mf_unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, &cm,
-                       "MPI_Unpack_c");
+    int rc =
+        mf_unpack(inbuf, insize, position, outbuf, outcount, datatype, comm, &cm, "MPI_Unpack_c");
     MF_API_EXIT();
     return mf_err_comm(cm, rc, "MPI_Unpack_c");
 }
@@ -153,8 +154,10 @@ int PMPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
     MPI_Count s = 0;
     int rc = mf_pack_size(incount, datatype, comm, &cm, size ? &s : NULL, "MPI_Pack_size");
     if (!rc && s > INT_MAX)
-        rc = mf_error(MPI_ERR_VALUE_TOO_LARGE, "MPI_Pack_size: %ld bytes do not fit an int; "
-                      "use MPI_Pack_size_c", (long)s);
+        rc = mf_error(MPI_ERR_VALUE_TOO_LARGE,
+                      "MPI_Pack_size: %ld bytes do not fit an int; "
+                      "use MPI_Pack_size_c",
+                      (long)s);
     if (!rc)
         *size = (int)s;
     MF_API_EXIT();
@@ -178,14 +181,13 @@ static int mf_check_datarep(const char *datarep, const char *fn)
     if (!datarep)
         return mf_error(MPI_ERR_ARG, "%s: datarep is NULL", fn);
     if (strcmp(datarep, "external32") != 0)
-        return mf_error(MPI_ERR_UNSUPPORTED_DATAREP, "%s: datarep=\"%s\" is not \"external32\"",
-                        fn, datarep);
+        return mf_error(MPI_ERR_UNSUPPORTED_DATAREP, "%s: datarep=\"%s\" is not \"external32\"", fn,
+                        datarep);
     return MPI_SUCCESS;
 }
 
-static int mf_pack_ext(const char *datarep, const void *inbuf, MPI_Count incount,
-                       MPI_Datatype type, void *outbuf, MPI_Count outsize, MPI_Count *position,
-                       const char *fn)
+static int mf_pack_ext(const char *datarep, const void *inbuf, MPI_Count incount, MPI_Datatype type,
+                       void *outbuf, MPI_Count outsize, MPI_Count *position, const char *fn)
 {
     mf_datatype *dt = NULL;
     int rc = mf_check_datarep(datarep, fn);
@@ -195,8 +197,8 @@ static int mf_pack_ext(const char *datarep, const void *inbuf, MPI_Count incount
         return rc;
     MPI_Count bytes = incount * (MPI_Count)dt->dt_ext32_size;
     if (bytes > outsize - *position)
-        return mf_error(MPI_ERR_ARG, "%s: %ld bytes do not fit in outsize=%ld at position=%ld",
-                        fn, (long)bytes, (long)outsize, (long)*position);
+        return mf_error(MPI_ERR_ARG, "%s: %ld bytes do not fit in outsize=%ld at position=%ld", fn,
+                        (long)bytes, (long)outsize, (long)*position);
     if (bytes && !outbuf)
         return mf_error(MPI_ERR_ARG, "%s: outbuf is NULL", fn);
     rc = mf_dt_pack_external(dt, inbuf, (size_t)incount, (char *)outbuf + *position);
@@ -206,8 +208,8 @@ static int mf_pack_ext(const char *datarep, const void *inbuf, MPI_Count incount
 }
 
 static int mf_unpack_ext(const char *datarep, const void *inbuf, MPI_Count insize,
-                         MPI_Count *position, void *outbuf, MPI_Count outcount,
-                         MPI_Datatype type, const char *fn)
+                         MPI_Count *position, void *outbuf, MPI_Count outcount, MPI_Datatype type,
+                         const char *fn)
 {
     mf_datatype *dt = NULL;
     int rc = mf_check_datarep(datarep, fn);
@@ -217,9 +219,10 @@ static int mf_unpack_ext(const char *datarep, const void *inbuf, MPI_Count insiz
         return rc;
     MPI_Count bytes = outcount * (MPI_Count)dt->dt_ext32_size;
     if (bytes > insize - *position)
-        return mf_error(MPI_ERR_TRUNCATE, "%s: %ld bytes asked but only %ld remain after "
-                        "position=%ld", fn, (long)bytes, (long)(insize - *position),
-                        (long)*position);
+        return mf_error(MPI_ERR_TRUNCATE,
+                        "%s: %ld bytes asked but only %ld remain after "
+                        "position=%ld",
+                        fn, (long)bytes, (long)(insize - *position), (long)*position);
     if (bytes && !inbuf)
         return mf_error(MPI_ERR_ARG, "%s: inbuf is NULL", fn);
     rc = mf_dt_unpack_external(dt, (const char *)inbuf + *position, outbuf, (size_t)outcount);
@@ -290,8 +293,7 @@ static int mf_pack_ext_size(const char *datarep, MPI_Count incount, MPI_Datatype
     return rc;
 }
 
-int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype,
-                            MPI_Aint *size)
+int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
     MF_API_ENTER();
     int rc = mf_pack_ext_size(datarep, incount, datatype, size, "MPI_Pack_external_size");

@@ -5,11 +5,11 @@
  */
 #include "api/api.h"
 
-#define MF_UNIMPLEMENTED(name, params)                                                            \
-    int PMPI_##name params                                                                        \
-    {                                                                                             \
-        return mf_err_world(mf_unsupported("MPI_" #name), "MPI_" #name);                          \
-    }                                                                                             \
+#define MF_UNIMPLEMENTED(name, params)                                                             \
+    int PMPI_##name params                                                                         \
+    {                                                                                              \
+        return mf_err_world(mf_unsupported("MPI_" #name), "MPI_" #name);                           \
+    }                                                                                              \
     MF_API_ALIAS(name);
 
 #include "api/unimplemented.def"

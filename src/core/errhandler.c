@@ -21,10 +21,14 @@ mf_handle_table mf_errhandler_table = MF_HANDLE_TABLE_INIT(MF_CLASS_ERRHANDLER);
 mf_errhandler *mf_errhandler_get(MPI_Errhandler handle)
 {
     switch (handle) {
-    case MPI_ERRORS_ARE_FATAL: return &mf_errh_fatal;
-    case MPI_ERRORS_RETURN: return &mf_errh_return;
-    case MPI_ERRORS_ABORT: return &mf_errh_abort;
-    default: return mf_handle_lookup(&mf_errhandler_table, handle);
+    case MPI_ERRORS_ARE_FATAL:
+        return &mf_errh_fatal;
+    case MPI_ERRORS_RETURN:
+        return &mf_errh_return;
+    case MPI_ERRORS_ABORT:
+        return &mf_errh_abort;
+    default:
+        return mf_handle_lookup(&mf_errhandler_table, handle);
     }
 }
 

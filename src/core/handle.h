@@ -18,7 +18,12 @@
 
 #include <stdint.h>
 
-enum mf_handle_kind { MF_HANDLE_NULL = 0, MF_HANDLE_BUILTIN = 1, MF_HANDLE_DIRECT = 2, MF_HANDLE_USER = 3 };
+enum mf_handle_kind {
+    MF_HANDLE_NULL = 0,
+    MF_HANDLE_BUILTIN = 1,
+    MF_HANDLE_DIRECT = 2,
+    MF_HANDLE_USER = 3
+};
 
 /* Object classes, as the ABI encodes them in bits 26-29. */
 enum mf_handle_class {
@@ -37,8 +42,8 @@ enum mf_handle_class {
 
 #define MF_HANDLE_KIND(h) ((int)(((uint32_t)(h) >> 30) & 0x3))
 #define MF_HANDLE_CLASS(h) ((int)(((uint32_t)(h) >> 26) & 0xf))
-#define MF_HANDLE_INDEX(h) ((int)((uint32_t)(h) & 0x03ffffff))
-#define MF_HANDLE_MAKE(kind, cls, index)                                                          \
+#define MF_HANDLE_INDEX(h) ((int)((uint32_t)(h)&0x03ffffff))
+#define MF_HANDLE_MAKE(kind, cls, index)                                                           \
     ((int)(((uint32_t)(kind) << 30) | ((uint32_t)(cls) << 26) | (uint32_t)(index)))
 
 typedef struct mf_handle_table {
@@ -49,7 +54,10 @@ typedef struct mf_handle_table {
     int ht_free_hint; /* lowest slot that may be free */
 } mf_handle_table;
 
-#define MF_HANDLE_TABLE_INIT(cls) {.ht_class = (cls)}
+#define MF_HANDLE_TABLE_INIT(cls)                                                                  \
+    {                                                                                              \
+        .ht_class = (cls)                                                                          \
+    }
 
 /* Stores obj and returns its new user handle, or 0 (never a valid user handle) when out of
  * memory. */

@@ -17,15 +17,15 @@ void mf_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mf_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void mf_fatal(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
 
-#define mf_verbose(...)                                                                           \
-    do {                                                                                          \
-        if (mf_verbose_level >= 1)                                                                \
-            mf_info(__VA_ARGS__);                                                                 \
+#define mf_verbose(...)                                                                            \
+    do {                                                                                           \
+        if (mf_verbose_level >= 1)                                                                 \
+            mf_info(__VA_ARGS__);                                                                  \
     } while (0)
-#define mf_debug(...)                                                                             \
-    do {                                                                                          \
-        if (mf_verbose_level >= 2)                                                                \
-            mf_info(__VA_ARGS__);                                                                 \
+#define mf_debug(...)                                                                              \
+    do {                                                                                           \
+        if (mf_verbose_level >= 2)                                                                 \
+            mf_info(__VA_ARGS__);                                                                  \
     } while (0)
 
 #endif

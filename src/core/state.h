@@ -21,15 +21,15 @@ typedef struct mf_state {
     mf_pm_identity pm;     /* rank, size, appnum, jobid, method */
     int rank, size;        /* == pm.rank, pm.size */
     char hostname[256];
-    int node;              /* index of this host among the job's hosts (0 = rank 0's host) */
+    int node; /* index of this host among the job's hosts (0 = rank 0's host) */
     int num_nodes;
-    int *node_of;          /* node_of[world rank] */
-    int local_rank;        /* index among the ranks on this host, in world-rank order */
+    int *node_of;   /* node_of[world rank] */
+    int local_rank; /* index among the ranks on this host, in world-rank order */
     int local_size;
-    int *local_ranks;      /* world ranks on this host, ascending */
-    bool oversubscribed;   /* more ranks on this host than cores */
-    uint64_t job_secret;   /* from MANIFOLD_JOB_SECRET, or agreed through the PM at init */
-    uint64_t job_hash;     /* hash of pm.jobid, for handshakes and shm names */
+    int *local_ranks;    /* world ranks on this host, ascending */
+    bool oversubscribed; /* more ranks on this host than cores */
+    uint64_t job_secret; /* from MANIFOLD_JOB_SECRET, or agreed through the PM at init */
+    uint64_t job_hash;   /* hash of pm.jobid, for handshakes and shm names */
 } mf_state;
 
 extern mf_state mf_g;

@@ -20,11 +20,26 @@
 #define MF_DT_PAIR_BASE 0x46 /* index of MPI_FLOAT_INT; the other pairs follow */
 
 /* C layouts of the MINLOC/MAXLOC pair types. */
-struct mf_dt_float_int { float v; int i; };
-struct mf_dt_double_int { double v; int i; };
-struct mf_dt_long_int { long v; int i; };
-struct mf_dt_short_int { short v; int i; };
-struct mf_dt_ldouble_int { long double v; int i; };
+struct mf_dt_float_int {
+    float v;
+    int i;
+};
+struct mf_dt_double_int {
+    double v;
+    int i;
+};
+struct mf_dt_long_int {
+    long v;
+    int i;
+};
+struct mf_dt_short_int {
+    short v;
+    int i;
+};
+struct mf_dt_ldouble_int {
+    long double v;
+    int i;
+};
 
 /* x86 long double is the 80-bit format in 16 bytes; external32 wants IEEE binary128. */
 #if LDBL_MANT_DIG == 64
@@ -33,15 +48,19 @@ struct mf_dt_ldouble_int { long double v; int i; };
 #define MF_DT_CONV_LDOUBLE MF_DT_CONV_FLOAT
 #endif
 
-#define MF_DT_INT_CTYPE(t)                                                                        \
-    (((t)-1 < (t)1) ? (sizeof(t) == 1 ? MF_DT_C_INT8 : sizeof(t) == 2 ? MF_DT_C_INT16                \
-                                   : sizeof(t) == 4 ? MF_DT_C_INT32 : MF_DT_C_INT64)              \
-                 : (sizeof(t) == 1 ? MF_DT_C_UINT8 : sizeof(t) == 2 ? MF_DT_C_UINT16             \
-                                   : sizeof(t) == 4 ? MF_DT_C_UINT32 : MF_DT_C_UINT64))
+#define MF_DT_INT_CTYPE(t)                                                                         \
+    (((t)-1 < (t)1) ? (sizeof(t) == 1   ? MF_DT_C_INT8                                             \
+                       : sizeof(t) == 2 ? MF_DT_C_INT16                                            \
+                       : sizeof(t) == 4 ? MF_DT_C_INT32                                            \
+                                        : MF_DT_C_INT64)                                           \
+                    : (sizeof(t) == 1   ? MF_DT_C_UINT8                                            \
+                       : sizeof(t) == 2 ? MF_DT_C_UINT16                                           \
+                       : sizeof(t) == 4 ? MF_DT_C_UINT32                                           \
+                                        : MF_DT_C_UINT64))
 
-#define B(h, name, size, ext32, unit, conv, kind, ctype)                                          \
+#define B(h, name, size, ext32, unit, conv, kind, ctype)                                           \
     [(h)&0xff] = {h, name, size, ext32, unit, conv, kind, ctype}
-#define P(n, h, name, size, kind, ctype)                                                          \
+#define P(n, h, name, size, kind, ctype)                                                           \
     [MF_DT_PAIR_BASE + (n)] = {h, name, size, 0, 0, MF_DT_CONV_RAW, kind, ctype}
 
 static const struct mf_dt_builtin_info mf_dt_table[MF_DT_BUILTIN_MAX] = {
@@ -50,8 +69,8 @@ static const struct mf_dt_builtin_info mf_dt_table[MF_DT_BUILTIN_MAX] = {
     B(MPI_UNSIGNED_CHAR, "MPI_UNSIGNED_CHAR", 1, 1, 1, MF_DT_CONV_UINT, MF_DT_KIND_UNSIGNED,
       MF_DT_C_UINT8),
     B(MPI_BYTE, "MPI_BYTE", 1, 1, 1, MF_DT_CONV_RAW, MF_DT_KIND_BYTE, MF_DT_C_BYTE),
-    B(MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t), 2, sizeof(wchar_t), MF_DT_CONV_UINT,
-      MF_DT_KIND_CHAR, MF_DT_INT_CTYPE(wchar_t)),
+    B(MPI_WCHAR, "MPI_WCHAR", sizeof(wchar_t), 2, sizeof(wchar_t), MF_DT_CONV_UINT, MF_DT_KIND_CHAR,
+      MF_DT_INT_CTYPE(wchar_t)),
     B(MPI_SHORT, "MPI_SHORT", 2, 2, 2, MF_DT_CONV_INT, MF_DT_KIND_SIGNED, MF_DT_C_INT16),
     B(MPI_UNSIGNED_SHORT, "MPI_UNSIGNED_SHORT", 2, 2, 2, MF_DT_CONV_UINT, MF_DT_KIND_UNSIGNED,
       MF_DT_C_UINT16),
@@ -82,8 +101,7 @@ static const struct mf_dt_builtin_info mf_dt_table[MF_DT_BUILTIN_MAX] = {
       MF_DT_C_FLOAT_COMPLEX),
     B(MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", 8, 8, 8, MF_DT_CONV_FLOAT, MF_DT_KIND_FLOAT,
       MF_DT_C_DOUBLE),
-    B(MPI_2INTEGER, "MPI_2INTEGER", 8, 0, 0, MF_DT_CONV_RAW, MF_DT_KIND_PAIR,
-      MF_DT_C_PAIR_INT_INT),
+    B(MPI_2INTEGER, "MPI_2INTEGER", 8, 0, 0, MF_DT_CONV_RAW, MF_DT_KIND_PAIR, MF_DT_C_PAIR_INT_INT),
     B(MPI_2REAL, "MPI_2REAL", 8, 0, 0, MF_DT_CONV_RAW, MF_DT_KIND_PAIR, MF_DT_C_PAIR_FLOAT_FLOAT),
     B(MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16, 16, 8, MF_DT_CONV_FLOAT, MF_DT_KIND_COMPLEX,
       MF_DT_C_DOUBLE_COMPLEX),
@@ -103,8 +121,8 @@ static const struct mf_dt_builtin_info mf_dt_table[MF_DT_BUILTIN_MAX] = {
     B(MPI_INTEGER4, "MPI_INTEGER4", 4, 4, 4, MF_DT_CONV_INT, MF_DT_KIND_SIGNED, MF_DT_C_INT32),
     B(MPI_INTEGER8, "MPI_INTEGER8", 8, 8, 8, MF_DT_CONV_INT, MF_DT_KIND_SIGNED, MF_DT_C_INT64),
     B(MPI_CXX_BOOL, "MPI_CXX_BOOL", 1, 1, 1, MF_DT_CONV_UINT, MF_DT_KIND_LOGICAL, MF_DT_C_BOOL),
-    B(MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", 8, 8, 4, MF_DT_CONV_FLOAT,
-      MF_DT_KIND_COMPLEX, MF_DT_C_FLOAT_COMPLEX),
+    B(MPI_CXX_FLOAT_COMPLEX, "MPI_CXX_FLOAT_COMPLEX", 8, 8, 4, MF_DT_CONV_FLOAT, MF_DT_KIND_COMPLEX,
+      MF_DT_C_FLOAT_COMPLEX),
     B(MPI_CXX_DOUBLE_COMPLEX, "MPI_CXX_DOUBLE_COMPLEX", 16, 16, 8, MF_DT_CONV_FLOAT,
       MF_DT_KIND_COMPLEX, MF_DT_C_DOUBLE_COMPLEX),
     B(MPI_CXX_LONG_DOUBLE_COMPLEX, "MPI_CXX_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 32,
@@ -120,8 +138,8 @@ static const struct mf_dt_builtin_info mf_dt_table[MF_DT_BUILTIN_MAX] = {
     B(MPI_C_BOOL, "MPI_C_BOOL", 1, 1, 1, MF_DT_CONV_UINT, MF_DT_KIND_LOGICAL, MF_DT_C_BOOL),
     B(MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", 8, 8, 4, MF_DT_CONV_FLOAT, MF_DT_KIND_COMPLEX,
       MF_DT_C_FLOAT_COMPLEX),
-    B(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 16, 16, 8, MF_DT_CONV_FLOAT,
-      MF_DT_KIND_COMPLEX, MF_DT_C_DOUBLE_COMPLEX),
+    B(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", 16, 16, 8, MF_DT_CONV_FLOAT, MF_DT_KIND_COMPLEX,
+      MF_DT_C_DOUBLE_COMPLEX),
     B(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", 2 * sizeof(long double), 32,
       sizeof(long double), MF_DT_CONV_LDOUBLE, MF_DT_KIND_COMPLEX, MF_DT_C_LONG_DOUBLE_COMPLEX),
     B(MPI_AINT, "MPI_AINT", 8, 8, 8, MF_DT_CONV_INT, MF_DT_KIND_SIGNED, MF_DT_C_INT64),
@@ -151,14 +169,29 @@ struct mf_dt_pair_layout {
 static size_t mf_dt_align_of(int idx)
 {
     switch (mf_dt_table[idx].bi_ctype) {
-    case MF_DT_C_INT16: case MF_DT_C_UINT16: return alignof(int16_t);
-    case MF_DT_C_INT32: case MF_DT_C_UINT32: case MF_DT_C_FLOGICAL: return alignof(int32_t);
-    case MF_DT_C_INT64: case MF_DT_C_UINT64: return alignof(int64_t);
-    case MF_DT_C_FLOAT: case MF_DT_C_FLOAT_COMPLEX: return alignof(float);
-    case MF_DT_C_DOUBLE: case MF_DT_C_DOUBLE_COMPLEX: return alignof(double);
-    case MF_DT_C_LONG_DOUBLE: case MF_DT_C_LONG_DOUBLE_COMPLEX: case MF_DT_C_FLOAT128:
-    case MF_DT_C_FLOAT128_COMPLEX: return alignof(long double);
-    default: return 1;
+    case MF_DT_C_INT16:
+    case MF_DT_C_UINT16:
+        return alignof(int16_t);
+    case MF_DT_C_INT32:
+    case MF_DT_C_UINT32:
+    case MF_DT_C_FLOGICAL:
+        return alignof(int32_t);
+    case MF_DT_C_INT64:
+    case MF_DT_C_UINT64:
+        return alignof(int64_t);
+    case MF_DT_C_FLOAT:
+    case MF_DT_C_FLOAT_COMPLEX:
+        return alignof(float);
+    case MF_DT_C_DOUBLE:
+    case MF_DT_C_DOUBLE_COMPLEX:
+        return alignof(double);
+    case MF_DT_C_LONG_DOUBLE:
+    case MF_DT_C_LONG_DOUBLE_COMPLEX:
+    case MF_DT_C_FLOAT128:
+    case MF_DT_C_FLOAT128_COMPLEX:
+        return alignof(long double);
+    default:
+        return 1;
     }
 }
 
@@ -178,18 +211,15 @@ static int mf_dt_init_one(int idx)
     strcpy(dt->dt_name, bi->bi_name);
 
     static const struct mf_dt_pair_layout pairs[] = {
-        {MF_DT_PAIR_BASE + 0, MPI_FLOAT & 0xff, MPI_INT & 0xff,
-         offsetof(struct mf_dt_float_int, i), sizeof(struct mf_dt_float_int),
-         alignof(struct mf_dt_float_int)},
+        {MF_DT_PAIR_BASE + 0, MPI_FLOAT & 0xff, MPI_INT & 0xff, offsetof(struct mf_dt_float_int, i),
+         sizeof(struct mf_dt_float_int), alignof(struct mf_dt_float_int)},
         {MF_DT_PAIR_BASE + 1, MPI_DOUBLE & 0xff, MPI_INT & 0xff,
          offsetof(struct mf_dt_double_int, i), sizeof(struct mf_dt_double_int),
          alignof(struct mf_dt_double_int)},
-        {MF_DT_PAIR_BASE + 2, MPI_LONG & 0xff, MPI_INT & 0xff,
-         offsetof(struct mf_dt_long_int, i), sizeof(struct mf_dt_long_int),
-         alignof(struct mf_dt_long_int)},
-        {MF_DT_PAIR_BASE + 3, MPI_SHORT & 0xff, MPI_INT & 0xff,
-         offsetof(struct mf_dt_short_int, i), sizeof(struct mf_dt_short_int),
-         alignof(struct mf_dt_short_int)},
+        {MF_DT_PAIR_BASE + 2, MPI_LONG & 0xff, MPI_INT & 0xff, offsetof(struct mf_dt_long_int, i),
+         sizeof(struct mf_dt_long_int), alignof(struct mf_dt_long_int)},
+        {MF_DT_PAIR_BASE + 3, MPI_SHORT & 0xff, MPI_INT & 0xff, offsetof(struct mf_dt_short_int, i),
+         sizeof(struct mf_dt_short_int), alignof(struct mf_dt_short_int)},
         {MF_DT_PAIR_BASE + 4, MPI_LONG_DOUBLE & 0xff, MPI_INT & 0xff,
          offsetof(struct mf_dt_ldouble_int, i), sizeof(struct mf_dt_ldouble_int),
          alignof(struct mf_dt_ldouble_int)},
@@ -197,8 +227,8 @@ static int mf_dt_init_one(int idx)
          alignof(int)},
         {MPI_2INTEGER & 0xff, MPI_INTEGER & 0xff, MPI_INTEGER & 0xff, 4, 8, 4},
         {MPI_2REAL & 0xff, MPI_REAL & 0xff, MPI_REAL & 0xff, 4, 8, alignof(float)},
-        {MPI_2DOUBLE_PRECISION & 0xff, MPI_DOUBLE_PRECISION & 0xff, MPI_DOUBLE_PRECISION & 0xff,
-         8, 16, alignof(double)},
+        {MPI_2DOUBLE_PRECISION & 0xff, MPI_DOUBLE_PRECISION & 0xff, MPI_DOUBLE_PRECISION & 0xff, 8,
+         16, alignof(double)},
     };
     int rc = MPI_SUCCESS;
     const struct mf_dt_pair_layout *pl = NULL;

@@ -54,8 +54,8 @@ int mf_dt_build_hvector(const mf_datatype *old, size_t count, size_t blen, MPI_A
     return mf_dt_done(dt, rc, out);
 }
 
-int mf_dt_build_hindexed(const mf_datatype *old, size_t count, const MPI_Count *blens,
-                         size_t blen, const MPI_Aint *disps, mf_datatype **out)
+int mf_dt_build_hindexed(const mf_datatype *old, size_t count, const MPI_Count *blens, size_t blen,
+                         const MPI_Aint *disps, mf_datatype **out)
 {
     int rc;
     mf_datatype *dt = mf_dt_alloc(&rc);
@@ -91,8 +91,7 @@ int mf_dt_build_struct(size_t count, const MPI_Count *blens, const MPI_Aint *dis
             }
             continue;
         }
-        rc = mf_dt_append(dt, types[i], disps[i], 1, 0, (size_t)blens[i],
-                          types[i]->pub.dt_extent);
+        rc = mf_dt_append(dt, types[i], disps[i], 1, 0, (size_t)blens[i], types[i]->pub.dt_extent);
     }
     if (rc)
         return mf_dt_done(dt, rc, out);

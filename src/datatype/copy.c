@@ -36,29 +36,47 @@ static void mf_dt_locate(const mf_datatype *dt, size_t offset, struct mf_dt_curs
 }
 
 /* Copies n pieces of `len` bytes between a strided user region and the contiguous stream. */
-#define MF_DT_STRIDED(LEN)                                                                        \
-    do {                                                                                          \
-        if (pack)                                                                                 \
-            for (size_t i_ = 0; i_ < n; i_++, user += stride, stream += (LEN))                    \
-                memcpy(stream, user, (LEN));                                                      \
-        else                                                                                      \
-            for (size_t i_ = 0; i_ < n; i_++, user += stride, stream += (LEN))                    \
-                memcpy(user, stream, (LEN));                                                      \
+#define MF_DT_STRIDED(LEN)                                                                         \
+    do {                                                                                           \
+        if (pack)                                                                                  \
+            for (size_t i_ = 0; i_ < n; i_++, user += stride, stream += (LEN))                     \
+                memcpy(stream, user, (LEN));                                                       \
+        else                                                                                       \
+            for (size_t i_ = 0; i_ < n; i_++, user += stride, stream += (LEN))                     \
+                memcpy(user, stream, (LEN));                                                       \
     } while (0)
 
 static void mf_dt_strided(char *user, MPI_Aint stride, char *stream, size_t len, size_t n,
                           bool pack)
 {
     switch (len) {
-    case 1: MF_DT_STRIDED(1); break;
-    case 2: MF_DT_STRIDED(2); break;
-    case 4: MF_DT_STRIDED(4); break;
-    case 8: MF_DT_STRIDED(8); break;
-    case 12: MF_DT_STRIDED(12); break;
-    case 16: MF_DT_STRIDED(16); break;
-    case 24: MF_DT_STRIDED(24); break;
-    case 32: MF_DT_STRIDED(32); break;
-    default: MF_DT_STRIDED(len); break;
+    case 1:
+        MF_DT_STRIDED(1);
+        break;
+    case 2:
+        MF_DT_STRIDED(2);
+        break;
+    case 4:
+        MF_DT_STRIDED(4);
+        break;
+    case 8:
+        MF_DT_STRIDED(8);
+        break;
+    case 12:
+        MF_DT_STRIDED(12);
+        break;
+    case 16:
+        MF_DT_STRIDED(16);
+        break;
+    case 24:
+        MF_DT_STRIDED(24);
+        break;
+    case 32:
+        MF_DT_STRIDED(32);
+        break;
+    default:
+        MF_DT_STRIDED(len);
+        break;
     }
 }
 

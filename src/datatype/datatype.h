@@ -22,12 +22,12 @@ typedef struct mf_datatype mf_datatype;
 
 struct mf_datatype_public {
     MPI_Datatype dt_handle;
-    size_t dt_size;         /* bytes of data in one element */
+    size_t dt_size; /* bytes of data in one element */
     MPI_Aint dt_lb, dt_extent;
     MPI_Aint dt_true_lb, dt_true_extent;
-    bool dt_contig;         /* one element's data is one block at buf + dt_true_lb, and
+    bool dt_contig;    /* one element's data is one block at buf + dt_true_lb, and
                                dt_extent == dt_size, so count elements are one block too */
-    bool dt_committed;      /* predefined types are always committed */
+    bool dt_committed; /* predefined types are always committed */
     bool dt_builtin;
 };
 
@@ -66,27 +66,42 @@ typedef enum mf_dt_kind {
     MF_DT_KIND_CHAR,     /* MPI_CHAR, MPI_WCHAR, MPI_CHARACTER: text, not arithmetic */
     MF_DT_KIND_FLOAT,
     MF_DT_KIND_COMPLEX,
-    MF_DT_KIND_LOGICAL,  /* MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL */
-    MF_DT_KIND_BYTE,     /* MPI_BYTE */
-    MF_DT_KIND_PAIR,     /* MPI_FLOAT_INT ... MPI_2INT, MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION */
-    MF_DT_KIND_OTHER,    /* MPI_PACKED, MPI_LB, MPI_UB */
+    MF_DT_KIND_LOGICAL, /* MPI_C_BOOL, MPI_CXX_BOOL, MPI_LOGICAL */
+    MF_DT_KIND_BYTE,    /* MPI_BYTE */
+    MF_DT_KIND_PAIR, /* MPI_FLOAT_INT ... MPI_2INT, MPI_2INTEGER, MPI_2REAL, MPI_2DOUBLE_PRECISION */
+    MF_DT_KIND_OTHER, /* MPI_PACKED, MPI_LB, MPI_UB */
 } mf_dt_kind;
 
 typedef enum mf_dt_ctype {
     MF_DT_C_NONE = 0,
-    MF_DT_C_INT8, MF_DT_C_INT16, MF_DT_C_INT32, MF_DT_C_INT64,
-    MF_DT_C_UINT8, MF_DT_C_UINT16, MF_DT_C_UINT32, MF_DT_C_UINT64,
-    MF_DT_C_FLOAT, MF_DT_C_DOUBLE, MF_DT_C_LONG_DOUBLE,
-    MF_DT_C_FLOAT128,          /* MPI_REAL16: IEEE binary128 storage (Fortran REAL*16) */
-    MF_DT_C_FLOAT_COMPLEX, MF_DT_C_DOUBLE_COMPLEX, MF_DT_C_LONG_DOUBLE_COMPLEX,
-    MF_DT_C_FLOAT128_COMPLEX,  /* MPI_COMPLEX32 */
-    MF_DT_C_BOOL,              /* 1-byte _Bool / C++ bool */
-    MF_DT_C_FLOGICAL,          /* Fortran LOGICAL: an int, nonzero is true */
+    MF_DT_C_INT8,
+    MF_DT_C_INT16,
+    MF_DT_C_INT32,
+    MF_DT_C_INT64,
+    MF_DT_C_UINT8,
+    MF_DT_C_UINT16,
+    MF_DT_C_UINT32,
+    MF_DT_C_UINT64,
+    MF_DT_C_FLOAT,
+    MF_DT_C_DOUBLE,
+    MF_DT_C_LONG_DOUBLE,
+    MF_DT_C_FLOAT128, /* MPI_REAL16: IEEE binary128 storage (Fortran REAL*16) */
+    MF_DT_C_FLOAT_COMPLEX,
+    MF_DT_C_DOUBLE_COMPLEX,
+    MF_DT_C_LONG_DOUBLE_COMPLEX,
+    MF_DT_C_FLOAT128_COMPLEX, /* MPI_COMPLEX32 */
+    MF_DT_C_BOOL,             /* 1-byte _Bool / C++ bool */
+    MF_DT_C_FLOGICAL,         /* Fortran LOGICAL: an int, nonzero is true */
     MF_DT_C_BYTE,
     /* pairs: struct { value; index; } with C layout (padding included in the extent) */
-    MF_DT_C_PAIR_FLOAT_INT, MF_DT_C_PAIR_DOUBLE_INT, MF_DT_C_PAIR_LONG_INT,
-    MF_DT_C_PAIR_SHORT_INT, MF_DT_C_PAIR_INT_INT, MF_DT_C_PAIR_LONG_DOUBLE_INT,
-    MF_DT_C_PAIR_FLOAT_FLOAT, MF_DT_C_PAIR_DOUBLE_DOUBLE,
+    MF_DT_C_PAIR_FLOAT_INT,
+    MF_DT_C_PAIR_DOUBLE_INT,
+    MF_DT_C_PAIR_LONG_INT,
+    MF_DT_C_PAIR_SHORT_INT,
+    MF_DT_C_PAIR_INT_INT,
+    MF_DT_C_PAIR_LONG_DOUBLE_INT,
+    MF_DT_C_PAIR_FLOAT_FLOAT,
+    MF_DT_C_PAIR_DOUBLE_DOUBLE,
 } mf_dt_ctype;
 
 mf_dt_kind mf_datatype_kind(const mf_datatype *dt);

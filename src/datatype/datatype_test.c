@@ -14,14 +14,14 @@
 #include "datatype/dt_internal.h"
 
 static int failures;
-#define CHECK(cond, ...)                                                                          \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            failures++;                                                                           \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                       \
-            fprintf(stderr, __VA_ARGS__);                                                         \
-            fputc('\n', stderr);                                                                  \
-        }                                                                                         \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                        \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
     } while (0)
 
 /* ---- reference type maps ---- */
@@ -67,8 +67,7 @@ static size_t ref_size(const struct ref *r)
     return s;
 }
 
-static void ref_pack(const struct ref *r, MPI_Aint extent, const char *buf, size_t count,
-                     char *out)
+static void ref_pack(const struct ref *r, MPI_Aint extent, const char *buf, size_t count, char *out)
 {
     for (size_t e = 0; e < count; e++)
         for (size_t i = 0; i < r->n; i++) {
@@ -138,8 +137,8 @@ static void compare(const char *what, const mf_datatype *dt, const struct ref *r
             break;
         size_t q = pos;
         for (int i = 0; i < n; i++) {
-            CHECK(!memcmp(iov[i].iov_base, want + q, iov[i].iov_len), "%s: iov %d at %zu", what,
-                  i, q);
+            CHECK(!memcmp(iov[i].iov_base, want + q, iov[i].iov_len), "%s: iov %d at %zu", what, i,
+                  q);
             q += iov[i].iov_len;
         }
         CHECK(q - pos == bytes, "%s: iov bytes %zu, vectors cover %zu", what, bytes, q - pos);
@@ -156,7 +155,12 @@ static mf_datatype *bt(MPI_Datatype h)
 
 static void test_builtins(void)
 {
-    struct { MPI_Datatype h; size_t size; MPI_Aint extent; const char *name; } t[] = {
+    struct {
+        MPI_Datatype h;
+        size_t size;
+        MPI_Aint extent;
+        const char *name;
+    } t[] = {
         {MPI_INT, 4, 4, "MPI_INT"},
         {MPI_LONG_LONG, 8, 8, "MPI_LONG_LONG_INT"},
         {MPI_DOUBLE_INT, 12, 16, "MPI_DOUBLE_INT"},
@@ -191,7 +195,10 @@ static void test_builtins(void)
     CHECK(bt(MPI_INT)->pub.dt_contig && !bt(MPI_SHORT_INT)->pub.dt_contig, "contig flags");
 
     /* the padded pair: the stream skips the hole after the short */
-    struct { short v; int i; } pairs[2] = {{1, 10}, {-2, 20}};
+    struct {
+        short v;
+        int i;
+    } pairs[2] = {{1, 10}, {-2, 20}};
     char out[12];
     mf_datatype_pack(bt(MPI_SHORT_INT), pairs, 2, 0, out, 12);
     short s;
@@ -254,7 +261,11 @@ static void test_layouts(void)
     free(r);
 
     /* struct {char c; double d; int i[3];}: padding and alignment as the compiler does */
-    struct s1 { char c; double d; int i[3]; };
+    struct s1 {
+        char c;
+        double d;
+        int i[3];
+    };
     MPI_Count sbl[] = {1, 1, 3};
     MPI_Aint sds[] = {0, 8, 16};
     mf_datatype *sty[] = {c1, d8, i4};
@@ -313,8 +324,8 @@ static void test_grid(void)
 {
     /* subarray of a 4x5x6 int array, C order: subsizes 2x3x2 at starts 1,2,3 */
     MPI_Count st[3] = {1, 2, 3}, ln[3] = {2, 3, 2};
-    struct mf_dt_dim dims[3] = {{4, 1, &st[0], &ln[0]}, {5, 1, &st[1], &ln[1]},
-                                {6, 1, &st[2], &ln[2]}};
+    struct mf_dt_dim dims[3] = {
+        {4, 1, &st[0], &ln[0]}, {5, 1, &st[1], &ln[1]}, {6, 1, &st[2], &ln[2]}};
     mf_datatype *t;
     mf_dt_build_grid(bt(MPI_INT), 3, dims, MPI_ORDER_C, &t);
     CHECK(t->pub.dt_lb == 0 && t->pub.dt_extent == 4 * 5 * 6 * 4, "subarray C extent");
@@ -398,7 +409,10 @@ static void test_external32(void)
           "long double external32: %02x %02x %02x", out[0], out[1], out[2]);
     mf_dt_unpack_external(bt(MPI_LONG_DOUBLE), out, &ldb, 1);
     CHECK(ldb == ld, "long double back");
-    struct { double v; int i; } di = {2.0, 7};
+    struct {
+        double v;
+        int i;
+    } di = {2.0, 7};
     mf_dt_pack_external(bt(MPI_DOUBLE_INT), &di, 1, out);
     CHECK(out[0] == 0x40 && out[11] == 7, "double_int external32");
 }

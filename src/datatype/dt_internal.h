@@ -40,7 +40,7 @@ struct mf_dt_run {
     MPI_Aint r_stride; /* meaningless when r_n == 1 */
     size_t r_len;
     size_t r_n;
-    int r_tag;         /* builtin index of the basic type, or MF_DT_TAG_MIXED */
+    int r_tag; /* builtin index of the basic type, or MF_DT_TAG_MIXED */
 };
 
 /* Constructor arguments, as MPI_Type_get_envelope/get_contents report them. */
@@ -56,21 +56,21 @@ struct mf_dt_contents {
 struct mf_datatype {
     struct mf_datatype_public pub;
     int dt_refs;
-    int dt_index;              /* builtin: index in the builtin table; derived: -1 */
+    int dt_index; /* builtin: index in the builtin table; derived: -1 */
 
     struct mf_dt_run *dt_runs; /* typed runs */
     size_t dt_nruns, dt_cap;
     struct mf_dt_run *dt_fast; /* == dt_runs when shared */
     size_t dt_nfast;
-    size_t *dt_prefix;         /* dt_nfast + 1 entries */
+    size_t *dt_prefix; /* dt_nfast + 1 entries */
 
-    MPI_Aint dt_ub;            /* upper bound (builder; extent = ub - lb) */
-    bool dt_have_bounds;       /* builder: lb/ub seen */
-    bool dt_markers;           /* explicit lb/ub (resized, MPI_LB/MPI_UB): no struct padding */
-    size_t dt_align;           /* alignment of the most aligned basic type (struct padding) */
-    MPI_Count dt_nbasic;       /* basic elements per element */
-    MPI_Datatype dt_basic;     /* see mf_datatype_basic_type; 0 while building and empty */
-    size_t dt_ext32_size;      /* bytes of one element in external32 */
+    MPI_Aint dt_ub;        /* upper bound (builder; extent = ub - lb) */
+    bool dt_have_bounds;   /* builder: lb/ub seen */
+    bool dt_markers;       /* explicit lb/ub (resized, MPI_LB/MPI_UB): no struct padding */
+    size_t dt_align;       /* alignment of the most aligned basic type (struct padding) */
+    MPI_Count dt_nbasic;   /* basic elements per element */
+    MPI_Datatype dt_basic; /* see mf_datatype_basic_type; 0 while building and empty */
+    size_t dt_ext32_size;  /* bytes of one element in external32 */
 
     struct mf_dt_contents *dt_contents; /* NULL for predefined types */
     char dt_name[MPI_MAX_OBJECT_NAME];
@@ -82,15 +82,20 @@ struct mf_datatype {
 struct mf_dt_builtin_info {
     MPI_Datatype bi_handle;
     const char *bi_name;
-    size_t bi_size;       /* native bytes of the basic element */
-    size_t bi_ext32;      /* external32 bytes */
-    size_t bi_unit;       /* component size for conversion (complex: half the size) */
-    int bi_conv;          /* enum mf_dt_conv */
+    size_t bi_size;  /* native bytes of the basic element */
+    size_t bi_ext32; /* external32 bytes */
+    size_t bi_unit;  /* component size for conversion (complex: half the size) */
+    int bi_conv;     /* enum mf_dt_conv */
     mf_dt_kind bi_kind;
     mf_dt_ctype bi_ctype;
 };
-enum mf_dt_conv { MF_DT_CONV_RAW, MF_DT_CONV_INT, MF_DT_CONV_UINT, MF_DT_CONV_FLOAT,
-                  MF_DT_CONV_X87 };
+enum mf_dt_conv {
+    MF_DT_CONV_RAW,
+    MF_DT_CONV_INT,
+    MF_DT_CONV_UINT,
+    MF_DT_CONV_FLOAT,
+    MF_DT_CONV_X87
+};
 const struct mf_dt_builtin_info *mf_dt_builtin_info(int index);
 mf_datatype *mf_dt_builtin_get(MPI_Datatype handle);
 
@@ -126,8 +131,8 @@ int mf_dt_build_contiguous(const mf_datatype *old, size_t count, mf_datatype **o
 int mf_dt_build_hvector(const mf_datatype *old, size_t count, size_t blen, MPI_Aint stride,
                         mf_datatype **out);
 /* Blocks at byte displacements (blens may be NULL when all are `blen`). */
-int mf_dt_build_hindexed(const mf_datatype *old, size_t count, const MPI_Count *blens,
-                         size_t blen, const MPI_Aint *disps, mf_datatype **out);
+int mf_dt_build_hindexed(const mf_datatype *old, size_t count, const MPI_Count *blens, size_t blen,
+                         const MPI_Aint *disps, mf_datatype **out);
 int mf_dt_build_struct(size_t count, const MPI_Count *blens, const MPI_Aint *disps,
                        mf_datatype *const *types, mf_datatype **out);
 int mf_dt_build_resized(const mf_datatype *old, MPI_Aint lb, MPI_Aint extent, mf_datatype **out);

@@ -36,20 +36,50 @@ static uint64_t mf_dt_get_be(const unsigned char *in, size_t n)
 static uint64_t mf_dt_load(const void *p, size_t n)
 {
     switch (n) {
-    case 1: { uint8_t v; memcpy(&v, p, 1); return v; }
-    case 2: { uint16_t v; memcpy(&v, p, 2); return v; }
-    case 4: { uint32_t v; memcpy(&v, p, 4); return v; }
-    default: { uint64_t v; memcpy(&v, p, 8); return v; }
+    case 1: {
+        uint8_t v;
+        memcpy(&v, p, 1);
+        return v;
+    }
+    case 2: {
+        uint16_t v;
+        memcpy(&v, p, 2);
+        return v;
+    }
+    case 4: {
+        uint32_t v;
+        memcpy(&v, p, 4);
+        return v;
+    }
+    default: {
+        uint64_t v;
+        memcpy(&v, p, 8);
+        return v;
+    }
     }
 }
 
 static void mf_dt_store(void *p, uint64_t v, size_t n)
 {
     switch (n) {
-    case 1: { uint8_t x = (uint8_t)v; memcpy(p, &x, 1); break; }
-    case 2: { uint16_t x = (uint16_t)v; memcpy(p, &x, 2); break; }
-    case 4: { uint32_t x = (uint32_t)v; memcpy(p, &x, 4); break; }
-    default: memcpy(p, &v, 8); break;
+    case 1: {
+        uint8_t x = (uint8_t)v;
+        memcpy(p, &x, 1);
+        break;
+    }
+    case 2: {
+        uint16_t x = (uint16_t)v;
+        memcpy(p, &x, 2);
+        break;
+    }
+    case 4: {
+        uint32_t x = (uint32_t)v;
+        memcpy(p, &x, 4);
+        break;
+    }
+    default:
+        memcpy(p, &v, 8);
+        break;
     }
 }
 
@@ -78,7 +108,8 @@ static int mf_dt_conv(int conv, bool pack, unsigned char *u, size_t nat, unsigne
                 if (!fits)
                     return mf_error(MPI_ERR_CONVERSION,
                                     "MPI_Pack_external: a %zu-byte integer does not fit its "
-                                    "%zu-byte external32 size", nat, ext);
+                                    "%zu-byte external32 size",
+                                    nat, ext);
             }
             if (conv == MF_DT_CONV_INT)
                 v = (uint64_t)mf_dt_sign_extend(v, nat);

@@ -12,8 +12,14 @@
 #include "core/error.h"
 #include "datatype/dt_internal.h"
 
-static MPI_Aint mf_dt_min(MPI_Aint a, MPI_Aint b) { return a < b ? a : b; }
-static MPI_Aint mf_dt_max(MPI_Aint a, MPI_Aint b) { return a > b ? a : b; }
+static MPI_Aint mf_dt_min(MPI_Aint a, MPI_Aint b)
+{
+    return a < b ? a : b;
+}
+static MPI_Aint mf_dt_max(MPI_Aint a, MPI_Aint b)
+{
+    return a > b ? a : b;
+}
 
 mf_datatype *mf_dt_new(void)
 {
@@ -58,7 +64,8 @@ static int mf_dt_merge(struct mf_dt_run *a, const struct mf_dt_run *b, struct mf
         }
         return 0;
     }
-    if (b->r_n == 1 && a->r_len == b->r_len && b->r_off == a->r_off + (MPI_Aint)a->r_n * a->r_stride) {
+    if (b->r_n == 1 && a->r_len == b->r_len &&
+        b->r_off == a->r_off + (MPI_Aint)a->r_n * a->r_stride) {
         a->r_n++;
         return 1;
     }
@@ -159,11 +166,11 @@ int mf_dt_append(mf_datatype *dt, const mf_datatype *old, MPI_Aint disp, size_t 
     if (old->dt_nruns == 1 && r->r_n == 1) {
         /* one piece per copy: a block is one run, and blocks of one piece are one run */
         if (blen == 1 || elem_stride == (MPI_Aint)r->r_len)
-            return mf_dt_emit(dt, (struct mf_dt_run){disp + r->r_off, block_stride,
-                                                     r->r_len * blen, count, r->r_tag});
+            return mf_dt_emit(dt, (struct mf_dt_run){disp + r->r_off, block_stride, r->r_len * blen,
+                                                     count, r->r_tag});
         if (count == 1)
-            return mf_dt_emit(dt, (struct mf_dt_run){disp + r->r_off, elem_stride, r->r_len,
-                                                     blen, r->r_tag});
+            return mf_dt_emit(
+                dt, (struct mf_dt_run){disp + r->r_off, elem_stride, r->r_len, blen, r->r_tag});
     }
     for (size_t i = 0; i < count; i++) {
         for (size_t j = 0; j < blen; j++) {
@@ -194,7 +201,8 @@ int mf_dt_finish(mf_datatype *dt)
     for (size_t i = 0; i < dt->dt_nruns; i++) {
         const struct mf_dt_run *r = &dt->dt_runs[i];
         MPI_Aint span = (MPI_Aint)(r->r_n - 1) * r->r_stride;
-        MPI_Aint lo = r->r_off + mf_dt_min(0, span), hi = r->r_off + mf_dt_max(0, span) + (MPI_Aint)r->r_len;
+        MPI_Aint lo = r->r_off + mf_dt_min(0, span),
+                 hi = r->r_off + mf_dt_max(0, span) + (MPI_Aint)r->r_len;
         tlo = i ? mf_dt_min(tlo, lo) : lo;
         thi = i ? mf_dt_max(thi, hi) : hi;
         const struct mf_dt_builtin_info *bi = mf_dt_builtin_info(r->r_tag);

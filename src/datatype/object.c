@@ -17,7 +17,6 @@
 
 static mf_handle_table mf_dt_table = MF_HANDLE_TABLE_INIT(MF_CLASS_DATATYPE);
 
-
 mf_datatype *mf_datatype_get(MPI_Datatype handle)
 {
     if (MF_HANDLE_KIND(handle) == MF_HANDLE_USER)
@@ -122,4 +121,3 @@ const char *mf_datatype_name(const mf_datatype *dt)
 {
     return dt->dt_name;
 }
-

@@ -32,8 +32,8 @@ static inline MPI_Count mf_status_get_bytes(const MPI_Status *s)
 
 static inline void mf_status_set_cancelled(MPI_Status *s, bool cancelled)
 {
-    s->count_hi_and_cancelled = (int)(((uint32_t)s->count_hi_and_cancelled & 0x7fffffffu) |
-                                      (cancelled ? 0x80000000u : 0u));
+    s->count_hi_and_cancelled =
+        (int)(((uint32_t)s->count_hi_and_cancelled & 0x7fffffffu) | (cancelled ? 0x80000000u : 0u));
 }
 #endif
 

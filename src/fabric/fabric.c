@@ -86,8 +86,10 @@ int mf_fabrics_open(void)
         mf_fabric_open_list[mf_fabric_nopen++] = f;
     }
     if (!known && mf_g.size > 1)
-        return mf_error(MPI_ERR_ARG, "MPI_Init: MANIFOLD_FABRIC=%s names no network fabric "
-                        "(available: %s)", network, names[0] ? names : "none");
+        return mf_error(MPI_ERR_ARG,
+                        "MPI_Init: MANIFOLD_FABRIC=%s names no network fabric "
+                        "(available: %s)",
+                        network, names[0] ? names : "none");
     return MPI_SUCCESS;
 }
 
@@ -153,9 +155,10 @@ int mf_fabrics_start(void)
                 mf_fabric_bound[r] = f;
         }
         if (!mf_fabric_bound[r])
-            return mf_error(MPI_ERR_OTHER, "MPI_Init: no fabric reaches rank %d (host %d); "
-                            "opened fabrics: %d, MANIFOLD_FABRIC=%s", r, mf_g.node_of[r],
-                            mf_fabric_nopen, mf_config_str("MANIFOLD_FABRIC"));
+            return mf_error(MPI_ERR_OTHER,
+                            "MPI_Init: no fabric reaches rank %d (host %d); "
+                            "opened fabrics: %d, MANIFOLD_FABRIC=%s",
+                            r, mf_g.node_of[r], mf_fabric_nopen, mf_config_str("MANIFOLD_FABRIC"));
     }
     for (int i = 0; i < mf_fabric_nopen; i++) {
         for (int r = 0; r < mf_g.size; r++) {
@@ -216,8 +219,8 @@ void mf_fabric_no_rkey_release(mf_fabric *f, uint64_t rkey)
 {
 }
 
-int mf_fabric_no_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
-                      const struct iovec *iov, int niov, size_t len, mf_fabric_done *done)
+int mf_fabric_no_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
+                      int niov, size_t len, mf_fabric_done *done)
 {
     return mf_error(MPI_ERR_INTERN, "fabric %s: rget is not supported", f->name);
 }

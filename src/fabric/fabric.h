@@ -77,7 +77,7 @@ enum {
 enum mf_fabric_flags {
     MF_FABRIC_RGET = 1u << 0,      /* can pull a peer's memory described by an rkey (CMA, RDMA) */
     MF_FABRIC_UNORDERED = 1u << 1, /* frames to one peer may overtake each other */
-    MF_FABRIC_NETWORK = 1u << 2,   /* crosses hosts (tcp, sctp, ofi); selectable by MANIFOLD_FABRIC */
+    MF_FABRIC_NETWORK = 1u << 2, /* crosses hosts (tcp, sctp, ofi); selectable by MANIFOLD_FABRIC */
 };
 
 typedef struct mf_fabric_ops {
@@ -142,8 +142,8 @@ struct mf_fabric {
 /* ---- Stubs for unsupported optional ops ---- */
 int mf_fabric_no_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
 void mf_fabric_no_rkey_release(mf_fabric *f, uint64_t rkey);
-int mf_fabric_no_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
-                      const struct iovec *iov, int niov, size_t len, mf_fabric_done *done);
+int mf_fabric_no_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
+                      int niov, size_t len, mf_fabric_done *done);
 int mf_fabric_no_wait_fd(mf_fabric *f);
 bool mf_fabric_always_sleep(mf_fabric *f);
 void mf_fabric_no_sleep_end(mf_fabric *f);

@@ -19,11 +19,11 @@
 #define MF_WIRE_MAX_FRAME ((uint64_t)1 << 30)
 
 enum mf_wire_type {
-    MF_MSG_EAGER = 1,  /* whole message in this frame: ctx, src, tag, len (== total), sreq if SYNC */
-    MF_MSG_RTS = 2,    /* rendezvous request: envelope, total, sreq, rkey (if the fabric can rget) */
-    MF_MSG_CTS = 3,    /* receiver matched: sreq, rreq; sender then streams MF_MSG_DATA */
-    MF_MSG_DATA = 4,   /* part of a rendezvous payload: rreq, offset, len */
-    MF_MSG_FIN = 5,    /* receiver pulled the data itself (rget): sreq may complete */
+    MF_MSG_EAGER = 1, /* whole message in this frame: ctx, src, tag, len (== total), sreq if SYNC */
+    MF_MSG_RTS = 2,   /* rendezvous request: envelope, total, sreq, rkey (if the fabric can rget) */
+    MF_MSG_CTS = 3,   /* receiver matched: sreq, rreq; sender then streams MF_MSG_DATA */
+    MF_MSG_DATA = 4,  /* part of a rendezvous payload: rreq, offset, len */
+    MF_MSG_FIN = 5,   /* receiver pulled the data itself (rget): sreq may complete */
     MF_MSG_SYNC_ACK = 6, /* eager synchronous send matched: sreq may complete */
     MF_MSG_TYPE_MAX = 6,
 };
@@ -41,11 +41,11 @@ typedef struct mf_wire_hdr {
     uint32_t context; /* communicator context id (+1 for collective traffic) */
     int32_t src;      /* sender's rank in the communicator (local group for intercomms) */
     int32_t tag;
-    uint64_t len;     /* payload bytes following this header in this frame */
-    uint64_t total;   /* EAGER/RTS: message size; DATA: offset of this payload in the message */
-    uint64_t sreq;    /* sender's request id */
-    uint64_t rreq;    /* receiver's request id */
-    uint64_t rkey;    /* RTS with rget: the sender's fabric-specific key (e.g. CMA address) */
+    uint64_t len;   /* payload bytes following this header in this frame */
+    uint64_t total; /* EAGER/RTS: message size; DATA: offset of this payload in the message */
+    uint64_t sreq;  /* sender's request id */
+    uint64_t rreq;  /* receiver's request id */
+    uint64_t rkey;  /* RTS with rget: the sender's fabric-specific key (e.g. CMA address) */
 } mf_wire_hdr;
 
 void mf_wire_encode(const mf_wire_hdr *h, unsigned char out[MF_WIRE_HDR_SIZE]);

@@ -38,9 +38,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     /* Field by field: the struct has padding that memcmp would compare. */
     if (h.type != again.type || h.flags != again.flags || h.context != again.context ||
-        h.src != again.src || h.tag != again.tag || h.len != again.len ||
-        h.total != again.total || h.sreq != again.sreq || h.rreq != again.rreq ||
-        h.rkey != again.rkey)
+        h.src != again.src || h.tag != again.tag || h.len != again.len || h.total != again.total ||
+        h.sreq != again.sreq || h.rreq != again.rreq || h.rkey != again.rkey)
         abort();
     return 0;
 }

@@ -10,12 +10,12 @@
 #include "fabric/wire.h"
 
 static int failures;
-#define CHECK(c)                                                                                  \
-    do {                                                                                          \
-        if (!(c)) {                                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                 \
-            failures++;                                                                           \
-        }                                                                                         \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static bool same(const mf_wire_hdr *a, const mf_wire_hdr *b)
@@ -55,19 +55,34 @@ static void reject(const mf_wire_hdr *h, int at, int byte, const char *word)
 
 static void test_roundtrips(void)
 {
-    mf_wire_hdr eager = {.type = MF_MSG_EAGER, .flags = MF_WIRE_SYNC, .context = 0xFFFFFFFFu,
-                         .src = 0x7FFFFFFF, .tag = 0x7FFFFFFF, .len = 12345, .total = 12345,
-                         .sreq = UINT64_MAX, .rreq = 0, .rkey = 0x0102030405060708ull};
+    mf_wire_hdr eager = {.type = MF_MSG_EAGER,
+                         .flags = MF_WIRE_SYNC,
+                         .context = 0xFFFFFFFFu,
+                         .src = 0x7FFFFFFF,
+                         .tag = 0x7FFFFFFF,
+                         .len = 12345,
+                         .total = 12345,
+                         .sreq = UINT64_MAX,
+                         .rreq = 0,
+                         .rkey = 0x0102030405060708ull};
     roundtrip(&eager);
     mf_wire_hdr empty = {.type = MF_MSG_EAGER};
     roundtrip(&empty);
-    mf_wire_hdr rts = {.type = MF_MSG_RTS, .context = 4, .src = 3, .tag = 0, .total = UINT64_MAX,
-                       .sreq = 99, .rkey = UINT64_MAX};
+    mf_wire_hdr rts = {.type = MF_MSG_RTS,
+                       .context = 4,
+                       .src = 3,
+                       .tag = 0,
+                       .total = UINT64_MAX,
+                       .sreq = 99,
+                       .rkey = UINT64_MAX};
     roundtrip(&rts);
     mf_wire_hdr cts = {.type = MF_MSG_CTS, .flags = MF_WIRE_TRUNC, .tag = -5, .sreq = 1, .rreq = 2};
     roundtrip(&cts);
-    mf_wire_hdr data = {.type = MF_MSG_DATA, .tag = -1, .len = MF_WIRE_MAX_FRAME,
-                        .total = UINT64_MAX - MF_WIRE_MAX_FRAME, .rreq = 7};
+    mf_wire_hdr data = {.type = MF_MSG_DATA,
+                        .tag = -1,
+                        .len = MF_WIRE_MAX_FRAME,
+                        .total = UINT64_MAX - MF_WIRE_MAX_FRAME,
+                        .rreq = 7};
     roundtrip(&data);
     mf_wire_hdr fin = {.type = MF_MSG_FIN, .flags = MF_WIRE_FLAGS_ALL, .sreq = 5};
     roundtrip(&fin);
@@ -78,19 +93,26 @@ static void test_roundtrips(void)
 static void test_layout(void)
 {
     /* The layout is a wire format: pin it, so that a change is a conscious version bump. */
-    mf_wire_hdr h = {.type = MF_MSG_DATA, .flags = 1, .context = 0x11223344, .src = 0x01020304,
-                     .tag = -2, .len = 0x10, .total = 0x0807060504030201ull, .sreq = 0xA1,
-                     .rreq = 0xB2, .rkey = 0xC3};
+    mf_wire_hdr h = {.type = MF_MSG_DATA,
+                     .flags = 1,
+                     .context = 0x11223344,
+                     .src = 0x01020304,
+                     .tag = -2,
+                     .len = 0x10,
+                     .total = 0x0807060504030201ull,
+                     .sreq = 0xA1,
+                     .rreq = 0xB2,
+                     .rkey = 0xC3};
     unsigned char b[MF_WIRE_HDR_SIZE];
     mf_wire_encode(&h, b);
     CHECK(b[0] == 'M' && b[1] == 'F' && b[2] == MF_WIRE_VERSION && b[3] == MF_MSG_DATA);
     CHECK(b[4] == 1 && b[5] == 0 && b[6] == 0 && b[7] == 0);
-    CHECK(b[8] == 0x44 && b[11] == 0x11);                  /* context, little-endian */
-    CHECK(b[12] == 0x04 && b[15] == 0x01);                 /* src */
-    CHECK(b[16] == 0xFE && b[19] == 0xFF);                 /* tag -2 */
+    CHECK(b[8] == 0x44 && b[11] == 0x11);  /* context, little-endian */
+    CHECK(b[12] == 0x04 && b[15] == 0x01); /* src */
+    CHECK(b[16] == 0xFE && b[19] == 0xFF); /* tag -2 */
     CHECK(b[20] == 0 && b[21] == 0 && b[22] == 0 && b[23] == 0);
-    CHECK(b[24] == 0x10 && b[31] == 0);                    /* len */
-    CHECK(b[32] == 0x01 && b[39] == 0x08);                 /* total */
+    CHECK(b[24] == 0x10 && b[31] == 0);                     /* len */
+    CHECK(b[32] == 0x01 && b[39] == 0x08);                  /* total */
     CHECK(b[40] == 0xA1 && b[48] == 0xB2 && b[56] == 0xC3); /* sreq, rreq, rkey */
 }
 

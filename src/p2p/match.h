@@ -18,12 +18,12 @@
 /* A message that arrived before its receive was posted. */
 typedef struct mf_unexpected {
     struct mf_unexpected *ux_next, *ux_prev;
-    mf_wire_hdr ux_hdr;      /* the EAGER or RTS header as received */
-    int ux_peer;             /* world rank of the sender */
+    mf_wire_hdr ux_hdr; /* the EAGER or RTS header as received */
+    int ux_peer;        /* world rank of the sender */
     mf_fabric *ux_fabric;
-    unsigned char *ux_data;  /* EAGER: the payload (hdr.len bytes) */
-    bool ux_arrived;         /* EAGER: the whole payload has landed in ux_data */
-    mf_request *ux_waiter;   /* receive matched before the payload landed */
+    unsigned char *ux_data; /* EAGER: the payload (hdr.len bytes) */
+    bool ux_arrived;        /* EAGER: the whole payload has landed in ux_data */
+    mf_request *ux_waiter;  /* receive matched before the payload landed */
     struct iovec ux_iov;
     mf_fabric_sink ux_sink;
 } mf_unexpected;

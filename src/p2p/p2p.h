@@ -24,8 +24,8 @@
 typedef enum mf_request_kind {
     MF_REQ_SEND,
     MF_REQ_RECV,
-    MF_REQ_GREQ,    /* generalized request (MPI_Grequest_start) */
-    MF_REQ_COLL,    /* a nonblocking collective's schedule */
+    MF_REQ_GREQ, /* generalized request (MPI_Grequest_start) */
+    MF_REQ_COLL, /* a nonblocking collective's schedule */
 } mf_request_kind;
 
 enum mf_send_mode { MF_SEND_STANDARD, MF_SEND_SYNC, MF_SEND_READY, MF_SEND_BUFFERED };
@@ -34,13 +34,13 @@ typedef struct mf_request mf_request;
 
 /* What every request exposes; protocol state is private to src/p2p. */
 struct mf_request_public {
-    MPI_Request r_handle;    /* user handle, or MPI_REQUEST_NULL for internal requests */
+    MPI_Request r_handle; /* user handle, or MPI_REQUEST_NULL for internal requests */
     mf_request_kind r_kind;
     bool r_complete;
-    bool r_persistent;       /* created by *_init; inactive between completions */
+    bool r_persistent; /* created by *_init; inactive between completions */
     bool r_active;
-    MPI_Status r_status;     /* valid once complete (source, tag, error, byte count, cancelled) */
-    mf_comm *r_comm;         /* held while the request exists */
+    MPI_Status r_status; /* valid once complete (source, tag, error, byte count, cancelled) */
+    mf_comm *r_comm;     /* held while the request exists */
 };
 
 int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
@@ -59,8 +59,8 @@ int mf_isendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest,
                  void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag,
                  mf_comm *comm, unsigned ctx, mf_request **out);
 int mf_sendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, int stag,
-                void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag,
-                mf_comm *comm, unsigned ctx, MPI_Status *status);
+                void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag, mf_comm *comm,
+                unsigned ctx, MPI_Status *status);
 
 struct mf_request_public *mf_request_info(mf_request *r);
 /* Waits for completion; copies the status out unless status is MPI_STATUS_IGNORE/NULL. Returns

@@ -80,8 +80,7 @@ static void mf_p2p_send_payload(mf_request *r, const mf_wire_hdr *h, struct iove
 
 /* Describes stream bytes [off, off + len) of r's user buffer as at most `max` iovecs. Returns
  * how many, or 0 when that takes more than `max`. */
-static int mf_p2p_range_iov(const mf_request *r, size_t off, size_t len, struct iovec *iov,
-                            int max)
+static int mf_p2p_range_iov(const mf_request *r, size_t off, size_t len, struct iovec *iov, int max)
 {
     size_t covered;
     int n = mf_datatype_iov(r->rq_dt, r->rq_buf, (size_t)r->rq_count, off, iov, max, &covered);
@@ -101,8 +100,7 @@ static int mf_p2p_range_iov(const mf_request *r, size_t off, size_t len, struct 
 
 /* As mf_p2p_range_iov, but also 0 when the pieces average less than MF_P2P_IOV_MIN_PIECE bytes:
  * gathering tiny pieces costs more than packing them. */
-static int mf_p2p_user_iov(const mf_request *r, size_t off, size_t len, struct iovec *iov,
-                           int max)
+static int mf_p2p_user_iov(const mf_request *r, size_t off, size_t len, struct iovec *iov, int max)
 {
     int n = mf_p2p_range_iov(r, off, len, iov, max);
     return n > 0 && len / (size_t)n >= MF_P2P_IOV_MIN_PIECE ? n : 0;
@@ -305,7 +303,8 @@ static void mf_p2p_accept(mf_request *r, const mf_wire_hdr *h, size_t size)
     if (size > r->rq_bytes)
         mf_p2p_fail(r, mf_error(MPI_ERR_TRUNCATE,
                                 "receive: message of %zu bytes from rank %d (tag %d) does not fit "
-                                "the %zu-byte buffer", size, h->src, h->tag, r->rq_bytes));
+                                "the %zu-byte buffer",
+                                size, h->src, h->tag, r->rq_bytes));
     mf_status_set_bytes(&r->pub.r_status, (MPI_Count)r->rq_accepted);
 }
 
@@ -371,8 +370,11 @@ static void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wi
     if (!rc)
         rc = mf_request_register_wire(r);
     if (!rc) {
-        mf_wire_hdr cts = {.type = MF_MSG_CTS, .context = h->context, .total = r->rq_accepted,
-                           .sreq = h->sreq, .rreq = r->rq_wire_id};
+        mf_wire_hdr cts = {.type = MF_MSG_CTS,
+                           .context = h->context,
+                           .total = r->rq_accepted,
+                           .sreq = h->sreq,
+                           .rreq = r->rq_wire_id};
         rc = mf_p2p_send_ctrl(f, peer, &cts);
     }
     if (rc) {
@@ -668,8 +670,8 @@ int mf_recv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf
 }
 
 int mf_sendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, int stag,
-                void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag,
-                mf_comm *comm, unsigned ctx, MPI_Status *status)
+                void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag, mf_comm *comm,
+                unsigned ctx, MPI_Status *status)
 {
     mf_request *rr, *sr;
     int rc = mf_irecv(rbuf, rcount, rdt, source, rtag, comm, ctx, &rr);

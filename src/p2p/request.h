@@ -29,33 +29,33 @@ struct mf_request {
     /* The operation as posted. */
     void *rq_buf;
     MPI_Count rq_count;
-    mf_datatype *rq_dt;   /* held (retained) while the request lives */
-    int rq_rank;          /* dest or source rank in the communicator (may be ANY_SOURCE) */
+    mf_datatype *rq_dt; /* held (retained) while the request lives */
+    int rq_rank;        /* dest or source rank in the communicator (may be ANY_SOURCE) */
     int rq_tag;
-    unsigned rq_ctx;      /* MF_CTX_P2P or MF_CTX_COLL */
+    unsigned rq_ctx; /* MF_CTX_P2P or MF_CTX_COLL */
     enum mf_send_mode rq_mode;
-    size_t rq_bytes;      /* data bytes of the operation: count * type size */
-    int rq_peer;          /* world rank of the peer (receives: known once matched) */
+    size_t rq_bytes; /* data bytes of the operation: count * type size */
+    int rq_peer;     /* world rank of the peer (receives: known once matched) */
     mf_fabric *rq_fabric;
 
-    uint64_t rq_wire_id;  /* id peers use to name this request; 0 when not registered */
-    int rq_busy;          /* outstanding protocol steps (fabric completions, awaited frames) */
-    bool rq_released;     /* the creator called mf_request_free */
-    int rq_error;         /* first error, reported in the status */
+    uint64_t rq_wire_id; /* id peers use to name this request; 0 when not registered */
+    int rq_busy;         /* outstanding protocol steps (fabric completions, awaited frames) */
+    bool rq_released;    /* the creator called mf_request_free */
+    int rq_error;        /* first error, reported in the status */
 
     /* Where the data is: rq_iovs[0..rq_niov) over the user buffer (one piece when contiguous,
      * several for strided types with large enough pieces), or one piece over rq_packed, an
      * owned packed copy, when the type's pieces are too many or too small for iovecs. */
     unsigned char *rq_packed;
-    struct iovec rq_iov;      /* storage for the single-piece case */
-    struct iovec *rq_iovs;    /* &rq_iov, or an owned array of up to MF_P2P_IOV_MAX pieces */
+    struct iovec rq_iov;   /* storage for the single-piece case */
+    struct iovec *rq_iovs; /* &rq_iov, or an owned array of up to MF_P2P_IOV_MAX pieces */
     int rq_niov;
     struct iovec *rq_pieces; /* rendezvous push: one iovec per DATA frame (fabrics may keep it) */
-    size_t rq_accepted;   /* receive: bytes the receiver takes (<= what the sender offered) */
-    size_t rq_received;   /* receive: bytes landed so far */
-    uint64_t rq_rkey;     /* send with rget: the key handed out in the RTS */
-    uint64_t rq_peer_id;  /* the peer's request id (sreq for receivers, rreq for senders) */
-    bool rq_need_ack;     /* synchronous eager send: waiting for SYNC_ACK */
+    size_t rq_accepted;      /* receive: bytes the receiver takes (<= what the sender offered) */
+    size_t rq_received;      /* receive: bytes landed so far */
+    uint64_t rq_rkey;        /* send with rget: the key handed out in the RTS */
+    uint64_t rq_peer_id;     /* the peer's request id (sreq for receivers, rreq for senders) */
+    bool rq_need_ack;        /* synchronous eager send: waiting for SYNC_ACK */
 
     /* Completion hooks from the fabric for this request's sends and pulls. */
     mf_fabric_done rq_send_done;

@@ -112,8 +112,10 @@ static int pmi1_call(const char *cmd, const char *const *kv, int npairs, const c
     char line[MF_PMI_LINE_MAX + 2];
     int len = mf_pmi_format(line, sizeof line, cmd, kv, npairs);
     if (len < 0)
-        return mf_error(MPI_ERR_OTHER, "PMI: cannot encode command '%s' (value not wire-safe or "
-                                       "too long)", cmd);
+        return mf_error(MPI_ERR_OTHER,
+                        "PMI: cannot encode command '%s' (value not wire-safe or "
+                        "too long)",
+                        cmd);
     int rc = pmi1_write(line, (size_t)len);
     if (rc != MPI_SUCCESS || !expect)
         return rc;
@@ -291,8 +293,10 @@ static int pmi1_put(const char *key, const char *value)
         return mf_error(MPI_ERR_OTHER, "PMI: value for key '%.40s' too long (%zu bytes)", key,
                         strlen(value));
     if (!mf_pmi_key_ok(key) || !mf_pmi_value_ok(value))
-        return mf_error(MPI_ERR_OTHER, "PMI: key '%.40s' or its value has characters the PMI wire "
-                                       "cannot carry (hex-encode binary values)", key);
+        return mf_error(MPI_ERR_OTHER,
+                        "PMI: key '%.40s' or its value has characters the PMI wire "
+                        "cannot carry (hex-encode binary values)",
+                        key);
     const char *kv[] = {"kvsname", pmi1_kvsname, "key", key, "value", value};
     int rc = pmi1_call("put", kv, 3, "put_result");
     return rc != MPI_SUCCESS ? rc : pmi1_check_rc("put");
@@ -320,8 +324,7 @@ static int pmi1_get(const char *key, char *value, size_t len)
     if (!v)
         return mf_error(MPI_ERR_OTHER, "PMI: reply to 'get' has no value");
     if (strlen(v) >= len)
-        return mf_error(MPI_ERR_OTHER, "PMI: value of '%.40s' does not fit in %zu bytes", key,
-                        len);
+        return mf_error(MPI_ERR_OTHER, "PMI: value of '%.40s' does not fit in %zu bytes", key, len);
     strcpy(value, v);
     return MPI_SUCCESS;
 }

@@ -25,8 +25,8 @@
 #define MF_PMI_FIELDS_MAX 16
 
 typedef struct mf_pmi_msg {
-    int nfields;                          /* fields[0] is always "cmd" */
-    const char *keys[MF_PMI_FIELDS_MAX];  /* NUL-terminated, pointing into `storage` */
+    int nfields;                         /* fields[0] is always "cmd" */
+    const char *keys[MF_PMI_FIELDS_MAX]; /* NUL-terminated, pointing into `storage` */
     const char *vals[MF_PMI_FIELDS_MAX];
     char storage[MF_PMI_LINE_MAX + 1];
 } mf_pmi_msg;

@@ -10,12 +10,12 @@
 
 static int failures;
 
-#define CHECK(cond)                                                                               \
-    do {                                                                                          \
-        if (!(cond)) {                                                                            \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);              \
-            failures++;                                                                           \
-        }                                                                                         \
+#define CHECK(cond)                                                                                \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static int parse(mf_pmi_msg *m, const char *s)
@@ -62,9 +62,11 @@ static void test_parse(void)
     CHECK(parse(&m, "cmd=put k=v\x01") != 0);
     CHECK(parse(&m, "cmd=put k=v\x7f") != 0);
     CHECK(mf_pmi_parse(&m, "cmd=put k=v\0x", 13, NULL) != 0); /* embedded NUL */
-    CHECK(parse(&m, "cmd=a a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 j=10 k=11 l=12 m=13 n=14 o=15") == 0);
-    CHECK(parse(&m, "cmd=a a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 j=10 k=11 l=12 m=13 n=14 o=15 p=16")
-          != 0);
+    CHECK(parse(&m, "cmd=a a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 j=10 k=11 l=12 m=13 n=14 o=15") ==
+          0);
+    CHECK(
+        parse(&m, "cmd=a a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 j=10 k=11 l=12 m=13 n=14 o=15 p=16") !=
+        0);
 
     static char big[MF_PMI_LINE_MAX + 16];
     memset(big, 'x', sizeof big - 1);

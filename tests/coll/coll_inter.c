@@ -24,8 +24,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(inter, &rank);
     MPI_Comm_size(inter, &size);
     MPI_Comm_remote_size(inter, &rsize);
-    /* world rank of rank r of group g */
-    #define WR(g, r) (2 * (r) + (g))
+/* world rank of rank r of group g */
+#define WR(g, r) (2 * (r) + (g))
 
     MF_CHECK_MPI(MPI_Barrier(inter));
 

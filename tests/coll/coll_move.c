@@ -93,7 +93,8 @@ static void test_gather_scatter(int count)
         dsp[r] = total;
         total += cnt[r] + 3;
     }
-    int *v = malloc(((size_t)total + 1) * sizeof *v), *m2 = malloc(((size_t)cnt[rank] + 1) * sizeof *m2);
+    int *v = malloc(((size_t)total + 1) * sizeof *v),
+        *m2 = malloc(((size_t)cnt[rank] + 1) * sizeof *m2);
     for (int i = 0; i < cnt[rank]; i++)
         m2[i] = val(rank, i);
     for (int i = 0; i < total; i++)
@@ -102,7 +103,8 @@ static void test_gather_scatter(int count)
     if (rank == root)
         for (int r = 0; r < size; r++) {
             for (int i = 0; i < cnt[r]; i++)
-                MF_CHECK(v[dsp[r] + i] == val(r, i), "gatherv: from %d [%d]=%d", r, i, v[dsp[r] + i]);
+                MF_CHECK(v[dsp[r] + i] == val(r, i), "gatherv: from %d [%d]=%d", r, i,
+                         v[dsp[r] + i]);
             MF_CHECK(v[dsp[r] + cnt[r]] == -5, "gatherv wrote into the gap after %d", r);
         }
     for (int i = 0; i < cnt[rank]; i++)
@@ -184,8 +186,8 @@ static void test_alltoall(int count)
                 s[p * count + i] = a2a(rank, p, i);
                 r[p * count + i] = ip ? a2a(rank, p, i) : -1;
             }
-        MF_CHECK_MPI(MPI_Alltoall(ip ? MPI_IN_PLACE : s, count, MPI_INT, r, count, MPI_INT,
-                                  MPI_COMM_WORLD));
+        MF_CHECK_MPI(
+            MPI_Alltoall(ip ? MPI_IN_PLACE : s, count, MPI_INT, r, count, MPI_INT, MPI_COMM_WORLD));
         for (int p = 0; p < size; p++)
             for (int i = 0; i < count; i++)
                 if (r[p * count + i] != a2a(p, rank, i)) {

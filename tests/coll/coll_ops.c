@@ -18,142 +18,166 @@ static int rank, size;
 static long long input(int op_kind, int r, int i)
 {
     switch (op_kind) {
-    case 0: return (r * 5 + i * 3) % 11 - (i % 2 ? 5 : 0); /* MAX/MIN/SUM: may be negative */
-    case 1: return (r == i % size) ? 2 + (i % 2) : 1;       /* PROD */
-    case 2: return (r + i) % 3 == 0;                        /* logical */
-    default: return (1 << ((r + i) % 7)) | (r & 1);         /* bitwise */
+    case 0:
+        return (r * 5 + i * 3) % 11 - (i % 2 ? 5 : 0); /* MAX/MIN/SUM: may be negative */
+    case 1:
+        return (r == i % size) ? 2 + (i % 2) : 1; /* PROD */
+    case 2:
+        return (r + i) % 3 == 0; /* logical */
+    default:
+        return (1 << ((r + i) % 7)) | (r & 1); /* bitwise */
     }
 }
 
 /* Integer-like types: every op the standard gives C/Fortran integers. */
-#define TEST_INT(T, MT, is_signed)                                                                \
-    do {                                                                                          \
-        const MPI_Op ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD, MPI_LAND, MPI_LOR, MPI_LXOR,   \
-                              MPI_BAND, MPI_BOR, MPI_BXOR};                                       \
-        const int kinds[] = {0, 0, 0, 1, 2, 2, 2, 3, 3, 3};                                       \
-        for (int o = 0; o < 10; o++) {                                                            \
-            T s[N], r[N], e[N];                                                                   \
-            for (int i = 0; i < N; i++) {                                                         \
-                long long v = input(kinds[o], rank, i);                                           \
-                s[i] = (T)(is_signed ? v : (v < 0 ? -v : v));                                     \
-                for (int q = 0; q < size; q++) {                                                  \
-                    long long w0 = input(kinds[o], q, i);                                         \
-                    T w = (T)(is_signed ? w0 : (w0 < 0 ? -w0 : w0));                              \
-                    if (q == 0) {                                                                 \
-                        e[i] = kinds[o] == 2 ? (T)(w != 0) : w;                                   \
-                        continue;                                                                 \
-                    }                                                                             \
-                    switch (o) {                                                                  \
-                    case 0: e[i] = w > e[i] ? w : e[i]; break;                                    \
-                    case 1: e[i] = w < e[i] ? w : e[i]; break;                                    \
-                    case 2: e[i] = (T)(e[i] + w); break;                                          \
-                    case 3: e[i] = (T)(e[i] * w); break;                                          \
-                    case 4: e[i] = (T)(e[i] && w); break;                                         \
-                    case 5: e[i] = (T)(e[i] || w); break;                                         \
-                    case 6: e[i] = (T)((e[i] != 0) != (w != 0)); break;                           \
-                    case 7: e[i] = (T)(e[i] & w); break;                                          \
-                    case 8: e[i] = (T)(e[i] | w); break;                                          \
-                    case 9: e[i] = (T)(e[i] ^ w); break;                                          \
-                    }                                                                             \
-                }                                                                                 \
-            }                                                                                     \
-            MF_CHECK_MPI(MPI_Allreduce(s, r, N, MT, ops[o], MPI_COMM_WORLD));                     \
-            for (int i = 0; i < N; i++)                                                           \
-                MF_CHECK(r[i] == e[i], "%s op #%d [%d]: got %lld expected %lld", #MT, o, i,       \
-                         (long long)r[i], (long long)e[i]);                                       \
-        }                                                                                         \
+#define TEST_INT(T, MT, is_signed)                                                                 \
+    do {                                                                                           \
+        const MPI_Op ops[] = {MPI_MAX, MPI_MIN,  MPI_SUM,  MPI_PROD, MPI_LAND,                     \
+                              MPI_LOR, MPI_LXOR, MPI_BAND, MPI_BOR,  MPI_BXOR};                    \
+        const int kinds[] = {0, 0, 0, 1, 2, 2, 2, 3, 3, 3};                                        \
+        for (int o = 0; o < 10; o++) {                                                             \
+            T s[N], r[N], e[N];                                                                    \
+            for (int i = 0; i < N; i++) {                                                          \
+                long long v = input(kinds[o], rank, i);                                            \
+                s[i] = (T)(is_signed ? v : (v < 0 ? -v : v));                                      \
+                for (int q = 0; q < size; q++) {                                                   \
+                    long long w0 = input(kinds[o], q, i);                                          \
+                    T w = (T)(is_signed ? w0 : (w0 < 0 ? -w0 : w0));                               \
+                    if (q == 0) {                                                                  \
+                        e[i] = kinds[o] == 2 ? (T)(w != 0) : w;                                    \
+                        continue;                                                                  \
+                    }                                                                              \
+                    switch (o) {                                                                   \
+                    case 0:                                                                        \
+                        e[i] = w > e[i] ? w : e[i];                                                \
+                        break;                                                                     \
+                    case 1:                                                                        \
+                        e[i] = w < e[i] ? w : e[i];                                                \
+                        break;                                                                     \
+                    case 2:                                                                        \
+                        e[i] = (T)(e[i] + w);                                                      \
+                        break;                                                                     \
+                    case 3:                                                                        \
+                        e[i] = (T)(e[i] * w);                                                      \
+                        break;                                                                     \
+                    case 4:                                                                        \
+                        e[i] = (T)(e[i] && w);                                                     \
+                        break;                                                                     \
+                    case 5:                                                                        \
+                        e[i] = (T)(e[i] || w);                                                     \
+                        break;                                                                     \
+                    case 6:                                                                        \
+                        e[i] = (T)((e[i] != 0) != (w != 0));                                       \
+                        break;                                                                     \
+                    case 7:                                                                        \
+                        e[i] = (T)(e[i] & w);                                                      \
+                        break;                                                                     \
+                    case 8:                                                                        \
+                        e[i] = (T)(e[i] | w);                                                      \
+                        break;                                                                     \
+                    case 9:                                                                        \
+                        e[i] = (T)(e[i] ^ w);                                                      \
+                        break;                                                                     \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+            MF_CHECK_MPI(MPI_Allreduce(s, r, N, MT, ops[o], MPI_COMM_WORLD));                      \
+            for (int i = 0; i < N; i++)                                                            \
+                MF_CHECK(r[i] == e[i], "%s op #%d [%d]: got %lld expected %lld", #MT, o, i,        \
+                         (long long)r[i], (long long)e[i]);                                        \
+        }                                                                                          \
     } while (0)
 
 /* Floating types: MAX MIN SUM PROD (small integers, exact in every format). */
-#define TEST_FLOAT(T, MT)                                                                         \
-    do {                                                                                          \
-        const MPI_Op ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD};                               \
-        for (int o = 0; o < 4; o++) {                                                             \
-            T s[N], r[N], e[N];                                                                   \
-            int kind = o == 3 ? 1 : 0;                                                            \
-            for (int i = 0; i < N; i++) {                                                         \
-                s[i] = (T)input(kind, rank, i) / 2;                                               \
-                for (int q = 0; q < size; q++) {                                                  \
-                    T w = (T)input(kind, q, i) / 2;                                               \
-                    e[i] = q == 0  ? w                                                            \
-                           : o == 0 ? (w > e[i] ? w : e[i])                                       \
-                           : o == 1 ? (w < e[i] ? w : e[i])                                       \
-                           : o == 2 ? e[i] + w                                                    \
-                                    : e[i] * w;                                                   \
-                }                                                                                 \
-            }                                                                                     \
-            MF_CHECK_MPI(MPI_Allreduce(s, r, N, MT, ops[o], MPI_COMM_WORLD));                     \
-            for (int i = 0; i < N; i++)                                                           \
-                MF_CHECK(r[i] == e[i], "%s op #%d [%d]: got %g expected %g", #MT, o, i,           \
-                         (double)r[i], (double)e[i]);                                             \
-        }                                                                                         \
+#define TEST_FLOAT(T, MT)                                                                          \
+    do {                                                                                           \
+        const MPI_Op ops[] = {MPI_MAX, MPI_MIN, MPI_SUM, MPI_PROD};                                \
+        for (int o = 0; o < 4; o++) {                                                              \
+            T s[N], r[N], e[N];                                                                    \
+            int kind = o == 3 ? 1 : 0;                                                             \
+            for (int i = 0; i < N; i++) {                                                          \
+                s[i] = (T)input(kind, rank, i) / 2;                                                \
+                for (int q = 0; q < size; q++) {                                                   \
+                    T w = (T)input(kind, q, i) / 2;                                                \
+                    e[i] = q == 0   ? w                                                            \
+                           : o == 0 ? (w > e[i] ? w : e[i])                                        \
+                           : o == 1 ? (w < e[i] ? w : e[i])                                        \
+                           : o == 2 ? e[i] + w                                                     \
+                                    : e[i] * w;                                                    \
+                }                                                                                  \
+            }                                                                                      \
+            MF_CHECK_MPI(MPI_Allreduce(s, r, N, MT, ops[o], MPI_COMM_WORLD));                      \
+            for (int i = 0; i < N; i++)                                                            \
+                MF_CHECK(r[i] == e[i], "%s op #%d [%d]: got %g expected %g", #MT, o, i,            \
+                         (double)r[i], (double)e[i]);                                              \
+        }                                                                                          \
     } while (0)
 
-#define TEST_COMPLEX(T, MT)                                                                       \
-    do {                                                                                          \
-        const MPI_Op ops[] = {MPI_SUM, MPI_PROD};                                                 \
-        for (int o = 0; o < 2; o++) {                                                             \
-            T s[N], r[N], e[N];                                                                   \
-            for (int i = 0; i < N; i++) {                                                         \
-                s[i] = (T)(o ? 1 : rank) + (T)(rank == i % size) * (T)I;                          \
-                for (int q = 0; q < size; q++) {                                                  \
-                    T w = (T)(o ? 1 : q) + (T)(q == i % size) * (T)I;                             \
-                    e[i] = q == 0 ? w : o ? e[i] * w : e[i] + w;                                  \
-                }                                                                                 \
-            }                                                                                     \
-            MF_CHECK_MPI(MPI_Allreduce(s, r, N, MT, ops[o], MPI_COMM_WORLD));                     \
-            for (int i = 0; i < N; i++)                                                           \
-                MF_CHECK(r[i] == e[i], "%s op #%d [%d]: got %g%+gi", #MT, o, i,                   \
-                         (double)creal(r[i]), (double)cimag(r[i]));                               \
-        }                                                                                         \
+#define TEST_COMPLEX(T, MT)                                                                        \
+    do {                                                                                           \
+        const MPI_Op ops[] = {MPI_SUM, MPI_PROD};                                                  \
+        for (int o = 0; o < 2; o++) {                                                              \
+            T s[N], r[N], e[N];                                                                    \
+            for (int i = 0; i < N; i++) {                                                          \
+                s[i] = (T)(o ? 1 : rank) + (T)(rank == i % size) * (T)I;                           \
+                for (int q = 0; q < size; q++) {                                                   \
+                    T w = (T)(o ? 1 : q) + (T)(q == i % size) * (T)I;                              \
+                    e[i] = q == 0 ? w : o ? e[i] * w : e[i] + w;                                   \
+                }                                                                                  \
+            }                                                                                      \
+            MF_CHECK_MPI(MPI_Allreduce(s, r, N, MT, ops[o], MPI_COMM_WORLD));                      \
+            for (int i = 0; i < N; i++)                                                            \
+                MF_CHECK(r[i] == e[i], "%s op #%d [%d]: got %g%+gi", #MT, o, i,                    \
+                         (double)creal(r[i]), (double)cimag(r[i]));                                \
+        }                                                                                          \
     } while (0)
 
-#define TEST_LOGICAL(T, MT)                                                                       \
-    do {                                                                                          \
-        const MPI_Op ops[] = {MPI_LAND, MPI_LOR, MPI_LXOR};                                       \
-        for (int o = 0; o < 3; o++) {                                                             \
-            T s[N], r[N];                                                                         \
-            bool e[N];                                                                            \
-            for (int i = 0; i < N; i++) {                                                         \
-                s[i] = (T)input(2, rank, i);                                                      \
-                for (int q = 0; q < size; q++) {                                                  \
-                    bool w = input(2, q, i) != 0;                                                 \
-                    e[i] = q == 0 ? w : o == 0 ? (e[i] && w) : o == 1 ? (e[i] || w) : e[i] != w;  \
-                }                                                                                 \
-            }                                                                                     \
-            MF_CHECK_MPI(MPI_Allreduce(s, r, N, MT, ops[o], MPI_COMM_WORLD));                     \
-            for (int i = 0; i < N; i++)                                                           \
-                MF_CHECK((r[i] != 0) == e[i], "%s op #%d [%d]: got %d", #MT, o, i, (int)r[i]);    \
-        }                                                                                         \
+#define TEST_LOGICAL(T, MT)                                                                        \
+    do {                                                                                           \
+        const MPI_Op ops[] = {MPI_LAND, MPI_LOR, MPI_LXOR};                                        \
+        for (int o = 0; o < 3; o++) {                                                              \
+            T s[N], r[N];                                                                          \
+            bool e[N];                                                                             \
+            for (int i = 0; i < N; i++) {                                                          \
+                s[i] = (T)input(2, rank, i);                                                       \
+                for (int q = 0; q < size; q++) {                                                   \
+                    bool w = input(2, q, i) != 0;                                                  \
+                    e[i] = q == 0 ? w : o == 0 ? (e[i] && w) : o == 1 ? (e[i] || w) : e[i] != w;   \
+                }                                                                                  \
+            }                                                                                      \
+            MF_CHECK_MPI(MPI_Allreduce(s, r, N, MT, ops[o], MPI_COMM_WORLD));                      \
+            for (int i = 0; i < N; i++)                                                            \
+                MF_CHECK((r[i] != 0) == e[i], "%s op #%d [%d]: got %d", #MT, o, i, (int)r[i]);     \
+        }                                                                                          \
     } while (0)
 
-#define TEST_PAIR(V, I_, MT)                                                                      \
-    do {                                                                                          \
-        struct {                                                                                  \
-            V v;                                                                                  \
-            I_ i;                                                                                 \
-        } s[N], r[N], e[N];                                                                       \
-        for (int o = 0; o < 2; o++) {                                                             \
-            for (int i = 0; i < N; i++) {                                                         \
-                s[i].v = (V)((rank * 3 + i) % 4);                                                 \
-                s[i].i = (I_)rank;                                                                \
-                for (int q = 0; q < size; q++) {                                                  \
-                    V w = (V)((q * 3 + i) % 4);                                                   \
-                    /* ranks come in ascending order, so a tie keeps the earlier index */         \
-                    if (q == 0 || (o == 0 ? w < e[i].v : w > e[i].v)) {                           \
-                        e[i].v = w;                                                               \
-                        e[i].i = (I_)q;                                                           \
-                    }                                                                             \
-                }                                                                                 \
-            }                                                                                     \
-            MF_CHECK_MPI(MPI_Allreduce(s, r, N, MT, o == 0 ? MPI_MINLOC : MPI_MAXLOC,             \
-                                       MPI_COMM_WORLD));                                          \
-            for (int i = 0; i < N; i++)                                                           \
-                MF_CHECK(r[i].v == e[i].v && r[i].i == e[i].i,                                    \
-                         "%s %s [%d]: got (%g, %g) expected (%g, %g)", #MT,                       \
-                         o ? "MAXLOC" : "MINLOC", i, (double)r[i].v, (double)r[i].i,              \
-                         (double)e[i].v, (double)e[i].i);                                         \
-        }                                                                                         \
+#define TEST_PAIR(V, I_, MT)                                                                       \
+    do {                                                                                           \
+        struct {                                                                                   \
+            V v;                                                                                   \
+            I_ i;                                                                                  \
+        } s[N], r[N], e[N];                                                                        \
+        for (int o = 0; o < 2; o++) {                                                              \
+            for (int i = 0; i < N; i++) {                                                          \
+                s[i].v = (V)((rank * 3 + i) % 4);                                                  \
+                s[i].i = (I_)rank;                                                                 \
+                for (int q = 0; q < size; q++) {                                                   \
+                    V w = (V)((q * 3 + i) % 4);                                                    \
+                    /* ranks come in ascending order, so a tie keeps the earlier index */          \
+                    if (q == 0 || (o == 0 ? w < e[i].v : w > e[i].v)) {                            \
+                        e[i].v = w;                                                                \
+                        e[i].i = (I_)q;                                                            \
+                    }                                                                              \
+                }                                                                                  \
+            }                                                                                      \
+            MF_CHECK_MPI(                                                                          \
+                MPI_Allreduce(s, r, N, MT, o == 0 ? MPI_MINLOC : MPI_MAXLOC, MPI_COMM_WORLD));     \
+            for (int i = 0; i < N; i++)                                                            \
+                MF_CHECK(r[i].v == e[i].v && r[i].i == e[i].i,                                     \
+                         "%s %s [%d]: got (%g, %g) expected (%g, %g)", #MT,                        \
+                         o ? "MAXLOC" : "MINLOC", i, (double)r[i].v, (double)r[i].i,               \
+                         (double)e[i].v, (double)e[i].i);                                          \
+        }                                                                                          \
     } while (0)
 
 static void test_bytes(void)
@@ -179,9 +203,9 @@ static void test_invalid(void)
         MPI_Op op;
         MPI_Datatype dt;
     } bad[] = {
-        {MPI_BAND, MPI_DOUBLE},          {MPI_LAND, MPI_FLOAT},  {MPI_MAX, MPI_C_DOUBLE_COMPLEX},
-        {MPI_SUM, MPI_C_BOOL},           {MPI_MINLOC, MPI_INT},  {MPI_SUM, MPI_2INT},
-        {MPI_MAX, MPI_BYTE},             {MPI_BXOR, MPI_LOGICAL}, {MPI_PROD, MPI_PACKED},
+        {MPI_BAND, MPI_DOUBLE}, {MPI_LAND, MPI_FLOAT},   {MPI_MAX, MPI_C_DOUBLE_COMPLEX},
+        {MPI_SUM, MPI_C_BOOL},  {MPI_MINLOC, MPI_INT},   {MPI_SUM, MPI_2INT},
+        {MPI_MAX, MPI_BYTE},    {MPI_BXOR, MPI_LOGICAL}, {MPI_PROD, MPI_PACKED},
     };
     char buf[64], out[64];
     memset(buf, 0, sizeof buf);

@@ -34,7 +34,8 @@ static void test_allreduce(int count)
             s[i] = in(rank, i);
             r[i] = ip ? s[i] : -1;
         }
-        MF_CHECK_MPI(MPI_Allreduce(ip ? MPI_IN_PLACE : s, r, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
+        MF_CHECK_MPI(
+            MPI_Allreduce(ip ? MPI_IN_PLACE : s, r, count, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
         for (int i = 0; i < count; i++)
             if (r[i] != sum_upto(size, i)) {
                 MF_CHECK(0, "allreduce sum ip=%d count=%d: r[%d]=%d", ip, count, i, r[i]);
@@ -73,7 +74,8 @@ static void test_reduce(int count)
             if (rank == root)
                 for (int i = 0; i < count; i++)
                     if (r[i] != sum_upto(size, i)) {
-                        MF_CHECK(0, "reduce root=%d ip=%d count=%d: r[%d]=%d", root, ip, count, i, r[i]);
+                        MF_CHECK(0, "reduce root=%d ip=%d count=%d: r[%d]=%d", root, ip, count, i,
+                                 r[i]);
                         break;
                     }
         }
@@ -197,12 +199,12 @@ static void test_noncommutative(void)
     }
     MF_CHECK_MPI(MPI_Allreduce(s, r, N, dt, op, MPI_COMM_WORLD));
     for (int i = 0; i < N; i++)
-        MF_CHECK(r[i].val == expect_range(0, size, i).val, "noncommutative allreduce [%d]=%lld",
-                 i, (long long)r[i].val);
+        MF_CHECK(r[i].val == expect_range(0, size, i).val, "noncommutative allreduce [%d]=%lld", i,
+                 (long long)r[i].val);
     MF_CHECK_MPI(MPI_Scan(s, r, N, dt, op, MPI_COMM_WORLD));
     for (int i = 0; i < N; i++)
-        MF_CHECK(r[i].val == expect_range(0, rank + 1, i).val, "noncommutative scan [%d]=%lld",
-                 i, (long long)r[i].val);
+        MF_CHECK(r[i].val == expect_range(0, rank + 1, i).val, "noncommutative scan [%d]=%lld", i,
+                 (long long)r[i].val);
     MF_CHECK_MPI(MPI_Exscan(s, r, N, dt, op, MPI_COMM_WORLD));
     for (int i = 0; i < N && rank > 0; i++)
         MF_CHECK(r[i].val == expect_range(0, rank, i).val, "noncommutative exscan [%d]=%lld", i,

@@ -19,25 +19,45 @@ static void check_extent(MPI_Datatype t, MPI_Aint lb, MPI_Aint extent, MPI_Aint 
     MF_CHECK_MPI(MPI_Type_get_extent(t, &l, &e));
     MF_CHECK_MPI(MPI_Type_get_true_extent(t, &tl, &te));
     MF_CHECK_MPI(MPI_Type_size(t, &s));
-    MF_CHECK(l == lb && e == extent, "%s: lb/extent %ld/%ld, want %ld/%ld", what, (long)l,
-             (long)e, (long)lb, (long)extent);
-    MF_CHECK(tl == tlb && te == textent, "%s: true lb/extent %ld/%ld, want %ld/%ld", what,
-             (long)tl, (long)te, (long)tlb, (long)textent);
+    MF_CHECK(l == lb && e == extent, "%s: lb/extent %ld/%ld, want %ld/%ld", what, (long)l, (long)e,
+             (long)lb, (long)extent);
+    MF_CHECK(tl == tlb && te == textent, "%s: true lb/extent %ld/%ld, want %ld/%ld", what, (long)tl,
+             (long)te, (long)tlb, (long)textent);
     MF_CHECK(s == size, "%s: size %d, want %d", what, s, size);
 }
 
 static void test_predefined(void)
 {
-    struct { MPI_Datatype t; int size; MPI_Aint extent; const char *name; } p[] = {
+    struct {
+        MPI_Datatype t;
+        int size;
+        MPI_Aint extent;
+        const char *name;
+    } p[] = {
         {MPI_CHAR, 1, 1, "MPI_CHAR"},
         {MPI_INT, (int)sizeof(int), sizeof(int), "MPI_INT"},
         {MPI_LONG_LONG, 8, 8, "MPI_LONG_LONG_INT"},
         {MPI_LONG_DOUBLE, (int)sizeof(long double), sizeof(long double), "MPI_LONG_DOUBLE"},
-        {MPI_FLOAT_INT, 8, sizeof(struct { float a; int b; }), "MPI_FLOAT_INT"},
-        {MPI_DOUBLE_INT, 12, sizeof(struct { double a; int b; }), "MPI_DOUBLE_INT"},
-        {MPI_SHORT_INT, 6, sizeof(struct { short a; int b; }), "MPI_SHORT_INT"},
-        {MPI_LONG_DOUBLE_INT, (int)sizeof(long double) + 4,
-         sizeof(struct { long double a; int b; }), "MPI_LONG_DOUBLE_INT"},
+        {MPI_FLOAT_INT, 8, sizeof(struct {
+             float a;
+             int b;
+         }),
+         "MPI_FLOAT_INT"},
+        {MPI_DOUBLE_INT, 12, sizeof(struct {
+             double a;
+             int b;
+         }),
+         "MPI_DOUBLE_INT"},
+        {MPI_SHORT_INT, 6, sizeof(struct {
+             short a;
+             int b;
+         }),
+         "MPI_SHORT_INT"},
+        {MPI_LONG_DOUBLE_INT, (int)sizeof(long double) + 4, sizeof(struct {
+             long double a;
+             int b;
+         }),
+         "MPI_LONG_DOUBLE_INT"},
         {MPI_2INT, 8, 8, "MPI_2INT"},
         {MPI_C_DOUBLE_COMPLEX, 16, 16, "MPI_C_DOUBLE_COMPLEX"},
         {MPI_DOUBLE_PRECISION, 8, 8, "MPI_DOUBLE_PRECISION"},
@@ -103,7 +123,11 @@ static void test_constructors(void)
     MF_CHECK_MPI(MPI_Type_free(&t2));
 
     /* struct { char c; double d; int i[3]; } as the compiler lays it out */
-    struct s { char c; double d; int i[3]; };
+    struct s {
+        char c;
+        double d;
+        int i[3];
+    };
     int bl[3] = {1, 1, 3};
     MPI_Aint ds[3] = {offsetof(struct s, c), offsetof(struct s, d), offsetof(struct s, i)};
     MPI_Datatype ty[3] = {MPI_CHAR, MPI_DOUBLE, MPI_INT};
@@ -147,7 +171,8 @@ static void test_constructors(void)
     MF_CHECK(comb == MPI_COMBINER_SUBARRAY && ni == 8 && nd == 1, "subarray envelope");
     MF_CHECK_MPI(MPI_Type_get_contents(t, 8, 0, 1, cints, NULL, ctypes));
     MF_CHECK(cints[0] == 2 && cints[1] == 6 && cints[4] == 4 && cints[6] == 2 &&
-             cints[7] == MPI_ORDER_C, "subarray contents");
+                 cints[7] == MPI_ORDER_C,
+             "subarray contents");
     MF_CHECK_MPI(MPI_Type_dup(t, &t2));
     MF_CHECK_MPI(MPI_Type_get_envelope(t2, &ni, &na, &nd, &comb));
     MF_CHECK(comb == MPI_COMBINER_DUP && nd == 1, "dup envelope");
@@ -252,8 +277,8 @@ static void test_errors(void)
     expect_class(MPI_Unpack(buf, 8, &pos, in, 1, t, MPI_COMM_WORLD), MPI_ERR_TRUNCATE,
                  "unpack past insize");
     MPI_Aint apos = 0;
-    expect_class(MPI_Pack_external("native", in, 1, t, buf, 16, &apos),
-                 MPI_ERR_UNSUPPORTED_DATAREP, "unknown datarep");
+    expect_class(MPI_Pack_external("native", in, 1, t, buf, 16, &apos), MPI_ERR_UNSUPPORTED_DATAREP,
+                 "unknown datarep");
     MF_CHECK_MPI(MPI_Type_free(&t));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }

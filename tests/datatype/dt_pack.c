@@ -37,7 +37,10 @@ static void test_pack_roundtrip(void)
     MF_CHECK_MPI(MPI_Type_free(&v));
 
     /* two packs into one buffer, unpacked in order with other types */
-    struct { short s; double d; } pair = {-7, 2.5};
+    struct {
+        short s;
+        double d;
+    } pair = {-7, 2.5};
     int n = 42;
     char buf[64];
     MPI_Datatype st;
@@ -64,7 +67,12 @@ static void test_pack_roundtrip(void)
 static void test_external32(void)
 {
     /* struct { int i; long l; double d; short s; } as external32: 4 + 4 + 8 + 2 bytes */
-    struct rec { int i; long l; double d; short s; } r = {0x01020304, -2, 1.5, 0x0a0b};
+    struct rec {
+        int i;
+        long l;
+        double d;
+        short s;
+    } r = {0x01020304, -2, 1.5, 0x0a0b};
     int bl[4] = {1, 1, 1, 1};
     MPI_Aint ds[4] = {offsetof(struct rec, i), offsetof(struct rec, l), offsetof(struct rec, d),
                       offsetof(struct rec, s)};
@@ -75,9 +83,8 @@ static void test_external32(void)
     MF_CHECK_MPI(MPI_Pack_external_size("external32", 2, t, &size));
     MF_CHECK(size == 36, "external32 size %ld", (long)size);
     unsigned char out[36];
-    const unsigned char want[18] = {0x01, 0x02, 0x03, 0x04, 0xff, 0xff, 0xff, 0xfe,
-                                    0x3f, 0xf8, 0,    0,    0,    0,    0,    0,
-                                    0x0a, 0x0b};
+    const unsigned char want[18] = {0x01, 0x02, 0x03, 0x04, 0xff, 0xff, 0xff, 0xfe, 0x3f,
+                                    0xf8, 0,    0,    0,    0,    0,    0,    0x0a, 0x0b};
     struct rec two[2] = {r, r};
     MPI_Aint pos = 0;
     MF_CHECK_MPI(MPI_Pack_external("external32", two, 2, t, out, sizeof out, &pos));

@@ -18,8 +18,11 @@ static MPI_Group group_out, world_group;
 static MPI_Info info_out;
 static MPI_Request req;
 
-#define BADARG(name, cls, call)                                                                   \
-    static int badarg_##name(void) { return call; }
+#define BADARG(name, cls, call)                                                                    \
+    static int badarg_##name(void)                                                                 \
+    {                                                                                              \
+        return call;                                                                               \
+    }
 #include "badargs.def"
 #undef BADARG
 
@@ -68,8 +71,8 @@ int main(int argc, char **argv)
         char fn[64];
         size_t n = strcspn(rows[i].call, "(");
         snprintf(fn, sizeof fn, "%.*s", (int)(n < sizeof fn ? n : sizeof fn - 1), rows[i].call);
-        MF_CHECK(strstr(text, fn) != NULL, "%s: error string '%s' does not name %s",
-                 rows[i].name, text, fn);
+        MF_CHECK(strstr(text, fn) != NULL, "%s: error string '%s' does not name %s", rows[i].name,
+                 text, fn);
     }
     MPI_Comm_free_keyval(&kv);
     MPI_Type_free_keyval(&type_kv);

@@ -27,8 +27,8 @@ static int check(const unsigned char *buf, size_t n, int seed)
 /* Each rank sends `n` bytes to the next and receives from the previous, with each send mode. */
 static void ring_sizes(void)
 {
-    static const size_t sizes[] = {0, 1, 7, 64, 1000, 4096, 16384, 16385, 65536, 65537,
-                                   300000, 4 << 20};
+    static const size_t sizes[] = {0,     1,     7,     64,    1000,   4096,
+                                   16384, 16385, 65536, 65537, 300000, 4 << 20};
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
     for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
         size_t n = sizes[k];
@@ -80,8 +80,8 @@ static void buffered(void)
     }
     memset(s, 0, 100000); /* the data is already copied */
     for (int i = 0; i < 3; i++) {
-        MF_CHECK_MPI(MPI_Recv(r, 100000, MPI_BYTE, prev, 20 + i, MPI_COMM_WORLD,
-                              MPI_STATUS_IGNORE));
+        MF_CHECK_MPI(
+            MPI_Recv(r, 100000, MPI_BYTE, prev, 20 + i, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         MF_CHECK(check(r, 100000, i + prev), "bsend %d: wrong data", i);
     }
     void *back;
@@ -141,13 +141,14 @@ static void strided_large(void)
             MPI_Type_get_extent(vec, &lb, &ext);
             size_t span = (size_t)ext * (size_t)count / sizeof(double) + (size_t)st;
             int n = nb * bl * count;
-            double *sb = calloc(span, sizeof(double)), *rb = calloc(span + (size_t)n, sizeof(double));
+            double *sb = calloc(span, sizeof(double)),
+                   *rb = calloc(span + (size_t)n, sizeof(double));
             double *cb = calloc((size_t)n, sizeof(double));
             for (int e = 0, k = 0; e < count; e++)
                 for (int b = 0; b < nb; b++)
                     for (int i = 0; i < bl; i++, k++)
-                        sb[(size_t)e * (size_t)ext / sizeof(double) + (size_t)b * (size_t)st + (size_t)i] =
-                            rank * 1e6 + k;
+                        sb[(size_t)e * (size_t)ext / sizeof(double) + (size_t)b * (size_t)st +
+                           (size_t)i] = rank * 1e6 + k;
             for (int late = 0; late < 2; late++) {
                 MPI_Request rq, sq;
                 /* Contiguous receive. */
@@ -235,8 +236,8 @@ static void ordering(void)
         unsigned char *b = malloc(1 << 20);
         for (int i = 0; i < K; i++) {
             MPI_Status st;
-            MF_CHECK_MPI(MPI_Recv(b, 1 << 20, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                                  MPI_COMM_WORLD, &st));
+            MF_CHECK_MPI(
+                MPI_Recv(b, 1 << 20, MPI_BYTE, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
             int c;
             MPI_Get_count(&st, MPI_BYTE, &c);
             MF_CHECK(c == lens[i], "message %d overtaken: got %d bytes, expected %d", i, c,
@@ -281,8 +282,7 @@ static void probes_and_more(void)
     int cls = -1;
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_TRUNCATE, "truncation gave class %d", cls);
-    MF_CHECK(small[0] == prev && small[1] == prev + 1, "truncated data %d %d", small[0],
-             small[1]);
+    MF_CHECK(small[0] == prev && small[1] == prev + 1, "truncated data %d %d", small[0], small[1]);
     MF_CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 

@@ -50,8 +50,8 @@ int main(int argc, char **argv)
             s[i] = rank * 1000000 + i;
         MPI_Request rq;
         MPI_Status st;
-        MF_CHECK_MPI(MPI_Isendrecv(s, n, MPI_INT, next, 3, r, n, MPI_INT, prev, 3, MPI_COMM_WORLD,
-                                   &rq));
+        MF_CHECK_MPI(
+            MPI_Isendrecv(s, n, MPI_INT, next, 3, r, n, MPI_INT, prev, 3, MPI_COMM_WORLD, &rq));
         MF_CHECK_MPI(MPI_Wait(&rq, &st));
         int c;
         MPI_Get_count(&st, MPI_INT, &c);

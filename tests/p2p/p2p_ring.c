@@ -15,12 +15,12 @@ int main(int argc, char **argv)
         int token = round;
         if (rank == 0) {
             MF_CHECK_MPI(MPI_Send(&token, 1, MPI_INT, next, round, MPI_COMM_WORLD));
-            MF_CHECK_MPI(MPI_Recv(&token, 1, MPI_INT, prev, round, MPI_COMM_WORLD,
-                                  MPI_STATUS_IGNORE));
+            MF_CHECK_MPI(
+                MPI_Recv(&token, 1, MPI_INT, prev, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             MF_CHECK(token == round + size - 1, "round %d: token %d", round, token);
         } else {
-            MF_CHECK_MPI(MPI_Recv(&token, 1, MPI_INT, prev, round, MPI_COMM_WORLD,
-                                  MPI_STATUS_IGNORE));
+            MF_CHECK_MPI(
+                MPI_Recv(&token, 1, MPI_INT, prev, round, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             token++;
             MF_CHECK_MPI(MPI_Send(&token, 1, MPI_INT, next, round, MPI_COMM_WORLD));
         }

@@ -73,8 +73,8 @@ int main(int argc, char **argv)
         sbuf[k] = malloc((size_t)m->len + 1);
         for (int i = 0; i < m->len; i++)
             sbuf[k][i] = byte_of(m, i);
-        MF_CHECK_MPI(MPI_Isend(sbuf[k], m->len, MPI_BYTE, m->dst, m->tag, MPI_COMM_WORLD,
-                               &sreq[k]));
+        MF_CHECK_MPI(
+            MPI_Isend(sbuf[k], m->len, MPI_BYTE, m->dst, m->tag, MPI_COMM_WORLD, &sreq[k]));
     }
     /* Receive what is due here, with random wildcard specs. */
     int due = 0;

@@ -20,8 +20,7 @@ static void *worker(void *arg)
             for (int i = 0; i < n; i++)
                 buf[i] = id * 100000 + round * 100 + i;
             MF_CHECK_MPI(MPI_Send(buf, n, MPI_INT, peer, id, MPI_COMM_WORLD));
-            MF_CHECK_MPI(MPI_Recv(buf, 256, MPI_INT, peer, id, MPI_COMM_WORLD,
-                                  MPI_STATUS_IGNORE));
+            MF_CHECK_MPI(MPI_Recv(buf, 256, MPI_INT, peer, id, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
             MF_CHECK(buf[0] == -(id * 100000 + round), "thread %d round %d: reply %d", id, round,
                      buf[0]);
         } else {

@@ -17,19 +17,19 @@ extern int mftest_errors;
 void mftest_fail(const char *file, int line, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
-#define MF_CHECK(cond, ...)                                                                       \
-    do {                                                                                          \
-        if (!(cond))                                                                              \
-            mftest_fail(__FILE__, __LINE__, __VA_ARGS__);                                         \
+#define MF_CHECK(cond, ...)                                                                        \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            mftest_fail(__FILE__, __LINE__, __VA_ARGS__);                                          \
     } while (0)
 
 /* Checks that an MPI call returned MPI_SUCCESS, printing the error string otherwise. */
-#define MF_CHECK_MPI(call)                                                                        \
-    do {                                                                                          \
-        int mftest_rc_ = (call);                                                                  \
-        if (mftest_rc_ != MPI_SUCCESS)                                                            \
-            mftest_fail(__FILE__, __LINE__, "%s returned %s", #call,                              \
-                        mftest_error_text(mftest_rc_));                                           \
+#define MF_CHECK_MPI(call)                                                                         \
+    do {                                                                                           \
+        int mftest_rc_ = (call);                                                                   \
+        if (mftest_rc_ != MPI_SUCCESS)                                                             \
+            mftest_fail(__FILE__, __LINE__, "%s returned %s", #call,                               \
+                        mftest_error_text(mftest_rc_));                                            \
     } while (0)
 
 const char *mftest_error_text(int code);

@@ -58,8 +58,8 @@ struct mf_stream_io {
      * caller). Writes must never raise SIGPIPE. */
     ssize_t (*io_readv)(mf_stream_io *io, const struct iovec *iov, int niov);
     ssize_t (*io_writev)(mf_stream_io *io, const struct iovec *iov, int niov);
-    int io_fd;     /* for the fd-based functions below */
-    void *io_ctx;  /* for other implementations */
+    int io_fd;    /* for the fd-based functions below */
+    void *io_ctx; /* for other implementations */
 };
 
 /* readv(2) and sendmsg(2) with MSG_NOSIGNAL on io->io_fd (a socket). */
@@ -85,9 +85,9 @@ void mf_stream_out_init(mf_stream_out *o, size_t copy_limit);
  * fail), or MF_STREAM_FAILED with *sys_err: EINVAL when the iovecs do not hold `len` bytes
  * (nothing was written, the stream is intact); otherwise (a write error, or ENOMEM, possibly
  * after part of the frame went out) the stream must be treated as broken. */
-int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io, const unsigned char hdr[MF_WIRE_HDR_SIZE],
-                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done,
-                       int *sys_err);
+int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io,
+                       const unsigned char hdr[MF_WIRE_HDR_SIZE], const struct iovec *iov, int niov,
+                       size_t len, mf_fabric_done *done, int *sys_err);
 /* Queues the goodbye record (copied). MF_FABRIC_DONE, or MF_STREAM_FAILED with ENOMEM. */
 int mf_stream_out_bye(mf_stream_out *o, int *sys_err);
 /* Writes what the stream takes now. Returns the number of frames completed (their `done` is
@@ -106,17 +106,17 @@ typedef void (*mf_stream_on_header)(void *ctx, const mf_wire_hdr *hdr, mf_fabric
 typedef struct mf_stream_in {
     mf_stream_on_header si_on_header;
     void *si_ctx;
-    int si_state;            /* private */
-    unsigned char *si_buf;   /* staging buffer */
+    int si_state;          /* private */
+    unsigned char *si_buf; /* staging buffer */
     size_t si_cap, si_rpos, si_wpos;
-    mf_wire_hdr si_hdr;      /* frame being received */
+    mf_wire_hdr si_hdr; /* frame being received */
     mf_fabric_sink si_sink;
-    int si_iov_idx;          /* position in the sink */
+    int si_iov_idx; /* position in the sink */
     size_t si_iov_off;
-    uint64_t si_left;        /* payload bytes of the current frame still to come */
-    int si_read_budget;      /* reads per progress call, so one stream cannot starve others */
-    const char *why;         /* after MF_STREAM_FAILED: the reason, for the error message */
-    int sys_err;             /* after MF_STREAM_FAILED: errno, or 0 when not a system error */
+    uint64_t si_left;   /* payload bytes of the current frame still to come */
+    int si_read_budget; /* reads per progress call, so one stream cannot starve others */
+    const char *why;    /* after MF_STREAM_FAILED: the reason, for the error message */
+    int sys_err;        /* after MF_STREAM_FAILED: errno, or 0 when not a system error */
 } mf_stream_in;
 
 /* staging: bytes of the staging buffer (at least 2 * MF_WIRE_HDR_SIZE). MPI_SUCCESS or

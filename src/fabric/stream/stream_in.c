@@ -203,9 +203,8 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
         size_t direct = 0;
         if (in->si_state == MF_SI_PAYLOAD && in->si_rpos == in->si_wpos) {
             mf_fabric_sink *s = &in->si_sink;
-            for (int i = in->si_iov_idx; i < s->fs_niov && nv < MF_STREAM_READ_IOV - 1 &&
-                                         direct < in->si_left;
-                 i++) {
+            for (int i = in->si_iov_idx;
+                 i < s->fs_niov && nv < MF_STREAM_READ_IOV - 1 && direct < in->si_left; i++) {
                 size_t off = i == in->si_iov_idx ? in->si_iov_off : 0;
                 size_t l = s->fs_iov[i].iov_len - off;
                 if (l > in->si_left - direct)
@@ -233,9 +232,10 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
         if (n == 0) {
             if (in->si_state == MF_SI_BYE)
                 return MF_STREAM_CLOSED;
-            return mf_stream_in_fail(in, mf_stream_in_mid_frame(in)
-                                             ? "connection closed by the peer in the middle of a frame"
-                                             : "connection closed by the peer",
+            return mf_stream_in_fail(in,
+                                     mf_stream_in_mid_frame(in)
+                                         ? "connection closed by the peer in the middle of a frame"
+                                         : "connection closed by the peer",
                                      0);
         }
         size_t d = (size_t)n < direct ? (size_t)n : direct;

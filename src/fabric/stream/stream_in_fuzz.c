@@ -86,7 +86,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 3)
         return 0;
-    fz z = {.data = data + 3, .size = size - 3, .chunk = (size_t)data[0] * 3 + 1,
+    fz z = {.data = data + 3,
+            .size = size - 3,
+            .chunk = (size_t)data[0] * 3 + 1,
             .sink_size = (size_t)data[1] * 7};
     mf_stream_io io = {.io_readv = fz_readv, .io_writev = fz_writev, .io_fd = -1, .io_ctx = &z};
     mf_stream_in in;

@@ -28,7 +28,7 @@ struct mf_stream_frame {
     int sf_cur;              /* first entry not completely written */
     size_t sf_off;           /* bytes of sf_iov[sf_cur] already written */
     unsigned char sf_hdr[MF_WIRE_HDR_SIZE];
-    struct iovec sf_iov[];   /* then, for copied frames, the bytes themselves */
+    struct iovec sf_iov[]; /* then, for copied frames, the bytes themselves */
 };
 
 ssize_t mf_stream_fd_readv(mf_stream_io *io, const struct iovec *iov, int niov)
@@ -156,9 +156,9 @@ static mf_stream_frame *mf_stream_frame_ref(const unsigned char *hdr, const stru
     return fr;
 }
 
-int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io, const unsigned char hdr[MF_WIRE_HDR_SIZE],
-                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done,
-                       int *sys_err)
+int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io,
+                       const unsigned char hdr[MF_WIRE_HDR_SIZE], const struct iovec *iov, int niov,
+                       size_t len, mf_fabric_done *done, int *sys_err)
 {
     size_t sum = 0;
     for (int i = 0; i < niov; i++)

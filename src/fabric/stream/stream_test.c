@@ -18,21 +18,21 @@
 #include "fabric/stream/stream.h"
 
 static int failures;
-#define CHECK(c)                                                                                  \
-    do {                                                                                          \
-        if (!(c)) {                                                                               \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                 \
-            failures++;                                                                           \
-        }                                                                                         \
+#define CHECK(c)                                                                                   \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
+            failures++;                                                                            \
+        }                                                                                          \
     } while (0)
 
 /* ---- A receiver that checks what arrives against a deterministic pattern ---- */
 
 typedef struct rx_state {
     int frames, done_calls, bad;
-    size_t sink_cap;       /* bytes the sink offers (may be less than the payload) */
-    int sink_pieces;       /* split the sink into this many iovecs */
-    unsigned char *buf;    /* sink storage */
+    size_t sink_cap;    /* bytes the sink offers (may be less than the payload) */
+    int sink_pieces;    /* split the sink into this many iovecs */
+    unsigned char *buf; /* sink storage */
     struct iovec iov[8];
     mf_wire_hdr last;
 } rx_state;
@@ -109,8 +109,8 @@ static void make_pair(int sv[2], int bufsize)
 
 static void encode(uint64_t seq, size_t len, unsigned char out[MF_WIRE_HDR_SIZE])
 {
-    mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 7, .src = 1, .tag = 3, .len = len,
-                     .total = 0, .sreq = seq};
+    mf_wire_hdr h = {
+        .type = MF_MSG_DATA, .context = 7, .src = 1, .tag = 3, .len = len, .total = 0, .sreq = seq};
     mf_wire_encode(&h, out);
 }
 
@@ -258,8 +258,8 @@ static void test_malformed(void)
     CHECK(feed_raw(b, MF_WIRE_HDR_SIZE, false, &why) == MF_STREAM_FAILED);
     CHECK(why && strstr(why, "magic"));
 
-    mf_wire_hdr h = {.type = MF_MSG_EAGER, .len = MF_WIRE_MAX_FRAME + 1,
-                     .total = MF_WIRE_MAX_FRAME + 1};
+    mf_wire_hdr h = {
+        .type = MF_MSG_EAGER, .len = MF_WIRE_MAX_FRAME + 1, .total = MF_WIRE_MAX_FRAME + 1};
     mf_wire_encode(&h, b);
     why = NULL;
     CHECK(feed_raw(b, MF_WIRE_HDR_SIZE, false, &why) == MF_STREAM_FAILED);
@@ -334,7 +334,10 @@ static void test_dead_peer(void)
 static void test_hello(void)
 {
     unsigned char b[MF_STREAM_HELLO_SIZE];
-    mf_stream_hello h = {.kind = MF_STREAM_HELLO, .rank = 3, .size = 8, .job_hash = 0x1234,
+    mf_stream_hello h = {.kind = MF_STREAM_HELLO,
+                         .rank = 3,
+                         .size = 8,
+                         .job_hash = 0x1234,
                          .secret = 0xfeedULL << 40};
     mf_stream_hello g;
     const char *why = NULL;

@@ -61,8 +61,12 @@ static const mf_fabric_ops mf_tcp_ops = {
 };
 
 mf_tcp mf_tcp_g = {
-    .t_base = {.ops = &mf_tcp_ops, .name = "tcp", .flags = MF_FABRIC_NETWORK,
-               .eager_limit = 65536, .max_frame = MF_WIRE_MAX_FRAME, .poll_interval_us = 0},
+    .t_base = {.ops = &mf_tcp_ops,
+               .name = "tcp",
+               .flags = MF_FABRIC_NETWORK,
+               .eager_limit = 65536,
+               .max_frame = MF_WIRE_MAX_FRAME,
+               .poll_interval_us = 0},
     .t_epfd = -1,
 };
 
@@ -166,14 +170,19 @@ static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
                                 done, &err);
     if (rc == MF_STREAM_FAILED) {
         if (err == EINVAL)
-            return mf_error(MPI_ERR_INTERN, "tcp: send to rank %d: the iovecs do not hold the "
-                            "header's %llu bytes", peer, (unsigned long long)hdr->len);
+            return mf_error(MPI_ERR_INTERN,
+                            "tcp: send to rank %d: the iovecs do not hold the "
+                            "header's %llu bytes",
+                            peer, (unsigned long long)hdr->len);
         /* Part of the frame may be on the wire already: the stream is unusable either way. */
-        int code = err == ENOMEM
-                       ? mf_error(MPI_ERR_NO_MEM, "tcp: connection to rank %d (%s) abandoned: no "
-                                  "memory to queue a frame", peer, c ? c->c_where : "-")
-                       : mf_error(MPI_ERR_OTHER, "tcp: connection to rank %d (%s) lost: write "
-                                  "failed: %s", peer, c ? c->c_where : "-", strerror(err));
+        int code = err == ENOMEM ? mf_error(MPI_ERR_NO_MEM,
+                                            "tcp: connection to rank %d (%s) abandoned: no "
+                                            "memory to queue a frame",
+                                            peer, c ? c->c_where : "-")
+                                 : mf_error(MPI_ERR_OTHER,
+                                            "tcp: connection to rank %d (%s) lost: write "
+                                            "failed: %s",
+                                            peer, c ? c->c_where : "-", strerror(err));
         mf_tcp_peer_fail(t, peer, code, MF_TCP_FAIL_DEFERRED);
         return code;
     }

@@ -51,31 +51,31 @@ struct mf_tcp_conn {
     int c_kind; /* MF_TCP_CONN */
     int c_fd;
     int c_state;
-    int c_peer;           /* world rank; -1 until the HELLO told us */
+    int c_peer; /* world rank; -1 until the HELLO told us */
     bool c_outgoing;
-    bool c_loser;         /* outgoing that lost a simultaneous connect: expect REJECT */
-    bool c_close_after;   /* incoming: close once the reply is written (REJECT/REFUSE) */
-    int c_addr_idx;       /* outgoing: which of the peer's addresses is being tried */
-    uint32_t c_events;    /* epoll mask currently set */
+    bool c_loser;       /* outgoing that lost a simultaneous connect: expect REJECT */
+    bool c_close_after; /* incoming: close once the reply is written (REJECT/REFUSE) */
+    int c_addr_idx;     /* outgoing: which of the peer's addresses is being tried */
+    uint32_t c_events;  /* epoll mask currently set */
     unsigned char c_hs_out[MF_STREAM_HELLO_SIZE];
     size_t c_hs_sent, c_hs_len;
     unsigned char c_hs_in[MF_STREAM_HELLO_SIZE];
     size_t c_hs_got;
     mf_stream_io c_io;
-    mf_stream_in c_in;    /* valid when c_in_ready */
+    mf_stream_in c_in; /* valid when c_in_ready */
     bool c_in_ready;
-    char c_where[64];     /* remote "ip:port", for messages */
-    mf_tcp_conn *c_next;  /* on mf_tcp.conns or mf_tcp.grave */
+    char c_where[64];    /* remote "ip:port", for messages */
+    mf_tcp_conn *c_next; /* on mf_tcp.conns or mf_tcp.grave */
 };
 
 typedef struct mf_tcp_peer {
-    mf_stream_out p_out;        /* frames for this peer, in order */
-    mf_tcp_conn *p_up;          /* the connection frames use (reply may still be in flight) */
-    mf_tcp_conn *p_dialing;     /* our outgoing attempt, not up yet */
-    int p_failed;               /* error code once failed, else 0 */
-    bool p_fail_reported;       /* the failure went through mf_fabric_peer_failed (or needs not) */
-    bool p_expect_incoming;     /* our attempt lost a simultaneous connect: theirs is coming */
-    int p_naddrs;               /* -1: not looked up yet */
+    mf_stream_out p_out;    /* frames for this peer, in order */
+    mf_tcp_conn *p_up;      /* the connection frames use (reply may still be in flight) */
+    mf_tcp_conn *p_dialing; /* our outgoing attempt, not up yet */
+    int p_failed;           /* error code once failed, else 0 */
+    bool p_fail_reported;   /* the failure went through mf_fabric_peer_failed (or needs not) */
+    bool p_expect_incoming; /* our attempt lost a simultaneous connect: theirs is coming */
+    int p_naddrs;           /* -1: not looked up yet */
     struct sockaddr_in p_addrs[MF_TCP_MAX_ADDRS]; /* in the order to try */
 } mf_tcp_peer;
 

@@ -191,8 +191,11 @@ static int mf_tcp_hs_read(mf_tcp_conn *c)
 
 static void mf_tcp_hs_prepare(mf_tcp_conn *c, int kind)
 {
-    mf_stream_hello h = {.kind = (uint8_t)kind, .rank = mf_g.rank, .size = mf_g.size,
-                         .job_hash = mf_g.job_hash, .secret = mf_g.job_secret};
+    mf_stream_hello h = {.kind = (uint8_t)kind,
+                         .rank = mf_g.rank,
+                         .size = mf_g.size,
+                         .job_hash = mf_g.job_hash,
+                         .secret = mf_g.job_secret};
     mf_stream_hello_encode(&h, c->c_hs_out);
     c->c_hs_len = MF_STREAM_HELLO_SIZE;
     c->c_hs_sent = 0;
@@ -283,13 +286,17 @@ int mf_tcp_dial(mf_tcp *t, int peer)
         snprintf(key, sizeof key, "mf.tcp.%d", peer);
         int rc = mf_pm_get(key, val, sizeof val);
         if (rc)
-            return mf_error(MPI_ERR_OTHER, "tcp: rank %d published no tcp address (%s missing "
-                            "from the process manager)", peer, key);
+            return mf_error(MPI_ERR_OTHER,
+                            "tcp: rank %d published no tcp address (%s missing "
+                            "from the process manager)",
+                            peer, key);
         bool same_host = mf_g.node_of && mf_g.node_of[peer] == mf_g.node;
         p->p_naddrs = mf_tcp_parse_addrs(val, same_host, p->p_addrs, MF_TCP_MAX_ADDRS);
         if (p->p_naddrs == 0)
-            return mf_error(MPI_ERR_OTHER, "tcp: rank %d has no address reachable from %s "
-                            "(published: %s)", peer, same_host ? "its host" : "another host", val);
+            return mf_error(MPI_ERR_OTHER,
+                            "tcp: rank %d has no address reachable from %s "
+                            "(published: %s)",
+                            peer, same_host ? "its host" : "another host", val);
     }
     return mf_tcp_connect_from(t, peer, 0);
 }
@@ -316,8 +323,8 @@ static int mf_tcp_outgoing_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev)
                 else if (!rc)
                     p->p_dialing->c_loser = loser;
             } else if (!loser) {
-                int code = mf_error(MPI_ERR_OTHER, "tcp: cannot connect to rank %d (%s): %s",
-                                    peer, c->c_where, strerror(err));
+                int code = mf_error(MPI_ERR_OTHER, "tcp: cannot connect to rank %d (%s): %s", peer,
+                                    c->c_where, strerror(err));
                 mf_tcp_peer_fail(t, peer, code, MF_TCP_FAIL_NOW);
             }
             return 1;
@@ -340,27 +347,27 @@ static int mf_tcp_outgoing_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev)
     if (r == 0)
         return 0;
     if (r < 0) {
-        mf_tcp_conn_lost(t, c, errno ? "handshake read failed"
-                                     : "connection closed by the peer during the handshake",
+        mf_tcp_conn_lost(t, c,
+                         errno ? "handshake read failed"
+                               : "connection closed by the peer during the handshake",
                          errno);
         return 1;
     }
     mf_stream_hello h;
     const char *why = NULL;
-    if (mf_stream_hello_decode(c->c_hs_in, &h, mf_g.job_hash, mf_g.job_secret, mf_g.size,
-                               &why) != 0) {
+    if (mf_stream_hello_decode(c->c_hs_in, &h, mf_g.job_hash, mf_g.job_secret, mf_g.size, &why) !=
+        0) {
         mf_tcp_conn_lost(t, c, why, 0);
         return 1;
     }
     if (h.kind == MF_STREAM_REFUSE) {
-        mf_tcp_conn_lost(t, c, "the peer refused our handshake (another job or a wrong secret)",
-                         0);
+        mf_tcp_conn_lost(t, c, "the peer refused our handshake (another job or a wrong secret)", 0);
         return 1;
     }
     if (h.rank != c->c_peer || h.kind == MF_STREAM_HELLO) {
-        mf_tcp_conn_lost(t, c, h.rank != c->c_peer ? "the process there is another rank"
-                                                   : "unexpected handshake",
-                         0);
+        mf_tcp_conn_lost(
+            t, c,
+            h.rank != c->c_peer ? "the process there is another rank" : "unexpected handshake", 0);
         return 1;
     }
     if (h.kind == MF_STREAM_REJECT) {
@@ -459,8 +466,8 @@ static int mf_tcp_incoming_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev)
     }
     mf_stream_hello h;
     const char *why = NULL;
-    if (mf_stream_hello_decode(c->c_hs_in, &h, mf_g.job_hash, mf_g.job_secret, mf_g.size,
-                               &why) != 0 ||
+    if (mf_stream_hello_decode(c->c_hs_in, &h, mf_g.job_hash, mf_g.job_secret, mf_g.size, &why) !=
+            0 ||
         h.kind != MF_STREAM_HELLO || h.rank == mf_g.rank) {
         if (!why)
             why = h.kind != MF_STREAM_HELLO ? "not a HELLO" : "claims to be this very rank";
@@ -493,8 +500,7 @@ static int mf_tcp_up_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev)
     if (ev & (EPOLLIN | EPOLLHUP | EPOLLERR)) {
         int rc = mf_stream_in_progress(&c->c_in, &c->c_io);
         if (rc == MF_STREAM_CLOSED) {
-            int code = mf_error(MPI_ERR_OTHER, "tcp: rank %d (%s) has finalized", peer,
-                                c->c_where);
+            int code = mf_error(MPI_ERR_OTHER, "tcp: rank %d (%s) has finalized", peer, c->c_where);
             mf_tcp_peer_fail(t, peer, code, MF_TCP_FAIL_SILENT);
             return 1;
         }

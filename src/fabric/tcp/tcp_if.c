@@ -91,8 +91,10 @@ static int mf_tcp_if_check(const char *spec)
         struct in_addr net;
         uint32_t mask;
         if (strchr(tok, '/') && !mf_tcp_cidr_parse(tok, &net, &mask))
-            return mf_error(MPI_ERR_ARG, "tcp: MANIFOLD_IF entry '%s' is not a valid IPv4 CIDR "
-                            "(expected e.g. 10.1.0.0/16)", tok);
+            return mf_error(MPI_ERR_ARG,
+                            "tcp: MANIFOLD_IF entry '%s' is not a valid IPv4 CIDR "
+                            "(expected e.g. 10.1.0.0/16)",
+                            tok);
     }
     return MPI_SUCCESS;
 }
@@ -122,8 +124,10 @@ static int mf_tcp_port_range(int *lo, int *hi)
     if (*end == '-')
         b = strtol(end + 1, &end, 10);
     if (*end || a < 1 || b > 65535 || a > b)
-        return mf_error(MPI_ERR_ARG, "tcp: MANIFOLD_PORT_RANGE='%s' is not LOW-HIGH with "
-                        "1 <= LOW <= HIGH <= 65535", s);
+        return mf_error(MPI_ERR_ARG,
+                        "tcp: MANIFOLD_PORT_RANGE='%s' is not LOW-HIGH with "
+                        "1 <= LOW <= HIGH <= 65535",
+                        s);
     *lo = (int)a;
     *hi = (int)b;
     return MPI_SUCCESS;

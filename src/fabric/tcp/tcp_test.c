@@ -137,7 +137,11 @@ static uint64_t tx_seq[MAXP];
 /* Sends one frame of len bytes from buf and waits until it is written. */
 static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, int tag)
 {
-    mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 1, .src = mf_g.rank, .tag = tag, .len = len,
+    mf_wire_hdr h = {.type = MF_MSG_DATA,
+                     .context = 1,
+                     .src = mf_g.rank,
+                     .tag = tag,
+                     .len = len,
                      .sreq = tx_seq[peer]};
     if (tag == 1)
         for (size_t i = 0; i < len; i += (i < 4096 ? 1 : 4093))
@@ -255,8 +259,12 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             for (int k = 1; k < np; k++) {
                 int dst = (rank + k) % np;
                 size_t len = (size_t)((i * 7919 + dst * 104729) % (i % 10 == 0 ? 262144 : 3000));
-                mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 1, .src = rank, .tag = 0,
-                                 .len = len, .sreq = tx_seq[dst]++};
+                mf_wire_hdr h = {.type = MF_MSG_DATA,
+                                 .context = 1,
+                                 .src = rank,
+                                 .tag = 0,
+                                 .len = len,
+                                 .sreq = tx_seq[dst]++};
                 struct iovec v = {src, len};
                 tx *d = &t[dst * PER_PEER + i];
                 d->d.fd_fn = tx_fn;
