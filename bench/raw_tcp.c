@@ -5,17 +5,21 @@
  *   stream    messages of size bytes written back to back (about --window per acknowledgement,
  *             like the MPI stream benchmark); bandwidth_MBps at the receiver
  * Output as the MPI programs (benchmark,size,metric,value), so results line up by name.
- * Options as bench_util.h plus --cpus A,B.
+ * Options as bench_util.h plus --cpus A,B and --poll: non-blocking sockets polled in a busy loop
+ * (as MPIs do) instead of blocking read/write, which pay a sleep and a wake-up per message.
  */
 #include "bench_util.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+static int poll_mode; /* --poll: spin on EAGAIN instead of sleeping in read/write */
 
 static void die(const char *what)
 {
@@ -27,7 +31,7 @@ static void write_all(int fd, const unsigned char *p, size_t n)
 {
     while (n) {
         ssize_t k = write(fd, p, n);
-        if (k < 0 && errno == EINTR)
+        if (k < 0 && (errno == EINTR || (poll_mode && errno == EAGAIN)))
             continue;
         if (k <= 0)
             die("raw_tcp: write");
@@ -39,7 +43,7 @@ static void read_all(int fd, unsigned char *p, size_t n)
 {
     while (n) {
         ssize_t k = read(fd, p, n);
-        if (k < 0 && errno == EINTR)
+        if (k < 0 && (errno == EINTR || (poll_mode && errno == EAGAIN)))
             continue;
         if (k <= 0)
             die("raw_tcp: read");
@@ -141,13 +145,17 @@ int main(int argc, char **argv)
             sscanf(argv[++i], "%d,%d", &cpus[0], &cpus[1]);
             continue;
         }
+        if (!strcmp(argv[i], "--poll")) {
+            poll_mode = 1;
+            continue;
+        }
         args[nargs++] = argv[i];
     }
     args[nargs] = NULL;
     bench_opts o;
-    if (bench_parse(nargs, args, &o, 1, 4u << 20, " [--cpus A,B]") != 0)
+    if (bench_parse(nargs, args, &o, 1, 4u << 20, " [--cpus A,B] [--poll]") != 0)
         return 2;
-    printf("# raw_tcp loopback cpus=%d,%d\n", cpus[0], cpus[1]);
+    printf("# raw_tcp loopback cpus=%d,%d%s\n", cpus[0], cpus[1], poll_mode ? " polling" : "");
     fflush(stdout);
 
     int ls = socket(AF_INET, SOCK_STREAM, 0);
@@ -177,6 +185,8 @@ int main(int argc, char **argv)
         close(ls);
     }
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    if (poll_mode)
+        fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
     unsigned char *buf = bench_alloc(o.max_size);
     run(fd, pid != 0, &o, buf);
     close(fd);
