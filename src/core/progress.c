@@ -27,6 +27,10 @@ static struct {
 static int mf_progress_nhooks;
 static int mf_progress_epfd = -1;
 static int mf_progress_spin_ns;
+/* Oversubscribed hosts: after the spin, poll and yield the core (sched_yield) this long before
+ * sleeping. A yield hands the core to a rank that has work at once, where a sleep/wake-up pair
+ * through the doorbell costs tens of microseconds per message. */
+static long long mf_progress_yield_ns;
 /* Fds already added to the epoll set, by fabric index. */
 static int mf_progress_watched[8];
 
@@ -120,6 +124,8 @@ int mf_progress_wait(bool (*done)(void *arg), void *arg)
         const char *s = mf_config_str("MANIFOLD_SPIN_US");
         long us = *s ? mf_config_long("MANIFOLD_SPIN_US") : (mf_g.oversubscribed ? 0 : 50);
         mf_progress_spin_ns = (int)(us < 0 ? 0 : us > 1000000 ? 1000000000 : us * 1000);
+        long yus = mf_g.oversubscribed ? mf_config_long("MANIFOLD_YIELD_US") : 0;
+        mf_progress_yield_ns = yus < 0 ? 0 : (long long)yus * 1000;
     }
     long long idle_since = -1; /* read the clock only once polling finds nothing */
     while (!done(arg)) {
@@ -131,9 +137,16 @@ int mf_progress_wait(bool (*done)(void *arg), void *arg)
             break;
         if (idle_since < 0)
             idle_since = mf_now_ns();
-        if (mf_now_ns() - idle_since < mf_progress_spin_ns) {
+        long long idle = mf_now_ns() - idle_since;
+        if (idle < mf_progress_spin_ns) {
             /* Let other threads in (MPI_THREAD_MULTIPLE): they may hold what we wait for. */
             mf_unlock();
+            mf_lock();
+            continue;
+        }
+        if (idle < mf_progress_spin_ns + mf_progress_yield_ns) {
+            mf_unlock();
+            sched_yield();
             mf_lock();
             continue;
         }
