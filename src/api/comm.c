@@ -13,6 +13,8 @@
 #include "comm/comm_internal.h"
 #include "comm/info.h"
 #include "comm/topo.h"
+#include "coll/nbc.h"
+#include "p2p/p2p_internal.h"
 
 static int mf_api_out(void *p, const char *fn, const char *arg)
 {
@@ -21,8 +23,10 @@ static int mf_api_out(void *p, const char *fn, const char *arg)
 
 static int mf_api_intra(const mf_comm *c, const char *fn)
 {
-    return c->c_is_inter ? mf_error(MPI_ERR_COMM, "%s: comm is an intercommunicator (this "
-                                    "operation needs an intracommunicator)", fn)
+    return c->c_is_inter ? mf_error(MPI_ERR_COMM,
+                                    "%s: comm is an intercommunicator (this "
+                                    "operation needs an intracommunicator)",
+                                    fn)
                          : MPI_SUCCESS;
 }
 
@@ -73,14 +77,61 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     if (!rc)
         rc = mf_api_out(newcomm, fn, "newcomm");
     if (!rc && (info == MPI_INFO_NULL || !(i = mf_info_get(info))))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
-                      (unsigned)info);
+        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
     if (!rc)
         rc = mf_comm_dup_api(c, i, newcomm);
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
 }
 MF_API_ALIAS(Comm_dup_with_info);
+
+/* MPI_Comm_idup(_with_info): the duplicate's handle is valid at once (using it before the
+ * request completes is erroneous); its context ids are agreed by a schedule (nbc_idup.c) and
+ * the attributes copied when that completes. */
+static int mf_comm_idup_api(MPI_Comm comm, MPI_Info info, bool with_info, MPI_Comm *newcomm,
+                            MPI_Request *request, const char *fn)
+{
+    MF_API_ENTER();
+    mf_comm *c = NULL, *n = NULL;
+    mf_info *i = NULL;
+    mf_request *r = NULL;
+    int rc = mf_check_comm(comm, &c, fn);
+    if (!rc)
+        rc = mf_api_out(newcomm, fn, "newcomm");
+    if (!rc)
+        rc = mf_api_out(request, fn, "request");
+    if (!rc && with_info && (info == MPI_INFO_NULL || !(i = mf_info_get(info))))
+        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
+    if (!rc)
+        rc = mf_comm_idup_prepare(c, &n);
+    if (!rc && i) {
+        mf_info_release(n->c_info);
+        n->c_info = NULL;
+        rc = mf_info_dup(i, &n->c_info);
+    }
+    if (!rc)
+        rc = mf_nbc_comm_idup(c, n, fn, &r);
+    if (!rc && (rc = mf_request_handle(r, request)))
+        mf_request_free(r); /* the agreement still ends, in the background */
+    if (!rc)
+        *newcomm = n->c_handle;
+    else if (n && !r)
+        mf_comm_release(n);
+    MF_API_EXIT();
+    return mf_err_comm(c, rc, fn);
+}
+
+int PMPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return mf_comm_idup_api(comm, MPI_INFO_NULL, false, newcomm, request, "MPI_Comm_idup");
+}
+MF_API_ALIAS(Comm_idup);
+
+int PMPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
+{
+    return mf_comm_idup_api(comm, info, true, newcomm, request, "MPI_Comm_idup_with_info");
+}
+MF_API_ALIAS(Comm_idup_with_info);
 
 int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
@@ -100,8 +151,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 }
 MF_API_ALIAS(Comm_split);
 
-int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                         MPI_Comm *newcomm)
+int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     const char *fn = "MPI_Comm_split_type";
     MF_API_ENTER();
@@ -112,13 +162,15 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     if (!rc)
         rc = mf_api_intra(c, fn);
     if (!rc && info != MPI_INFO_NULL && !mf_info_get(info))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
-                      (unsigned)info);
+        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
     int color = MPI_UNDEFINED;
     if (!rc) {
         switch (split_type) {
-        case MPI_UNDEFINED: break;
-        case MPI_COMM_TYPE_SHARED: color = mf_g.node_of[mf_g.rank]; break;
+        case MPI_UNDEFINED:
+            break;
+        case MPI_COMM_TYPE_SHARED:
+            color = mf_g.node_of[mf_g.rank];
+            break;
         case MPI_COMM_TYPE_HW_GUIDED: {
             /* The one resource type we know is the host's shared memory. */
             const char *v = mf_info_lookup(mf_info_get(info), "mpi_hw_resource_type");
@@ -163,8 +215,8 @@ static int mf_group_ranks_in(const mf_group *g, const mf_comm *c, int *ranks, co
     for (int i = 0; i < g->g_size; i++) {
         ranks[i] = mf_group_rank_of(c->c_group, g->g_world_ranks[i]);
         if (ranks[i] == MPI_UNDEFINED)
-            return mf_error(MPI_ERR_GROUP, "%s: group member %d (world rank %d) is not in comm",
-                            fn, i, g->g_world_ranks[i]);
+            return mf_error(MPI_ERR_GROUP, "%s: group member %d (world rank %d) is not in comm", fn,
+                            i, g->g_world_ranks[i]);
     }
     return MPI_SUCCESS;
 }
@@ -378,8 +430,7 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
     mf_info *i = NULL, *copy = NULL;
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc && (info == MPI_INFO_NULL || !(i = mf_info_get(info))))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
-                      (unsigned)info);
+        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
     if (!rc && !(rc = mf_info_dup(i, &copy))) {
         mf_info_release(c->c_info);
         c->c_info = copy;

@@ -81,8 +81,7 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
         rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     if (!rc && leader)
         rc = mf_sendrecv(c->c_group->g_world_ranks, c->c_size, int_t, remote_leader, tag, ranks,
-                         nremote, int_t, remote_leader, tag, peer, MF_CTX_COLL,
-                         MPI_STATUS_IGNORE);
+                         nremote, int_t, remote_leader, tag, peer, MF_CTX_COLL, MPI_STATUS_IGNORE);
     if (!rc)
         rc = mf_pcoll_bcast(&local, 0, ranks, (size_t)nremote * sizeof *ranks);
     if (!rc)
@@ -131,8 +130,8 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     if (rc)
         goto out;
     /* The "low" side comes first; on a tie, the side whose leader has the lower world rank. */
-    bool first = mine != theirs ? !mine
-                                : c->c_group->g_world_ranks[0] < c->c_remote->g_world_ranks[0];
+    bool first =
+        mine != theirs ? !mine : c->c_group->g_world_ranks[0] < c->c_remote->g_world_ranks[0];
     const mf_group *a = first ? c->c_group : c->c_remote, *b = first ? c->c_remote : c->c_group;
     int n = a->g_size + b->g_size;
     if (!(world = malloc((size_t)n * sizeof *world))) {
@@ -147,8 +146,10 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     if ((rc = mf_group_new(n, world, &g)) ||
         (rc = mf_context_agree_inter(&local, c, 0, MF_TAG_COMM_INTER, &context)))
         goto out;
-    if ((rc = mf_comm_new(g, NULL, context, &nc)))
+    if ((rc = mf_comm_new(g, NULL, context, &nc))) {
+        mf_context_release(context); /* the agreement's reservation */
         goto out;
+    }
     g = NULL; /* the communicator holds it now */
     mf_errhandler_release(nc->c_errhandler);
     nc->c_errhandler = c->c_errhandler;

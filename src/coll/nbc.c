@@ -17,6 +17,7 @@
 #include "coll/coll_impl.h"
 #include "coll/nbc_impl.h"
 #include "comm/attr.h"
+#include "comm/topo.h"
 #include "core/error.h"
 #include "core/progress.h"
 #include "p2p/p2p_internal.h"
@@ -122,6 +123,15 @@ void mf_nbc_reduce(mf_nbc_sched *s, const void *in, void *inout, MPI_Count count
     }
 }
 
+void mf_nbc_callback(mf_nbc_sched *s, mf_nbc_fn fn, void *arg)
+{
+    mf_nbc_op *o = nbc_add(s, MF_NBC_OP_CALL);
+    if (!o)
+        return;
+    o->o_fn = fn;
+    o->o_arg = arg;
+}
+
 void mf_nbc_round(mf_nbc_sched *s)
 {
     if (s->s_nops > 0 && s->s_ops[s->s_nops - 1].o_round == s->s_round)
@@ -146,6 +156,8 @@ void *mf_nbc_tmp(mf_nbc_sched *s, MPI_Count count, mf_datatype *dt)
 
 static void nbc_sched_free(mf_nbc_sched *s)
 {
+    if (s->s_cleanup)
+        s->s_cleanup(s->s_cleanup_arg);
     for (int i = 0; i < s->s_nreqs; i++)
         mf_request_free(s->s_reqs[i]);
     for (int i = 0; i < s->s_nbufs; i++)
@@ -200,6 +212,13 @@ static void nbc_start_op(mf_nbc_sched *s, mf_nbc_op *o)
     int rc = MPI_SUCCESS;
     mf_request *r = NULL;
     switch (o->o_kind) {
+    case MF_NBC_OP_CALL:
+        /* What fn appends goes to the rounds after this one; it may move s_ops, so o is not
+         * used after the call. */
+        if (s->s_round <= o->o_round)
+            s->s_round = o->o_round + 1;
+        o->o_fn(s, o->o_arg);
+        return;
     case MF_NBC_OP_COPY:
         rc = mf_coll_copy(o->o_src, o->o_scount, o->o_sdt, o->o_dst, o->o_rcount, o->o_rdt);
         break;
@@ -312,11 +331,9 @@ static int nbc_check_comm(const mf_nbc_args *a, const mf_comm *comm, const char 
     return MPI_SUCCESS;
 }
 
-static int nbc_istart(const mf_nbc_args *a, mf_comm *comm, const char *fn, mf_request **out)
+int mf_nbc_sched_new(mf_comm *comm, const char *fn, mf_nbc_sched **out)
 {
-    int rc = nbc_check_comm(a, comm, fn);
-    if (!rc)
-        rc = nbc_hook_ensure();
+    int rc = nbc_hook_ensure();
     if (rc)
         return rc;
     mf_request *r = mf_request_new(MF_REQ_COLL, comm);
@@ -328,9 +345,19 @@ static int nbc_istart(const mf_nbc_args *a, mf_comm *comm, const char *fn, mf_re
     }
     s->s_comm = comm;
     s->s_req = r;
-    rc = nbc_next_tag(comm, &s->s_tag);
-    if (!rc)
-        rc = mf_nbc_build(s, a, fn);
+    if ((rc = nbc_next_tag(comm, &s->s_tag))) {
+        nbc_sched_free(s);
+        mf_request_free(r);
+        return rc;
+    }
+    *out = s;
+    return MPI_SUCCESS;
+}
+
+int mf_nbc_sched_launch(mf_nbc_sched *s, mf_request **out)
+{
+    mf_request *r = s->s_req;
+    int rc = s->s_error;
     if (rc) {
         nbc_sched_free(s);
         mf_request_free(r);
@@ -349,6 +376,19 @@ static int nbc_istart(const mf_nbc_args *a, mf_comm *comm, const char *fn, mf_re
     }
     *out = r;
     return MPI_SUCCESS;
+}
+
+static int nbc_istart(const mf_nbc_args *a, mf_comm *comm, const char *fn, mf_request **out)
+{
+    mf_nbc_sched *s;
+    int rc = nbc_check_comm(a, comm, fn);
+    if (!rc)
+        rc = mf_nbc_sched_new(comm, fn, &s);
+    if (rc)
+        return rc;
+    if ((rc = mf_nbc_build(s, a, fn)) && !s->s_error)
+        s->s_error = rc;
+    return mf_nbc_sched_launch(s, out);
 }
 
 int mf_nbc_istart(const mf_nbc_args *a, mf_comm *comm, mf_request **out)
@@ -382,6 +422,17 @@ static void nbc_array_lens(const mf_nbc_args *a, const mf_comm *c, int *ns, int 
     case MF_NBC_REDUCE_SCATTER:
         *nr = c->c_size;
         break;
+    case MF_NBC_NEIGHBOR: {
+        int *src, *dst;
+        bool owned = false;
+        if (mf_topo_neighbors(c, nr, &src, ns, &dst, &owned))
+            *ns = *nr = 0;
+        if (owned) {
+            free(src);
+            free(dst);
+        }
+        break;
+    }
     default:
         break;
     }

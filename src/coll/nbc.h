@@ -54,11 +54,16 @@ typedef enum mf_nbc_kind {
     MF_NBC_REDUCE_SCATTER_BLOCK,
     MF_NBC_SCAN,
     MF_NBC_EXSCAN,
+    MF_NBC_NEIGHBOR, /* neighborhood collectives: one block per neighbour (see below) */
 } mf_nbc_kind;
 
 /* A collective's arguments, exactly as the blocking internal call (coll.h) takes them: the
  * fields a kind does not use are ignored. Arrays have one entry per process of the peer group
- * where they are significant (NULL elsewhere is fine); alltoallw's displacements are bytes. */
+ * where they are significant (NULL elsewhere is fine); alltoallw's displacements are bytes.
+ * MF_NBC_NEIGHBOR describes every neighbourhood collective as alltoallw does: block j of the
+ * a_scounts/a_sdispls/a_sdts arrays goes to destination j, block i of the a_r* arrays comes
+ * from source i (mf_topo_neighbors' order, one entry per neighbour, MPI_PROC_NULL ones
+ * skipped); displacements are bytes from a_sbuf / a_rbuf, which may be MPI_BOTTOM. */
 typedef struct mf_nbc_args {
     mf_nbc_kind a_kind;
     const void *a_sbuf;
@@ -95,5 +100,11 @@ int mf_nbc_start(mf_request *p);
 /* The internal form of mf_nbc_post for other modules: starts the collective and returns the
  * (handle-less) request, which the caller waits for and frees (mf_request_wait / _free). */
 int mf_nbc_istart(const mf_nbc_args *a, mf_comm *comm, mf_request **out);
+
+/* MPI_Comm_idup's agreement (nbc_idup.c): `newc` was built by mf_comm_idup_prepare over
+ * `parent` and has no context yet; the returned request (on parent, handle-less) completes once
+ * every process of parent agreed its context id(s) and parent's attributes were copied to it.
+ * Like any collective on parent, every process posts it in the same order. */
+int mf_nbc_comm_idup(mf_comm *parent, mf_comm *newc, const char *fn, mf_request **out);
 
 #endif

@@ -14,14 +14,18 @@
  *                    blocks aside in a first round
  *   reduce_scatter(_block)  reduce of the whole vector to rank 0, then scatterv
  *   scan, exscan     a chain: rank r waits for the prefix of ranks 0..r-1 from r-1
+ *   neighbor         every block to or from a neighbour in one round (receives first)
  * Intercommunicators: barrier (local barrier, leaders exchange, local bcast), bcast (root to
  * the remote leader, then a bcast in the remote group), allreduce (local reduces, leaders swap
  * results, local bcasts); the local steps run on the intercommunicator's local communicator.
  */
+#include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "coll/coll_impl.h"
 #include "coll/nbc_impl.h"
+#include "comm/topo.h"
 #include "core/error.h"
 
 static mf_datatype *nbc_byte(void)
@@ -347,6 +351,60 @@ static void nbc_inter_allreduce(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *
     nbc_bcast_intra(s, a->a_rbuf, count, dt, 0, lc);
 }
 
+/* ---- Neighbourhoods and building blocks for other schedules ------------------------------ */
+
+static void *nbc_byte_at(const void *base, MPI_Aint disp)
+{
+    return (void *)((uintptr_t)base + (uintptr_t)disp);
+}
+
+/* All transfers in one round. Every tag of a schedule is the same, so blocks between one pair
+ * of processes match in posting order: graph blocks in order; a Cartesian receive slot i
+ * (from the negative side for even i) takes what the neighbour sent from its slot i ^ 1, so the
+ * receives are posted in the order of i ^ 1, which is the sender's order. */
+static void nbc_neighbor(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    int indeg, outdeg, *src, *dst;
+    bool owned = false;
+    int rc = mf_topo_neighbors(c, &indeg, &src, &outdeg, &dst, &owned);
+    if (rc) {
+        s->s_error = rc;
+        return;
+    }
+    bool cart = c->c_topo->t_kind == MPI_CART;
+    for (int k = 0; k < indeg; k++) {
+        int i = cart ? k ^ 1 : k;
+        if (src[i] != MPI_PROC_NULL)
+            mf_nbc_recv(s, nbc_byte_at(a->a_rbuf, a->a_rdispls[i]), a->a_rcounts[i], a->a_rdts[i],
+                        src[i], c);
+    }
+    for (int j = 0; j < outdeg; j++)
+        if (dst[j] != MPI_PROC_NULL)
+            mf_nbc_send(s, nbc_byte_at(a->a_sbuf, a->a_sdispls[j]), a->a_scounts[j], a->a_sdts[j],
+                        dst[j], c);
+    if (owned) {
+        free(src);
+        free(dst);
+    }
+}
+
+void mf_nbc_allreduce(mf_nbc_sched *s, const void *sbuf, void *rbuf, MPI_Count count,
+                      mf_datatype *dt, mf_op *op, mf_comm *c)
+{
+    if (c->c_is_inter) {
+        mf_nbc_args a = {.a_kind = MF_NBC_ALLREDUCE,
+                         .a_sbuf = sbuf,
+                         .a_rbuf = rbuf,
+                         .a_rcount = count,
+                         .a_rdt = dt,
+                         .a_op = op};
+        nbc_inter_allreduce(s, &a, c);
+        return;
+    }
+    nbc_reduce_intra(s, sbuf, rbuf, count, dt, op, 0, c);
+    nbc_bcast_intra(s, rbuf, count, dt, 0, c);
+}
+
 /* ---- Entry ------------------------------------------------------------------------------- */
 
 int mf_nbc_build(mf_nbc_sched *s, const mf_nbc_args *a, const char *fn)
@@ -410,6 +468,9 @@ int mf_nbc_build(mf_nbc_sched *s, const mf_nbc_args *a, const char *fn)
         break;
     case MF_NBC_EXSCAN:
         nbc_scan(s, a, c, true);
+        break;
+    case MF_NBC_NEIGHBOR:
+        nbc_neighbor(s, a, c);
         break;
     }
     return s->s_error;

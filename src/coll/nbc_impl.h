@@ -18,7 +18,17 @@
 
 #include "coll/nbc.h"
 
-typedef enum { MF_NBC_OP_SEND, MF_NBC_OP_RECV, MF_NBC_OP_COPY, MF_NBC_OP_REDUCE } mf_nbc_op_kind;
+typedef enum {
+    MF_NBC_OP_SEND,
+    MF_NBC_OP_RECV,
+    MF_NBC_OP_COPY,
+    MF_NBC_OP_REDUCE,
+    MF_NBC_OP_CALL,
+} mf_nbc_op_kind;
+
+struct mf_nbc_sched;
+/* A local step computed when its round starts (see mf_nbc_callback). */
+typedef void (*mf_nbc_fn)(struct mf_nbc_sched *s, void *arg);
 
 typedef struct mf_nbc_op {
     mf_nbc_op_kind o_kind;
@@ -34,6 +44,8 @@ typedef struct mf_nbc_op {
     MPI_Count o_rcount;
     mf_datatype *o_rdt;
     mf_op *o_op;
+    mf_nbc_fn o_fn; /* call */
+    void *o_arg;
 } mf_nbc_op;
 
 typedef struct mf_nbc_sched {
@@ -49,11 +61,19 @@ typedef struct mf_nbc_sched {
     int s_nbufs, s_capbufs;
     mf_datatype **s_dts; /* retained datatypes */
     int s_ndts, s_capdts;
-    mf_op *s_op;       /* retained op, or NULL */
-    int s_error;       /* first failure: builds stop adding, runs stop starting rounds */
-    mf_request *s_req; /* the collective's request */
+    mf_op *s_op;                  /* retained op, or NULL */
+    int s_error;                  /* first failure: builds stop adding, runs stop starting rounds */
+    mf_request *s_req;            /* the collective's request */
+    void (*s_cleanup)(void *arg); /* called when the schedule is freed, or NULL */
+    void *s_cleanup_arg;
     struct mf_nbc_sched *s_next_active, *s_prev_active;
 } mf_nbc_sched;
+
+/* A schedule for other nbc*.c files that build their own: an MF_REQ_COLL request on comm and
+ * the comm's next tag (nbc.h). Append, then launch: on s_error the schedule and request are
+ * freed and the error returned; otherwise the schedule runs and *out is its request. */
+int mf_nbc_sched_new(mf_comm *comm, const char *fn, mf_nbc_sched **out);
+int mf_nbc_sched_launch(mf_nbc_sched *s, mf_request **out);
 
 /* Appending; each records a failure in s_error (later calls then do nothing). */
 void mf_nbc_send(mf_nbc_sched *s, const void *buf, MPI_Count count, mf_datatype *dt, int peer,
@@ -65,6 +85,11 @@ void mf_nbc_copy(mf_nbc_sched *s, const void *src, MPI_Count scount, mf_datatype
 /* inout = in op inout (mf_op_apply's contract: `in` is the left operand). */
 void mf_nbc_reduce(mf_nbc_sched *s, const void *in, void *inout, MPI_Count count, mf_datatype *dt,
                    mf_op *op);
+/* A call of fn(s, arg) when its round starts, after the operations appended before it. This is
+ * how a schedule decides at run time (MPI_Comm_idup's agreement retries): fn may record a
+ * failure in s_error and may append operations, which then run in the rounds after its own —
+ * so a call that appends must be the last operation of the schedule so far. */
+void mf_nbc_callback(mf_nbc_sched *s, mf_nbc_fn fn, void *arg);
 /* Ends the current round (no effect if it is empty). */
 void mf_nbc_round(mf_nbc_sched *s);
 /* A typed scratch buffer of count elements of dt (NULL with s_error set on failure). */
@@ -73,5 +98,10 @@ void *mf_nbc_tmp(mf_nbc_sched *s, MPI_Count count, mf_datatype *dt);
 /* Builds the operations of `a` into s (nbc_build.c). Returns s_error or MPI_ERR_COMM for an
  * operation not offered on intercommunicators. */
 int mf_nbc_build(mf_nbc_sched *s, const mf_nbc_args *a, const char *fn);
+/* Appends an allreduce of count elements over c (intra: every process gets the reduction of
+ * all; inter: each side gets the reduction of the other side's data, as MPI_Allreduce).
+ * sbuf may equal rbuf. */
+void mf_nbc_allreduce(mf_nbc_sched *s, const void *sbuf, void *rbuf, MPI_Count count,
+                      mf_datatype *dt, mf_op *op, mf_comm *c);
 
 #endif

@@ -23,18 +23,22 @@ static void mf_comm_inherit_errhandler(mf_comm *c, const mf_comm *from)
     mf_errhandler_retain(c->c_errhandler);
 }
 
-int mf_comm_create_over(const mf_participants *p, mf_comm *parent, mf_group *group,
-                        mf_comm **out)
+int mf_comm_create_over(const mf_participants *p, mf_comm *parent, mf_group *group, mf_comm **out)
 {
     uint32_t context;
     *out = NULL;
     int rc = mf_context_agree(p, &context);
-    if (rc || !group)
+    if (rc)
         return rc;
+    if (!group) {
+        mf_context_release(context); /* reserved by the agreement, not ours to keep */
+        return MPI_SUCCESS;
+    }
     mf_group_retain(group);
     mf_comm *c;
     if ((rc = mf_comm_new(group, NULL, context, &c))) {
         mf_group_release(group);
+        mf_context_release(context);
         return rc;
     }
     mf_comm_inherit_errhandler(c, parent);
@@ -61,6 +65,7 @@ int mf_comm_create_inter(const mf_participants *local, mf_group *local_group,
     if ((rc = mf_comm_new(local_group, remote_group, context, &ic))) {
         mf_group_release(local_group);
         mf_group_release(remote_group);
+        mf_context_release(context);
         goto fail;
     }
     ic->c_local_comm = lc;
@@ -69,6 +74,17 @@ int mf_comm_create_inter(const mf_participants *local, mf_group *local_group,
     return MPI_SUCCESS;
 fail:
     mf_comm_release(lc);
+    return rc;
+}
+
+/* What a duplicate takes from its parent besides groups, error handler and attributes. */
+static int mf_comm_dup_extras(const mf_comm *parent, mf_comm *c)
+{
+    int rc = MPI_SUCCESS;
+    if (parent->c_topo && (rc = mf_topo_dup(parent->c_topo, &c->c_topo)))
+        return rc;
+    if (parent->c_info)
+        rc = mf_info_dup(parent->c_info, &c->c_info);
     return rc;
 }
 
@@ -86,14 +102,54 @@ int mf_comm_dup_internal(mf_comm *parent, mf_comm **out)
     }
     if (rc)
         return rc;
-    if (parent->c_topo && (rc = mf_topo_dup(parent->c_topo, &c->c_topo)))
-        goto fail;
-    if (parent->c_info && (rc = mf_info_dup(parent->c_info, &c->c_info)))
+    if ((rc = mf_comm_dup_extras(parent, c))) {
+        mf_comm_release(c);
+        return rc;
+    }
+    *out = c;
+    return MPI_SUCCESS;
+}
+
+int mf_comm_idup_prepare(mf_comm *parent, mf_comm **out)
+{
+    mf_comm *c = NULL, *lc = NULL;
+    mf_group_retain(parent->c_group);
+    if (parent->c_remote)
+        mf_group_retain(parent->c_remote);
+    int rc = mf_comm_new(parent->c_group, parent->c_remote, MF_CONTEXT_NONE, &c);
+    if (rc) {
+        mf_group_release(parent->c_group);
+        mf_group_release(parent->c_remote);
+        return rc;
+    }
+    mf_comm_inherit_errhandler(c, parent);
+    if (parent->c_is_inter) {
+        mf_group_retain(parent->c_group);
+        if ((rc = mf_comm_new(parent->c_group, NULL, MF_CONTEXT_NONE, &lc))) {
+            mf_group_release(parent->c_group);
+            goto fail;
+        }
+        mf_comm_inherit_errhandler(lc, parent);
+        c->c_local_comm = lc;
+    }
+    if ((rc = mf_comm_dup_extras(parent, c)))
         goto fail;
     *out = c;
     return MPI_SUCCESS;
 fail:
     mf_comm_release(c);
+    return rc;
+}
+
+int mf_comm_idup_commit(mf_comm *parent, mf_comm *c, const uint32_t *ids)
+{
+    c->c_context = ids[0];
+    if (c->c_local_comm)
+        c->c_local_comm->c_context = ids[1];
+    int rc =
+        mf_attr_copy_all(MF_ATTR_COMM, parent->c_handle, parent->c_attrs, c->c_handle, &c->c_attrs);
+    if (rc)
+        mf_attr_delete_all(MF_ATTR_COMM, c->c_handle, &c->c_attrs);
     return rc;
 }
 
@@ -156,7 +212,6 @@ out:
     return rc;
 }
 
-
 /*
  * MPI_Comm_split on an intercommunicator: each side splits its own group by color; the new
  * intercommunicator of a color joins the two sides' members of that color, and a process gets
@@ -183,13 +238,14 @@ static int mf_split_members(const int *table, int n, int color, const mf_group *
 /* The collective tail of the intercommunicator constructors: every process of intercomm c
  * takes part (`local` covers its side); those with non-empty lists on both sides (lw: this
  * side's new members, rw: the other side's, as world ranks) get the new intercommunicator. */
-static int mf_comm_inter_from_lists(mf_comm *c, const mf_participants *local, const int *lw,
-                                    int kl, const int *rw, int kr, mf_comm **out)
+static int mf_comm_inter_from_lists(mf_comm *c, const mf_participants *local, const int *lw, int kl,
+                                    const int *rw, int kr, mf_comm **out)
 {
     mf_group *lg = NULL, *rg = NULL;
     mf_comm *lc = NULL, *ic = NULL;
-    uint32_t lctx, ictx;
+    uint32_t lctx = MF_CONTEXT_NONE, ictx = MF_CONTEXT_NONE;
     bool member = kl > 0 && kr > 0;
+    /* The agreements reserve lctx and ictx here; what no communicator takes is released. */
     int rc = mf_context_agree(local, &lctx);
     if (rc)
         goto out;
@@ -197,6 +253,7 @@ static int mf_comm_inter_from_lists(mf_comm *c, const mf_participants *local, co
         if ((rc = mf_group_new(kl, lw, &lg)) || (rc = mf_comm_new(lg, NULL, lctx, &lc)))
             goto out;
         lg = NULL;
+        lctx = MF_CONTEXT_NONE;
         mf_comm_inherit_errhandler(lc, c);
     }
     /* With the local id taken by the members, agree the intercomm's id across both sides. */
@@ -206,11 +263,14 @@ static int mf_comm_inter_from_lists(mf_comm *c, const mf_participants *local, co
         (rc = mf_comm_new(lg, rg, ictx, &ic)))
         goto out;
     lg = rg = NULL;
+    ictx = MF_CONTEXT_NONE;
     ic->c_local_comm = lc;
     lc = NULL;
     mf_comm_inherit_errhandler(ic, c);
     *out = ic;
 out:
+    mf_context_release(lctx); /* no-op for MF_CONTEXT_NONE */
+    mf_context_release(ictx);
     if (lc)
         mf_comm_release(lc);
     mf_group_release(lg);
@@ -273,8 +333,8 @@ int mf_comm_create_inter_group(mf_comm *c, mf_group *g, mf_comm **out)
     if (!rc && !(rw = malloc(((size_t)nr + 1) * sizeof *rw)))
         rc = mf_error(MPI_ERR_NO_MEM, "MPI_Comm_create: out of memory");
     if (!rc && c->c_rank == 0)
-        rc = mf_sendrecv(g->g_world_ranks, g->g_size, int_t, 0, MF_TAG_COMM_INTER, rw, nr, int_t,
-                         0, MF_TAG_COMM_INTER, c, MF_CTX_COLL, MPI_STATUS_IGNORE);
+        rc = mf_sendrecv(g->g_world_ranks, g->g_size, int_t, 0, MF_TAG_COMM_INTER, rw, nr, int_t, 0,
+                         MF_TAG_COMM_INTER, c, MF_CTX_COLL, MPI_STATUS_IGNORE);
     if (!rc)
         rc = mf_pcoll_bcast(&local, 0, rw, (size_t)nr * sizeof *rw);
     if (!rc)

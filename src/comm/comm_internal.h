@@ -13,16 +13,17 @@
 #ifndef MF_COMM_COMM_INTERNAL_H
 #define MF_COMM_COMM_INTERNAL_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "comm/comm.h"
 
 typedef struct mf_participants {
-    mf_comm *p_comm;       /* an intracommunicator whose ranks the members are */
-    const int *p_members;  /* ranks in p_comm, or NULL for 0..p_n-1 */
+    mf_comm *p_comm;      /* an intracommunicator whose ranks the members are */
+    const int *p_members; /* ranks in p_comm, or NULL for 0..p_n-1 */
     int p_n;
-    int p_me;              /* this process's index among the members */
+    int p_me; /* this process's index among the members */
     int p_tag;
 } mf_participants;
 
@@ -38,27 +39,41 @@ int mf_pcoll_allgather(const mf_participants *p, const void *mine, size_t bytes,
 
 /* ---- Context ids (context.c) ---------------------------------------------------------------
  * Each process keeps a bitmask of the context ids it does not use. A new communicator's id is
- * the lowest id free at every participant (AND of the masks); members then mark it used, and
- * release it when the communicator object is destroyed. Ids are even (MF_CONTEXT_STRIDE). */
+ * the lowest id free at every participant (AND of the masks), reserved at every participant
+ * (see context.c); members then commit it (mf_comm_new), and release it when the communicator
+ * object is destroyed. Ids are even (MF_CONTEXT_STRIDE). */
 #define MF_CONTEXT_WORDS 64 /* 4096 ids */
+/* The context of a communicator built by MPI_Comm_idup whose id is still being agreed. */
+#define MF_CONTEXT_NONE UINT32_MAX
 void mf_context_init(void);
-/* Collective over p: agrees on an id free at every participant. Does not take it. */
+/* Collective over p: agrees on an id free at every participant and reserves it here; the
+ * caller commits it (mf_comm_new) or, where it builds no communicator, releases it
+ * (mf_context_release). Nonblocking creations pending meanwhile are respected. */
 int mf_context_agree(const mf_participants *p, uint32_t *context);
 /* As above for an intercommunicator: the local participants reduce their masks, the local
  * leader (participant 0) exchanges the result with the remote leader (rank `remote_leader` of
  * `bridge`, tag `tag`), and the AND of both sides is broadcast locally. Both groups get the
- * same id. */
+ * same id, reserved as above. */
 int mf_context_agree_inter(const mf_participants *local, mf_comm *bridge, int remote_leader,
                            int tag, uint32_t *context);
+/* Takes an id (idempotent); ids beyond the mask, such as MF_CONTEXT_NONE, are ignored. */
 void mf_context_take(uint32_t context);
+/* Frees an id: a destroyed communicator's, or a reservation not committed. */
 void mf_context_release(uint32_t context);
+/* The building blocks, for agreements run as schedules (MPI_Comm_idup, src/coll/nbc_idup.c):
+ * a copy of this process's free mask (reserved ids are not free); takes `context` if it is
+ * still free here (true) or reports that it is not; picks an id set in `mask` — the lowest on
+ * attempt 0, one of the lowest few on later attempts (a function of seed and attempt, which
+ * must be the same at every participant). */
+void mf_context_snapshot(uint64_t *mask);
+bool mf_context_reserve(uint32_t context);
+int mf_context_pick(const uint64_t *mask, unsigned seed, unsigned attempt, uint32_t *context);
 
 /* ---- Building communicators (comm_create.c) ------------------------------------------------ */
 /* Collective over p: agrees a context and, where `group` is non-NULL (this process is one of
  * its members), builds an intracommunicator over it inheriting parent's error handler; *out is
  * NULL otherwise. Takes no reference on `group` (the new communicator takes its own). */
-int mf_comm_create_over(const mf_participants *p, mf_comm *parent, mf_group *group,
-                        mf_comm **out);
+int mf_comm_create_over(const mf_participants *p, mf_comm *parent, mf_group *group, mf_comm **out);
 /* MPI_Comm_split's work on an intracommunicator: every process of c takes part; *out is NULL
  * for MPI_UNDEFINED. Members of a color are ordered by (key, rank in c). */
 int mf_comm_split(mf_comm *c, int color, int key, mf_comm **out);
@@ -72,6 +87,14 @@ int mf_comm_create_inter_group(mf_comm *c, mf_group *g, mf_comm **out);
 /* MPI_Comm_dup's work, intra or inter: new context(s), same groups, copied attributes are the
  * API's business. */
 int mf_comm_dup_internal(mf_comm *parent, mf_comm **out);
+/* MPI_Comm_idup in two halves around the agreement that src/coll/nbc_idup.c runs as a
+ * schedule. prepare: the duplicate (and an intercommunicator's local communicator) with the
+ * parent's groups, error handler, topology and hints, a user handle and context
+ * MF_CONTEXT_NONE. commit: gives it the agreed ids, reserved here by the agreement (ids[0];
+ * ids[1] for the local communicator of an intercommunicator), and copies the parent's
+ * attributes (copy callbacks run now); on a callback's failure the copies made are deleted. */
+int mf_comm_idup_prepare(mf_comm *parent, mf_comm **out);
+int mf_comm_idup_commit(mf_comm *parent, mf_comm *c, const uint32_t *ids);
 /* Builds an intercommunicator from agreed local and remote groups: makes the local intracomm
  * (collective over `local`), then agrees the intercomm's id through the leaders. */
 int mf_comm_create_inter(const mf_participants *local, mf_group *local_group,
