@@ -17,6 +17,25 @@
 #include "api/coll_check.h"
 #include "coll/nbc.h"
 
+/* One row per collective: the nonblocking name, the persistent name, the shared body's call
+ * (which sees `fn` and `nb`) and the parameters before the request. */
+#define MF_NBC_PAIR(IName, InitName, call, ...)                                                    \
+    int PMPI_##IName(__VA_ARGS__, MPI_Request *request)                                            \
+    {                                                                                              \
+        const char *fn = "MPI_" #IName;                                                            \
+        mf_nbc_call nbv = {request, false}, *nb = &nbv;                                            \
+        return call;                                                                               \
+    }                                                                                              \
+    MF_API_ALIAS(IName);                                                                           \
+    int PMPI_##InitName(__VA_ARGS__, MPI_Info info, MPI_Request *request)                          \
+    {                                                                                              \
+        const char *fn = "MPI_" #InitName;                                                         \
+        mf_nbc_call nbv = {request, true}, *nb = &nbv;                                             \
+        (void)info;                                                                                \
+        return call;                                                                               \
+    }                                                                                              \
+    MF_API_ALIAS(InitName);
+
 int mf_api_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Comm comm,
                  const char *fn, const mf_nbc_call *nb);
 

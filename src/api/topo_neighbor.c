@@ -1,12 +1,17 @@
 /*
- * Blocking neighborhood collectives (MPI-4.0 section 8.6): MPI_Neighbor_allgather(v),
- * MPI_Neighbor_alltoall(v,w) and their _c forms. Each entry point checks its arguments, turns
- * them into one block per neighbour and runs the exchange of src/comm/topo_neighbor.c.
+ * Neighborhood collectives (MPI-4.0 sections 8.6-8.8): MPI_Neighbor_allgather(v),
+ * MPI_Neighbor_alltoall(v,w), their nonblocking (MPI_Ineighbor_*) and persistent
+ * (MPI_Neighbor_*_init) forms, each with its _c form. The three forms share one body per
+ * operation, as coll_nb.c does: it checks the arguments, turns them into one block per
+ * neighbour, and then runs the blocking exchange of src/comm/topo_neighbor.c (nb == NULL) or
+ * hands the blocks to the schedule engine (MF_NBC_NEIGHBOR, src/coll/nbc.h).
  */
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "api/api.h"
 #include "api/coll_check.h"
+#include "api/coll_nb.h"
 #include "api/topo_util.h"
 #include "comm/topo.h"
 
@@ -41,11 +46,50 @@ static const char *mf_nb_at(const void *buf, MPI_Aint disp, MPI_Count count, con
     return (const char *)buf + disp * (MPI_Aint)count * mf_datatype_info(dt)->dt_extent;
 }
 
+/* The blocking exchange, or the blocks as an MF_NBC_NEIGHBOR collective (absolute addresses as
+ * byte displacements from MPI_BOTTOM). */
+static int mf_nb_go(mf_comm *c, const mf_nb_block *sb, int outdeg, const mf_nb_block *rb, int indeg,
+                    const mf_nbc_call *nb, const char *fn)
+{
+    if (!nb)
+        return mf_topo_neighbor_exchange(c, sb, rb);
+    size_t n = (size_t)outdeg + (size_t)indeg + 1;
+    MPI_Count *counts = malloc(n * sizeof *counts);
+    MPI_Aint *displs = malloc(n * sizeof *displs);
+    mf_datatype **dts = malloc(n * sizeof *dts);
+    int rc = MPI_SUCCESS;
+    if (!counts || !displs || !dts) {
+        rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        goto out;
+    }
+    for (int k = 0; k < outdeg + indeg; k++) {
+        const mf_nb_block *b = k < outdeg ? &sb[k] : &rb[k - outdeg];
+        counts[k] = b->count;
+        displs[k] = (MPI_Aint)(uintptr_t)b->buf;
+        dts[k] = b->dt;
+    }
+    mf_nbc_args a = {.a_kind = MF_NBC_NEIGHBOR,
+                     .a_sbuf = MPI_BOTTOM,
+                     .a_scounts = counts,
+                     .a_sdispls = displs,
+                     .a_sdts = dts,
+                     .a_rbuf = MPI_BOTTOM,
+                     .a_rcounts = counts + outdeg,
+                     .a_rdispls = displs + outdeg,
+                     .a_rdts = dts + outdeg};
+    rc = mf_nbc_post(nb, &a, c, fn);
+out:
+    free(counts);
+    free(displs);
+    free(dts);
+    return rc;
+}
+
 /* Everything but alltoallw: uniform or per-neighbour counts/displacements (in elements). */
 static int mf_nb_run(MPI_Comm comm, const void *sbuf, MPI_Count scount, const MPI_Count *scounts,
                      const MPI_Aint *sdispls, MPI_Datatype stype, bool same_send, void *rbuf,
                      MPI_Count rcount, const MPI_Count *rcounts, const MPI_Aint *rdispls,
-                     MPI_Datatype rtype, const char *fn)
+                     MPI_Datatype rtype, const char *fn, const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -78,71 +122,18 @@ static int mf_nb_run(MPI_Comm comm, const void *sbuf, MPI_Count scount, const MP
     if (!rc) {
         for (int j = 0; j < outdeg; j++)
             sb[j] = scounts ? (mf_nb_block){mf_nb_at(sbuf, sdispls[j], 1, sdt), scounts[j], sdt}
-                    : (mf_nb_block){same_send ? sbuf : mf_nb_at(sbuf, j, scount, sdt), scount,
-                                    sdt};
+                            : (mf_nb_block){same_send ? sbuf : mf_nb_at(sbuf, j, scount, sdt),
+                                            scount, sdt};
         for (int i = 0; i < indeg; i++)
             rb[i] = rcounts ? (mf_nb_block){mf_nb_at(rbuf, rdispls[i], 1, rdt), rcounts[i], rdt}
                             : (mf_nb_block){mf_nb_at(rbuf, i, rcount, rdt), rcount, rdt};
-        rc = mf_topo_neighbor_exchange(c, sb, rb);
+        rc = mf_nb_go(c, sb, outdeg, rb, indeg, nb, fn);
     }
     free(sb);
     free(rb);
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
 }
-
-int PMPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm)
-{
-    return mf_nb_run(comm, sendbuf, sendcount, NULL, NULL, sendtype, true, recvbuf, recvcount,
-                     NULL, NULL, recvtype, "MPI_Neighbor_allgather_c");
-}
-MF_API_ALIAS(Neighbor_allgather_c);
-
-int PMPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return mf_nb_run(comm, sendbuf, sendcount, NULL, NULL, sendtype, true, recvbuf, recvcount,
-                     NULL, NULL, recvtype, "MPI_Neighbor_allgather");
-}
-MF_API_ALIAS(Neighbor_allgather);
-
-int PMPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm)
-{
-    return mf_nb_run(comm, sendbuf, sendcount, NULL, NULL, sendtype, false, recvbuf, recvcount,
-                     NULL, NULL, recvtype, "MPI_Neighbor_alltoall_c");
-}
-MF_API_ALIAS(Neighbor_alltoall_c);
-
-int PMPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return mf_nb_run(comm, sendbuf, sendcount, NULL, NULL, sendtype, false, recvbuf, recvcount,
-                     NULL, NULL, recvtype, "MPI_Neighbor_alltoall");
-}
-MF_API_ALIAS(Neighbor_alltoall);
-
-int PMPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                               MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return mf_nb_run(comm, sendbuf, sendcount, NULL, NULL, sendtype, true, recvbuf, 0, recvcounts,
-                     displs, recvtype, "MPI_Neighbor_allgatherv_c");
-}
-MF_API_ALIAS(Neighbor_allgatherv_c);
-
-int PMPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              MPI_Datatype recvtype, MPI_Comm comm)
-{
-    return mf_nb_run(comm, sendbuf, 0, sendcounts, sdispls, sendtype, false, recvbuf, 0,
-                     recvcounts, rdispls, recvtype, "MPI_Neighbor_alltoallv_c");
-}
-MF_API_ALIAS(Neighbor_alltoallv_c);
 
 /* The int-array forms widen their arrays to the _c forms' types first. */
 static int mf_nb_len(MPI_Comm comm, bool in)
@@ -159,51 +150,11 @@ static int mf_nb_len(MPI_Comm comm, bool in)
     return in ? indeg : outdeg;
 }
 
-int PMPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, const int recvcounts[], const int displs[],
-                             MPI_Datatype recvtype, MPI_Comm comm)
-{
-    bool failed = false;
-    int n = mf_nb_len(comm, true);
-    MPI_Count *rc = mf_coll_widen_counts(recvcounts, n, &failed);
-    MPI_Aint *rd = mf_coll_widen_displs(displs, n, &failed);
-    int r = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "MPI_Neighbor_allgatherv: out of "
-                                           "memory"), "MPI_Neighbor_allgatherv")
-                   : mf_nb_run(comm, sendbuf, sendcount, NULL, NULL, sendtype, true, recvbuf, 0,
-                               rc, rd, recvtype, "MPI_Neighbor_allgatherv");
-    free(rc);
-    free(rd);
-    return r;
-}
-MF_API_ALIAS(Neighbor_allgatherv);
-
-int PMPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
-{
-    bool failed = false;
-    int nin = mf_nb_len(comm, true), nout = mf_nb_len(comm, false);
-    MPI_Count *sc = mf_coll_widen_counts(sendcounts, nout, &failed);
-    MPI_Aint *sd = mf_coll_widen_displs(sdispls, nout, &failed);
-    MPI_Count *rc = mf_coll_widen_counts(recvcounts, nin, &failed);
-    MPI_Aint *rd = mf_coll_widen_displs(rdispls, nin, &failed);
-    int r = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "MPI_Neighbor_alltoallv: out of "
-                                           "memory"), "MPI_Neighbor_alltoallv")
-                   : mf_nb_run(comm, sendbuf, 0, sc, sd, sendtype, false, recvbuf, 0, rc, rd,
-                               recvtype, "MPI_Neighbor_alltoallv");
-    free(sc);
-    free(sd);
-    free(rc);
-    free(rd);
-    return r;
-}
-MF_API_ALIAS(Neighbor_alltoallv);
-
 /* alltoallw: a datatype per neighbour and displacements in bytes. */
 static int mf_nb_w(MPI_Comm comm, const void *sbuf, const MPI_Count *scounts,
                    const MPI_Aint *sdispls, const MPI_Datatype *stypes, void *rbuf,
                    const MPI_Count *rcounts, const MPI_Aint *rdispls, const MPI_Datatype *rtypes,
-                   const char *fn)
+                   const char *fn, const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -231,38 +182,123 @@ static int mf_nb_w(MPI_Comm comm, const void *sbuf, const MPI_Count *scounts,
             rb[i] = (mf_nb_block){(char *)rbuf + rdispls[i], rcounts[i], dt};
     }
     if (!rc)
-        rc = mf_topo_neighbor_exchange(c, sb, rb);
+        rc = mf_nb_go(c, sb, outdeg, rb, indeg, nb, fn);
     free(sb);
     free(rb);
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
 }
 
-int PMPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                              void *recvbuf, const MPI_Count recvcounts[],
-                              const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                              MPI_Comm comm)
-{
-    return mf_nb_w(comm, sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts, rdispls,
-                   recvtypes, "MPI_Neighbor_alltoallw_c");
-}
-MF_API_ALIAS(Neighbor_alltoallw_c);
-
-int PMPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
-                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                            MPI_Comm comm)
+static int mf_nb_allgatherv_int(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
+                                const int rcounts[], const int displs[], MPI_Datatype rtype,
+                                MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
 {
     bool failed = false;
-    MPI_Count *sc = mf_coll_widen_counts(sendcounts, mf_nb_len(comm, false), &failed);
-    MPI_Count *rc = mf_coll_widen_counts(recvcounts, mf_nb_len(comm, true), &failed);
-    int r = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "MPI_Neighbor_alltoallw: out of "
-                                           "memory"), "MPI_Neighbor_alltoallw")
-                   : mf_nb_w(comm, sendbuf, sc, sdispls, sendtypes, recvbuf, rc, rdispls,
-                             recvtypes, "MPI_Neighbor_alltoallw");
+    int n = mf_nb_len(comm, true);
+    MPI_Count *rc = mf_coll_widen_counts(rcounts, n, &failed);
+    MPI_Aint *rd = mf_coll_widen_displs(displs, n, &failed);
+    int r = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
+                   : mf_nb_run(comm, sbuf, scount, NULL, NULL, stype, true, rbuf, 0, rc, rd, rtype,
+                               fn, nb);
+    free(rc);
+    free(rd);
+    return r;
+}
+
+static int mf_nb_alltoallv_int(const void *sbuf, const int scounts[], const int sdispls[],
+                               MPI_Datatype stype, void *rbuf, const int rcounts[],
+                               const int rdispls[], MPI_Datatype rtype, MPI_Comm comm,
+                               const char *fn, const mf_nbc_call *nb)
+{
+    bool failed = false;
+    int nin = mf_nb_len(comm, true), nout = mf_nb_len(comm, false);
+    MPI_Count *sc = mf_coll_widen_counts(scounts, nout, &failed);
+    MPI_Aint *sd = mf_coll_widen_displs(sdispls, nout, &failed);
+    MPI_Count *rc = mf_coll_widen_counts(rcounts, nin, &failed);
+    MPI_Aint *rd = mf_coll_widen_displs(rdispls, nin, &failed);
+    int r = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
+                   : mf_nb_run(comm, sbuf, 0, sc, sd, stype, false, rbuf, 0, rc, rd, rtype, fn, nb);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    return r;
+}
+
+static int mf_nb_alltoallw_int(const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
+                               const MPI_Datatype stypes[], void *rbuf, const int rcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm,
+                               const char *fn, const mf_nbc_call *nb)
+{
+    bool failed = false;
+    MPI_Count *sc = mf_coll_widen_counts(scounts, mf_nb_len(comm, false), &failed);
+    MPI_Count *rc = mf_coll_widen_counts(rcounts, mf_nb_len(comm, true), &failed);
+    int r = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
+                   : mf_nb_w(comm, sbuf, sc, sdispls, stypes, rbuf, rc, rdispls, rtypes, fn, nb);
     free(sc);
     free(rc);
     return r;
 }
-MF_API_ALIAS(Neighbor_alltoallw);
+
+/* ---- Entry points: blocking, then the nonblocking / persistent pairs ---- */
+
+/* One row per operation: names of the three forms, the shared body's call (which sees `fn` and
+ * `nb`) and the parameters. */
+#define MF_NB_ALL(Name, IName, InitName, call, ...)                                                \
+    int PMPI_##Name(__VA_ARGS__)                                                                   \
+    {                                                                                              \
+        const char *fn = "MPI_" #Name;                                                             \
+        const mf_nbc_call *nb = NULL;                                                              \
+        return call;                                                                               \
+    }                                                                                              \
+    MF_API_ALIAS(Name);                                                                            \
+    MF_NBC_PAIR(IName, InitName, call, __VA_ARGS__)
+
+#define MF_NB_GATHER(sfx, count_t)                                                                 \
+    MF_NB_ALL(Neighbor_allgather##sfx, Ineighbor_allgather##sfx, Neighbor_allgather_init##sfx,     \
+              mf_nb_run(comm, sbuf, scount, NULL, NULL, stype, true, rbuf, rcount, NULL, NULL,     \
+                        rtype, fn, nb),                                                            \
+              const void *sbuf, count_t scount, MPI_Datatype stype, void *rbuf, count_t rcount,    \
+              MPI_Datatype rtype, MPI_Comm comm)                                                   \
+    MF_NB_ALL(Neighbor_alltoall##sfx, Ineighbor_alltoall##sfx, Neighbor_alltoall_init##sfx,        \
+              mf_nb_run(comm, sbuf, scount, NULL, NULL, stype, false, rbuf, rcount, NULL, NULL,    \
+                        rtype, fn, nb),                                                            \
+              const void *sbuf, count_t scount, MPI_Datatype stype, void *rbuf, count_t rcount,    \
+              MPI_Datatype rtype, MPI_Comm comm)
+
+MF_NB_GATHER(, int)
+MF_NB_GATHER(_c, MPI_Count)
+
+MF_NB_ALL(Neighbor_allgatherv, Ineighbor_allgatherv, Neighbor_allgatherv_init,
+          mf_nb_allgatherv_int(sbuf, scount, stype, rbuf, rcounts, displs, rtype, comm, fn, nb),
+          const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+          const int displs[], MPI_Datatype rtype, MPI_Comm comm)
+MF_NB_ALL(Neighbor_allgatherv_c, Ineighbor_allgatherv_c, Neighbor_allgatherv_init_c,
+          mf_nb_run(comm, sbuf, scount, NULL, NULL, stype, true, rbuf, 0, rcounts, displs, rtype,
+                    fn, nb),
+          const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
+          const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype, MPI_Comm comm)
+
+MF_NB_ALL(Neighbor_alltoallv, Ineighbor_alltoallv, Neighbor_alltoallv_init,
+          mf_nb_alltoallv_int(sbuf, scounts, sdispls, stype, rbuf, rcounts, rdispls, rtype, comm,
+                              fn, nb),
+          const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+          void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype, MPI_Comm comm)
+MF_NB_ALL(Neighbor_alltoallv_c, Ineighbor_alltoallv_c, Neighbor_alltoallv_init_c,
+          mf_nb_run(comm, sbuf, 0, scounts, sdispls, stype, false, rbuf, 0, rcounts, rdispls, rtype,
+                    fn, nb),
+          const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[], MPI_Datatype stype,
+          void *rbuf, const MPI_Count rcounts[], const MPI_Aint rdispls[], MPI_Datatype rtype,
+          MPI_Comm comm)
+
+MF_NB_ALL(Neighbor_alltoallw, Ineighbor_alltoallw, Neighbor_alltoallw_init,
+          mf_nb_alltoallw_int(sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, comm,
+                              fn, nb),
+          const void *sbuf, const int scounts[], const MPI_Aint sdispls[],
+          const MPI_Datatype stypes[], void *rbuf, const int rcounts[], const MPI_Aint rdispls[],
+          const MPI_Datatype rtypes[], MPI_Comm comm)
+MF_NB_ALL(Neighbor_alltoallw_c, Ineighbor_alltoallw_c, Neighbor_alltoallw_init_c,
+          mf_nb_w(comm, sbuf, scounts, sdispls, stypes, rbuf, rcounts, rdispls, rtypes, fn, nb),
+          const void *sbuf, const MPI_Count scounts[], const MPI_Aint sdispls[],
+          const MPI_Datatype stypes[], void *rbuf, const MPI_Count rcounts[],
+          const MPI_Aint rdispls[], const MPI_Datatype rtypes[], MPI_Comm comm)
