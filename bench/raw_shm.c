@@ -28,12 +28,12 @@ typedef struct {
 } flag_t;
 
 typedef struct {
-    flag_t ping;                  /* 0 -> 1 */
-    flag_t pong;                  /* 1 -> 0 */
-    flag_t slot_full[SLOTS];      /* stream: sequence number of the chunk in each slot */
-    flag_t slot_free[SLOTS];      /* stream: sequence number consumed */
-    flag_t ack;                   /* stream: windows received */
-    flag_t go;                    /* stream: batch start */
+    flag_t ping;             /* 0 -> 1 */
+    flag_t pong;             /* 1 -> 0 */
+    flag_t slot_full[SLOTS]; /* stream: sequence number of the chunk in each slot */
+    flag_t slot_free[SLOTS]; /* stream: sequence number consumed */
+    flag_t ack;              /* stream: windows received */
+    flag_t go;               /* stream: batch start */
 } ctl_t;
 
 static inline void spin_until(_Atomic uint64_t *f, uint64_t v)
@@ -79,7 +79,7 @@ int main(int argc, char **argv)
     }
     ctl_t *c = (ctl_t *)shm;
     unsigned char *ab = shm + ((sizeof(ctl_t) + 4095) & ~(size_t)4095); /* 0 -> 1 */
-    unsigned char *ba = ab + o.max_size;                                 /* 1 -> 0 */
+    unsigned char *ba = ab + o.max_size;                                /* 1 -> 0 */
     unsigned char *ring = ba + o.max_size;
     memset(ab, 0, data);
 

@@ -13,7 +13,7 @@
 
 enum { VECTOR, PACK, CONTIG, NVARIANTS };
 static const char *const variant_name[NVARIANTS] = {"strided.vector", "strided.pack",
-                                                     "strided.contig"};
+                                                    "strided.contig"};
 
 static void fill_column(double *mat, long rows, double seed)
 {

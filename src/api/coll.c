@@ -41,8 +41,8 @@ int mf_api_bcast(void *buf, MPI_Count count, MPI_Datatype type, int root, MPI_Co
             rc = mf_coll_bcast(buf, count, dt, root, c);
     }
     if (!rc && nb) {
-        mf_nbc_args a = {.a_kind = MF_NBC_BCAST, .a_rbuf = buf, .a_rcount = count, .a_rdt = dt,
-                         .a_root = root};
+        mf_nbc_args a = {
+            .a_kind = MF_NBC_BCAST, .a_rbuf = buf, .a_rcount = count, .a_rdt = dt, .a_root = root};
         rc = mf_nbc_post(nb, &a, c, fn);
     }
     MF_API_EXIT();
@@ -80,8 +80,7 @@ struct rooted {
     int root;
 };
 
-static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn,
-                      const mf_nbc_call *nb)
+static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -90,7 +89,8 @@ static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn,
     const char *pcnt = a->gather ? "sendcount" : "recvcount";
     const char *rcnt = a->gather ? (a->counts ? "recvcounts" : "recvcount")
                                  : (a->counts ? "sendcounts" : "sendcount");
-    const char *ptype = a->gather ? "sendtype" : "recvtype", *rtype = a->gather ? "recvtype" : "sendtype";
+    const char *ptype = a->gather ? "sendtype" : "recvtype",
+               *rtype = a->gather ? "recvtype" : "sendtype";
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
         rc = mf_coll_check_root(c, a->root, fn);
@@ -109,8 +109,8 @@ static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn,
                 rc = mf_coll_check_type(a->roottype, &rdt, fn, rtype);
             for (int i = 0; i < n && !rc; i++)
                 if (a->counts[i] > 0 && !a->rootbuf)
-                    rc = mf_error(MPI_ERR_BUFFER, "%s: %s is NULL but %s[%d]=%lld", fn, rbuf,
-                                  rcnt, i, (long long)a->counts[i]);
+                    rc = mf_error(MPI_ERR_BUFFER, "%s: %s is NULL but %s[%d]=%lld", fn, rbuf, rcnt,
+                                  i, (long long)a->counts[i]);
             if (!rc && a->rootbuf == MPI_IN_PLACE)
                 rc = mf_error(MPI_ERR_BUFFER, "%s: %s is MPI_IN_PLACE, which is not allowed here",
                               fn, rbuf);
@@ -129,14 +129,26 @@ static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn,
     if (!rc && nb) {
         void *pb = (void *)(in_place ? MPI_IN_PLACE : a->procbuf);
         void *rb = (void *)a->rootbuf;
-        mf_nbc_args g = {.a_kind = vec ? MF_NBC_GATHERV : MF_NBC_GATHER, .a_sbuf = pb,
-                         .a_scount = a->count, .a_sdt = pdt, .a_rbuf = rb,
-                         .a_rcount = a->count_root, .a_rcounts = a->counts,
-                         .a_rdispls = a->displs, .a_rdt = rdt, .a_root = a->root};
-        mf_nbc_args s = {.a_kind = vec ? MF_NBC_SCATTERV : MF_NBC_SCATTER, .a_sbuf = rb,
-                         .a_scount = a->count_root, .a_scounts = a->counts,
-                         .a_sdispls = a->displs, .a_sdt = rdt, .a_rbuf = pb,
-                         .a_rcount = a->count, .a_rdt = pdt, .a_root = a->root};
+        mf_nbc_args g = {.a_kind = vec ? MF_NBC_GATHERV : MF_NBC_GATHER,
+                         .a_sbuf = pb,
+                         .a_scount = a->count,
+                         .a_sdt = pdt,
+                         .a_rbuf = rb,
+                         .a_rcount = a->count_root,
+                         .a_rcounts = a->counts,
+                         .a_rdispls = a->displs,
+                         .a_rdt = rdt,
+                         .a_root = a->root};
+        mf_nbc_args s = {.a_kind = vec ? MF_NBC_SCATTERV : MF_NBC_SCATTER,
+                         .a_sbuf = rb,
+                         .a_scount = a->count_root,
+                         .a_scounts = a->counts,
+                         .a_sdispls = a->displs,
+                         .a_sdt = rdt,
+                         .a_rbuf = pb,
+                         .a_rcount = a->count,
+                         .a_rdt = pdt,
+                         .a_root = a->root};
         rc = mf_nbc_post(nb, a->gather ? &g : &s, c, fn);
     } else if (!rc && role != MF_ROLE_NONE) {
         void *pb = (void *)(in_place ? MPI_IN_PLACE : a->procbuf);
@@ -213,12 +225,21 @@ static const MPI_Count no_counts[1];
 static const MPI_Aint no_displs[1];
 
 int mf_api_gatherv(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
-                   int root, MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype, int root,
+                   MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
 {
     bool at_root = is_vec_root(comm, root);
-    struct rooted a = {true, true, sbuf, scount, stype, rbuf, 0, at_root ? rcounts : no_counts,
-                       at_root ? displs : no_displs, rtype, root};
+    struct rooted a = {true,
+                       true,
+                       sbuf,
+                       scount,
+                       stype,
+                       rbuf,
+                       0,
+                       at_root ? rcounts : no_counts,
+                       at_root ? displs : no_displs,
+                       rtype,
+                       root};
     return api_rooted(&a, comm, fn, nb);
 }
 
@@ -231,20 +252,28 @@ int mf_api_gatherv_int(const void *sbuf, int scount, MPI_Datatype stype, void *r
     MPI_Count *wc = at_root ? mf_coll_widen_counts(rcounts, n, &failed) : NULL;
     MPI_Aint *wd = at_root ? mf_coll_widen_displs(displs, n, &failed) : NULL;
     int rc = failed ? mf_err_world(NOMEM(fn), fn)
-                    : mf_api_gatherv(sbuf, scount, stype, rbuf, wc, wd, rtype, root, comm, fn,
-                                     nb);
+                    : mf_api_gatherv(sbuf, scount, stype, rbuf, wc, wd, rtype, root, comm, fn, nb);
     free(wc);
     free(wd);
     return rc;
 }
 
 int mf_api_scatterv(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
-                    int root, MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                    MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
 {
     bool at_root = is_vec_root(comm, root);
-    struct rooted a = {false, true, rbuf, rcount, rtype, sbuf, 0, at_root ? scounts : no_counts,
-                       at_root ? displs : no_displs, stype, root};
+    struct rooted a = {false,
+                       true,
+                       rbuf,
+                       rcount,
+                       rtype,
+                       sbuf,
+                       0,
+                       at_root ? scounts : no_counts,
+                       at_root ? displs : no_displs,
+                       stype,
+                       root};
     return api_rooted(&a, comm, fn, nb);
 }
 
@@ -257,16 +286,14 @@ int mf_api_scatterv_int(const void *sbuf, const int scounts[], const int displs[
     MPI_Count *wc = at_root ? mf_coll_widen_counts(scounts, n, &failed) : NULL;
     MPI_Aint *wd = at_root ? mf_coll_widen_displs(displs, n, &failed) : NULL;
     int rc = failed ? mf_err_world(NOMEM(fn), fn)
-                    : mf_api_scatterv(sbuf, wc, wd, stype, rbuf, rcount, rtype, root, comm, fn,
-                                      nb);
+                    : mf_api_scatterv(sbuf, wc, wd, stype, rbuf, rcount, rtype, root, comm, fn, nb);
     free(wc);
     free(wd);
     return rc;
 }
 
-int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
-                 const int rcounts[], const int displs[], MPI_Datatype rtype, int root,
-                 MPI_Comm comm)
+int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf, const int rcounts[],
+                 const int displs[], MPI_Datatype rtype, int root, MPI_Comm comm)
 {
     return mf_api_gatherv_int(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
                               "MPI_Gatherv", NULL);
@@ -274,8 +301,8 @@ int PMPI_Gatherv(const void *sbuf, int scount, MPI_Datatype stype, void *rbuf,
 MF_API_ALIAS(Gatherv);
 
 int PMPI_Gatherv_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
-                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype,
-                   int root, MPI_Comm comm)
+                   const MPI_Count rcounts[], const MPI_Aint displs[], MPI_Datatype rtype, int root,
+                   MPI_Comm comm)
 {
     return mf_api_gatherv(sbuf, scount, stype, rbuf, rcounts, displs, rtype, root, comm,
                           "MPI_Gatherv_c", NULL);
@@ -291,8 +318,8 @@ int PMPI_Scatterv(const void *sbuf, const int scounts[], const int displs[], MPI
 MF_API_ALIAS(Scatterv);
 
 int PMPI_Scatterv_c(const void *sbuf, const MPI_Count scounts[], const MPI_Aint displs[],
-                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype,
-                    int root, MPI_Comm comm)
+                    MPI_Datatype stype, void *rbuf, MPI_Count rcount, MPI_Datatype rtype, int root,
+                    MPI_Comm comm)
 {
     return mf_api_scatterv(sbuf, scounts, displs, stype, rbuf, rcount, rtype, root, comm,
                            "MPI_Scatterv_c", NULL);
@@ -312,8 +339,7 @@ int mf_api_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
     if (!rc && sbuf == MPI_IN_PLACE)
         rc = mf_coll_check_in_place_intra(c, fn, "sendbuf");
     else if (!rc)
-        rc = mf_coll_check_data(sbuf, scount, stype, &sdt, fn, "sendbuf", "sendcount",
-                                "sendtype");
+        rc = mf_coll_check_data(sbuf, scount, stype, &sdt, fn, "sendbuf", "sendcount", "sendtype");
     if (!rc && vec) {
         int n = mf_comm_peer_size(c);
         rc = mf_coll_check_counts(rcounts, n, fn, "recvcounts");
@@ -324,15 +350,20 @@ int mf_api_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
         if (!rc && rbuf == MPI_IN_PLACE)
             rc = mf_error(MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
     } else if (!rc) {
-        rc = mf_coll_check_data(rbuf, rcount, rtype, &rdt, fn, "recvbuf", "recvcount",
-                                "recvtype");
+        rc = mf_coll_check_data(rbuf, rcount, rtype, &rdt, fn, "recvbuf", "recvcount", "recvtype");
         if (!rc)
             rc = mf_coll_check_alias(sbuf, rbuf, rcount > 0, fn);
     }
     if (!rc && nb) {
-        mf_nbc_args a = {.a_kind = vec ? MF_NBC_ALLGATHERV : MF_NBC_ALLGATHER, .a_sbuf = sbuf,
-                         .a_scount = scount, .a_sdt = sdt, .a_rbuf = rbuf, .a_rcount = rcount,
-                         .a_rcounts = rcounts, .a_rdispls = displs, .a_rdt = rdt};
+        mf_nbc_args a = {.a_kind = vec ? MF_NBC_ALLGATHERV : MF_NBC_ALLGATHER,
+                         .a_sbuf = sbuf,
+                         .a_scount = scount,
+                         .a_sdt = sdt,
+                         .a_rbuf = rbuf,
+                         .a_rcount = rcount,
+                         .a_rcounts = rcounts,
+                         .a_rdispls = displs,
+                         .a_rdt = rdt};
         rc = mf_nbc_post(nb, &a, c, fn);
     } else if (!rc && vec)
         rc = mf_coll_allgatherv(sbuf, scount, sdt, rbuf, rcounts, displs, rdt, c);
@@ -366,9 +397,9 @@ int mf_api_allgatherv_int(const void *sbuf, int scount, MPI_Datatype stype, void
     int n = mf_coll_vec_len(comm);
     MPI_Count *wc = mf_coll_widen_counts(rcounts, n, &failed);
     MPI_Aint *wd = mf_coll_widen_displs(displs, n, &failed);
-    int rc = failed ? mf_err_world(NOMEM(fn), fn)
-                    : mf_api_allgather(sbuf, scount, stype, rbuf, 0, true, wc, wd, rtype, comm,
-                                       fn, nb);
+    int rc =
+        failed ? mf_err_world(NOMEM(fn), fn)
+               : mf_api_allgather(sbuf, scount, stype, rbuf, 0, true, wc, wd, rtype, comm, fn, nb);
     free(wc);
     free(wd);
     return rc;
@@ -404,16 +435,19 @@ int mf_api_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void
     if (!rc && sbuf == MPI_IN_PLACE)
         rc = mf_coll_check_in_place_intra(c, fn, "sendbuf");
     else if (!rc)
-        rc = mf_coll_check_data(sbuf, scount, stype, &sdt, fn, "sendbuf", "sendcount",
-                                "sendtype");
+        rc = mf_coll_check_data(sbuf, scount, stype, &sdt, fn, "sendbuf", "sendcount", "sendtype");
     if (!rc)
-        rc = mf_coll_check_data(rbuf, rcount, rtype, &rdt, fn, "recvbuf", "recvcount",
-                                "recvtype");
+        rc = mf_coll_check_data(rbuf, rcount, rtype, &rdt, fn, "recvbuf", "recvcount", "recvtype");
     if (!rc)
         rc = mf_coll_check_alias(sbuf, rbuf, rcount > 0, fn);
     if (!rc && nb) {
-        mf_nbc_args a = {.a_kind = MF_NBC_ALLTOALL, .a_sbuf = sbuf, .a_scount = scount,
-                         .a_sdt = sdt, .a_rbuf = rbuf, .a_rcount = rcount, .a_rdt = rdt};
+        mf_nbc_args a = {.a_kind = MF_NBC_ALLTOALL,
+                         .a_sbuf = sbuf,
+                         .a_scount = scount,
+                         .a_sdt = sdt,
+                         .a_rbuf = rbuf,
+                         .a_rcount = rcount,
+                         .a_rdt = rdt};
         rc = mf_nbc_post(nb, &a, c, fn);
     } else if (!rc)
         rc = mf_coll_alltoall(sbuf, scount, sdt, rbuf, rcount, rdt, c);
@@ -431,8 +465,7 @@ MF_API_ALIAS(Alltoall);
 int PMPI_Alltoall_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void *rbuf,
                     MPI_Count rcount, MPI_Datatype rtype, MPI_Comm comm)
 {
-    return mf_api_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, "MPI_Alltoall_c",
-                           NULL);
+    return mf_api_alltoall(sbuf, scount, stype, rbuf, rcount, rtype, comm, "MPI_Alltoall_c", NULL);
 }
 MF_API_ALIAS(Alltoall_c);
 
@@ -440,9 +473,9 @@ MF_API_ALIAS(Alltoall_c);
  * elements); otherwise per-peer types and byte displacements. */
 int mf_api_alltoallvw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
                       const MPI_Datatype *stypes, MPI_Datatype stype, void *rbuf,
-                      const MPI_Count *rcounts, const MPI_Aint *rdispls,
-                      const MPI_Datatype *rtypes, MPI_Datatype rtype, MPI_Comm comm, bool w,
-                      const char *fn, const mf_nbc_call *nb)
+                      const MPI_Count *rcounts, const MPI_Aint *rdispls, const MPI_Datatype *rtypes,
+                      MPI_Datatype rtype, MPI_Comm comm, bool w, const char *fn,
+                      const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -491,10 +524,17 @@ int mf_api_alltoallvw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint
         rc = mf_coll_check_alias(sbuf, rbuf, any, fn);
     }
     if (!rc && nb) {
-        mf_nbc_args a = {.a_kind = w ? MF_NBC_ALLTOALLW : MF_NBC_ALLTOALLV, .a_sbuf = sbuf,
-                         .a_scounts = scounts, .a_sdispls = sdispls, .a_sdt = sdt,
-                         .a_sdts = sdts, .a_rbuf = rbuf, .a_rcounts = rcounts,
-                         .a_rdispls = rdispls, .a_rdt = rdt, .a_rdts = rdts};
+        mf_nbc_args a = {.a_kind = w ? MF_NBC_ALLTOALLW : MF_NBC_ALLTOALLV,
+                         .a_sbuf = sbuf,
+                         .a_scounts = scounts,
+                         .a_sdispls = sdispls,
+                         .a_sdt = sdt,
+                         .a_sdts = sdts,
+                         .a_rbuf = rbuf,
+                         .a_rcounts = rcounts,
+                         .a_rdispls = rdispls,
+                         .a_rdt = rdt,
+                         .a_rdts = rdts};
         rc = mf_nbc_post(nb, &a, c, fn);
     } else if (!rc && w)
         rc = mf_coll_alltoallw(sbuf, scounts, sdispls, sdts, rbuf, rcounts, rdispls, rdts, c);
@@ -528,12 +568,12 @@ int mf_api_alltoallvw_int(const void *sbuf, const int scounts[], const int sdisp
     return rc;
 }
 
-int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[],
-                   MPI_Datatype stype, void *rbuf, const int rcounts[], const int rdispls[],
-                   MPI_Datatype rtype, MPI_Comm comm)
+int PMPI_Alltoallv(const void *sbuf, const int scounts[], const int sdispls[], MPI_Datatype stype,
+                   void *rbuf, const int rcounts[], const int rdispls[], MPI_Datatype rtype,
+                   MPI_Comm comm)
 {
-    return mf_api_alltoallvw_int(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls,
-                                 NULL, rtype, comm, false, "MPI_Alltoallv", NULL);
+    return mf_api_alltoallvw_int(sbuf, scounts, sdispls, NULL, stype, rbuf, rcounts, rdispls, NULL,
+                                 rtype, comm, false, "MPI_Alltoallv", NULL);
 }
 MF_API_ALIAS(Alltoallv);
 

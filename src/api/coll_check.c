@@ -22,7 +22,9 @@ int mf_coll_check_root(const mf_comm *c, int root, const char *fn)
 enum mf_coll_role mf_coll_role(const mf_comm *c, int root)
 {
     if (c->c_is_inter)
-        return root == MPI_ROOT ? MF_ROLE_ROOT : root == MPI_PROC_NULL ? MF_ROLE_NONE : MF_ROLE_LEAF;
+        return root == MPI_ROOT        ? MF_ROLE_ROOT
+               : root == MPI_PROC_NULL ? MF_ROLE_NONE
+                                       : MF_ROLE_LEAF;
     return c->c_rank == root ? MF_ROLE_ROOT : MF_ROLE_LEAF;
 }
 

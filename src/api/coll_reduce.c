@@ -20,8 +20,10 @@ int mf_api_reduce(enum mf_red_kind kind, const void *sbuf, void *rbuf, MPI_Count
     mf_op *op = NULL;
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc && (kind == RED_SCAN || kind == RED_EXSCAN) && c->c_is_inter)
-        rc = mf_error(MPI_ERR_COMM, "%s: comm is an intercommunicator (scans need an "
-                                    "intracommunicator)", fn);
+        rc = mf_error(MPI_ERR_COMM,
+                      "%s: comm is an intercommunicator (scans need an "
+                      "intracommunicator)",
+                      fn);
     if (!rc && kind == RED_REDUCE)
         rc = mf_coll_check_root(c, root, fn);
     enum mf_coll_role role = kind == RED_REDUCE && !rc ? mf_coll_role(c, root) : MF_ROLE_ROOT;
@@ -44,18 +46,33 @@ int mf_api_reduce(enum mf_red_kind kind, const void *sbuf, void *rbuf, MPI_Count
         if (!rc)
             rc = mf_coll_check_op(oph, dt, &op, fn);
         if (!rc && nb) {
-            static const mf_nbc_kind kinds[] = {
-                [RED_REDUCE] = MF_NBC_REDUCE, [RED_ALLREDUCE] = MF_NBC_ALLREDUCE,
-                [RED_SCAN] = MF_NBC_SCAN, [RED_EXSCAN] = MF_NBC_EXSCAN};
-            mf_nbc_args a = {.a_kind = kinds[kind], .a_sbuf = sbuf, .a_sdt = dt, .a_rbuf = rbuf,
-                             .a_rcount = count, .a_rdt = dt, .a_op = op, .a_root = root};
+            static const mf_nbc_kind kinds[] = {[RED_REDUCE] = MF_NBC_REDUCE,
+                                                [RED_ALLREDUCE] = MF_NBC_ALLREDUCE,
+                                                [RED_SCAN] = MF_NBC_SCAN,
+                                                [RED_EXSCAN] = MF_NBC_EXSCAN};
+            mf_nbc_args a = {.a_kind = kinds[kind],
+                             .a_sbuf = sbuf,
+                             .a_sdt = dt,
+                             .a_rbuf = rbuf,
+                             .a_rcount = count,
+                             .a_rdt = dt,
+                             .a_op = op,
+                             .a_root = root};
             rc = mf_nbc_post(nb, &a, c, fn);
         } else if (!rc) {
             switch (kind) {
-            case RED_REDUCE: rc = mf_coll_reduce(sbuf, rbuf, count, dt, op, root, c); break;
-            case RED_ALLREDUCE: rc = mf_coll_allreduce(sbuf, rbuf, count, dt, op, c); break;
-            case RED_SCAN: rc = mf_coll_scan(sbuf, rbuf, count, dt, op, c); break;
-            case RED_EXSCAN: rc = mf_coll_exscan(sbuf, rbuf, count, dt, op, c); break;
+            case RED_REDUCE:
+                rc = mf_coll_reduce(sbuf, rbuf, count, dt, op, root, c);
+                break;
+            case RED_ALLREDUCE:
+                rc = mf_coll_allreduce(sbuf, rbuf, count, dt, op, c);
+                break;
+            case RED_SCAN:
+                rc = mf_coll_scan(sbuf, rbuf, count, dt, op, c);
+                break;
+            case RED_EXSCAN:
+                rc = mf_coll_exscan(sbuf, rbuf, count, dt, op, c);
+                break;
             }
         }
     }
@@ -97,8 +114,7 @@ int PMPI_Allreduce_c(const void *sbuf, void *rbuf, MPI_Count count, MPI_Datatype
 }
 MF_API_ALIAS(Allreduce_c);
 
-int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op,
-              MPI_Comm comm)
+int PMPI_Scan(const void *sbuf, void *rbuf, int count, MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     return mf_api_reduce(RED_SCAN, sbuf, rbuf, count, type, op, 0, comm, "MPI_Scan", NULL);
 }
@@ -127,8 +143,8 @@ MF_API_ALIAS(Exscan_c);
 
 /* Reduce_scatter (counts given) and Reduce_scatter_block (counts NULL, `count` each). */
 int mf_api_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count count, const MPI_Count *counts,
-                          bool block, MPI_Datatype type, MPI_Op oph, MPI_Comm comm,
-                          const char *fn, const mf_nbc_call *nb)
+                          bool block, MPI_Datatype type, MPI_Op oph, MPI_Comm comm, const char *fn,
+                          const mf_nbc_call *nb)
 {
     MF_API_ENTER();
     mf_comm *c = NULL;
@@ -163,8 +179,13 @@ int mf_api_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count count, const M
         rc = mf_coll_check_op(oph, dt, &op, fn);
     if (!rc && nb) {
         mf_nbc_args a = {.a_kind = block ? MF_NBC_REDUCE_SCATTER_BLOCK : MF_NBC_REDUCE_SCATTER,
-                         .a_sbuf = sbuf, .a_sdt = dt, .a_rbuf = rbuf, .a_rcount = count,
-                         .a_rcounts = counts, .a_rdt = dt, .a_op = op};
+                         .a_sbuf = sbuf,
+                         .a_sdt = dt,
+                         .a_rbuf = rbuf,
+                         .a_rcount = count,
+                         .a_rcounts = counts,
+                         .a_rdt = dt,
+                         .a_op = op};
         rc = mf_nbc_post(nb, &a, c, fn);
     } else if (!rc && block)
         rc = mf_coll_reduce_scatter_block(sbuf, rbuf, count, dt, op, c);
@@ -174,9 +195,8 @@ int mf_api_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count count, const M
     return mf_err_comm(c, rc, fn);
 }
 
-int mf_api_reduce_scatter_int(const void *sbuf, void *rbuf, const int rcounts[],
-                              MPI_Datatype type, MPI_Op op, MPI_Comm comm, const char *fn,
-                              const mf_nbc_call *nb)
+int mf_api_reduce_scatter_int(const void *sbuf, void *rbuf, const int rcounts[], MPI_Datatype type,
+                              MPI_Op op, MPI_Comm comm, const char *fn, const mf_nbc_call *nb)
 {
     bool failed = false;
     MPI_Count *wc = mf_coll_widen_counts(rcounts, mf_coll_local_len(comm), &failed);
@@ -198,7 +218,7 @@ int PMPI_Reduce_scatter_c(const void *sbuf, void *rbuf, const MPI_Count rcounts[
                           MPI_Datatype type, MPI_Op op, MPI_Comm comm)
 {
     return mf_api_reduce_scatter(sbuf, rbuf, 0, rcounts, false, type, op, comm,
-                              "MPI_Reduce_scatter_c", NULL);
+                                 "MPI_Reduce_scatter_c", NULL);
 }
 MF_API_ALIAS(Reduce_scatter_c);
 
@@ -206,14 +226,14 @@ int PMPI_Reduce_scatter_block(const void *sbuf, void *rbuf, int rcount, MPI_Data
                               MPI_Op op, MPI_Comm comm)
 {
     return mf_api_reduce_scatter(sbuf, rbuf, rcount, NULL, true, type, op, comm,
-                              "MPI_Reduce_scatter_block", NULL);
+                                 "MPI_Reduce_scatter_block", NULL);
 }
 MF_API_ALIAS(Reduce_scatter_block);
 
-int PMPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount,
-                                MPI_Datatype type, MPI_Op op, MPI_Comm comm)
+int PMPI_Reduce_scatter_block_c(const void *sbuf, void *rbuf, MPI_Count rcount, MPI_Datatype type,
+                                MPI_Op op, MPI_Comm comm)
 {
     return mf_api_reduce_scatter(sbuf, rbuf, rcount, NULL, true, type, op, comm,
-                              "MPI_Reduce_scatter_block_c", NULL);
+                                 "MPI_Reduce_scatter_block_c", NULL);
 }
 MF_API_ALIAS(Reduce_scatter_block_c);

@@ -114,8 +114,8 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
             break;
     }
     if (nnodes % fixed != 0 || (nfree == 0 && fixed != nnodes)) {
-        rc = mf_error(MPI_ERR_DIMS, "%s: the fixed entries of dims do not divide nnodes=%d",
-                      fn, nnodes);
+        rc = mf_error(MPI_ERR_DIMS, "%s: the fixed entries of dims do not divide nnodes=%d", fn,
+                      nnodes);
         goto out;
     }
     if (nfree == 0)
@@ -137,8 +137,8 @@ MF_API_ALIAS(Dims_create);
 
 /* ---- Cartesian communicators ------------------------------------------------------------- */
 
-static int mf_cart_check(int ndims, const int dims[], const int periods[], int size,
-                         long *nnodes, const char *fn)
+static int mf_cart_check(int ndims, const int dims[], const int periods[], int size, long *nnodes,
+                         const char *fn)
 {
     if (ndims < 0)
         return mf_error(MPI_ERR_DIMS, "%s: ndims=%d is negative", fn, ndims);
@@ -150,8 +150,10 @@ static int mf_cart_check(int ndims, const int dims[], const int periods[], int s
             return mf_error(MPI_ERR_DIMS, "%s: dims[%d]=%d is not positive", fn, i, dims[i]);
         n *= dims[i];
         if (n > size)
-            return mf_error(MPI_ERR_DIMS, "%s: the grid has more than the %d processes of "
-                            "comm", fn, size);
+            return mf_error(MPI_ERR_DIMS,
+                            "%s: the grid has more than the %d processes of "
+                            "comm",
+                            fn, size);
     }
     *nnodes = n;
     return MPI_SUCCESS;
@@ -275,8 +277,10 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
         if (t->t_periods[i])
             x = ((x % d) + d) % d;
         else if (x < 0 || x >= d)
-            rc = mf_error(MPI_ERR_ARG, "%s: coords[%d]=%d is outside the non-periodic "
-                          "dimension of size %d", fn, i, x, d);
+            rc = mf_error(MPI_ERR_ARG,
+                          "%s: coords[%d]=%d is outside the non-periodic "
+                          "dimension of size %d",
+                          fn, i, x, d);
         wrapped[i] = x;
     }
     if (!rc)
@@ -293,8 +297,7 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
     mf_topology *t = NULL;
     int rc = mf_topo_get(comm, MPI_CART, &c, &t, fn);
     if (!rc && (rank < 0 || rank >= c->c_size))
-        rc = mf_error(MPI_ERR_RANK, "%s: rank=%d is not in comm (size %d)", fn, rank,
-                      c->c_size);
+        rc = mf_error(MPI_ERR_RANK, "%s: rank=%d is not in comm (size %d)", fn, rank, c->c_size);
     if (!rc && maxdims < t->t_ndims)
         rc = mf_error(MPI_ERR_ARG, "%s: maxdims=%d is less than the %d dimensions", fn, maxdims,
                       t->t_ndims);
@@ -317,8 +320,8 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
         rc = mf_error(MPI_ERR_ARG, "%s: direction=%d is not in 0..%d", fn, direction,
                       t->t_ndims - 1);
     if (!rc && (!rank_source || !rank_dest))
-        rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !rank_source ? "rank_source"
-                                                                      : "rank_dest");
+        rc =
+            mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !rank_source ? "rank_source" : "rank_dest");
     if (!rc && !(coords = malloc((size_t)t->t_ndims * sizeof *coords)))
         rc = mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     if (!rc) {

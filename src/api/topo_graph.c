@@ -39,8 +39,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     int nedges = !rc && nnodes > 0 ? index[nnodes - 1] : 0;
     for (int e = 0; !rc && e < nedges; e++)
         if (edges[e] < 0 || edges[e] >= nnodes)
-            rc = mf_error(MPI_ERR_RANK, "%s: edges[%d]=%d is not a node (0..%d)", fn, e,
-                          edges[e], nnodes - 1);
+            rc = mf_error(MPI_ERR_RANK, "%s: edges[%d]=%d is not a node (0..%d)", fn, e, edges[e],
+                          nnodes - 1);
     int alloc_rc = MPI_SUCCESS;
     if (!rc && c->c_rank < nnodes) {
         if (!(t = calloc(1, sizeof *t)) || !(t->t_index = malloc((size_t)nnodes * sizeof(int))) ||
@@ -200,8 +200,8 @@ static int mf_dg_check_ranks(const int *r, int n, int size, const char *what, co
 {
     for (int i = 0; i < n; i++)
         if (r[i] < 0 || r[i] >= size)
-            return mf_error(MPI_ERR_RANK, "%s: %s[%d]=%d is not a rank of comm (size %d)", fn,
-                            what, i, r[i], size);
+            return mf_error(MPI_ERR_RANK, "%s: %s[%d]=%d is not a rank of comm (size %d)", fn, what,
+                            i, r[i], size);
     return MPI_SUCCESS;
 }
 
@@ -400,8 +400,10 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
     mf_topology *t = NULL;
     int rc = mf_topo_get(comm, MPI_DIST_GRAPH, &c, &t, fn);
     if (!rc && (maxindegree < t->t_indegree || maxoutdegree < t->t_outdegree))
-        rc = mf_error(MPI_ERR_ARG, "%s: maxindegree=%d / maxoutdegree=%d are below the degrees "
-                      "%d / %d", fn, maxindegree, maxoutdegree, t->t_indegree, t->t_outdegree);
+        rc = mf_error(MPI_ERR_ARG,
+                      "%s: maxindegree=%d / maxoutdegree=%d are below the degrees "
+                      "%d / %d",
+                      fn, maxindegree, maxoutdegree, t->t_indegree, t->t_outdegree);
     if (!rc && ((t->t_indegree > 0 && !sources) || (t->t_outdegree > 0 && !destinations)))
         rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !sources ? "sources" : "destinations");
     if (!rc) {

@@ -22,10 +22,12 @@ int mf_topo_get(MPI_Comm comm, int kind, mf_comm **c, mf_topology **t, const cha
         return mf_error(MPI_ERR_TOPOLOGY, "%s: comm has no topology", fn);
     if (kind && (*t)->t_kind != kind)
         return mf_error(MPI_ERR_TOPOLOGY, "%s: comm has a %s topology, not a %s one", fn,
-                        (*t)->t_kind == MPI_CART ? "Cartesian"
-                        : (*t)->t_kind == MPI_GRAPH ? "graph" : "distributed graph",
-                        kind == MPI_CART ? "Cartesian" : kind == MPI_GRAPH ? "graph"
-                                                                           : "distributed graph");
+                        (*t)->t_kind == MPI_CART    ? "Cartesian"
+                        : (*t)->t_kind == MPI_GRAPH ? "graph"
+                                                    : "distributed graph",
+                        kind == MPI_CART    ? "Cartesian"
+                        : kind == MPI_GRAPH ? "graph"
+                                            : "distributed graph");
     return MPI_SUCCESS;
 }
 

@@ -43,12 +43,11 @@ static int allgather_bruck(void *rbuf, MPI_Count rcount, mf_datatype *rdt, mf_co
         int cnt = k < n - k ? k : n - k;
         rc = mf_sendrecv(tmp, (MPI_Count)((size_t)cnt * blk), byte, (r - k + n) % n,
                          MF_TAG_ALLGATHER, tmp + (size_t)k * blk, (MPI_Count)((size_t)cnt * blk),
-                         byte, (r + k) % n, MF_TAG_ALLGATHER, comm, MF_CTX_COLL,
-                         MPI_STATUS_IGNORE);
+                         byte, (r + k) % n, MF_TAG_ALLGATHER, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
     }
     for (int i = 1; i < n && !rc; i++)
-        mf_coll_unpack(tmp + (size_t)i * blk, mf_coll_at(rbuf, (MPI_Count)((r + i) % n) * rcount, rdt),
-                       rcount, rdt);
+        mf_coll_unpack(tmp + (size_t)i * blk,
+                       mf_coll_at(rbuf, (MPI_Count)((r + i) % n) * rcount, rdt), rcount, rdt);
     free(tmp);
     return rc;
 }

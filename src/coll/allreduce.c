@@ -42,8 +42,7 @@ static int fold_out(void *rbuf, MPI_Count count, mf_datatype *dt, mf_comm *comm,
         return MPI_SUCCESS;
     if (r % 2)
         return mf_send(rbuf, count, dt, r - 1, MF_TAG_ALLREDUCE, comm, MF_CTX_COLL);
-    return mf_recv(rbuf, count, dt, r + 1, MF_TAG_ALLREDUCE, comm, MF_CTX_COLL,
-                   MPI_STATUS_IGNORE);
+    return mf_recv(rbuf, count, dt, r + 1, MF_TAG_ALLREDUCE, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
 }
 
 static int real_rank(int v, int rem)
@@ -99,8 +98,8 @@ static int allreduce_rabenseifner(void *rbuf, void *tmp, MPI_Count count, mf_dat
                              mf_coll_at(tmp, ka, dt), kb - ka, dt, peer, MF_TAG_ALLREDUCE, comm,
                              MF_CTX_COLL, MPI_STATUS_IGNORE);
             if (!rc)
-                rc = mf_op_apply(op, mf_coll_at(tmp, ka, dt), mf_coll_at(rbuf, ka, dt), kb - ka,
-                                 dt);
+                rc =
+                    mf_op_apply(op, mf_coll_at(tmp, ka, dt), mf_coll_at(rbuf, ka, dt), kb - ka, dt);
             lo = klo;
             hi = khi;
         }
@@ -130,8 +129,7 @@ static int allreduce_ring(void *rbuf, void *tmp, MPI_Count count, mf_datatype *d
         MPI_Count sa = block_at(sb, n, count), se = block_at(sb + 1, n, count);
         MPI_Count ra = block_at(rb, n, count), re = block_at(rb + 1, n, count);
         rc = mf_sendrecv(mf_coll_at(rbuf, sa, dt), se - sa, dt, right, MF_TAG_ALLREDUCE, tmp,
-                         re - ra, dt, left, MF_TAG_ALLREDUCE, comm, MF_CTX_COLL,
-                         MPI_STATUS_IGNORE);
+                         re - ra, dt, left, MF_TAG_ALLREDUCE, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
         if (!rc)
             rc = mf_op_apply(op, tmp, mf_coll_at(rbuf, ra, dt), re - ra, dt);
     }

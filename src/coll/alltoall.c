@@ -125,8 +125,8 @@ static int alltoall_bruck(const void *sbuf, MPI_Count scount, mf_datatype *sdt, 
                 memcpy(tmp + (size_t)i * blk, in + (m++) * blk, blk);
     }
     for (int i = 0; i < n && !rc; i++)
-        mf_coll_unpack(tmp + (size_t)i * blk, mf_coll_at(rbuf, (MPI_Count)((r - i + n) % n) * rcount, rdt),
-                       rcount, rdt);
+        mf_coll_unpack(tmp + (size_t)i * blk,
+                       mf_coll_at(rbuf, (MPI_Count)((r - i + n) % n) * rcount, rdt), rcount, rdt);
 done:
     free(in);
     free(out);
@@ -222,8 +222,8 @@ int mf_coll_alltoall(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void 
     int algo = mf_coll_forced("MANIFOLD_COLL_ALLTOALL", alltoall_algos, 3);
     if (!algo)
         algo = blk * (size_t)n <= mf_coll_short_msg() && n > 2 ? 1
-               : blk < mf_coll_long_msg()                    ? 3
-                                                             : 2;
+               : blk < mf_coll_long_msg()                      ? 3
+                                                               : 2;
     if (algo == 1)
         return alltoall_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, comm);
     if (algo == 2)

@@ -19,8 +19,8 @@ int mf_coll_barrier(mf_comm *comm)
     int n = comm->c_size, r = comm->c_rank, rc = MPI_SUCCESS;
     mf_datatype *byte = mf_coll_byte();
     for (int k = 1; k < n && !rc; k <<= 1)
-        rc = mf_sendrecv(NULL, 0, byte, (r + k) % n, MF_TAG_BARRIER, NULL, 0, byte,
-                         (r - k + n) % n, MF_TAG_BARRIER, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
+        rc = mf_sendrecv(NULL, 0, byte, (r + k) % n, MF_TAG_BARRIER, NULL, 0, byte, (r - k + n) % n,
+                         MF_TAG_BARRIER, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
     return rc;
 }
 
@@ -80,8 +80,8 @@ static int bcast_scatter_allgather(void *buf, MPI_Count count, mf_datatype *dt, 
     for (; mask < n; mask <<= 1) {
         if (vr & mask) {
             size_t a = piece_at(vr, chunk, total), b = piece_at(vr + mask, chunk, total);
-            rc = mf_recv(data + a, (MPI_Count)(b - a), byte, (vr - mask + root) % n,
-                         MF_TAG_BCAST, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
+            rc = mf_recv(data + a, (MPI_Count)(b - a), byte, (vr - mask + root) % n, MF_TAG_BCAST,
+                         comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
             break;
         }
     }

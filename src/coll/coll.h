@@ -63,8 +63,8 @@ int mf_coll_reduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *d
                    int root, mf_comm *comm);
 int mf_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                       mf_comm *comm);
-int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts,
-                           mf_datatype *dt, mf_op *op, mf_comm *comm);
+int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, mf_datatype *dt,
+                           mf_op *op, mf_comm *comm);
 int mf_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount, mf_datatype *dt,
                                  mf_op *op, mf_comm *comm);
 int mf_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,

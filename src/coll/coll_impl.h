@@ -92,8 +92,8 @@ size_t mf_coll_long_msg(void);
 
 /* Intracommunicator algorithms that other files of src/coll reuse. */
 int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm);
-int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt,
-                         mf_op *op, int root, mf_comm *comm);
+int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
+                         int root, mf_comm *comm);
 int mf_coll_gatherv_linear(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
                            const MPI_Count *rcounts, const MPI_Aint *displs, mf_datatype *rdt,
                            int root, mf_comm *comm, int tag);
@@ -122,8 +122,8 @@ int mf_coll_inter_allgatherv(const void *sbuf, MPI_Count scount, mf_datatype *sd
 int mf_coll_inter_alltoallw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
                             mf_datatype *const *sdts, void *rbuf, const MPI_Count *rcounts,
                             const MPI_Aint *rdispls, mf_datatype *const *rdts, mf_comm *comm);
-int mf_coll_inter_reduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt,
-                         mf_op *op, int root, mf_comm *comm);
+int mf_coll_inter_reduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
+                         int root, mf_comm *comm);
 int mf_coll_inter_allreduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt,
                             mf_op *op, mf_comm *comm);
 int mf_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts,

@@ -24,8 +24,8 @@ void *mf_coll_malloc(size_t bytes, int *rc)
 {
     void *p = malloc(bytes ? bytes : 1);
     if (!p)
-        *rc = mf_error(MPI_ERR_NO_MEM, "collective: no memory for a %zu-byte scratch buffer",
-                       bytes);
+        *rc =
+            mf_error(MPI_ERR_NO_MEM, "collective: no memory for a %zu-byte scratch buffer", bytes);
     return p;
 }
 
@@ -33,8 +33,8 @@ void *mf_coll_tmp(MPI_Count count, const mf_datatype *dt, void **raw, int *rc)
 {
     const struct mf_datatype_public *i = mf_datatype_info(dt);
     /* the span of count elements: from true_lb of the first to the true end of the last */
-    size_t span = count > 0 ? (size_t)(count - 1) * (size_t)i->dt_extent + (size_t)i->dt_true_extent
-                            : 0;
+    size_t span =
+        count > 0 ? (size_t)(count - 1) * (size_t)i->dt_extent + (size_t)i->dt_true_extent : 0;
     *raw = mf_coll_malloc(span, rc);
     if (!*raw)
         return NULL;
@@ -83,8 +83,7 @@ int mf_coll_copy(const void *src, MPI_Count scount, const mf_datatype *sdt, void
         return MPI_SUCCESS;
     }
     if (si->dt_contig) {
-        mf_datatype_unpack(rdt, dst, (size_t)rcount, 0, (const char *)src + si->dt_true_lb,
-                           sbytes);
+        mf_datatype_unpack(rdt, dst, (size_t)rcount, 0, (const char *)src + si->dt_true_lb, sbytes);
         return MPI_SUCCESS;
     }
     if (ri->dt_contig) {

@@ -161,8 +161,7 @@ out:
 }
 
 /* Leader swaps the packed local data for the other group's, then shares it locally. */
-static char *exchange_packed(char *mine, size_t mine_len, size_t theirs_len, mf_comm *comm,
-                             int *rc)
+static char *exchange_packed(char *mine, size_t mine_len, size_t theirs_len, mf_comm *comm, int *rc)
 {
     mf_comm *local = comm->c_local_comm;
     mf_datatype *byte = mf_coll_byte();
@@ -182,8 +181,8 @@ static char *exchange_packed(char *mine, size_t mine_len, size_t theirs_len, mf_
     return theirs;
 }
 
-static int inter_allgatherv_common(const void *sbuf, MPI_Count scount, mf_datatype *sdt,
-                                   void *rbuf, const MPI_Count *rcounts, const MPI_Aint *displs,
+static int inter_allgatherv_common(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
+                                   const MPI_Count *rcounts, const MPI_Aint *displs,
                                    mf_datatype *rdt, mf_comm *comm)
 {
     int m = mf_comm_peer_size(comm), rc = MPI_SUCCESS;
@@ -243,16 +242,16 @@ int mf_coll_inter_alltoallw(const void *sbuf, const MPI_Count *scounts, const MP
         rc = mf_irecv((char *)rbuf + rdispls[i], rcounts[i], rdts[i], i, MF_TAG_ALLTOALL, comm,
                       MF_CTX_COLL, &reqs[2 * i]);
         if (!rc)
-            rc = mf_isend((const char *)sbuf + sdispls[i], scounts[i], sdts[i], i,
-                          MF_TAG_ALLTOALL, comm, MF_CTX_COLL, MF_SEND_STANDARD, &reqs[2 * i + 1]);
+            rc = mf_isend((const char *)sbuf + sdispls[i], scounts[i], sdts[i], i, MF_TAG_ALLTOALL,
+                          comm, MF_CTX_COLL, MF_SEND_STANDARD, &reqs[2 * i + 1]);
     }
     int wrc = mf_coll_waitall_free(2 * m, reqs);
     free(reqs);
     return rc ? rc : wrc;
 }
 
-int mf_coll_inter_reduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt,
-                         mf_op *op, int root, mf_comm *comm)
+int mf_coll_inter_reduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
+                         int root, mf_comm *comm)
 {
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
@@ -282,8 +281,8 @@ static int reduce_and_swap(const void *sbuf, void *theirs, MPI_Count count, mf_d
         return rc;
     rc = mf_coll_reduce_intra(sbuf, mine, count, dt, op, 0, local);
     if (!rc && local->c_rank == 0)
-        rc = mf_sendrecv(mine, count, dt, 0, MF_TAG_INTER, theirs, count, dt, 0, MF_TAG_INTER,
-                         comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
+        rc = mf_sendrecv(mine, count, dt, 0, MF_TAG_INTER, theirs, count, dt, 0, MF_TAG_INTER, comm,
+                         MF_CTX_COLL, MPI_STATUS_IGNORE);
     free(raw);
     return rc;
 }
@@ -315,8 +314,8 @@ int mf_coll_inter_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *
     }
     rc = reduce_and_swap(sbuf, theirs, total, dt, op, comm);
     if (!rc)
-        rc = mf_coll_scatterv_linear(theirs, rcounts, displs, dt, rbuf, rcounts[local->c_rank],
-                                     dt, 0, local, MF_TAG_REDUCE_SCATTER);
+        rc = mf_coll_scatterv_linear(theirs, rcounts, displs, dt, rbuf, rcounts[local->c_rank], dt,
+                                     0, local, MF_TAG_REDUCE_SCATTER);
     free(raw);
     free(displs);
     return rc;

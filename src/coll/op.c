@@ -132,9 +132,9 @@ static enum mf_op_kind op_kind_of(const mf_datatype *dt, MPI_Datatype *derived_b
 /* ---- op objects ---------------------------------------------------------------------------- */
 
 static const char *const op_names[MF_OP_BUILTIN_COUNT] = {
-    NULL,       "MPI_MAX",  "MPI_MIN",  "MPI_SUM",    "MPI_PROD",   "MPI_LAND",    "MPI_BAND",
-    "MPI_LOR",  "MPI_BOR",  "MPI_LXOR", "MPI_BXOR",   "MPI_MINLOC", "MPI_MAXLOC",  "MPI_REPLACE",
-    "MPI_NO_OP",
+    NULL,       "MPI_MAX",    "MPI_MIN",    "MPI_SUM",     "MPI_PROD",
+    "MPI_LAND", "MPI_BAND",   "MPI_LOR",    "MPI_BOR",     "MPI_LXOR",
+    "MPI_BXOR", "MPI_MINLOC", "MPI_MAXLOC", "MPI_REPLACE", "MPI_NO_OP",
 };
 
 static mf_op op_builtin[MF_OP_BUILTIN_COUNT];
@@ -145,8 +145,11 @@ static void op_builtin_init(void)
     if (op_builtin[MF_OP_MAX].op_index)
         return;
     for (int i = 1; i < MF_OP_BUILTIN_COUNT; i++) {
-        op_builtin[i] = (mf_op){.op_handle = MPI_MAX - 1 + i, .op_refs = 1, .op_builtin = true,
-                                .op_commute = true, .op_index = i};
+        op_builtin[i] = (mf_op){.op_handle = MPI_MAX - 1 + i,
+                                .op_refs = 1,
+                                .op_builtin = true,
+                                .op_commute = true,
+                                .op_index = i};
     }
 }
 

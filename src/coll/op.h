@@ -22,12 +22,12 @@
 
 typedef struct mf_op {
     MPI_Op op_handle;
-    int op_refs;                       /* user ops: MPI_Op_free drops one, operations hold one */
+    int op_refs; /* user ops: MPI_Op_free drops one, operations hold one */
     bool op_builtin;
     bool op_commute;
-    int op_index;                      /* builtin: 1 (MPI_MAX) .. 14 (MPI_NO_OP); user: 0 */
-    MPI_User_function *op_fn;          /* user op from MPI_Op_create */
-    MPI_User_function_c *op_fn_c;      /* user op from MPI_Op_create_c */
+    int op_index;                 /* builtin: 1 (MPI_MAX) .. 14 (MPI_NO_OP); user: 0 */
+    MPI_User_function *op_fn;     /* user op from MPI_Op_create */
+    MPI_User_function_c *op_fn_c; /* user op from MPI_Op_create_c */
 } mf_op;
 
 /* The object behind a handle (builtin or user), or NULL for MPI_OP_NULL / invalid handles. */

@@ -17,47 +17,47 @@
 #include <string.h>
 
 /* inout[i] = EXPR(x = in[i], y = inout[i]) */
-#define KERNEL(name, T, EXPR)                                                                     \
-    static void name(const void *in, void *inout, size_t n)                                       \
-    {                                                                                             \
-        const char *a = in;                                                                       \
-        char *b = inout;                                                                          \
-        for (size_t i = 0; i < n; i++) {                                                          \
-            T x, y;                                                                               \
-            memcpy(&x, a + i * sizeof(T), sizeof(T));                                             \
-            memcpy(&y, b + i * sizeof(T), sizeof(T));                                             \
-            T r = (EXPR);                                                                         \
-            memcpy(b + i * sizeof(T), &r, sizeof(T));                                             \
-        }                                                                                         \
+#define KERNEL(name, T, EXPR)                                                                      \
+    static void name(const void *in, void *inout, size_t n)                                        \
+    {                                                                                              \
+        const char *a = in;                                                                        \
+        char *b = inout;                                                                           \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            T x, y;                                                                                \
+            memcpy(&x, a + i * sizeof(T), sizeof(T));                                              \
+            memcpy(&y, b + i * sizeof(T), sizeof(T));                                              \
+            T r = (EXPR);                                                                          \
+            memcpy(b + i * sizeof(T), &r, sizeof(T));                                              \
+        }                                                                                          \
     }
 
-#define WRAP(T, x, y, o) ((T)((unsigned long long)(x) o (unsigned long long)(y)))
+#define WRAP(T, x, y, o) ((T)((unsigned long long)(x)o(unsigned long long)(y)))
 
-#define INT_KERNELS(k, T)                                                                         \
-    KERNEL(k_max_##k, T, x > y ? x : y)                                                           \
-    KERNEL(k_min_##k, T, x < y ? x : y)                                                           \
-    KERNEL(k_sum_##k, T, WRAP(T, x, y, +))                                                        \
-    KERNEL(k_prod_##k, T, WRAP(T, x, y, *))                                                       \
-    KERNEL(k_land_##k, T, (T)(x && y))                                                            \
-    KERNEL(k_lor_##k, T, (T)(x || y))                                                             \
-    KERNEL(k_lxor_##k, T, (T)(!x != !y))                                                          \
-    KERNEL(k_band_##k, T, (T)(x & y))                                                             \
-    KERNEL(k_bor_##k, T, (T)(x | y))                                                              \
+#define INT_KERNELS(k, T)                                                                          \
+    KERNEL(k_max_##k, T, x > y ? x : y)                                                            \
+    KERNEL(k_min_##k, T, x < y ? x : y)                                                            \
+    KERNEL(k_sum_##k, T, WRAP(T, x, y, +))                                                         \
+    KERNEL(k_prod_##k, T, WRAP(T, x, y, *))                                                        \
+    KERNEL(k_land_##k, T, (T)(x && y))                                                             \
+    KERNEL(k_lor_##k, T, (T)(x || y))                                                              \
+    KERNEL(k_lxor_##k, T, (T)(!x != !y))                                                           \
+    KERNEL(k_band_##k, T, (T)(x & y))                                                              \
+    KERNEL(k_bor_##k, T, (T)(x | y))                                                               \
     KERNEL(k_bxor_##k, T, (T)(x ^ y))
 
-#define FLOAT_KERNELS(k, T)                                                                       \
-    KERNEL(k_max_##k, T, x > y ? x : y)                                                           \
-    KERNEL(k_min_##k, T, x < y ? x : y)                                                           \
-    KERNEL(k_sum_##k, T, x + y)                                                                   \
-    KERNEL(k_prod_##k, T, x * y)
+#define FLOAT_KERNELS(k, T)                                                                        \
+    KERNEL(k_max_##k, T, x > y ? x : y)                                                            \
+    KERNEL(k_min_##k, T, x < y ? x : y)                                                            \
+    KERNEL(k_sum_##k, T, x + y)                                                                    \
+    KERNEL(k_prod_##k, T, x *y)
 
-#define COMPLEX_KERNELS(k, T)                                                                     \
-    KERNEL(k_sum_##k, T, x + y)                                                                   \
-    KERNEL(k_prod_##k, T, x * y)
+#define COMPLEX_KERNELS(k, T)                                                                      \
+    KERNEL(k_sum_##k, T, x + y)                                                                    \
+    KERNEL(k_prod_##k, T, x *y)
 
-#define LOGICAL_KERNELS(k, T)                                                                     \
-    KERNEL(k_land_##k, T, (T)(x && y))                                                            \
-    KERNEL(k_lor_##k, T, (T)(x || y))                                                             \
+#define LOGICAL_KERNELS(k, T)                                                                      \
+    KERNEL(k_land_##k, T, (T)(x && y))                                                             \
+    KERNEL(k_lor_##k, T, (T)(x || y))                                                              \
     KERNEL(k_lxor_##k, T, (T)(!x != !y))
 
 INT_KERNELS(i8, int8_t)
@@ -76,47 +76,45 @@ COMPLEX_KERNELS(cdbl, double _Complex)
 COMPLEX_KERNELS(cldbl, long double _Complex)
 LOGICAL_KERNELS(bool, bool)
 LOGICAL_KERNELS(flog, int32_t)
-KERNEL(k_band_byte, uint8_t, (uint8_t)(x & y))
+KERNEL(k_band_byte, uint8_t, (uint8_t)(x &y))
 KERNEL(k_bor_byte, uint8_t, (uint8_t)(x | y))
 KERNEL(k_bxor_byte, uint8_t, (uint8_t)(x ^ y))
 
 /* MINLOC/MAXLOC: the better value wins; on a tie the smaller index (MPI-4.0 6.9.4). */
-#define PAIR_KERNELS(k, V, I)                                                                     \
-    static void k_minloc_##k(const void *in, void *inout, size_t n, size_t stride,                \
-                             size_t idx_off)                                                      \
-    {                                                                                             \
-        for (size_t i = 0; i < n; i++) {                                                          \
-            const char *a = (const char *)in + i * stride;                                        \
-            char *b = (char *)inout + i * stride;                                                 \
-            V va, vb;                                                                             \
-            I ia, ib;                                                                             \
-            memcpy(&va, a, sizeof va);                                                            \
-            memcpy(&vb, b, sizeof vb);                                                            \
-            memcpy(&ia, a + idx_off, sizeof ia);                                                  \
-            memcpy(&ib, b + idx_off, sizeof ib);                                                  \
-            if (va < vb || (va == vb && ia < ib)) {                                               \
-                memcpy(b, &va, sizeof va);                                                        \
-                memcpy(b + idx_off, &ia, sizeof ia);                                              \
-            }                                                                                     \
-        }                                                                                         \
-    }                                                                                             \
-    static void k_maxloc_##k(const void *in, void *inout, size_t n, size_t stride,                \
-                             size_t idx_off)                                                      \
-    {                                                                                             \
-        for (size_t i = 0; i < n; i++) {                                                          \
-            const char *a = (const char *)in + i * stride;                                        \
-            char *b = (char *)inout + i * stride;                                                 \
-            V va, vb;                                                                             \
-            I ia, ib;                                                                             \
-            memcpy(&va, a, sizeof va);                                                            \
-            memcpy(&vb, b, sizeof vb);                                                            \
-            memcpy(&ia, a + idx_off, sizeof ia);                                                  \
-            memcpy(&ib, b + idx_off, sizeof ib);                                                  \
-            if (va > vb || (va == vb && ia < ib)) {                                               \
-                memcpy(b, &va, sizeof va);                                                        \
-                memcpy(b + idx_off, &ia, sizeof ia);                                              \
-            }                                                                                     \
-        }                                                                                         \
+#define PAIR_KERNELS(k, V, I)                                                                      \
+    static void k_minloc_##k(const void *in, void *inout, size_t n, size_t stride, size_t idx_off) \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            const char *a = (const char *)in + i * stride;                                         \
+            char *b = (char *)inout + i * stride;                                                  \
+            V va, vb;                                                                              \
+            I ia, ib;                                                                              \
+            memcpy(&va, a, sizeof va);                                                             \
+            memcpy(&vb, b, sizeof vb);                                                             \
+            memcpy(&ia, a + idx_off, sizeof ia);                                                   \
+            memcpy(&ib, b + idx_off, sizeof ib);                                                   \
+            if (va < vb || (va == vb && ia < ib)) {                                                \
+                memcpy(b, &va, sizeof va);                                                         \
+                memcpy(b + idx_off, &ia, sizeof ia);                                               \
+            }                                                                                      \
+        }                                                                                          \
+    }                                                                                              \
+    static void k_maxloc_##k(const void *in, void *inout, size_t n, size_t stride, size_t idx_off) \
+    {                                                                                              \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            const char *a = (const char *)in + i * stride;                                         \
+            char *b = (char *)inout + i * stride;                                                  \
+            V va, vb;                                                                              \
+            I ia, ib;                                                                              \
+            memcpy(&va, a, sizeof va);                                                             \
+            memcpy(&vb, b, sizeof vb);                                                             \
+            memcpy(&ia, a + idx_off, sizeof ia);                                                   \
+            memcpy(&ib, b + idx_off, sizeof ib);                                                   \
+            if (va > vb || (va == vb && ia < ib)) {                                                \
+                memcpy(b, &va, sizeof va);                                                         \
+                memcpy(b + idx_off, &ia, sizeof ia);                                               \
+            }                                                                                      \
+        }                                                                                          \
     }
 
 PAIR_KERNELS(flt_int, float, int)
@@ -128,9 +126,20 @@ PAIR_KERNELS(ldbl_int, long double, int)
 PAIR_KERNELS(flt_flt, float, float)
 PAIR_KERNELS(dbl_dbl, double, double)
 
-#define PAIR_INFO(V, I)                                                                           \
-    {MF_OC_PAIR, sizeof(V) + sizeof(I), sizeof(struct { V v; I i; }),                             \
-     offsetof(struct { V v; I i; }, i), sizeof(V)}
+#define PAIR_INFO(V, I)                                                                            \
+    {                                                                                              \
+        MF_OC_PAIR, sizeof(V) + sizeof(I), sizeof(struct {                                         \
+            V v;                                                                                   \
+            I i;                                                                                   \
+        }),                                                                                        \
+            offsetof(                                                                              \
+                struct {                                                                           \
+                    V v;                                                                           \
+                    I i;                                                                           \
+                },                                                                                 \
+                i),                                                                                \
+            sizeof(V)                                                                              \
+    }
 
 static const struct mf_op_kind_info kind_info[MF_OK_COUNT] = {
     [MF_OK_NONE] = {MF_OC_NONE, 0, 0, 0},
@@ -161,27 +170,39 @@ static const struct mf_op_kind_info kind_info[MF_OK_COUNT] = {
     [MF_OK_P_DBL_DBL] = PAIR_INFO(double, double),
 };
 
-#define INT_ROW(K, k)                                                                             \
-    [MF_OP_MAX][K] = k_max_##k, [MF_OP_MIN][K] = k_min_##k, [MF_OP_SUM][K] = k_sum_##k,           \
-    [MF_OP_PROD][K] = k_prod_##k, [MF_OP_LAND][K] = k_land_##k, [MF_OP_LOR][K] = k_lor_##k,       \
-    [MF_OP_LXOR][K] = k_lxor_##k, [MF_OP_BAND][K] = k_band_##k, [MF_OP_BOR][K] = k_bor_##k,       \
+#define INT_ROW(K, k)                                                                              \
+    [MF_OP_MAX][K] = k_max_##k, [MF_OP_MIN][K] = k_min_##k, [MF_OP_SUM][K] = k_sum_##k,            \
+    [MF_OP_PROD][K] = k_prod_##k, [MF_OP_LAND][K] = k_land_##k, [MF_OP_LOR][K] = k_lor_##k,        \
+    [MF_OP_LXOR][K] = k_lxor_##k, [MF_OP_BAND][K] = k_band_##k, [MF_OP_BOR][K] = k_bor_##k,        \
     [MF_OP_BXOR][K] = k_bxor_##k
-#define FLOAT_ROW(K, k)                                                                           \
-    [MF_OP_MAX][K] = k_max_##k, [MF_OP_MIN][K] = k_min_##k, [MF_OP_SUM][K] = k_sum_##k,           \
+#define FLOAT_ROW(K, k)                                                                            \
+    [MF_OP_MAX][K] = k_max_##k, [MF_OP_MIN][K] = k_min_##k, [MF_OP_SUM][K] = k_sum_##k,            \
     [MF_OP_PROD][K] = k_prod_##k
 #define COMPLEX_ROW(K, k) [MF_OP_SUM][K] = k_sum_##k, [MF_OP_PROD][K] = k_prod_##k
-#define LOGICAL_ROW(K, k)                                                                         \
+#define LOGICAL_ROW(K, k)                                                                          \
     [MF_OP_LAND][K] = k_land_##k, [MF_OP_LOR][K] = k_lor_##k, [MF_OP_LXOR][K] = k_lxor_##k
 #define PAIR_ROW(K, k) [MF_OP_MINLOC][K] = k_minloc_##k, [MF_OP_MAXLOC][K] = k_maxloc_##k
 
 static mf_op_kernel *const kernels[MF_OP_BUILTIN_COUNT][MF_OK_COUNT] = {
-    INT_ROW(MF_OK_I8, i8),       INT_ROW(MF_OK_I16, i16),      INT_ROW(MF_OK_I32, i32),
-    INT_ROW(MF_OK_I64, i64),     INT_ROW(MF_OK_U8, u8),        INT_ROW(MF_OK_U16, u16),
-    INT_ROW(MF_OK_U32, u32),     INT_ROW(MF_OK_U64, u64),      FLOAT_ROW(MF_OK_FLT, flt),
-    FLOAT_ROW(MF_OK_DBL, dbl),   FLOAT_ROW(MF_OK_LDBL, ldbl),  COMPLEX_ROW(MF_OK_CFLT, cflt),
-    COMPLEX_ROW(MF_OK_CDBL, cdbl), COMPLEX_ROW(MF_OK_CLDBL, cldbl), LOGICAL_ROW(MF_OK_BOOL, bool),
-    LOGICAL_ROW(MF_OK_FLOG, flog), [MF_OP_BAND][MF_OK_BYTE] = k_band_byte,
-    [MF_OP_BOR][MF_OK_BYTE] = k_bor_byte, [MF_OP_BXOR][MF_OK_BYTE] = k_bxor_byte,
+    INT_ROW(MF_OK_I8, i8),
+    INT_ROW(MF_OK_I16, i16),
+    INT_ROW(MF_OK_I32, i32),
+    INT_ROW(MF_OK_I64, i64),
+    INT_ROW(MF_OK_U8, u8),
+    INT_ROW(MF_OK_U16, u16),
+    INT_ROW(MF_OK_U32, u32),
+    INT_ROW(MF_OK_U64, u64),
+    FLOAT_ROW(MF_OK_FLT, flt),
+    FLOAT_ROW(MF_OK_DBL, dbl),
+    FLOAT_ROW(MF_OK_LDBL, ldbl),
+    COMPLEX_ROW(MF_OK_CFLT, cflt),
+    COMPLEX_ROW(MF_OK_CDBL, cdbl),
+    COMPLEX_ROW(MF_OK_CLDBL, cldbl),
+    LOGICAL_ROW(MF_OK_BOOL, bool),
+    LOGICAL_ROW(MF_OK_FLOG, flog),
+    [MF_OP_BAND][MF_OK_BYTE] = k_band_byte,
+    [MF_OP_BOR][MF_OK_BYTE] = k_bor_byte,
+    [MF_OP_BXOR][MF_OK_BYTE] = k_bxor_byte,
 };
 
 static mf_op_pair_kernel *const pair_kernels[MF_OP_BUILTIN_COUNT][MF_OK_COUNT] = {

@@ -19,8 +19,8 @@
 
 #include "coll/coll_impl.h"
 
-int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt,
-                         mf_op *op, int root, mf_comm *comm)
+int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
+                         int root, mf_comm *comm)
 {
     int n = comm->c_size, r = comm->c_rank, rc = MPI_SUCCESS;
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
@@ -95,8 +95,8 @@ static int reduce_scatter_via_reduce(const void *input, void *rbuf, const MPI_Co
 }
 
 static int reduce_scatter_ring(const void *input, void *rbuf, const MPI_Count *rcounts,
-                               const MPI_Aint *displs, MPI_Count total, mf_datatype *dt,
-                               mf_op *op, mf_comm *comm)
+                               const MPI_Aint *displs, MPI_Count total, mf_datatype *dt, mf_op *op,
+                               mf_comm *comm)
 {
     int n = comm->c_size, r = comm->c_rank, rc = MPI_SUCCESS;
     MPI_Count maxc = 0;
@@ -131,8 +131,8 @@ static int reduce_scatter_ring(const void *input, void *rbuf, const MPI_Count *r
 
 static const char *const reduce_scatter_algos[] = {"reduce_scatterv", "ring"};
 
-int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts,
-                           mf_datatype *dt, mf_op *op, mf_comm *comm)
+int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, mf_datatype *dt,
+                           mf_op *op, mf_comm *comm)
 {
     if (comm->c_is_inter)
         return mf_coll_inter_reduce_scatter(sbuf, rbuf, rcounts, dt, op, comm);

@@ -89,8 +89,8 @@ static int mf_keyval_lookup(mf_attr_kind kind, int keyval, mf_keyval **out, cons
         return mf_error(MPI_ERR_KEYVAL, "%s: keyval=0x%x is not a valid keyval", function,
                         (unsigned)keyval);
     if (k->k_kind != kind)
-        return mf_error(MPI_ERR_KEYVAL, "%s: keyval=0x%x was created for %s attributes",
-                        function, (unsigned)keyval, mf_attr_kind_name(k->k_kind));
+        return mf_error(MPI_ERR_KEYVAL, "%s: keyval=0x%x was created for %s attributes", function,
+                        (unsigned)keyval, mf_attr_kind_name(k->k_kind));
     *out = k;
     return MPI_SUCCESS;
 }
@@ -160,10 +160,18 @@ static int mf_attr_get_builtin(int keyval, void *value_out, int *flag, const cha
 {
     int *v = NULL;
     switch (keyval) {
-    case MPI_TAG_UB: v = &mf_attr_tag_ub; break;
-    case MPI_HOST: v = &mf_attr_host; break;
-    case MPI_IO: v = &mf_attr_io; break;
-    case MPI_WTIME_IS_GLOBAL: v = &mf_attr_wtime_global; break;
+    case MPI_TAG_UB:
+        v = &mf_attr_tag_ub;
+        break;
+    case MPI_HOST:
+        v = &mf_attr_host;
+        break;
+    case MPI_IO:
+        v = &mf_attr_io;
+        break;
+    case MPI_WTIME_IS_GLOBAL:
+        v = &mf_attr_wtime_global;
+        break;
     case MPI_UNIVERSE_SIZE:
         mf_attr_universe = mf_g.pm.universe_size > 0 ? mf_g.pm.universe_size : mf_g.size;
         v = &mf_attr_universe;
@@ -177,16 +185,16 @@ static int mf_attr_get_builtin(int keyval, void *value_out, int *flag, const cha
         v = &mf_attr_lastused;
         break;
     default:
-        return mf_error(MPI_ERR_KEYVAL, "%s: keyval=0x%x is not a communicator attribute",
-                        function, (unsigned)keyval);
+        return mf_error(MPI_ERR_KEYVAL, "%s: keyval=0x%x is not a communicator attribute", function,
+                        (unsigned)keyval);
     }
     *(void **)value_out = v;
     *flag = 1;
     return MPI_SUCCESS;
 }
 
-int mf_attr_get(mf_attr_kind kind, int obj, struct mf_attr_list **list, int keyval,
-                void *value_out, int *flag, const char *function)
+int mf_attr_get(mf_attr_kind kind, int obj, struct mf_attr_list **list, int keyval, void *value_out,
+                int *flag, const char *function)
 {
     (void)obj;
     if (!value_out || !flag)
@@ -240,8 +248,8 @@ int mf_attr_copy_all(mf_attr_kind kind, int oldobj, struct mf_attr_list *src, in
             continue;
         void *value = NULL;
         int flag = 0;
-        int rc = a->a_key->k_copy(oldobj, a->a_key->k_handle, a->a_key->k_extra, a->a_value,
-                                  &value, &flag);
+        int rc = a->a_key->k_copy(oldobj, a->a_key->k_handle, a->a_key->k_extra, a->a_value, &value,
+                                  &flag);
         if (rc)
             return rc;
         if (!flag)

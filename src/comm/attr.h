@@ -31,8 +31,8 @@ int mf_attr_set(mf_attr_kind kind, int obj, struct mf_attr_list **list, int keyv
                 const char *function);
 /* *(void **)value_out receives the value when *flag is set. Predefined communicator keyvals
  * (MPI_TAG_UB...) are answered here for every communicator. */
-int mf_attr_get(mf_attr_kind kind, int obj, struct mf_attr_list **list, int keyval,
-                void *value_out, int *flag, const char *function);
+int mf_attr_get(mf_attr_kind kind, int obj, struct mf_attr_list **list, int keyval, void *value_out,
+                int *flag, const char *function);
 int mf_attr_delete(mf_attr_kind kind, int obj, struct mf_attr_list **list, int keyval,
                    const char *function);
 /* Runs the copy callbacks of src's attributes for a new object `newobj`. On failure *dst holds

@@ -37,18 +37,19 @@ struct mf_topology;
 typedef struct mf_comm {
     MPI_Comm c_handle;
     int c_refs;
-    uint32_t c_context;     /* even; + MF_CTX_COLL for collectives */
-    int c_rank;             /* rank in the local group */
-    int c_size;             /* size of the local group */
-    mf_group *c_group;      /* local group */
-    mf_group *c_remote;     /* remote group of an intercommunicator, else NULL */
+    uint32_t c_context; /* even; + MF_CTX_COLL for collectives */
+    int c_rank;         /* rank in the local group */
+    int c_size;         /* size of the local group */
+    mf_group *c_group;  /* local group */
+    mf_group *c_remote; /* remote group of an intercommunicator, else NULL */
     bool c_is_inter;
     mf_errhandler *c_errhandler;
     char c_name[MPI_MAX_OBJECT_NAME];
     struct mf_attr_list *c_attrs;
     struct mf_topology *c_topo;
-    struct mf_comm *c_local_comm; /* intercomm: an intracomm over the local group, for collectives */
-    struct mf_info *c_info;       /* hints from MPI_Comm_set_info / *_with_info, or NULL */
+    struct mf_comm
+        *c_local_comm;      /* intercomm: an intracomm over the local group, for collectives */
+    struct mf_info *c_info; /* hints from MPI_Comm_set_info / *_with_info, or NULL */
 } mf_comm;
 
 /* The object behind a communicator handle (builtin or user), or NULL if the handle is invalid. */
@@ -88,13 +89,13 @@ void mf_comm_finalize_attrs(void);
 /* Tags the communicator module uses on MF_CTX_COLL traffic of a parent communicator while it
  * builds a new one; collectives (src/coll) must use tags below MF_TAG_COMM_BASE. */
 #define MF_TAG_COMM_BASE 0x7fff0000
-#define MF_TAG_COMM_AGREE (MF_TAG_COMM_BASE + 1)  /* context-id agreement, allgathers */
-#define MF_TAG_COMM_INTER (MF_TAG_COMM_BASE + 2)  /* intercommunicator leaders' exchanges */
+#define MF_TAG_COMM_AGREE (MF_TAG_COMM_BASE + 1)   /* context-id agreement, allgathers */
+#define MF_TAG_COMM_INTER (MF_TAG_COMM_BASE + 2)   /* intercommunicator leaders' exchanges */
 #define MF_TAG_NEIGHBOR (MF_TAG_COMM_BASE + 0x100) /* + slot: neighborhood collectives */
 
 /* Groups (group.c). A group has a user handle only once handed to the user (g_handle is
  * MPI_GROUP_NULL until then). */
-mf_group *mf_group_get(MPI_Group handle);            /* NULL if invalid or MPI_GROUP_NULL */
+mf_group *mf_group_get(MPI_Group handle); /* NULL if invalid or MPI_GROUP_NULL */
 /* A new group of `size` members (world ranks copied), one reference, no handle. */
 int mf_group_new(int size, const int *world_ranks, mf_group **out);
 /* Gives g a user handle if it has none and takes a reference for the user. */

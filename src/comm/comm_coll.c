@@ -12,8 +12,11 @@
 
 mf_participants mf_participants_all(mf_comm *comm)
 {
-    return (mf_participants){.p_comm = comm, .p_members = NULL, .p_n = comm->c_size,
-                             .p_me = comm->c_rank, .p_tag = MF_TAG_COMM_AGREE};
+    return (mf_participants){.p_comm = comm,
+                             .p_members = NULL,
+                             .p_n = comm->c_size,
+                             .p_me = comm->c_rank,
+                             .p_tag = MF_TAG_COMM_AGREE};
 }
 
 static int mf_pcoll_rank(const mf_participants *p, int index)
@@ -89,10 +92,10 @@ int mf_pcoll_allgather(const mf_participants *p, const void *mine, size_t bytes,
     /* Step s: pass on the block received in step s-1 (first our own), take the left one's. */
     for (int s = 0; s < n - 1; s++) {
         int send_block = (me - s + n) % n, recv_block = (me - s - 1 + n) % n;
-        int rc = mf_sendrecv(out + (size_t)send_block * bytes, (MPI_Count)bytes, mf_pcoll_byte(),
-                             right, p->p_tag, out + (size_t)recv_block * bytes, (MPI_Count)bytes,
-                             mf_pcoll_byte(), left, p->p_tag, p->p_comm, MF_CTX_COLL,
-                             MPI_STATUS_IGNORE);
+        int rc =
+            mf_sendrecv(out + (size_t)send_block * bytes, (MPI_Count)bytes, mf_pcoll_byte(), right,
+                        p->p_tag, out + (size_t)recv_block * bytes, (MPI_Count)bytes,
+                        mf_pcoll_byte(), left, p->p_tag, p->p_comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
         if (rc)
             return rc;
     }

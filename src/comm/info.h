@@ -19,10 +19,10 @@ const char *mf_info_lookup(const mf_info *info, const char *key);
 int mf_info_nkeys(const mf_info *info);
 const char *mf_info_nthkey(const mf_info *info, int n);
 
-int mf_info_new(mf_info **out);               /* empty, one reference, no handle */
+int mf_info_new(mf_info **out); /* empty, one reference, no handle */
 int mf_info_dup(const mf_info *src, mf_info **out);
 int mf_info_set(mf_info *info, const char *key, const char *value); /* copies both */
-int mf_info_remove(mf_info *info, const char *key);  /* 1 if removed, 0 if absent */
+int mf_info_remove(mf_info *info, const char *key);                 /* 1 if removed, 0 if absent */
 /* Gives info a user handle if it has none and takes a reference for the user. */
 int mf_info_to_handle(mf_info *info, MPI_Info *out);
 void mf_info_retain(mf_info *info);

@@ -98,7 +98,8 @@ int mf_topo_neighbors(const mf_comm *c, int *indegree, int **sources, int *outde
     }
     /* Cartesian: for each dimension, the negative then the positive neighbour (MPI-4.0 8.6). */
     int n = 2 * t->t_ndims;
-    int *nb = malloc(((size_t)n + 1) * sizeof *nb), *coords = malloc(((size_t)t->t_ndims + 1) * sizeof *coords);
+    int *nb = malloc(((size_t)n + 1) * sizeof *nb),
+        *coords = malloc(((size_t)t->t_ndims + 1) * sizeof *coords);
     if (!nb || !coords) {
         free(nb);
         free(coords);

@@ -12,7 +12,7 @@
 #include "datatype/datatype.h"
 
 typedef struct mf_topology {
-    int t_kind;          /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
+    int t_kind; /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
     /* MPI_CART */
     int t_ndims;
     int *t_dims, *t_periods;

@@ -31,8 +31,8 @@ int mf_topo_neighbor_exchange(mf_comm *c, const mf_nb_block *sends, const mf_nb_
     for (int j = 0; j < outdeg && !rc; j++)
         if (dst[j] != MPI_PROC_NULL)
             rc = mf_isend(sends[j].buf, sends[j].count, sends[j].dt, dst[j],
-                          MF_TAG_NEIGHBOR + (cart ? (j ^ 1) : 0), c, MF_CTX_COLL,
-                          MF_SEND_STANDARD, &reqs[n++]);
+                          MF_TAG_NEIGHBOR + (cart ? (j ^ 1) : 0), c, MF_CTX_COLL, MF_SEND_STANDARD,
+                          &reqs[n++]);
     /* Requests already started must complete even after a failed start. */
     int wrc = mf_request_waitall(n, reqs);
     if (!rc)

@@ -77,7 +77,8 @@ int main(int argc, char **argv)
     MF_CHECK_MPI(MPI_Comm_set_attr(a, key, (void *)(intptr_t)10));
     MF_CHECK_MPI(MPI_Comm_set_attr(a, nocopy, (void *)(intptr_t)99));
     MF_CHECK_MPI(MPI_Comm_get_attr(a, key, &v, &flag));
-    MF_CHECK(flag && (intptr_t)v == 10, "get after set: flag %d value %ld", flag, (long)(intptr_t)v);
+    MF_CHECK(flag && (intptr_t)v == 10, "get after set: flag %d value %ld", flag,
+             (long)(intptr_t)v);
     MF_CHECK_MPI(MPI_Comm_dup(a, &b));
     MF_CHECK(copies == 1, "copy callback ran %d times", copies);
     MF_CHECK_MPI(MPI_Comm_get_attr(b, key, &v, &flag));

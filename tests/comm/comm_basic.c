@@ -32,14 +32,12 @@ static void check_ring(MPI_Comm c, const int *members, int n, int me)
     int wr, left = 0, right = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &wr);
     int to = (me + 1) % n, from = (me - 1 + n) % n;
-    MF_CHECK_MPI(MPI_Sendrecv(&wr, 1, MPI_INT, to, 9, &left, 1, MPI_INT, from, 9, c,
-                              MPI_STATUS_IGNORE));
-    MF_CHECK(left == members[from], "left neighbour is world %d, expected %d", left,
-             members[from]);
-    MF_CHECK_MPI(MPI_Sendrecv(&wr, 1, MPI_INT, from, 10, &right, 1, MPI_INT, to, 10, c,
-                              MPI_STATUS_IGNORE));
-    MF_CHECK(right == members[to], "right neighbour is world %d, expected %d", right,
-             members[to]);
+    MF_CHECK_MPI(
+        MPI_Sendrecv(&wr, 1, MPI_INT, to, 9, &left, 1, MPI_INT, from, 9, c, MPI_STATUS_IGNORE));
+    MF_CHECK(left == members[from], "left neighbour is world %d, expected %d", left, members[from]);
+    MF_CHECK_MPI(
+        MPI_Sendrecv(&wr, 1, MPI_INT, from, 10, &right, 1, MPI_INT, to, 10, c, MPI_STATUS_IGNORE));
+    MF_CHECK(right == members[to], "right neighbour is world %d, expected %d", right, members[to]);
 }
 
 int main(int argc, char **argv)
@@ -87,8 +85,9 @@ int main(int argc, char **argv)
         check_ring(c, members, n, me);
         int result;
         MF_CHECK_MPI(MPI_Comm_compare(MPI_COMM_WORLD, c, &result));
-        int expect = n != size ? MPI_UNEQUAL : (round == 1 || size == 1) ? MPI_CONGRUENT
-                                                                          : MPI_SIMILAR;
+        int expect = n != size                   ? MPI_UNEQUAL
+                     : (round == 1 || size == 1) ? MPI_CONGRUENT
+                                                 : MPI_SIMILAR;
         MF_CHECK(result == expect, "compare(world, split) = %d, expected %d", result, expect);
         MF_CHECK_MPI(MPI_Comm_free(&c));
         MF_CHECK(c == MPI_COMM_NULL, "Comm_free did not null the handle");
@@ -101,8 +100,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(rev, &rev_rank);
     MF_CHECK(rev_rank == size - 1 - rank, "reversed split rank %d", rev_rank);
     MF_CHECK_MPI(MPI_Comm_compare(MPI_COMM_WORLD, rev, &cmp));
-    MF_CHECK(cmp == (size > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "compare(world, reversed) = %d",
-             cmp);
+    MF_CHECK(cmp == (size > 1 ? MPI_SIMILAR : MPI_CONGRUENT), "compare(world, reversed) = %d", cmp);
     MPI_Comm_free(&rev);
 
     /* MPI_UNDEFINED: odd ranks stay out. */
@@ -205,8 +203,8 @@ int main(int argc, char **argv)
         same += strcmp(other, host) == 0;
     }
     MPI_Comm node;
-    MF_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
-                                     &node));
+    MF_CHECK_MPI(
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node));
     int ns;
     MPI_Comm_size(node, &ns);
     MF_CHECK(ns == same, "shared comm size %d, expected %d", ns, same);

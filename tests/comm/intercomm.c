@@ -104,8 +104,10 @@ int main(int argc, char **argv)
         MPI_Comm_rank(sub, &sr);
         MPI_Comm_size(sub, &ss);
         MPI_Comm_remote_size(sub, &srs);
-        MF_CHECK(sr == me && ss == nl && srs == nr, "intercomm split: rank %d size %d remote %d, "
-                 "expected %d %d %d", sr, ss, srs, me, nl, nr);
+        MF_CHECK(sr == me && ss == nl && srs == nr,
+                 "intercomm split: rank %d size %d remote %d, "
+                 "expected %d %d %d",
+                 sr, ss, srs, me, nl, nr);
         /* Remote rank 0 is the highest world rank of the other parity with this color. */
         int top = -1;
         for (int r = size - 1; r >= 0 && top < 0; r--)

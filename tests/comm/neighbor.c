@@ -45,8 +45,8 @@ int main(int argc, char **argv)
                                                 MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dg));
     int scounts[2] = {1, 2}, sdispls[2] = {0, 1}, rcounts[2] = {1, 2}, rdispls[2] = {0, 1};
     int sv[3] = {rank, 1000 + rank, 2000 + rank}, rv[3] = {-1, -1, -1};
-    MF_CHECK_MPI(MPI_Neighbor_alltoallv(sv, scounts, sdispls, MPI_INT, rv, rcounts, rdispls,
-                                        MPI_INT, dg));
+    MF_CHECK_MPI(
+        MPI_Neighbor_alltoallv(sv, scounts, sdispls, MPI_INT, rv, rcounts, rdispls, MPI_INT, dg));
     MF_CHECK(rv[0] == left && rv[1] == 1000 + srcs[1] && rv[2] == 2000 + srcs[1],
              "dist graph alltoallv got (%d,%d,%d)", rv[0], rv[1], rv[2]);
     int gv[2] = {-1, -1}, counts1[2] = {1, 1}, displs1[2] = {1, 0};

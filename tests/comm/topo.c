@@ -64,8 +64,8 @@ int main(int argc, char **argv)
                 MF_CHECK(i == 0 || dims[i] <= dims[i - 1], "Dims_create(%d,%d) not sorted", n, k);
             }
             MF_CHECK(prod == n, "Dims_create(%d,%d): product %ld", n, k, prod);
-            MF_CHECK(dims[0] - dims[k - 1] == best, "Dims_create(%d,%d): spread %d, best %d", n,
-                     k, dims[0] - dims[k - 1], best);
+            MF_CHECK(dims[0] - dims[k - 1] == best, "Dims_create(%d,%d): spread %d, best %d", n, k,
+                     dims[0] - dims[k - 1], best);
         }
 
     /* A 2-D grid over all processes: periodic in dim 0, not in dim 1. */
@@ -109,8 +109,8 @@ int main(int argc, char **argv)
             ed = coords[1] + 1 < dims[1] ? rank + 1 : MPI_PROC_NULL;
             es = coords[1] > 0 ? rank - 1 : MPI_PROC_NULL;
         }
-        MF_CHECK(src == es && dst == ed, "shift dim %d: (%d,%d), expected (%d,%d)", dim, src,
-                 dst, es, ed);
+        MF_CHECK(src == es && dst == ed, "shift dim %d: (%d,%d), expected (%d,%d)", dim, src, dst,
+                 es, ed);
         int got = -5;
         MF_CHECK_MPI(MPI_Sendrecv(&rank, 1, MPI_INT, dst, 3, &got, 1, MPI_INT, src, 3, cart,
                                   MPI_STATUS_IGNORE));
@@ -140,7 +140,8 @@ int main(int argc, char **argv)
     }
 
     /* A ring graph. */
-    int *index = malloc((size_t)size * sizeof *index), *edges = malloc(2 * (size_t)size * sizeof *edges);
+    int *index = malloc((size_t)size * sizeof *index),
+        *edges = malloc(2 * (size_t)size * sizeof *edges);
     for (int i = 0; i < size; i++) {
         index[i] = 2 * (i + 1);
         edges[2 * i] = (i - 1 + size) % size;
@@ -162,8 +163,8 @@ int main(int argc, char **argv)
     /* Distributed graph: each rank declares its edge r -> r+1 with weight r. */
     int src = rank, deg = 1, dst = (rank + 1) % size, w = rank;
     MPI_Comm dg;
-    MF_CHECK_MPI(MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &src, &deg, &dst, &w, MPI_INFO_NULL, 0,
-                                       &dg));
+    MF_CHECK_MPI(
+        MPI_Dist_graph_create(MPI_COMM_WORLD, 1, &src, &deg, &dst, &w, MPI_INFO_NULL, 0, &dg));
     int indeg, outdeg, weighted, s, sw, d, dw;
     MF_CHECK_MPI(MPI_Dist_graph_neighbors_count(dg, &indeg, &outdeg, &weighted));
     MF_CHECK(indeg == 1 && outdeg == 1 && weighted, "dist graph degrees %d %d %d", indeg, outdeg,
