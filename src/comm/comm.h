@@ -5,7 +5,7 @@
  * intercommunicator), this process's rank in it, and a context id that separates its traffic:
  * point-to-point frames carry context_id, collective frames context_id + MF_CTX_COLL, so user
  * messages never match collective ones. Context ids are agreed collectively when a communicator
- * is created (see comm_context.c) and are never reused while any process still uses them.
+ * is created (see context.c) and are never reused while any process still uses them.
  *
  * Objects are reference counted: nonblocking operations hold their communicator until they
  * complete, so MPI_Comm_free on a busy communicator is safe.
