@@ -10,18 +10,10 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/state.h"
+#include "fabric/shm/shm_name.h"
 #include "runtime/pm.h"
 
 mf_state mf_g;
-
-/* FNV-1a: a stable 64-bit digest of the job id for names and handshakes. */
-static uint64_t mf_hash64(const char *s)
-{
-    uint64_t h = 0xcbf29ce484222325ull;
-    for (; *s; s++)
-        h = (h ^ (unsigned char)*s) * 0x100000001b3ull;
-    return h;
-}
 
 int mf_world_publish(void)
 {
@@ -33,7 +25,7 @@ int mf_world_publish(void)
         snprintf(mf_g.hostname, sizeof mf_g.hostname, "%s", given);
     else if (gethostname(mf_g.hostname, sizeof mf_g.hostname - 1) != 0)
         snprintf(mf_g.hostname, sizeof mf_g.hostname, "localhost");
-    mf_g.job_hash = mf_hash64(mf_g.pm.jobid);
+    mf_g.job_hash = mf_job_hash(mf_g.pm.jobid); /* also names shm segments */
     snprintf(key, sizeof key, "mf.host.%d", mf_g.rank);
     int rc = mf_pm_put(key, mf_g.hostname);
     if (rc)

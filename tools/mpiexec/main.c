@@ -56,6 +56,7 @@ int main(int argc, char **argv)
     } else {
         code = mx_supervise(&job, sigfd);
     }
+    mx_cleanup_host(&job);
 
     for (int i = 0; i < job.n; i++) {
         free(job.ranks[i].out.buf); /* left over only when the launch failed */

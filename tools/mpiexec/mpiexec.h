@@ -216,6 +216,8 @@ double mx_now(void);
 void mx_job_end(mx_job *job, int exit_code, int sig, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int mx_supervise(mx_job *job, int sigfd);
+/* Removes the job's leftovers on this host (shm segments of killed ranks); see cleanup.c. */
+void mx_cleanup_host(const mx_job *job);
 /* Judges the exit of rank r (wait status) as described in supervise.c. */
 void mx_rank_exited(mx_job *job, mx_rank *r, int status);
 /* Reads how long hosts may stay silent (MANIFOLD_HOST_TIMEOUT), in seconds. */

@@ -457,6 +457,7 @@ int mx_proxy_main(int argc, char **argv)
     for (int c = 0; c < nkids; c++)
         if (kids[c].k_pid > 0)
             (void)waitpid(kids[c].k_pid, NULL, 0);
+    mx_cleanup_host(&job);
     mx_link_close(&px_link);
     free(pfd);
     free(what);

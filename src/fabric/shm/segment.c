@@ -32,6 +32,7 @@
 
 #include <mpi.h>
 
+#include "fabric/shm/shm_name.h"
 #include "core/error.h"
 #include "fabric/shm/shm.h"
 
@@ -80,8 +81,9 @@ size_t mf_shm_segment_size(int nlocal, size_t ring_cap)
 
 void mf_shm_segment_name(char *buf, size_t len, uint64_t job_hash, int node)
 {
-    snprintf(buf, len, "/manifold-%u-%016llx-%d", (unsigned)getuid(), (unsigned long long)job_hash,
-             node);
+    char prefix[64];
+    mf_shm_job_prefix(prefix, sizeof prefix, (unsigned)getuid(), job_hash);
+    snprintf(buf, len, "/%s%d", prefix, node);
 }
 
 int mf_shm_space_check(const char *dir, size_t need)
