@@ -16,14 +16,16 @@
 #include <unistd.h>
 
 #include "fabric/shm/shm.h"
+#include "fabric/shm/shm_name.h"
 
 static socklen_t mf_shm_doorbell_addr(struct sockaddr_un *sa, uint64_t job_hash, int rank)
 {
     memset(sa, 0, sizeof *sa);
     sa->sun_family = AF_UNIX;
     /* sun_path[0] stays NUL: abstract namespace. */
-    int n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "manifold-%u-%016llx-%d",
-                     (unsigned)getuid(), (unsigned long long)job_hash, rank);
+    char prefix[64];
+    mf_shm_job_prefix(prefix, sizeof prefix, (unsigned)getuid(), job_hash);
+    int n = snprintf(sa->sun_path + 1, sizeof sa->sun_path - 1, "%s%d", prefix, rank);
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + (size_t)n);
 }
 
