@@ -2,6 +2,7 @@
  * pmi2_wire.c — PMI-2 message framing, parser and formatter (see pmi2_wire.h for the contract).
  */
 #include "runtime/pmi2_wire.h"
+#include "runtime/pmi_chars.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -21,22 +22,12 @@ static int pmi2_key_char(unsigned char c)
 
 int mf_pmi2_key_ok(const char *s)
 {
-    if (!s || !*s)
-        return 0;
-    for (; *s; s++)
-        if (!pmi2_key_char((unsigned char)*s))
-            return 0;
-    return 1;
+    return mf_pmi_chars_ok(s, pmi2_key_char, 1);
 }
 
 int mf_pmi2_value_ok(const char *s)
 {
-    if (!s)
-        return 0;
-    for (; *s; s++)
-        if (!pmi2_value_char((unsigned char)*s))
-            return 0;
-    return 1;
+    return mf_pmi_chars_ok(s, pmi2_value_char, 0);
 }
 
 int mf_pmi2_parse_header(const char *hdr, size_t *body_len, const char **why)

@@ -3,6 +3,7 @@
  * Compiled into libmpi and, as the same file, into mpiexec.
  */
 #include "runtime/pmi_wire.h"
+#include "runtime/pmi_chars.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -22,22 +23,12 @@ static int pmi_key_char(unsigned char c)
 
 int mf_pmi_key_ok(const char *s)
 {
-    if (!s || !*s)
-        return 0;
-    for (; *s; s++)
-        if (!pmi_key_char((unsigned char)*s))
-            return 0;
-    return 1;
+    return mf_pmi_chars_ok(s, pmi_key_char, 1);
 }
 
 int mf_pmi_value_ok(const char *s)
 {
-    if (!s)
-        return 0;
-    for (; *s; s++)
-        if (!pmi_value_char((unsigned char)*s))
-            return 0;
-    return 1;
+    return mf_pmi_chars_ok(s, pmi_value_char, 0);
 }
 
 int mf_pmi_parse(mf_pmi_msg *msg, const char *line, size_t len, const char **why)
