@@ -405,6 +405,16 @@ static void mf_p2p_match_eager(mf_request *r, mf_fabric *f, int peer, const mf_w
     *sink = r->rq_sink;
 }
 
+/* Hands a fully landed unexpected eager payload to the receive that matched it. */
+static void mf_p2p_unexp_deliver(mf_request *r, mf_unexpected *u)
+{
+    mf_p2p_copy_in(r, u->ux_data, r->rq_accepted);
+    mf_p2p_recv_landed(r);
+    free(u->ux_data);
+    free(u);
+    mf_request_unbusy(r);
+}
+
 /* An unexpected eager payload has fully landed. */
 static void mf_p2p_unexp_done(mf_fabric_sink *sink, int status)
 {
@@ -416,11 +426,7 @@ static void mf_p2p_unexp_done(mf_fabric_sink *sink, int status)
     /* A receive matched while the payload was streaming in: finish it now. */
     if (status)
         mf_p2p_fail(r, status);
-    mf_p2p_copy_in(r, u->ux_data, r->rq_accepted);
-    mf_p2p_recv_landed(r);
-    free(u->ux_data);
-    free(u);
-    mf_request_unbusy(r);
+    mf_p2p_unexp_deliver(r, u);
 }
 
 /* A new receive takes an unexpected message out of the queue. */
@@ -446,11 +452,7 @@ static void mf_p2p_take_unexpected(mf_request *r, mf_unexpected *u)
         u->ux_waiter = r;
         return;
     }
-    mf_p2p_copy_in(r, u->ux_data, r->rq_accepted);
-    mf_p2p_recv_landed(r);
-    free(u->ux_data);
-    free(u);
-    mf_request_unbusy(r);
+    mf_p2p_unexp_deliver(r, u);
 }
 
 int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
@@ -483,13 +485,7 @@ int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, m
         }
     }
     mf_unexpected *u = mf_match_unexpected(comm->c_context + ctx, source, tag, true);
-    if (u) {
-        r->rq_busy = 1;
-        mf_p2p_take_unexpected(r, u);
-        mf_request_unbusy(r);
-        return MPI_SUCCESS;
-    }
-    return mf_match_post(r);
+    return u ? mf_p2p_recv_message(r, u) : mf_match_post(r);
 }
 
 int mf_p2p_recv_message(mf_request *r, mf_unexpected *u)
