@@ -63,14 +63,6 @@ int mf_wire_decode(const unsigned char in[MF_WIRE_HDR_SIZE], mf_wire_hdr *h, con
         *why = "unsupported wire version";
         return -1;
     }
-    if (in[3] < MF_MSG_EAGER || in[3] > MF_MSG_TYPE_MAX) {
-        *why = "unknown frame type";
-        return -1;
-    }
-    if (in[4] & ~MF_WIRE_FLAGS_ALL) {
-        *why = "unknown flags";
-        return -1;
-    }
     h->type = in[3];
     h->flags = in[4];
     h->context = mf_wire_get32(in + 8);
@@ -81,6 +73,19 @@ int mf_wire_decode(const unsigned char in[MF_WIRE_HDR_SIZE], mf_wire_hdr *h, con
     h->sreq = mf_wire_get64(in + 40);
     h->rreq = mf_wire_get64(in + 48);
     h->rkey = mf_wire_get64(in + 56);
+    return mf_wire_check(h, why);
+}
+
+int mf_wire_check(const mf_wire_hdr *h, const char **why)
+{
+    if (h->type < MF_MSG_EAGER || h->type > MF_MSG_TYPE_MAX) {
+        *why = "unknown frame type";
+        return -1;
+    }
+    if (h->flags & ~MF_WIRE_FLAGS_ALL) {
+        *why = "unknown flags";
+        return -1;
+    }
     if (h->len > MF_WIRE_MAX_FRAME) {
         *why = "frame length above the maximum";
         return -1;

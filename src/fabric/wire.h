@@ -51,5 +51,9 @@ typedef struct mf_wire_hdr {
 void mf_wire_encode(const mf_wire_hdr *h, unsigned char out[MF_WIRE_HDR_SIZE]);
 /* Returns 0 and fills h, or -1 with *why naming the bad field. */
 int mf_wire_decode(const unsigned char in[MF_WIRE_HDR_SIZE], mf_wire_hdr *h, const char **why);
+/* The checks every decoder applies to a header it decoded (type, flags, lengths and their
+ * relations per type): 0, or -1 with *why naming the bad field. Fabrics with their own frame
+ * layout (shm) call it too, so that all of them accept exactly the same headers. */
+int mf_wire_check(const mf_wire_hdr *h, const char **why);
 
 #endif

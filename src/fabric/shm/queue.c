@@ -2,27 +2,33 @@
  * queue.c — the single-producer single-consumer frame ring of the shm fabric (see shm.h).
  *
  * Contract: exactly one thread of one process produces and one consumes per ring. A frame is
- * written whole before it is published (head, seq_cst), so the consumer sees complete frames
- * only; the consumer releases a frame (tail, seq_cst) once it copied the payload out. Both
- * counters only grow; positions are counters modulo cap. Every access is bounded by cap, so a
- * corrupted length from the other side cannot make us read or write outside the ring (the
- * caller validates lengths against the published bytes before copying).
- *
- * Why seq_cst stores on head/tail rather than release: each side follows its store with a load
- * of the other side's "sleeping"/"blocked" flag, and that store->load order is exactly what
- * release/acquire does not give (x86 store buffer). On x86 a seq_cst store is one xchg.
+ * written whole, the next frame's marker slot zeroed, and only then its own marker stored
+ * (release), so the consumer sees complete frames only (acquire). The consumer releases frames
+ * by advancing its private tail and publishes it lazily. Both counters only grow; positions are
+ * counters modulo cap. Every access is bounded by cap, so a corrupted length from the other side
+ * cannot make us read or write outside the ring (the decoder also bounds it by max_len).
  */
 #include <string.h>
 
 #include "fabric/shm/shm.h"
 
-void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap)
+/* The consumer publishes tail at least every cap / MF_SHM_TAIL_LAZINESS bytes. */
+#define MF_SHM_TAIL_LAZINESS 4
+
+static _Atomic uint32_t *mf_shm_marker_at(const mf_shm_ring *r, uint64_t pos)
+{
+    return (_Atomic uint32_t *)(void *)(r->data + (size_t)(pos & (r->cap - 1)));
+}
+
+void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap,
+                        size_t max_len)
 {
     r->ctl = ctl;
     r->data = data;
     r->cap = cap;
-    r->head_cache = atomic_load_explicit(&ctl->head, memory_order_acquire);
-    r->tail_cache = atomic_load_explicit(&ctl->tail, memory_order_acquire);
+    r->max_len = max_len;
+    r->tail_cache = r->tail_pub = atomic_load_explicit(&ctl->tail, memory_order_acquire);
+    r->head = r->tail_cache;
 }
 
 /* Copies n bytes into the ring at counter position pos, wrapping at cap. */
@@ -44,62 +50,62 @@ static void mf_shm_ring_get(const mf_shm_ring *r, uint64_t pos, void *dst, size_
         memcpy((unsigned char *)dst + first, r->data, n - first);
 }
 
-bool mf_shm_ring_fits(mf_shm_ring *r, size_t len)
+/* Whether `need` more bytes fit, keeping one line free for the next marker slot. */
+static bool mf_shm_ring_room(mf_shm_ring *r, size_t need)
 {
-    size_t need = mf_shm_frame_bytes(len);
-    if (need > r->cap)
+    if (need > r->cap - MF_SHM_CACHELINE)
         return false;
-    if (r->head_cache + need - r->tail_cache > r->cap) {
-        r->tail_cache = atomic_load_explicit(&r->ctl->tail, memory_order_seq_cst);
-        if (r->head_cache + need - r->tail_cache > r->cap)
+    if (r->head + need + MF_SHM_CACHELINE - r->tail_cache > r->cap) {
+        /* Acquire: the consumer's copies out of the space we are about to reuse are done. */
+        r->tail_cache = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
+        if (r->head + need + MF_SHM_CACHELINE - r->tail_cache > r->cap)
             return false;
     }
     return true;
 }
 
-bool mf_shm_ring_push(mf_shm_ring *r, const unsigned char hdr[MF_WIRE_HDR_SIZE],
-                      const struct iovec *iov, int niov, size_t len)
+bool mf_shm_ring_fits(mf_shm_ring *r, uint8_t type, size_t len)
 {
-    size_t need = mf_shm_frame_bytes(len);
-    /* Only the producer writes head, so our cached copy is exact. */
-    if (r->head_cache + need - r->tail_cache > r->cap) {
-        /* Acquire: the consumer's copies out of the space we are about to reuse are done. */
-        r->tail_cache = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
-        if (need > r->cap || r->head_cache + need - r->tail_cache > r->cap)
-            return false;
-    }
-    uint64_t pos = r->head_cache;
-    mf_shm_ring_put(r, pos, hdr, MF_WIRE_HDR_SIZE);
-    pos += MF_WIRE_HDR_SIZE;
+    return mf_shm_ring_room(r, mf_shm_frame_size(type, len));
+}
+
+bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov)
+{
+    size_t len = (size_t)h->len, need = mf_shm_frame_size(h->type, len);
+    if (!mf_shm_ring_room(r, need))
+        return false;
+    uint64_t pos = r->head;
+    /* The first line never wraps: positions are multiples of 64 and so is cap. */
+    mf_shm_frame_encode(h, r->data + (size_t)(pos & (r->cap - 1)));
+    uint64_t at = pos + mf_shm_frame_hdr(h->type);
     size_t left = len;
     for (int i = 0; i < niov && left > 0; i++) {
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
-        mf_shm_ring_put(r, pos, iov[i].iov_base, n);
-        pos += n;
+        mf_shm_ring_put(r, at, iov[i].iov_base, n);
+        at += n;
         left -= n;
     }
     /* Padding bytes are left as they are: the consumer never reads them. */
-    r->head_cache += need;
-    atomic_store_explicit(&r->ctl->head, r->head_cache, memory_order_seq_cst);
+    r->head = pos + need;
+    atomic_store_explicit(mf_shm_marker_at(r, r->head), 0, memory_order_relaxed);
+    atomic_store_explicit(mf_shm_marker_at(r, pos), mf_shm_marker(pos), memory_order_release);
     return true;
 }
 
-const unsigned char *mf_shm_ring_peek(mf_shm_ring *r, size_t *avail)
+int mf_shm_ring_peek(mf_shm_ring *r, mf_wire_hdr *h, const char **why)
 {
-    if (r->head_cache == r->tail_cache) {
-        /* Acquire pairs with the producer's publication: the frame bytes are visible. */
-        r->head_cache = atomic_load_explicit(&r->ctl->head, memory_order_acquire);
-        if (r->head_cache == r->tail_cache)
-            return NULL;
-    }
-    *avail = (size_t)(r->head_cache - r->tail_cache);
-    return r->data + (r->tail_cache & (r->cap - 1));
+    uint64_t pos = r->tail_cache;
+    /* Acquire pairs with the producer's publication: the frame's bytes are visible. */
+    if (atomic_load_explicit(mf_shm_marker_at(r, pos), memory_order_acquire) == 0)
+        return 0;
+    const unsigned char *line = r->data + (size_t)(pos & (r->cap - 1));
+    return mf_shm_frame_decode(line, mf_shm_marker(pos), r->max_len, h, why) == 0 ? 1 : -1;
 }
 
-size_t mf_shm_ring_copy_out(mf_shm_ring *r, size_t len, const struct iovec *iov, int niov)
+size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov)
 {
-    uint64_t pos = r->tail_cache + MF_WIRE_HDR_SIZE;
-    size_t left = len, copied = 0;
+    uint64_t pos = r->tail_cache + mf_shm_frame_hdr(h->type);
+    size_t left = (size_t)h->len, copied = 0;
     for (int i = 0; i < niov && left > 0; i++) {
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
         if (n == 0)
@@ -112,20 +118,41 @@ size_t mf_shm_ring_copy_out(mf_shm_ring *r, size_t len, const struct iovec *iov,
     return copied;
 }
 
-bool mf_shm_ring_pop(mf_shm_ring *r, size_t len)
+/* Tells a blocked producer about the space: true if it was flagged (now cleared). Call after
+ * publishing tail (seq_cst), so that a producer raising the flag later sees the new tail. */
+static bool mf_shm_ring_unblock(mf_shm_ring *r)
 {
-    r->tail_cache += mf_shm_frame_bytes(len);
-    atomic_store_explicit(&r->ctl->tail, r->tail_cache, memory_order_seq_cst);
-    /* Plain load first (a mov on x86): the flag is almost always clear and its line rarely
-     * written, so the locked exchange is paid only when a producer really waits. */
+    /* Plain load first: the flag's line is rarely written, so this is a cache hit. */
     if (atomic_load_explicit(&r->ctl->blocked, memory_order_seq_cst) == 0)
         return false;
     return atomic_exchange_explicit(&r->ctl->blocked, 0, memory_order_seq_cst) != 0;
 }
 
+bool mf_shm_ring_publish(mf_shm_ring *r)
+{
+    r->tail_pub = r->tail_cache;
+    atomic_store_explicit(&r->ctl->tail, r->tail_cache, memory_order_seq_cst);
+    return mf_shm_ring_unblock(r);
+}
+
+bool mf_shm_ring_serve_blocked(mf_shm_ring *r)
+{
+    if (atomic_load_explicit(&r->ctl->blocked, memory_order_relaxed) == 0)
+        return false;
+    return mf_shm_ring_publish(r);
+}
+
+bool mf_shm_ring_pop(mf_shm_ring *r, const mf_wire_hdr *h)
+{
+    r->tail_cache += mf_shm_frame_size(h->type, (size_t)h->len);
+    if (r->tail_cache - r->tail_pub >= r->cap / MF_SHM_TAIL_LAZINESS)
+        return mf_shm_ring_publish(r);
+    return mf_shm_ring_serve_blocked(r);
+}
+
 bool mf_shm_ring_nonempty_sc(mf_shm_ring *r)
 {
-    return atomic_load_explicit(&r->ctl->head, memory_order_seq_cst) != r->tail_cache;
+    return atomic_load_explicit(mf_shm_marker_at(r, r->tail_cache), memory_order_seq_cst) != 0;
 }
 
 void mf_shm_ring_set_blocked(mf_shm_ring *r)

@@ -1,6 +1,7 @@
 /*
  * Unit test of the shm frame ring (queue.c): wraparound, full ring, frames spanning many
- * 64-byte slots, truncating sinks, the blocked flag, and a two-thread producer/consumer stress
+ * 64-byte slots in both layouts, truncating sinks, the blocked flag and the lazy tail, payloads
+ * forging markers, and a two-thread producer/consumer stress
  * whose payloads carry checksums. The ring lives in ordinary memory here: the code does not care
  * whether the other side is a thread or a process.
  */
@@ -32,9 +33,12 @@ static void test_ring_init(test_ring *t, size_t cap)
     t->data = aligned_alloc(MF_SHM_PAGE, cap);
     CHECK(t->ctl && t->data);
     memset(t->ctl, 0, sizeof *t->ctl);
+    /* Only the first marker slot must start zeroed (the segment is zero-filled); the rest holds
+     * junk that must never be mistaken for a frame. */
     memset(t->data, 0xee, cap);
-    mf_shm_ring_attach(&t->prod, t->ctl, t->data, cap);
-    mf_shm_ring_attach(&t->cons, t->ctl, t->data, cap);
+    memset(t->data, 0, MF_SHM_CACHELINE);
+    mf_shm_ring_attach(&t->prod, t->ctl, t->data, cap, cap);
+    mf_shm_ring_attach(&t->cons, t->ctl, t->data, cap, cap);
 }
 
 static void test_ring_free(test_ring *t)
@@ -49,19 +53,36 @@ static unsigned char pat(uint64_t seq, size_t i)
     return (unsigned char)(seq * 131 + i * 7 + (i >> 8));
 }
 
+/* Frames alternate between the two layouts: even seqs are EAGER (payload from byte 32 of the
+ * first line, seq in the tag), odd ones DATA (payload from the next line, seq in total). */
+static mf_wire_hdr frame_hdr(uint64_t seq, size_t len)
+{
+    if (seq % 2 == 0)
+        return (mf_wire_hdr){.type = MF_MSG_EAGER,
+                             .context = 7,
+                             .src = 1,
+                             .tag = (int32_t)(seq & 0x7fffffff),
+                             .len = len,
+                             .total = len};
+    return (mf_wire_hdr){.type = MF_MSG_DATA, .context = 7, .src = 1, .len = len, .total = seq};
+}
+
+static uint64_t frame_seq(const mf_wire_hdr *h)
+{
+    return h->type == MF_MSG_EAGER ? (uint64_t)h->tag : h->total;
+}
+
 static bool push_frame(mf_shm_ring *r, uint64_t seq, size_t len)
 {
     unsigned char *buf = malloc(len + 1);
     CHECK(buf);
     for (size_t i = 0; i < len; i++)
         buf[i] = pat(seq, i);
-    mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 7, .src = 1, .len = len, .total = seq};
-    unsigned char wire[MF_WIRE_HDR_SIZE];
-    mf_wire_encode(&h, wire);
+    mf_wire_hdr h = frame_hdr(seq, len);
     /* Split the payload over three iovecs to exercise gathering. */
     size_t a = len / 3, b = len / 2 - a;
     struct iovec iov[3] = {{buf, a}, {buf + a, b}, {buf + a + b, len - a - b}};
-    bool ok = mf_shm_ring_push(r, wire, iov, 3, len);
+    bool ok = mf_shm_ring_push(r, &h, iov, 3);
     free(buf);
     return ok;
 }
@@ -69,24 +90,25 @@ static bool push_frame(mf_shm_ring *r, uint64_t seq, size_t len)
 /* Pops one frame and checks it; returns false when the ring is empty. `room` limits the sink. */
 static bool pop_frame(mf_shm_ring *r, uint64_t expect_seq, size_t room)
 {
-    size_t avail;
-    const unsigned char *raw = mf_shm_ring_peek(r, &avail);
-    if (!raw)
-        return false;
     mf_wire_hdr h;
-    const char *why;
-    CHECK(mf_wire_decode(raw, &h, &why) == 0);
-    CHECK(h.total == expect_seq);
-    CHECK(mf_shm_frame_bytes(h.len) <= avail);
+    const char *why = NULL;
+    int got = mf_shm_ring_peek(r, &h, &why);
+    if (got == 0)
+        return false;
+    if (got < 0)
+        fprintf(stderr, "bad frame: %s\n", why);
+    CHECK(got == 1);
+    CHECK(frame_seq(&h) == (expect_seq & 0x7fffffff));
+    CHECK(h.type == (expect_seq % 2 == 0 ? MF_MSG_EAGER : MF_MSG_DATA));
     size_t len = (size_t)h.len, take = len < room ? len : room;
     unsigned char *buf = malloc(take + 1);
     CHECK(buf);
     struct iovec iov[2] = {{buf, take / 2}, {buf + take / 2, take - take / 2}};
-    CHECK(mf_shm_ring_copy_out(r, len, iov, 2) == take);
+    CHECK(mf_shm_ring_copy_out(r, &h, iov, 2) == take);
     for (size_t i = 0; i < take; i++)
         CHECK(buf[i] == pat(expect_seq, i));
     free(buf);
-    mf_shm_ring_pop(r, len);
+    mf_shm_ring_pop(r, &h);
     return true;
 }
 
@@ -105,7 +127,7 @@ static void test_wraparound(void)
             CHECK(pop_frame(&t.cons, got++, SIZE_MAX));
         CHECK(!pop_frame(&t.cons, got, SIZE_MAX));
     }
-    CHECK(atomic_load(&t.ctl->head) > 100 * 4096);
+    CHECK(t.prod.head > 100 * 4096);
     test_ring_free(&t);
 }
 
@@ -113,29 +135,91 @@ static void test_full(void)
 {
     test_ring t;
     test_ring_init(&t, 4096);
-    /* 1000-byte frames take 64 + 1024 bytes: three fit in 4096, the fourth does not. */
-    CHECK(push_frame(&t.prod, 0, 1000));
+    /* DATA frames of 1000 bytes take 64 + 1024 bytes, and one line must stay free: three fit in
+     * 4096, the fourth does not. */
     CHECK(push_frame(&t.prod, 1, 1000));
-    CHECK(push_frame(&t.prod, 2, 1000));
-    CHECK(!push_frame(&t.prod, 3, 1000));
-    CHECK(!mf_shm_ring_fits(&t.prod, 1000));
-    CHECK(mf_shm_ring_fits(&t.prod, 700));  /* 832 bytes left: 64 + 704 fit */
-    CHECK(!mf_shm_ring_fits(&t.prod, 800)); /* 64 + 832 do not */
-    /* A frame larger than the whole ring never fits. */
-    CHECK(!mf_shm_ring_fits(&t.prod, 4096));
-    mf_shm_ring_set_blocked(&t.prod);
-    CHECK(pop_frame(&t.cons, 0, SIZE_MAX));
-    /* The pop saw the producer's blocked flag and cleared it. */
-    CHECK(atomic_load(&t.ctl->blocked) == 0);
     CHECK(push_frame(&t.prod, 3, 1000));
+    CHECK(push_frame(&t.prod, 5, 1000));
+    CHECK(!push_frame(&t.prod, 7, 1000));
+    CHECK(!mf_shm_ring_fits(&t.prod, MF_MSG_DATA, 1000));
+    CHECK(mf_shm_ring_fits(&t.prod, MF_MSG_DATA, 700));  /* 3264 + 768 + 64 = 4096 */
+    CHECK(!mf_shm_ring_fits(&t.prod, MF_MSG_DATA, 800)); /* 64 + 832 do not */
+    CHECK(mf_shm_ring_fits(&t.prod, MF_MSG_EAGER, 736)); /* 32 + 736 = 768 */
+    CHECK(!mf_shm_ring_fits(&t.prod, MF_MSG_EAGER, 737));
+    /* A frame larger than the whole ring never fits. */
+    CHECK(!mf_shm_ring_fits(&t.prod, MF_MSG_DATA, 4096));
+    mf_shm_ring_set_blocked(&t.prod);
     CHECK(pop_frame(&t.cons, 1, SIZE_MAX));
-    CHECK(pop_frame(&t.cons, 2, SIZE_MAX));
+    /* 1088 bytes consumed, over a quarter ring: tail was published and the flag cleared. */
+    CHECK(atomic_load(&t.ctl->blocked) == 0);
+    CHECK(atomic_load(&t.ctl->tail) == 1088);
+    CHECK(push_frame(&t.prod, 7, 1000));
     CHECK(pop_frame(&t.cons, 3, SIZE_MAX));
-    CHECK(!pop_frame(&t.cons, 4, SIZE_MAX));
-    /* A frame filling the ring exactly: 64 + 4032. */
-    CHECK(push_frame(&t.prod, 4, 4032));
-    CHECK(!push_frame(&t.prod, 5, 0));
-    CHECK(pop_frame(&t.cons, 4, SIZE_MAX));
+    CHECK(pop_frame(&t.cons, 5, SIZE_MAX));
+    CHECK(pop_frame(&t.cons, 7, SIZE_MAX));
+    CHECK(!pop_frame(&t.cons, 9, SIZE_MAX));
+    CHECK(mf_shm_ring_publish(&t.cons) == false);
+    /* The largest frame: 64 + 3968 plus the free line fill the ring exactly. */
+    CHECK(push_frame(&t.prod, 9, 3968));
+    CHECK(!push_frame(&t.prod, 11, 0));
+    CHECK(pop_frame(&t.cons, 9, SIZE_MAX));
+    test_ring_free(&t);
+}
+
+/* The consumer publishes its tail lazily, but never leaves a blocked producer waiting. */
+static void test_lazy_tail(void)
+{
+    test_ring t;
+    test_ring_init(&t, 4096);
+    CHECK(push_frame(&t.prod, 0, 8));
+    CHECK(push_frame(&t.prod, 2, 8));
+    CHECK(pop_frame(&t.cons, 0, SIZE_MAX));
+    CHECK(pop_frame(&t.cons, 2, SIZE_MAX));
+    CHECK(atomic_load(&t.ctl->tail) == 0); /* 128 bytes: not published yet */
+    CHECK(!mf_shm_ring_serve_blocked(&t.cons));
+    mf_shm_ring_set_blocked(&t.prod);
+    CHECK(mf_shm_ring_serve_blocked(&t.cons)); /* an empty pass serves the waiting producer */
+    CHECK(atomic_load(&t.ctl->tail) == 128 && atomic_load(&t.ctl->blocked) == 0);
+    test_ring_free(&t);
+}
+
+/* Payloads full of words that look like the markers of later frames must never be taken for
+ * frames: the producer zeroes each next marker slot before publishing. */
+static void test_forged_markers(void)
+{
+    test_ring t;
+    size_t cap = 4096;
+    test_ring_init(&t, cap);
+    uint32_t words[900];
+    uint64_t seq = 1;
+    for (int lap = 0; lap < 20; lap++) {
+        /* Word k of the payload lands at ring position p + 64 + 4k: make every word that falls
+         * on a line start carry the marker a frame there would have one or two laps later. */
+        uint64_t p = t.prod.head;
+        for (size_t k = 0; k < 900; k++) {
+            uint64_t at = p + 64 + 4 * k;
+            words[k] = mf_shm_marker(at + cap * (1 + (k & 1)));
+        }
+        mf_wire_hdr h = {.type = MF_MSG_DATA, .len = sizeof words, .total = seq};
+        struct iovec iov = {words, sizeof words};
+        CHECK(mf_shm_ring_push(&t.prod, &h, &iov, 1));
+        mf_wire_hdr got;
+        const char *why;
+        CHECK(mf_shm_ring_peek(&t.cons, &got, &why) == 1 && got.total == seq);
+        mf_shm_ring_pop(&t.cons, &got);
+        CHECK(mf_shm_ring_peek(&t.cons, &got, &why) == 0);
+        mf_shm_ring_serve_blocked(&t.cons);
+        mf_shm_ring_publish(&t.cons);
+        /* Small frames over the forged region, then nothing. */
+        for (int i = 0; i < 7; i++) {
+            seq += 2;
+            CHECK(push_frame(&t.prod, seq, 20));
+            CHECK(pop_frame(&t.cons, seq, SIZE_MAX));
+            CHECK(mf_shm_ring_peek(&t.cons, &got, &why) == 0);
+        }
+        mf_shm_ring_publish(&t.cons);
+        seq += 2;
+    }
     test_ring_free(&t);
 }
 
@@ -175,13 +259,12 @@ static void *stress_producer(void *arg)
             len %= 64; /* plenty of small frames */
         for (size_t i = 0; i < len; i++)
             buf[i] = (unsigned char)rand_r(&seed);
-        mf_wire_hdr h = {
-            .type = MF_MSG_DATA, .len = len, .total = seq, .rkey = stress_sum(buf, len)};
-        unsigned char wire[MF_WIRE_HDR_SIZE];
-        mf_wire_encode(&h, wire);
+        /* Both layouts: the checksum travels in sreq, which both carry. */
+        mf_wire_hdr h = frame_hdr(seq, len);
+        h.sreq = stress_sum(buf, len);
         struct iovec iov = {buf, len};
         /* Yield while full: on a loaded machine the consumer may need this very CPU. */
-        while (!mf_shm_ring_push(r, wire, &iov, 1, len))
+        while (!mf_shm_ring_push(r, &h, &iov, 1))
             sched_yield();
     }
     return NULL;
@@ -195,25 +278,27 @@ static void test_stress(void)
     CHECK(pthread_create(&th, NULL, stress_producer, &t.prod) == 0);
     unsigned char buf[STRESS_MAXLEN];
     for (uint64_t seq = 0; seq < STRESS_FRAMES;) {
-        size_t avail;
-        const unsigned char *raw = mf_shm_ring_peek(&t.cons, &avail);
-        if (!raw) {
+        mf_wire_hdr h;
+        const char *why;
+        int got = mf_shm_ring_peek(&t.cons, &h, &why);
+        if (got == 0) {
+            mf_shm_ring_serve_blocked(&t.cons);
             sched_yield();
             continue;
         }
-        mf_wire_hdr h;
-        const char *why;
-        CHECK(mf_wire_decode(raw, &h, &why) == 0);
-        CHECK(h.total == seq);
-        CHECK(h.len < STRESS_MAXLEN && mf_shm_frame_bytes(h.len) <= avail);
+        CHECK(got == 1);
+        CHECK(frame_seq(&h) == seq);
+        CHECK(h.len < STRESS_MAXLEN);
         struct iovec iov = {buf, sizeof buf};
-        CHECK(mf_shm_ring_copy_out(&t.cons, h.len, &iov, 1) == h.len);
-        CHECK(stress_sum(buf, h.len) == h.rkey);
-        mf_shm_ring_pop(&t.cons, h.len);
+        CHECK(mf_shm_ring_copy_out(&t.cons, &h, &iov, 1) == h.len);
+        CHECK(stress_sum(buf, h.len) == h.sreq);
+        mf_shm_ring_pop(&t.cons, &h);
         seq++;
     }
     pthread_join(th, NULL);
-    CHECK(!mf_shm_ring_peek(&t.cons, &(size_t){0}));
+    mf_wire_hdr h;
+    const char *why;
+    CHECK(mf_shm_ring_peek(&t.cons, &h, &why) == 0);
     test_ring_free(&t);
 }
 
@@ -221,6 +306,8 @@ int main(void)
 {
     test_wraparound();
     test_full();
+    test_lazy_tail();
+    test_forged_markers();
     test_truncating_sink();
     test_stress();
     printf("queue_test: ok\n");

@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -44,8 +46,7 @@
 /* A frame that did not fit its ring yet: the header is copied, the payload is not. */
 typedef struct mf_shm_pending {
     struct mf_shm_pending *next;
-    unsigned char hdr[MF_WIRE_HDR_SIZE];
-    size_t len;
+    mf_wire_hdr hdr;
     mf_fabric_done *done;
     int niov;
     struct iovec iov[];
@@ -74,7 +75,15 @@ typedef struct mf_shm_state {
     unsigned stuck_passes;
     bool in_progress;
     bool no_doorbell; /* some peer cannot reach our socket: sleep with a timeout instead */
+    /* Every local rank registered for membarrier(GLOBAL_EXPEDITED): sleepers pay the barrier
+     * that producers then skip (see shm.h, "Wake-ups"). */
+    bool membarrier_registered, asym_fence;
 } mf_shm_state;
+
+static int mf_shm_membarrier(int cmd)
+{
+    return (int)syscall(__NR_membarrier, cmd, 0, 0);
+}
 
 static mf_shm_state *mf_shm_of(mf_fabric *f)
 {
@@ -89,9 +98,20 @@ static mf_shm_peer *mf_shm_peer_of(mf_shm_state *s, int peer)
     return li < 0 || li == s->me ? NULL : &s->peers[li];
 }
 
+/* Wakes p if it sleeps, after we made work visible to it (a published frame or tail). */
 static void mf_shm_wake(mf_shm_state *s, mf_shm_peer *p)
 {
     mf_shm_doorbell_ring(s->doorbell, p->info, mf_g.job_hash, p->rank);
+}
+
+/* The same after publishing a frame: orders the publication before the load of p's sleeping
+ * flag, with a fence unless sleepers take care of it (membarrier). */
+static void mf_shm_notify(mf_shm_state *s, mf_shm_peer *p)
+{
+    if (!s->asym_fence)
+        atomic_thread_fence(memory_order_seq_cst);
+    if (atomic_load_explicit(&p->info->sleeping, memory_order_relaxed))
+        mf_shm_wake(s, p);
 }
 
 /* ---- peer failure ---- */
@@ -131,15 +151,14 @@ static int mf_shm_died_error(const mf_shm_peer *p)
 
 /* ---- sending ---- */
 
-static int mf_shm_queue(mf_shm_state *s, mf_shm_peer *p, const unsigned char *wire,
-                        const struct iovec *iov, int niov, size_t len, mf_fabric_done *done)
+static int mf_shm_queue(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *hdr,
+                        const struct iovec *iov, int niov, mf_fabric_done *done)
 {
     mf_shm_pending *q = malloc(sizeof *q + (size_t)niov * sizeof q->iov[0]);
     if (!q)
         return mf_error(MPI_ERR_NO_MEM, "shm: no memory to queue a frame for rank %d", p->rank);
     q->next = NULL;
-    memcpy(q->hdr, wire, MF_WIRE_HDR_SIZE);
-    q->len = len;
+    q->hdr = *hdr;
     q->done = done;
     q->niov = niov;
     if (niov > 0)
@@ -167,14 +186,11 @@ static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
     if (hdr->len > f->max_frame)
         return mf_error(MPI_ERR_INTERN, "shm: frame of %llu bytes to rank %d exceeds max_frame %zu",
                         (unsigned long long)hdr->len, peer, f->max_frame);
-    unsigned char wire[MF_WIRE_HDR_SIZE];
-    mf_wire_encode(hdr, wire);
-    size_t len = (size_t)hdr->len;
-    if (!p->pend_head && mf_shm_ring_push(&p->out, wire, iov, niov, len)) {
-        mf_shm_wake(s, p);
+    if (!p->pend_head && mf_shm_ring_push(&p->out, hdr, iov, niov)) {
+        mf_shm_notify(s, p);
         return MF_FABRIC_DONE;
     }
-    return mf_shm_queue(s, p, wire, iov, niov, len, done);
+    return mf_shm_queue(s, p, hdr, iov, niov, done);
 }
 
 /* Writes queued frames to p in order while they fit. Returns frames written. */
@@ -183,7 +199,7 @@ static int mf_shm_flush_peer(mf_shm_state *s, mf_shm_peer *p)
     int n = 0;
     while (p->pend_head && !p->failed) {
         mf_shm_pending *q = p->pend_head;
-        if (!mf_shm_ring_push(&p->out, q->hdr, q->iov, q->niov, q->len)) {
+        if (!mf_shm_ring_push(&p->out, &q->hdr, q->iov, q->niov)) {
             mf_shm_ring_set_blocked(&p->out);
             break;
         }
@@ -192,7 +208,7 @@ static int mf_shm_flush_peer(mf_shm_state *s, mf_shm_peer *p)
             p->pend_tail = NULL;
         s->pending--;
         n++;
-        mf_shm_wake(s, p);
+        mf_shm_notify(s, p);
         /* Unlinked first: the completion may send again, to this very peer. */
         if (q->done)
             q->done->fd_fn(q->done, MPI_SUCCESS);
@@ -227,33 +243,25 @@ static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
 {
     int n = 0;
     for (; n < MF_SHM_BATCH; n++) {
-        size_t avail;
-        const unsigned char *raw = mf_shm_ring_peek(&p->in, &avail);
-        if (!raw)
-            break;
-        /* The payload's first line is needed right after the upcall: start fetching it now. */
-        __builtin_prefetch(raw + MF_WIRE_HDR_SIZE);
         mf_wire_hdr h;
         const char *why;
-        if (mf_wire_decode(raw, &h, &why) != 0) {
-            mf_shm_peer_fail(
-                s, p, mf_error(MPI_ERR_OTHER, "shm: bad frame from rank %d: %s", p->rank, why));
+        int got = mf_shm_ring_peek(&p->in, &h, &why);
+        if (got == 0) {
+            /* Empty: a producer waiting for room must not wait for our lazy tail. */
+            if (mf_shm_ring_serve_blocked(&p->in))
+                mf_shm_wake(s, p);
             break;
         }
-        /* Never trust the length beyond what the ring really holds (and a head counter more
-         * than a ring ahead of us is corruption too: copies would wrap past the data). */
-        if (mf_shm_frame_bytes((size_t)h.len) > avail || avail > p->in.cap) {
-            mf_shm_peer_fail(s, p,
-                             mf_error(MPI_ERR_OTHER,
-                                      "shm: frame from rank %d claims %llu bytes, ring holds %zu",
-                                      p->rank, (unsigned long long)h.len, avail));
+        if (got < 0) {
+            mf_shm_peer_fail(
+                s, p, mf_error(MPI_ERR_OTHER, "shm: bad frame from rank %d: %s", p->rank, why));
             break;
         }
         mf_fabric_sink sink = {0};
         mf_fabric_rx_header(&s->base, p->rank, &h, &sink);
         if (h.len > 0 && sink.fs_niov > 0)
-            mf_shm_ring_copy_out(&p->in, (size_t)h.len, sink.fs_iov, sink.fs_niov);
-        if (mf_shm_ring_pop(&p->in, (size_t)h.len))
+            mf_shm_ring_copy_out(&p->in, &h, sink.fs_iov, sink.fs_niov);
+        if (mf_shm_ring_pop(&p->in, &h))
             mf_shm_wake(s, p); /* its producer waits for the space we just freed */
         if (sink.fs_done)
             sink.fs_done(&sink, MPI_SUCCESS);
@@ -305,14 +313,23 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
         return true;
     mf_shm_rank_info *mine = mf_shm_segment_info(&s->seg, s->me);
     atomic_store_explicit(&mine->sleeping, 1, memory_order_seq_cst);
+    /* Producers skip their fence: make every running rank execute one now, so that a frame
+     * published before they could see our flag is visible to the re-check below. */
+    if (s->asym_fence && mf_shm_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0) {
+        atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
+        return false; /* cannot sleep safely: keep polling */
+    }
     /* Re-check after raising the flag: anything published before it is seen here, anything
-     * after it rings the doorbell. */
+     * after it rings the doorbell. Producers waiting for room get our tail first. */
     for (int li = 0; li < s->nlocal; li++) {
         mf_shm_peer *p = &s->peers[li];
         if (li == s->me || p->failed)
             continue;
+        if (mf_shm_ring_publish(&p->in))
+            mf_shm_wake(s, p);
         if (mf_shm_ring_nonempty_sc(&p->in) ||
-            (p->pend_head && mf_shm_ring_fits(&p->out, p->pend_head->len))) {
+            (p->pend_head &&
+             mf_shm_ring_fits(&p->out, p->pend_head->hdr.type, (size_t)p->pend_head->hdr.len))) {
             atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
             return false;
         }
@@ -376,6 +393,7 @@ static void mf_shm_reset(mf_shm_state *s)
     s->unreported = 0;
     s->stuck_passes = 0;
     s->no_doorbell = false;
+    s->asym_fence = false;
     s->base.poll_interval_us = 0;
     s->base.flags &= ~(unsigned)MF_FABRIC_RGET;
 }
@@ -400,6 +418,11 @@ static int mf_shm_open(mf_fabric *f)
         return mf_error(MPI_ERR_OTHER, "shm: cannot bind the doorbell socket of rank %d: %s",
                         mf_g.rank, strerror(-fd));
     s->doorbell = fd;
+    /* Registering is cheap and must precede any peer's use of the barrier: do it before the
+     * fence that comes before start. Kernels before 4.16 or a seccomp filter say no: then
+     * producers fence (s->asym_fence stays false on every local rank, see start). */
+    s->membarrier_registered = mf_config_bool("MANIFOLD_SHM_MEMBARRIER") &&
+                               mf_shm_membarrier(MEMBARRIER_CMD_REGISTER_GLOBAL_EXPEDITED) == 0;
     return MPI_SUCCESS;
 }
 
@@ -470,6 +493,7 @@ static int mf_shm_start(mf_fabric *f)
         mf_shm_rank_info *mine = mf_shm_segment_info(&s->seg, me);
         mine->pid = (int32_t)getpid();
         mine->probe_addr = (uint64_t)(uintptr_t)&mf_shm_cma_probe_word;
+        mine->membarrier_ok = s->membarrier_registered;
         rc = mf_shm_segment_arrive(&s->seg, MF_SHM_START_TIMEOUT_MS);
     }
     if (rc != MPI_SUCCESS) {
@@ -477,6 +501,10 @@ static int mf_shm_start(mf_fabric *f)
         mf_shm_reset(s);
         return rc;
     }
+    /* The same answer on every local rank: each read every record after all arrived. */
+    s->asym_fence = true;
+    for (int li = 0; li < nlocal; li++)
+        s->asym_fence &= mf_shm_segment_info(&s->seg, li)->membarrier_ok != 0;
     for (int li = 0; li < nlocal; li++) {
         if (li == me)
             continue;
@@ -487,9 +515,9 @@ static int mf_shm_start(mf_fabric *f)
         p->info = mf_shm_segment_info(&s->seg, li);
         p->pid = (pid_t)p->info->pid;
         ctl = mf_shm_segment_ring(&s->seg, me, li, &data);
-        mf_shm_ring_attach(&p->out, ctl, data, s->seg.ring_cap);
+        mf_shm_ring_attach(&p->out, ctl, data, s->seg.ring_cap, f->max_frame);
         ctl = mf_shm_segment_ring(&s->seg, li, me, &data);
-        mf_shm_ring_attach(&p->in, ctl, data, s->seg.ring_cap);
+        mf_shm_ring_attach(&p->in, ctl, data, s->seg.ring_cap, f->max_frame);
     }
     /* A doorbell we cannot ring would leave a peer asleep with work waiting (ranks of one host
      * in different network namespaces): then nobody relies on it and sleeps are bounded. */
@@ -509,9 +537,11 @@ static int mf_shm_start(mf_fabric *f)
         mf_shm_reset(s);
         return rc;
     }
-    mf_debug("shm: %d local ranks, rings of %zu KiB, eager %zu, max frame %zu, cma %s", nlocal,
-             s->seg.ring_cap >> 10, f->eager_limit, f->max_frame,
-             (f->flags & MF_FABRIC_RGET) ? "on" : "off");
+    mf_debug("shm: %d local ranks, rings of %zu KiB, eager %zu, max frame %zu, cma %s, "
+             "wake-up barrier %s",
+             nlocal, s->seg.ring_cap >> 10, f->eager_limit, f->max_frame,
+             (f->flags & MF_FABRIC_RGET) ? "on" : "off",
+             s->asym_fence ? "membarrier" : "per frame");
     return MPI_SUCCESS;
 }
 

@@ -11,16 +11,30 @@
  *                      a 4 KiB control page (head / tail / blocked on separate cache lines)
  *                      followed by ring_cap data bytes
  *
- * A ring is single-producer single-consumer: the sender owns `head`, the receiver owns `tail`
- * (both monotonic byte counters). A frame is a 64-byte encoded wire header followed by its
- * payload padded to 64 bytes, written contiguously modulo ring_cap (ring_cap is a power of two
- * and a multiple of 64, so a header never wraps; a payload may). A frame becomes visible only
- * when the producer publishes the new head, so the consumer never sees half a frame.
+ * A ring is single-producer single-consumer. Frames are written contiguously modulo ring_cap (a
+ * power of two, multiple of 64): a first 64-byte line (layout in frame.c; an eager payload of up
+ * to 32 bytes fits in it), the rest of the payload, padding to the next 64-byte boundary. A frame
+ * is published by the 32-bit marker at the start of its first line, stored last (release): the
+ * consumer polls the line it will read anyway, so a small message moves one cache line between
+ * the two cores, not a line plus a shared counter. The marker of a frame at byte position p is
+ * mf_shm_marker(p), never 0; before publishing, the producer zeroes the marker slot where the
+ * next frame will start, so the consumer can never mistake old bytes (of an earlier lap, or
+ * payload) for a published frame. That slot must lie outside the unconsumed bytes: a frame is
+ * written only if it leaves at least 64 bytes of the ring free.
  *
- * Wake-ups (Dekker style, all seq_cst): a receiver about to sleep sets its `sleeping` flag,
- * then re-checks its inbound rings; a producer publishes `head`, then reads the receiver's flag
- * and rings its doorbell if set. Symmetrically a producer blocked on a full ring sets the ring's
- * `blocked` flag; the consumer, after publishing `tail`, wakes it.
+ * Space: the producer counts bytes written (`head`, private), the consumer bytes consumed
+ * (`tail`). The consumer publishes `tail` lazily — after a quarter of the ring, whenever the
+ * producer has raised the ring's `blocked` flag (it checks on every pass), and before it sleeps
+ * — so the common case writes no shared counter at all.
+ *
+ * Wake-ups. A receiver about to sleep sets its `sleeping` flag, executes a full barrier and then
+ * re-checks its inbound rings; a producer publishes a frame and then reads the receiver's flag,
+ * ringing its doorbell if set. The store->load order this needs on the producer's side (x86
+ * reorders a store with a later load) is either a seq_cst fence per frame or, where every local
+ * rank could register for it, asymmetric: the rare sleeper calls membarrier(GLOBAL_EXPEDITED),
+ * which makes every running rank execute a barrier, and producers pay nothing. Symmetrically a
+ * producer blocked on a full ring sets the ring's `blocked` flag (seq_cst) and re-reads `tail`;
+ * the consumer publishes `tail` and wakes it.
  */
 #ifndef MF_FABRIC_SHM_SHM_H
 #define MF_FABRIC_SHM_SHM_H
@@ -37,7 +51,7 @@
 #define MF_SHM_CACHELINE 64
 #define MF_SHM_PAGE 4096
 #define MF_SHM_MAGIC 0x31304d454d53464dull /* "MFSMEM01" little-endian */
-#define MF_SHM_LAYOUT_VERSION 1
+#define MF_SHM_LAYOUT_VERSION 2
 #define MF_SHM_ERRLEN 256
 
 enum mf_shm_seg_status { MF_SHM_SEG_INIT = 0, MF_SHM_SEG_READY = 1, MF_SHM_SEG_FAILED = 2 };
@@ -58,14 +72,14 @@ typedef struct mf_shm_seg_hdr {
 typedef struct mf_shm_rank_info {
     /* Written by the owner before it counts itself in `arrived`; read-only afterwards. */
     _Alignas(MF_SHM_CACHELINE) int32_t pid;
-    uint64_t probe_addr; /* address of a word with a known value, to probe CMA */
+    uint64_t probe_addr;   /* address of a word with a known value, to probe CMA */
+    int32_t membarrier_ok; /* registered for MEMBARRIER_CMD_GLOBAL_EXPEDITED */
     /* Set by the owner when about to sleep; cleared by whoever wakes it. */
     _Alignas(MF_SHM_CACHELINE) _Atomic uint32_t sleeping;
 } mf_shm_rank_info;
 
 typedef struct mf_shm_ring_ctl {
-    _Alignas(MF_SHM_CACHELINE) _Atomic uint64_t head;    /* bytes produced (producer writes) */
-    _Alignas(MF_SHM_CACHELINE) _Atomic uint64_t tail;    /* bytes consumed (consumer writes) */
+    _Alignas(MF_SHM_CACHELINE) _Atomic uint64_t tail;    /* bytes consumed, published lazily */
     _Alignas(MF_SHM_CACHELINE) _Atomic uint32_t blocked; /* producer waits for space */
 } mf_shm_ring_ctl;
 
@@ -115,39 +129,79 @@ mf_shm_rank_info *mf_shm_segment_info(const mf_shm_segment *s, int local);
 mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int receiver,
                                      unsigned char **data);
 
+/* ---- frame.c ---- */
+
+/* Bytes of a frame's first line that precede the payload. */
+#define MF_SHM_EAGER_HDR 32
+#define MF_SHM_FULL_HDR 64
+
+/* Writes h into a frame's first line, all but the marker. h->len must fit 32 bits. */
+void mf_shm_frame_encode(const mf_wire_hdr *h, unsigned char *line);
+/* Decodes a published first line whose marker must be `marker` and whose payload at most
+ * max_len bytes: 0, or -1 with *why naming the fault. */
+int mf_shm_frame_decode(const unsigned char *line, uint32_t marker, size_t max_len, mf_wire_hdr *h,
+                        const char **why);
+
+static inline size_t mf_shm_frame_hdr(uint8_t type)
+{
+    return type == MF_MSG_EAGER ? MF_SHM_EAGER_HDR : MF_SHM_FULL_HDR;
+}
+
+/* Bytes a frame of this type and payload length occupies in a ring. */
+static inline size_t mf_shm_frame_size(uint8_t type, size_t len)
+{
+    return (mf_shm_frame_hdr(type) + len + MF_SHM_CACHELINE - 1) & ~(size_t)(MF_SHM_CACHELINE - 1);
+}
+
+/* The most a frame of `len` payload bytes can occupy, whatever its type. */
+static inline size_t mf_shm_frame_bytes(size_t len)
+{
+    return mf_shm_frame_size(MF_MSG_DATA, len);
+}
+
+/* The marker of a frame starting at byte position pos: never 0. */
+static inline uint32_t mf_shm_marker(uint64_t pos)
+{
+    return (uint32_t)((pos / MF_SHM_CACHELINE) & 0x7fffffffu) + 1;
+}
+
 /* ---- queue.c ---- */
 
-/* One side's view of a ring: shared control + data, plus private caches of the other side's
- * counter so that the common case touches no line the other side writes. */
+/* One side's view of a ring: shared control + data, plus private counters. */
 typedef struct mf_shm_ring {
     mf_shm_ring_ctl *ctl;
     unsigned char *data;
-    size_t cap; /* power of two, multiple of 64 */
-    uint64_t head_cache, tail_cache;
+    size_t cap;          /* power of two, multiple of 64 */
+    size_t max_len;      /* largest payload a frame may carry (consumer's validation) */
+    uint64_t head;       /* producer: bytes written */
+    uint64_t tail_cache; /* producer: last tail read; consumer: bytes consumed */
+    uint64_t tail_pub;   /* consumer: last tail published */
 } mf_shm_ring;
 
-/* Bytes a frame of `len` payload bytes occupies in a ring. */
-static inline size_t mf_shm_frame_bytes(size_t len)
-{
-    return MF_WIRE_HDR_SIZE + ((len + MF_SHM_CACHELINE - 1) & ~(size_t)(MF_SHM_CACHELINE - 1));
-}
-
-void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap);
-/* Producer: appends one frame (header + len bytes gathered from iov) if it fits whole, and
- * publishes it. Returns false when the ring lacks room (nothing written). */
-bool mf_shm_ring_push(mf_shm_ring *r, const unsigned char hdr[MF_WIRE_HDR_SIZE],
-                      const struct iovec *iov, int niov, size_t len);
-/* Producer: whether a frame of len bytes would fit now (rereads tail). */
-bool mf_shm_ring_fits(mf_shm_ring *r, size_t len);
-/* Consumer: the header of the oldest frame, or NULL when empty; *avail = bytes published. */
-const unsigned char *mf_shm_ring_peek(mf_shm_ring *r, size_t *avail);
-/* Consumer: copies payload bytes [0, len) of the oldest frame into iov (bytes beyond the iov's
- * room are skipped). Returns the bytes copied. */
-size_t mf_shm_ring_copy_out(mf_shm_ring *r, size_t len, const struct iovec *iov, int niov);
-/* Consumer: releases the oldest frame (of `len` payload bytes). Returns true if the producer
- * had flagged itself blocked on this ring (the flag is cleared): the caller must wake it. */
-bool mf_shm_ring_pop(mf_shm_ring *r, size_t len);
-/* Consumer: whether anything is published (seq_cst, for sleep_prepare). */
+/* max_len: the largest payload of a frame; a frame of it plus 64 bytes must fit in cap. */
+void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap,
+                        size_t max_len);
+/* Producer: appends one frame (header h, then h->len bytes gathered from iov) if it fits whole,
+ * and publishes it. Returns false when the ring lacks room (nothing written). */
+bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov);
+/* Producer: whether a frame of this type and length would fit now (rereads tail). */
+bool mf_shm_ring_fits(mf_shm_ring *r, uint8_t type, size_t len);
+/* Consumer: the oldest frame's header, decoded into h: 1, 0 when the ring is empty, or -1 when
+ * the published line is invalid (*why says why). */
+int mf_shm_ring_peek(mf_shm_ring *r, mf_wire_hdr *h, const char **why);
+/* Consumer: copies the oldest frame's payload (h as peeked) into iov, at most the iov's room.
+ * Returns the bytes copied. */
+size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov,
+                            int niov);
+/* Consumer: releases the oldest frame. Returns true if the producer had flagged itself blocked
+ * on this ring (the flag is cleared and tail published): the caller must wake it. */
+bool mf_shm_ring_pop(mf_shm_ring *r, const mf_wire_hdr *h);
+/* Consumer, on a pass that found the ring empty and before sleeping: publishes tail if the
+ * producer waits for room. Returns true if it did (the caller must wake it). */
+bool mf_shm_ring_serve_blocked(mf_shm_ring *r);
+/* Consumer: publishes tail unconditionally (seq_cst), then the same as serve_blocked. */
+bool mf_shm_ring_publish(mf_shm_ring *r);
+/* Consumer: whether a frame is published (seq_cst, for sleep_prepare). */
 bool mf_shm_ring_nonempty_sc(mf_shm_ring *r);
 /* Producer: flags itself blocked on this ring (seq_cst). */
 void mf_shm_ring_set_blocked(mf_shm_ring *r);

@@ -1,0 +1,49 @@
+/*
+ * frame_fuzz.c — libFuzzer target for the shm frame line decoder (frame.c): any 64 bytes either
+ * decode to a header that satisfies every invariant the shm receiver and the p2p layer rely on,
+ * or are rejected with a reason; an accepted header survives encode/decode unchanged.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fabric/shm/shm.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define FUZZ_MAX_LEN 4096
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    unsigned char line[MF_SHM_CACHELINE] = {0};
+    memcpy(line, data, size < sizeof line ? size : sizeof line);
+    uint32_t marker;
+    memcpy(&marker, line, 4);
+    mf_wire_hdr h, again;
+    const char *why = NULL;
+    if (mf_shm_frame_decode(line, marker, FUZZ_MAX_LEN, &h, &why) != 0) {
+        if (!why || !*why)
+            abort(); /* every rejection names its reason */
+        return 0;
+    }
+    /* What the receiver relies on: a bounded length (copies stay inside the ring) and the
+     * invariants every fabric's decoder guarantees. */
+    if (h.len > FUZZ_MAX_LEN || mf_wire_check(&h, &why) != 0)
+        abort();
+    if (mf_shm_frame_size(h.type, (size_t)h.len) > FUZZ_MAX_LEN + MF_SHM_FULL_HDR + MF_SHM_CACHELINE)
+        abort();
+    /* A wrong marker is always refused. */
+    if (mf_shm_frame_decode(line, marker + 1, FUZZ_MAX_LEN, &again, &why) == 0)
+        abort();
+    unsigned char out[MF_SHM_CACHELINE];
+    memset(out, 0x5a, sizeof out);
+    memcpy(out, &marker, 4);
+    mf_shm_frame_encode(&h, out);
+    if (mf_shm_frame_decode(out, marker, FUZZ_MAX_LEN, &again, &why) != 0)
+        abort();
+    if (h.type != again.type || h.flags != again.flags || h.context != again.context ||
+        h.src != again.src || h.tag != again.tag || h.len != again.len || h.total != again.total ||
+        h.sreq != again.sreq || h.rreq != again.rreq || h.rkey != again.rkey)
+        abort();
+    return 0;
+}
