@@ -30,7 +30,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
      * invariants every fabric's decoder guarantees. */
     if (h.len > FUZZ_MAX_LEN || mf_wire_check(&h, &why) != 0)
         abort();
-    if (mf_shm_frame_size(h.type, (size_t)h.len) > FUZZ_MAX_LEN + MF_SHM_FULL_HDR + MF_SHM_CACHELINE)
+    if (mf_shm_frame_size(h.type, (size_t)h.len) >
+        FUZZ_MAX_LEN + MF_SHM_FULL_HDR + MF_SHM_CACHELINE)
         abort();
     /* A wrong marker is always refused. */
     if (mf_shm_frame_decode(line, marker + 1, FUZZ_MAX_LEN, &again, &why) == 0)
