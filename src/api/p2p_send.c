@@ -10,7 +10,10 @@ static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, 
     mf_datatype *dt = NULL;
     mf_request *r = NULL;
     int rc = mf_p2p_check(buf, count, datatype, dest, tag, comm, false, fn, &c, &dt);
-    if (!rc) {
+    if (!rc && !request && (mode == MF_SEND_STANDARD || mode == MF_SEND_READY)) {
+        /* Blocking standard (and ready: the same protocol) sends: no request unless needed. */
+        rc = mf_send(buf, count, dt, dest, tag, c, MF_CTX_P2P);
+    } else if (!rc) {
         if (mode == MF_SEND_BUFFERED)
             rc = mf_bsend_start(buf, count, dt, dest, tag, c, &r);
         else
@@ -20,7 +23,7 @@ static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, 
         rc = mf_request_handle(r, request);
         if (rc)
             mf_request_free(r);
-    } else if (!rc) {
+    } else if (!rc && r) {
         rc = mf_request_wait(r, NULL);
         mf_request_free(r);
     }

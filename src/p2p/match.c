@@ -15,13 +15,18 @@ typedef struct mf_match_ctx {
 } mf_match_ctx;
 
 static mf_match_ctx *mf_match_table[MF_MATCH_BUCKETS];
+/* The context looked up last: a message is looked up about three times (receive, post, arrival),
+ * mostly on one communicator. Contexts live until finalize, so the pointer never dangles. */
+static mf_match_ctx *mf_match_last;
 
 static mf_match_ctx *mf_match_ctx_find(uint32_t context, bool create)
 {
+    if (mf_match_last && mf_match_last->mc_context == context)
+        return mf_match_last;
     mf_match_ctx **slot = &mf_match_table[(context / 2) % MF_MATCH_BUCKETS];
     for (mf_match_ctx *c = *slot; c; c = c->mc_next)
         if (c->mc_context == context)
-            return c;
+            return mf_match_last = c;
     if (!create)
         return NULL;
     mf_match_ctx *c = calloc(1, sizeof *c);
@@ -30,7 +35,7 @@ static mf_match_ctx *mf_match_ctx_find(uint32_t context, bool create)
     c->mc_context = context;
     c->mc_next = *slot;
     *slot = c;
-    return c;
+    return mf_match_last = c;
 }
 
 static bool mf_match_fits(int want_src, int want_tag, int src, int tag)
@@ -138,6 +143,7 @@ mf_unexpected *mf_match_unexpected(uint32_t context, int src, int tag, bool take
 int mf_match_finalize(void)
 {
     int leftover = 0;
+    mf_match_last = NULL;
     for (int b = 0; b < MF_MATCH_BUCKETS; b++) {
         while (mf_match_table[b]) {
             mf_match_ctx *c = mf_match_table[b];

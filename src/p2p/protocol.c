@@ -641,11 +641,69 @@ void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
 
 /* ---- Blocking forms ---- */
 
+/* Completion of a frame handed to the fabric by mf_send_eager, on its stack. */
+typedef struct mf_p2p_stack_done {
+    mf_fabric_done done;
+    bool finished;
+    int status;
+} mf_p2p_stack_done;
+
+static void mf_p2p_stack_done_fn(mf_fabric_done *done, int status)
+{
+    mf_p2p_stack_done *d = MF_CONTAINER(done, mf_p2p_stack_done, done);
+    d->status = status;
+    d->finished = true;
+}
+
+static bool mf_p2p_stack_finished(void *arg)
+{
+    return ((mf_p2p_stack_done *)arg)->finished;
+}
+
+/* The common blocking send — standard mode, contiguous data, within the peer's eager limit —
+ * needs no request: the fabric copies the frame (or queues it, and we wait until it is gone,
+ * which is when the request would have completed too). Returns MF_FABRIC_UNAVAILABLE when the
+ * message does not qualify. Order with earlier sends is kept: they are all with the fabric
+ * already, and a fabric sends a peer's frames in order. */
+static int mf_send_eager(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
+                         mf_comm *comm, unsigned ctx)
+{
+    const struct mf_datatype_public *t = mf_datatype_info(dt);
+    if (dest == MPI_PROC_NULL || !t->dt_contig)
+        return MF_FABRIC_UNAVAILABLE;
+    size_t bytes = (size_t)count * t->dt_size;
+    int peer = mf_comm_peer(comm, dest);
+    mf_fabric *f = mf_fabric_of(peer);
+    if (bytes > f->eager_limit)
+        return MF_FABRIC_UNAVAILABLE;
+    int rc = mf_p2p_peer_status(peer);
+    if (rc)
+        return rc;
+    mf_wire_hdr h = {
+        .type = MF_MSG_EAGER,
+        .context = comm->c_context + ctx,
+        .src = (int32_t)comm->c_rank,
+        .tag = tag,
+        .len = bytes,
+        .total = bytes,
+    };
+    struct iovec iov = {(char *)buf + t->dt_true_lb, bytes};
+    mf_p2p_stack_done d = {{mf_p2p_stack_done_fn}, false, MPI_SUCCESS};
+    rc = f->ops->send(f, peer, &h, &iov, 1, &d.done);
+    if (rc != MF_FABRIC_PENDING)
+        return rc; /* MF_FABRIC_DONE is MPI_SUCCESS */
+    rc = mf_progress_wait(mf_p2p_stack_finished, &d);
+    return rc ? rc : d.status;
+}
+
 int mf_send(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
             unsigned ctx)
 {
+    int rc = mf_send_eager(buf, count, dt, dest, tag, comm, ctx);
+    if (rc != MF_FABRIC_UNAVAILABLE)
+        return rc;
     mf_request *r;
-    int rc = mf_isend(buf, count, dt, dest, tag, comm, ctx, MF_SEND_STANDARD, &r);
+    rc = mf_isend(buf, count, dt, dest, tag, comm, ctx, MF_SEND_STANDARD, &r);
     if (rc)
         return rc;
     rc = mf_request_wait(r, NULL);
