@@ -4,9 +4,10 @@
  * Barrier: dissemination (Hensgen, Finkel, Manber): in round k every rank signals rank + 2^k and
  * waits for rank - 2^k; after ceil(log2 n) rounds everyone has heard, transitively, from all.
  *
- * Bcast: binomial tree for short messages (log2 n steps, each carrying the whole message); for
- * long messages the van de Geijn scheme: a binomial scatter of n pieces followed by a ring
- * allgather, which moves about 2x the message per rank instead of log2(n)x.
+ * Bcast: binomial tree for short messages (log2 n steps, each carrying the whole message; the
+ * tree's shape is in coll_impl.h); for long messages the van de Geijn scheme: a binomial
+ * scatter of n pieces followed by a ring allgather, which moves about 2x the message per rank
+ * instead of log2(n)x.
  */
 #include <stdlib.h>
 
@@ -26,26 +27,25 @@ int mf_coll_barrier(mf_comm *comm)
 
 static int bcast_binomial(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm)
 {
-    int n = comm->c_size, vr = (comm->c_rank - root + n) % n, rc = MPI_SUCCESS, mask = 1;
-    /* receive from the parent: the rank that differs in our lowest set bit */
-    for (; mask < n; mask <<= 1) {
-        if (vr & mask) {
-            rc = mf_recv(buf, count, dt, (vr - mask + root) % n, MF_TAG_BCAST, comm, MF_CTX_COLL,
-                         MPI_STATUS_IGNORE);
-            if (rc)
-                return rc;
-            break;
-        }
+    int n = comm->c_size, vr = (comm->c_rank - root + n) % n, rc = MPI_SUCCESS;
+    if (vr != 0) {
+        rc = mf_recv(buf, count, dt, (mf_coll_tree_parent(vr) + root) % n, MF_TAG_BCAST, comm,
+                     MF_CTX_COLL, MPI_STATUS_IGNORE);
+        if (rc)
+            return rc;
     }
-    /* then forward to the children below that bit, farthest first */
-    for (mask >>= 1; mask > 0; mask >>= 1) {
-        if (vr + mask < n) {
-            rc = mf_send(buf, count, dt, (vr + mask + root) % n, MF_TAG_BCAST, comm, MF_CTX_COLL);
-            if (rc)
-                return rc;
-        }
-    }
-    return MPI_SUCCESS;
+    /* All children at once: eager sends complete as they are queued, and rendezvous ones let
+     * every child pull the data whenever it runs instead of one after the other, which on an
+     * oversubscribed host would cost a context switch per child. */
+    mf_request *reqs[32];
+    int m = 0;
+    for (int mask = mf_coll_tree_first_child_mask(vr); vr + mask < n && !rc; mask <<= 1)
+        rc = mf_isend(buf, count, dt, (vr + mask + root) % n, MF_TAG_BCAST, comm, MF_CTX_COLL,
+                      MF_SEND_STANDARD, &reqs[m++]);
+    if (rc)
+        m--; /* the failed isend made no request */
+    int wrc = mf_coll_waitall_free(m, reqs);
+    return rc ? rc : wrc;
 }
 
 /* Byte offset where the piece of relative rank v starts (pieces of `chunk` bytes, the last ones
@@ -118,8 +118,13 @@ int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, m
     if (comm->c_size == 1 || count == 0 || mf_coll_dt(dt)->dt_size == 0)
         return MPI_SUCCESS;
     int algo = mf_coll_forced("MANIFOLD_COLL_BCAST", bcast_algos, 2);
-    if (!algo)
-        algo = (mf_coll_bytes(count, dt) < mf_coll_long_msg() || comm->c_size < 3) ? 1 : 2;
+    if (!algo) {
+        /* Scatter + allgather takes log2(n) + n - 1 dependent steps against the tree's log2(n):
+         * it pays off once the bytes dominate. On an oversubscribed host every dependent step
+         * is a context switch or more, so the tree stays ahead up to 8x further. */
+        size_t limit = mf_coll_long_msg() * (mf_coll_oversubscribed() ? 8 : 1);
+        algo = (mf_coll_bytes(count, dt) < limit || comm->c_size < 3) ? 1 : 2;
+    }
     if (algo == 1)
         return bcast_binomial(buf, count, dt, root, comm);
     return bcast_scatter_allgather(buf, count, dt, root, comm);

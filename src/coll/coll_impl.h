@@ -56,6 +56,14 @@ mf_datatype *mf_coll_byte(void);
  * address (already shifted by -true_lb) and sets *raw to what mf_coll_free takes; NULL with
  * MPI_ERR_NO_MEM in *rc when memory runs out. */
 void *mf_coll_tmp(MPI_Count count, const mf_datatype *dt, void **raw, int *rc);
+/* Scratch space on the caller's stack for short vectors: the latency-bound algorithms run on
+ * every small reduction, where a malloc/free pair is a measurable part of the cost. */
+typedef struct mf_coll_stackbuf {
+    _Alignas(max_align_t) char sb_bytes[256];
+} mf_coll_stackbuf;
+/* mf_coll_tmp, but in *stack when the span fits (then *raw = NULL; free(raw) stays right). */
+void *mf_coll_tmp_in(MPI_Count count, const mf_datatype *dt, mf_coll_stackbuf *stack, void **raw,
+                     int *rc);
 /* MPI_ERR_NO_MEM with a message, for allocations other than scratch buffers. */
 int mf_coll_nomem(void);
 /* A plain byte buffer (at least 1 byte), NULL with *rc set on failure. */
@@ -82,11 +90,42 @@ static inline int mf_coll_pow2_floor(int n)
     return p;
 }
 
+/* The broadcast tree (blocking and nonblocking bcast): a binomial tree on relative ranks
+ * vr = (rank - root) mod n in which the parent of vr is vr without its highest set bit and the
+ * children are vr + 2^k for every 2^k > vr (below n). It has the depth and message count of the
+ * textbook binomial tree (parent = vr without its LOWEST bit), but the root's first child is
+ * vr 1, whose subtree is every odd relative rank: with ranks placed round-robin on the cores
+ * (rank r on core r mod ncores, how launchers and bench/pin place them), the tree splits into
+ * per-core subtrees after the first hop, so an oversubscribed core forwards among its own ranks
+ * instead of one core doing all the sending while the other only receives. Children are served
+ * in the order of the loop below: the largest subtree (smallest 2^k) first. */
+static inline int mf_coll_tree_parent(int vr)
+{
+    int hb = 1;
+    while (hb * 2 <= vr)
+        hb *= 2;
+    return vr - hb;
+}
+/* Smallest power of two above vr: the first child is vr + this (then doubling). */
+static inline int mf_coll_tree_first_child_mask(int vr)
+{
+    int m = 1;
+    while (m <= vr)
+        m *= 2;
+    return m;
+}
+
+/* Whether more processes run on this host than it has cores (core/state.h): then every wait
+ * costs context switches, and algorithms with fewer dependent steps win over those that move
+ * fewer bytes. */
+bool mf_coll_oversubscribed(void);
+
 /* Algorithm choice from an override variable: 0 = automatic, i = names[i-1] forced. An unknown
- * name is reported once and means automatic. */
+ * name is reported once and means automatic. The environment is read once per variable (these
+ * are asked on every call, and a config lookup is a table search plus getenv). */
 int mf_coll_forced(const char *var, const char *const *names, int n);
 /* Size thresholds (bytes): below short_msg latency-bound algorithms win, above long_msg
- * bandwidth-bound ones do. */
+ * bandwidth-bound ones do. Read once. */
 size_t mf_coll_short_msg(void);
 size_t mf_coll_long_msg(void);
 

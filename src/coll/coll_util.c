@@ -9,6 +9,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/state.h"
 
 mf_datatype *mf_coll_byte(void)
 {
@@ -29,16 +30,29 @@ void *mf_coll_malloc(size_t bytes, int *rc)
     return p;
 }
 
+/* Bytes from true_lb of the first of count elements to the true end of the last. */
+static size_t tmp_span(MPI_Count count, const struct mf_datatype_public *i)
+{
+    return count > 0 ? (size_t)(count - 1) * (size_t)i->dt_extent + (size_t)i->dt_true_extent : 0;
+}
+
 void *mf_coll_tmp(MPI_Count count, const mf_datatype *dt, void **raw, int *rc)
 {
     const struct mf_datatype_public *i = mf_datatype_info(dt);
-    /* the span of count elements: from true_lb of the first to the true end of the last */
-    size_t span =
-        count > 0 ? (size_t)(count - 1) * (size_t)i->dt_extent + (size_t)i->dt_true_extent : 0;
-    *raw = mf_coll_malloc(span, rc);
+    *raw = mf_coll_malloc(tmp_span(count, i), rc);
     if (!*raw)
         return NULL;
     return (char *)*raw - i->dt_true_lb;
+}
+
+void *mf_coll_tmp_in(MPI_Count count, const mf_datatype *dt, mf_coll_stackbuf *stack, void **raw,
+                     int *rc)
+{
+    const struct mf_datatype_public *i = mf_datatype_info(dt);
+    if (tmp_span(count, i) > sizeof stack->sb_bytes)
+        return mf_coll_tmp(count, dt, raw, rc);
+    *raw = NULL;
+    return stack->sb_bytes - i->dt_true_lb;
 }
 
 void mf_coll_pack(const void *buf, MPI_Count count, const mf_datatype *dt, void *out)
@@ -120,7 +134,16 @@ int mf_coll_waitall_free(int n, mf_request **reqs)
     return rc;
 }
 
-int mf_coll_forced(const char *var, const char *const *names, int n)
+/* Cached choices of the override variables, keyed by the variable's name pointer (callers pass
+ * string literals). A handful of variables exist; a full table just reads the environment. */
+#define FORCED_CACHE 16
+static struct {
+    const char *var;
+    int choice;
+} forced_cache[FORCED_CACHE];
+static int forced_cached;
+
+static int forced_lookup(const char *var, const char *const *names, int n)
 {
     const char *v = mf_config_str(var);
     if (!v[0] || strcmp(v, "auto") == 0)
@@ -128,20 +151,41 @@ int mf_coll_forced(const char *var, const char *const *names, int n)
     for (int i = 0; i < n; i++)
         if (strcmp(v, names[i]) == 0)
             return i + 1;
-    static const char *warned; /* one report per bad variable in a row is plenty */
-    if (warned != var) {
-        warned = var;
-        mf_warn("%s=%s is not a known algorithm; choosing automatically", var, v);
-    }
+    mf_warn("%s=%s is not a known algorithm; choosing automatically", var, v);
     return 0;
+}
+
+int mf_coll_forced(const char *var, const char *const *names, int n)
+{
+    for (int i = 0; i < forced_cached; i++)
+        if (forced_cache[i].var == var)
+            return forced_cache[i].choice;
+    int choice = forced_lookup(var, names, n);
+    if (forced_cached < FORCED_CACHE) {
+        forced_cache[forced_cached].var = var;
+        forced_cache[forced_cached].choice = choice;
+        forced_cached++;
+    }
+    return choice;
 }
 
 size_t mf_coll_short_msg(void)
 {
-    return mf_config_size("MANIFOLD_COLL_SHORT_MSG");
+    static size_t v;
+    if (!v)
+        v = mf_config_size("MANIFOLD_COLL_SHORT_MSG") + 1; /* +1: 0 means not read yet */
+    return v - 1;
 }
 
 size_t mf_coll_long_msg(void)
 {
-    return mf_config_size("MANIFOLD_COLL_LONG_MSG");
+    static size_t v;
+    if (!v)
+        v = mf_config_size("MANIFOLD_COLL_LONG_MSG") + 1;
+    return v - 1;
+}
+
+bool mf_coll_oversubscribed(void)
+{
+    return mf_g.oversubscribed;
 }

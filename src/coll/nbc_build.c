@@ -3,7 +3,7 @@
  *
  * They follow the blocking algorithms' structure where it carries over to rounds:
  *   barrier          dissemination, ceil(log2 n) rounds (as mf_coll_barrier)
- *   bcast            binomial tree from the root
+ *   bcast            binomial tree from the root (the blocking bcast's tree, coll_impl.h)
  *   reduce           binomial tree; children's data arrive in one round and are combined in
  *                    rank order, so non-commutative ops are reduced in canonical order (their
  *                    tree is rooted at rank 0 and the result forwarded to the root)
@@ -51,16 +51,13 @@ static void nbc_barrier_intra(mf_nbc_sched *s, mf_comm *c)
 static void nbc_bcast_intra(mf_nbc_sched *s, void *buf, MPI_Count count, mf_datatype *dt, int root,
                             mf_comm *c)
 {
-    int n = c->c_size, vr = (c->c_rank - root + n) % n, mask = 1;
-    for (; mask < n; mask <<= 1)
-        if (vr & mask) {
-            mf_nbc_recv(s, buf, count, dt, (vr - mask + root) % n, c);
-            mf_nbc_round(s);
-            break;
-        }
-    for (mask >>= 1; mask > 0; mask >>= 1)
-        if (vr + mask < n)
-            mf_nbc_send(s, buf, count, dt, (vr + mask + root) % n, c);
+    int n = c->c_size, vr = (c->c_rank - root + n) % n;
+    if (vr != 0) {
+        mf_nbc_recv(s, buf, count, dt, (mf_coll_tree_parent(vr) + root) % n, c);
+        mf_nbc_round(s);
+    }
+    for (int mask = mf_coll_tree_first_child_mask(vr); vr + mask < n; mask <<= 1)
+        mf_nbc_send(s, buf, count, dt, (vr + mask + root) % n, c);
     mf_nbc_round(s);
 }
 
