@@ -4,7 +4,7 @@
  * Alltoall:
  *   Bruck      small data: ceil(log2 n) steps; in step k every rank forwards, to rank + k, the
  *              packed blocks whose (rotated) index has bit k set. Fewer start-ups at the price
- *              of moving each block up to log2 n times.
+ *              of moving each block up to log2 n times. Not on oversubscribed hosts (linear).
  *   linear     medium data: all receives and sends posted at once (in windows of
  *              ALLTOALL_WINDOW peers, so that a big communicator does not flood the network),
  *              letting the network overlap everything.
@@ -90,6 +90,35 @@ static int alltoall_pairwise(const void *sbuf, MPI_Count scount, mf_datatype *sd
         rc = mf_sendrecv(mf_coll_at(sbuf, dst * scount, sdt), scount, sdt, (int)dst,
                          MF_TAG_ALLTOALL, mf_coll_at(rbuf, src * rcount, rdt), rcount, rdt,
                          (int)src, MF_TAG_ALLTOALL, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
+    }
+    return rc;
+}
+
+/* Uniform blocks, all transfers posted at once (in windows): the same schedule as
+ * alltoallw_linear without expanding the arguments into per-peer arrays, which for short
+ * blocks cost more than the transfers' own set-up. */
+static int alltoall_linear(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
+                           MPI_Count rcount, mf_datatype *rdt, mf_comm *comm)
+{
+    int n = comm->c_size, r = comm->c_rank;
+    int rc = mf_coll_copy(mf_coll_at(sbuf, (MPI_Count)r * scount, sdt), scount, sdt,
+                          mf_coll_at(rbuf, (MPI_Count)r * rcount, rdt), rcount, rdt);
+    mf_request *reqs[2 * ALLTOALL_WINDOW];
+    for (int base = 1; base < n && !rc; base += ALLTOALL_WINDOW) {
+        int m = 0;
+        for (int i = base; i < n && i < base + ALLTOALL_WINDOW && !rc; i++) {
+            MPI_Count src = (r - i + n) % n, dst = (r + i) % n;
+            reqs[m] = reqs[m + 1] = NULL;
+            rc = mf_irecv(mf_coll_at(rbuf, src * rcount, rdt), rcount, rdt, (int)src,
+                          MF_TAG_ALLTOALL, comm, MF_CTX_COLL, &reqs[m]);
+            if (!rc)
+                rc = mf_isend(mf_coll_at(sbuf, dst * scount, sdt), scount, sdt, (int)dst,
+                              MF_TAG_ALLTOALL, comm, MF_CTX_COLL, MF_SEND_STANDARD, &reqs[m + 1]);
+            m += 2;
+        }
+        int wrc = mf_coll_waitall_free(m, reqs);
+        if (!rc)
+            rc = wrc;
     }
     return rc;
 }
@@ -220,30 +249,18 @@ int mf_coll_alltoall(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void 
         return mf_coll_copy(sbuf, scount, sdt, rbuf, rcount, rdt);
     size_t blk = mf_coll_bytes(scount, sdt);
     int algo = mf_coll_forced("MANIFOLD_COLL_ALLTOALL", alltoall_algos, 3);
-    if (!algo)
-        algo = blk * (size_t)n <= mf_coll_short_msg() && n > 2 ? 1
-               : blk < mf_coll_long_msg()                      ? 3
-                                                               : 2;
+    if (!algo) {
+        /* Bruck trades bytes for fewer start-ups, but its log2(n) steps depend on each other;
+         * on an oversubscribed host each is a context switch, while the linear scheme lets a
+         * rank post everything and give the core away once. */
+        bool bruck = blk * (size_t)n <= mf_coll_short_msg() && n > 2 && !mf_coll_oversubscribed();
+        algo = bruck ? 1 : blk < mf_coll_long_msg() ? 3 : 2;
+    }
     if (algo == 1)
         return alltoall_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, comm);
     if (algo == 2)
         return alltoall_pairwise(sbuf, scount, sdt, rbuf, rcount, rdt, comm);
-    MPI_Count *sc = malloc((size_t)n * sizeof *sc), *rcs = malloc((size_t)n * sizeof *rcs);
-    MPI_Aint *sd = malloc((size_t)n * sizeof *sd), *rd = malloc((size_t)n * sizeof *rd);
-    int rc = (sc && rcs && sd && rd) ? MPI_SUCCESS : mf_coll_nomem();
-    for (int i = 0; i < n && !rc; i++) {
-        sc[i] = scount;
-        rcs[i] = rcount;
-        sd[i] = (MPI_Aint)i * scount;
-        rd[i] = (MPI_Aint)i * rcount;
-    }
-    if (!rc)
-        rc = alltoallv_as_w(sbuf, sc, sd, sdt, rbuf, rcs, rd, rdt, comm);
-    free(sc);
-    free(rcs);
-    free(sd);
-    free(rd);
-    return rc;
+    return alltoall_linear(sbuf, scount, sdt, rbuf, rcount, rdt, comm);
 }
 
 int mf_coll_alltoallv(const void *sbuf, const MPI_Count *scounts, const MPI_Aint *sdispls,
