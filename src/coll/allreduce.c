@@ -55,13 +55,7 @@ static int allreduce_recursive_doubling(void *rbuf, void *tmp, MPI_Count count, 
 {
     int n = comm->c_size, p2 = mf_coll_pow2_floor(n), rem = n - p2, rc = MPI_SUCCESS;
     int v = fold_in(rbuf, tmp, count, dt, op, comm, rem, &rc);
-    /* A non-commutative op needs the partners at distance 1, 2, 4, ... so that each partial
-     * covers a contiguous range of ranks. A commutative one takes the far partners first: with
-     * ranks placed round-robin on the cores, partners at even distances share a core, and the
-     * step that crosses cores comes last, when the core's ranks have combined their data. */
-    bool down = op->op_commute;
-    for (int i = 1; v >= 0 && i < p2 && !rc; i <<= 1) {
-        int mask = down ? p2 / (2 * i) : i;
+    for (int mask = 1; v >= 0 && mask < p2 && !rc; mask <<= 1) {
         int pv = v ^ mask, peer = real_rank(pv, rem);
         rc = mf_sendrecv(rbuf, count, dt, peer, MF_TAG_ALLREDUCE, tmp, count, dt, peer,
                          MF_TAG_ALLREDUCE, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
