@@ -31,6 +31,10 @@
 #define MF_TCP_STAGING (64 * 1024)
 /* How long close waits for queued frames to drain. */
 #define MF_TCP_FLUSH_MS 10000
+/* Direct passes (see tcp.h): at most this many up connections are read without epoll... */
+#define MF_TCP_DIRECT_MAX 8
+/* ...and one pass in this many asks epoll anyway, for the listeners. */
+#define MF_TCP_EPOLL_EVERY 64
 
 static int mf_tcp_open(mf_fabric *f);
 static int mf_tcp_start(mf_fabric *f);
@@ -41,6 +45,7 @@ static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
 static int mf_tcp_progress(mf_fabric *f);
 static int mf_tcp_wait_fd(mf_fabric *f);
 static bool mf_tcp_sleep_prepare(mf_fabric *f);
+static void mf_tcp_sleep_end(mf_fabric *f);
 static bool mf_tcp_tx_idle(mf_fabric *f);
 
 static const mf_fabric_ops mf_tcp_ops = {
@@ -56,7 +61,7 @@ static const mf_fabric_ops mf_tcp_ops = {
     .progress = mf_tcp_progress,
     .wait_fd = mf_tcp_wait_fd,
     .sleep_prepare = mf_tcp_sleep_prepare,
-    .sleep_end = mf_fabric_no_sleep_end,
+    .sleep_end = mf_tcp_sleep_end,
     .tx_idle = mf_tcp_tx_idle,
 };
 
@@ -191,12 +196,35 @@ static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
     return rc;
 }
 
-static int mf_tcp_progress(mf_fabric *f)
+/* Whether this pass may read the up connections directly instead of asking epoll (tcp.h). */
+static bool mf_tcp_direct_pass(mf_tcp *t)
 {
-    mf_tcp *t = (mf_tcp *)f;
-    int n = mf_tcp_report_failures(t);
+    if (t->t_epoll_due || t->t_nconns != t->t_nup || t->t_nup > MF_TCP_DIRECT_MAX || t->t_nout)
+        return false;
+    return ++t->t_pass % MF_TCP_EPOLL_EVERY != 0;
+}
+
+/* Reads every up connection once, as if epoll had reported it readable. */
+static int mf_tcp_progress_direct(mf_tcp *t)
+{
+    /* Upcalls may close connections (they stay allocated until mf_tcp_bury) and open new ones
+     * (at the head of the list): walk a snapshot and skip what is no longer up. */
+    mf_tcp_conn *up[MF_TCP_DIRECT_MAX];
+    int k = 0, n = 0;
+    for (mf_tcp_conn *c = t->t_conns; c && k < MF_TCP_DIRECT_MAX; c = c->c_next)
+        up[k++] = c;
+    for (int i = 0; i < k; i++) {
+        if (up[i]->c_state == MF_TCP_UP)
+            n += mf_tcp_conn_event(t, up[i], EPOLLIN);
+    }
+    return n;
+}
+
+static int mf_tcp_progress_epoll(mf_tcp *t)
+{
     struct epoll_event ev[64];
-    int k;
+    int k, n = 0;
+    t->t_epoll_due = false;
     do
         k = epoll_wait(t->t_epfd, ev, 64, 0);
     while (k < 0 && errno == EINTR);
@@ -209,6 +237,14 @@ static int mf_tcp_progress(mf_fabric *f)
         mf_tcp_conn *c = ev[i].data.ptr;
         n += mf_tcp_conn_event(t, c, ev[i].events);
     }
+    return n;
+}
+
+static int mf_tcp_progress(mf_fabric *f)
+{
+    mf_tcp *t = (mf_tcp *)f;
+    int n = mf_tcp_report_failures(t);
+    n += mf_tcp_direct_pass(t) ? mf_tcp_progress_direct(t) : mf_tcp_progress_epoll(t);
     /* Sends made by upcalls may have failed a peer: report before returning. */
     n += mf_tcp_report_failures(t);
     mf_tcp_bury(t);
@@ -224,6 +260,13 @@ static int mf_tcp_wait_fd(mf_fabric *f)
 static bool mf_tcp_sleep_prepare(mf_fabric *f)
 {
     return ((mf_tcp *)f)->t_nfailing == 0;
+}
+
+/* Whatever woke the engine (a new connection, a handshake, room to write) may be something only
+ * epoll reports: the next pass asks it. */
+static void mf_tcp_sleep_end(mf_fabric *f)
+{
+    ((mf_tcp *)f)->t_epoll_due = true;
 }
 
 static long mf_tcp_now_ms(void)

@@ -8,6 +8,14 @@
  * to a connection — so whichever connection wins a simultaneous connect, every frame is written
  * exactly once, on it, in order.
  *
+ * Progress: a busy-polling rank calls progress in a tight loop, and the system call it makes per
+ * pass is what a message waits for. With few connections, all of them up and none waiting for
+ * room to write, a pass reads each up socket directly (one recv that usually finds nothing, and
+ * when a frame has arrived picks it up at once), instead of an epoll_wait followed by the read.
+ * Every MF_TCP_EPOLL_EVERY passes, after every sleep, and whenever a connection is being set
+ * up, has frames waiting for room or there are many connections, the pass asks epoll instead,
+ * which also finds the listeners' new connections. Epoll stays the wait fd either way.
+ *
  * Connection set-up: the connector sends a HELLO (job hash, secret, size, rank); the acceptor
  * checks it and answers ACCEPT (with its own identity, checked in turn), REJECT (both connected
  * at once and the connection started by the lower rank wins) or REFUSE (not our job). No frame
@@ -88,6 +96,11 @@ typedef struct mf_tcp {
     int t_npeers;
     mf_tcp_conn *t_conns; /* live connections */
     mf_tcp_conn *t_grave; /* closed, freed at the end of progress */
+    int t_nconns;         /* live connections (on t_conns) */
+    int t_nup;            /* of which up (MF_TCP_UP) */
+    int t_nout;           /* live connections with EPOLLOUT armed */
+    unsigned t_pass;      /* progress passes, to interleave epoll passes with direct ones */
+    bool t_epoll_due;     /* the next progress pass must be an epoll pass (after a sleep) */
     int t_nfailing;       /* peers whose failure awaits its report */
     int t_sockbuf;        /* SO_SNDBUF/SO_RCVBUF, 0: autotuning */
     size_t t_staging;     /* receive staging buffer per connection */

@@ -38,6 +38,7 @@ static int mf_tcp_conn_events(mf_tcp *t, mf_tcp_conn *c, uint32_t events)
     int op = c->c_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     if (epoll_ctl(t->t_epfd, op, c->c_fd, &ev) != 0)
         return -1;
+    t->t_nout += (events & EPOLLOUT ? 1 : 0) - (c->c_events & EPOLLOUT ? 1 : 0);
     c->c_events = events;
     return 0;
 }
@@ -54,6 +55,7 @@ static mf_tcp_conn *mf_tcp_conn_new(mf_tcp *t, int fd, bool outgoing, int peer)
     mf_stream_io_fd(&c->c_io, fd);
     c->c_next = t->t_conns;
     t->t_conns = c;
+    t->t_nconns++;
     return c;
 }
 
@@ -65,8 +67,14 @@ void mf_tcp_conn_close(mf_tcp *t, mf_tcp_conn *c, int status)
         mf_stream_in_abort(&c->c_in, status);
     if (c->c_events)
         epoll_ctl(t->t_epfd, EPOLL_CTL_DEL, c->c_fd, NULL);
+    if (c->c_events & EPOLLOUT)
+        t->t_nout--;
+    c->c_events = 0;
     close(c->c_fd);
     c->c_fd = -1;
+    t->t_nconns--;
+    if (c->c_state == MF_TCP_UP)
+        t->t_nup--;
     c->c_state = MF_TCP_DEAD;
     if (c->c_peer >= 0) {
         mf_tcp_peer *p = &t->t_peers[c->c_peer];
@@ -212,6 +220,7 @@ static int mf_tcp_conn_establish(mf_tcp *t, mf_tcp_conn *c)
     }
     c->c_in_ready = true;
     c->c_state = MF_TCP_UP;
+    t->t_nup++;
     p->p_up = c;
     if (p->p_dialing == c)
         p->p_dialing = NULL;
