@@ -35,12 +35,39 @@
 
 /* MPI_ERR_OTHER unless MPI is initialized and not finalized. */
 int mf_check_initialized(const char *function);
+/* The checks below run on every call: each is an inline test of the valid case, with the
+ * error (and its message) built out of line by the _slow form. */
+int mf_check_comm_slow(MPI_Comm handle, mf_comm **out, const char *function);
+int mf_check_count_slow(MPI_Count count, const char *function);
+int mf_check_datatype_slow(MPI_Datatype handle, mf_datatype **out, const char *function);
+
 /* Resolves a communicator handle; MPI_ERR_COMM (naming the handle) if invalid or null. */
-int mf_check_comm(MPI_Comm handle, mf_comm **out, const char *function);
+static inline int mf_check_comm(MPI_Comm handle, mf_comm **out, const char *function)
+{
+    mf_comm *c;
+    if (mf_g.initialized && (c = mf_comm_get(handle)) != NULL) {
+        *out = c;
+        return MPI_SUCCESS;
+    }
+    return mf_check_comm_slow(handle, out, function);
+}
+
 /* MPI_ERR_COUNT if count < 0. */
-int mf_check_count(MPI_Count count, const char *function);
+static inline int mf_check_count(MPI_Count count, const char *function)
+{
+    return count >= 0 ? MPI_SUCCESS : mf_check_count_slow(count, function);
+}
+
 /* Resolves a datatype handle; MPI_ERR_TYPE if invalid, null, or not committed. */
-int mf_check_datatype(MPI_Datatype handle, mf_datatype **out, const char *function);
+static inline int mf_check_datatype(MPI_Datatype handle, mf_datatype **out, const char *function)
+{
+    mf_datatype *dt = mf_datatype_get(handle);
+    if (dt && mf_datatype_info(dt)->dt_committed) {
+        *out = dt;
+        return MPI_SUCCESS;
+    }
+    return mf_check_datatype_slow(handle, out, function);
+}
 /* MPI_ERR_BUFFER if buf is NULL while count > 0 and the type has data. */
 int mf_check_buffer(const void *buf, MPI_Count count, const mf_datatype *dt, const char *function);
 

@@ -9,7 +9,7 @@ int mf_check_initialized(const char *function)
     return MPI_SUCCESS;
 }
 
-int mf_check_comm(MPI_Comm handle, mf_comm **out, const char *function)
+int mf_check_comm_slow(MPI_Comm handle, mf_comm **out, const char *function)
 {
     int rc = mf_check_initialized(function);
     if (rc)
@@ -24,14 +24,14 @@ int mf_check_comm(MPI_Comm handle, mf_comm **out, const char *function)
     return MPI_SUCCESS;
 }
 
-int mf_check_count(MPI_Count count, const char *function)
+int mf_check_count_slow(MPI_Count count, const char *function)
 {
     if (count < 0)
         return mf_error(MPI_ERR_COUNT, "%s: count=%ld is negative", function, (long)count);
     return MPI_SUCCESS;
 }
 
-int mf_check_datatype(MPI_Datatype handle, mf_datatype **out, const char *function)
+int mf_check_datatype_slow(MPI_Datatype handle, mf_datatype **out, const char *function)
 {
     if (handle == MPI_DATATYPE_NULL)
         return mf_error(MPI_ERR_TYPE, "%s: datatype is MPI_DATATYPE_NULL", function);

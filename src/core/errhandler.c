@@ -83,7 +83,7 @@ static void __attribute__((noreturn)) mf_err_die(int code, const char *function,
     mf_pm_abort(exit_code > 0 && exit_code < 256 ? exit_code : 1, msg);
 }
 
-int mf_err_comm(mf_comm *comm, int code, const char *function)
+int mf_err_comm_dispatch(mf_comm *comm, int code, const char *function)
 {
     if (code == MPI_SUCCESS)
         return code;

@@ -39,7 +39,12 @@ void mf_errhandler_release(mf_errhandler *eh);
 struct mf_comm;
 /* Dispatches a non-success code to comm's handler (comm may be NULL: MPI_COMM_WORLD's). Returns
  * the code when the handler returns. `function` names the MPI function for the fatal message. */
-int mf_err_comm(struct mf_comm *comm, int code, const char *function);
+int mf_err_comm_dispatch(struct mf_comm *comm, int code, const char *function);
+/* Inline for the common MPI_SUCCESS: every entry point returns through here. */
+static inline int mf_err_comm(struct mf_comm *comm, int code, const char *function)
+{
+    return code == MPI_SUCCESS ? MPI_SUCCESS : mf_err_comm_dispatch(comm, code, function);
+}
 /* For calls that involve no object (MPI_Init, MPI_Type_*, ...): MPI_COMM_WORLD's handler. */
 int mf_err_world(int code, const char *function);
 

@@ -10,6 +10,8 @@
  */
 #include <float.h>
 #include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdalign.h>
 #include <stddef.h>
 #include <string.h>
@@ -158,6 +160,9 @@ static const struct mf_dt_builtin_info mf_dt_table[MF_DT_BUILTIN_MAX] = {
 static mf_datatype mf_dt_objects[MF_DT_BUILTIN_MAX];
 static pthread_once_t mf_dt_once = PTHREAD_ONCE_INIT;
 static int mf_dt_init_rc;
+/* Set (release) once mf_dt_init_all has run: every send and receive resolves a builtin type, and
+ * an acquire load is cheaper than the call into pthread_once. */
+static _Atomic bool mf_dt_ready;
 
 /* Two-component layout: value at 0 and second member (an index) at `off2`, struct `extent`. */
 struct mf_dt_pair_layout {
@@ -264,7 +269,8 @@ static void mf_dt_init_all(void)
 {
     for (int i = 0; i < MF_DT_BUILTIN_MAX; i++)
         if (mf_dt_table[i].bi_name && (mf_dt_init_rc = mf_dt_init_one(i)))
-            return;
+            break;
+    atomic_store_explicit(&mf_dt_ready, true, memory_order_release);
 }
 
 const struct mf_dt_builtin_info *mf_dt_builtin_info(int index)
@@ -286,7 +292,8 @@ mf_datatype *mf_dt_builtin_get(MPI_Datatype handle)
     if (idx >= MF_DT_BUILTIN_MAX || mf_dt_table[idx].bi_handle != handle ||
         !mf_dt_table[idx].bi_name)
         return NULL;
-    pthread_once(&mf_dt_once, mf_dt_init_all);
+    if (!atomic_load_explicit(&mf_dt_ready, memory_order_acquire))
+        pthread_once(&mf_dt_once, mf_dt_init_all);
     return mf_dt_init_rc ? NULL : &mf_dt_objects[idx];
 }
 

@@ -33,7 +33,12 @@ struct mf_datatype_public {
 
 /* The object behind a handle, or NULL if invalid (incl. MPI_DATATYPE_NULL). */
 mf_datatype *mf_datatype_get(MPI_Datatype handle);
-const struct mf_datatype_public *mf_datatype_info(const mf_datatype *dt);
+/* The public part, which every mf_datatype starts with (checked in object.c): inline, because
+ * the point-to-point path asks for it several times per message. */
+static inline const struct mf_datatype_public *mf_datatype_info(const mf_datatype *dt)
+{
+    return (const struct mf_datatype_public *)(const void *)dt;
+}
 
 /* Packs `len` bytes of the stream of `count` elements at `buf`, starting at stream byte `offset`,
  * into `out`. Caller guarantees offset + len <= count * size. */

@@ -7,6 +7,7 @@
  * (mf_datatype_retain), or one handed out by MPI_Type_get_contents. Predefined types are static
  * and ignore retain/release.
  */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -24,10 +25,8 @@ mf_datatype *mf_datatype_get(MPI_Datatype handle)
     return mf_dt_builtin_get(handle);
 }
 
-const struct mf_datatype_public *mf_datatype_info(const mf_datatype *dt)
-{
-    return &dt->pub;
-}
+/* mf_datatype_info (datatype.h) casts: the public part must come first. */
+_Static_assert(offsetof(struct mf_datatype, pub) == 0, "mf_datatype must start with pub");
 
 void mf_datatype_retain(mf_datatype *dt)
 {

@@ -130,9 +130,12 @@ static void mf_request_destroy(mf_request *r)
     for (int i = 0; i < 2; i++)
         if (r->rq_parts[i])
             mf_request_free(r->rq_parts[i]);
-    free(r->rq_packed);
-    free(r->rq_pieces);
-    if (r->rq_iovs != &r->rq_iov)
+    /* Tested first: most requests own none of these, and free(NULL) is still a call. */
+    if (r->rq_packed)
+        free(r->rq_packed);
+    if (r->rq_pieces)
+        free(r->rq_pieces);
+    if (r->rq_iovs && r->rq_iovs != &r->rq_iov)
         free(r->rq_iovs);
     if (mf_request_ncached < MF_REQUEST_CACHE)
         mf_request_cache[mf_request_ncached++] = r;

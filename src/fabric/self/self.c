@@ -134,6 +134,8 @@ static int mf_self_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
 static int mf_self_progress(mf_fabric *f)
 {
     mf_self *s = (mf_self *)f;
+    if (!s->s_head)
+        return 0; /* the usual pass: nothing sent to ourselves */
     /* Deliver only what was queued before this pass: upcalls may queue more (e.g. a CTS). */
     mf_self_frame *last = s->s_tail;
     int n = 0;
