@@ -13,15 +13,15 @@ static int mf_api_recv(void *buf, MPI_Count count, MPI_Datatype datatype, int so
     mf_datatype *dt = NULL;
     mf_request *r = NULL;
     int rc = mf_p2p_check(buf, count, datatype, source, tag, comm, true, fn, &c, &dt);
-    if (!rc)
-        rc = mf_irecv(buf, count, dt, source, tag, c, MF_CTX_P2P, &r);
-    if (!rc && request) {
-        rc = mf_request_handle(r, request);
-        if (rc)
-            mf_request_free(r);
+    if (!rc && !request) {
+        rc = mf_recv(buf, count, dt, source, tag, c, MF_CTX_P2P, status);
     } else if (!rc) {
-        rc = mf_request_wait(r, status);
-        mf_request_free(r);
+        rc = mf_irecv(buf, count, dt, source, tag, c, MF_CTX_P2P, &r);
+        if (!rc) {
+            rc = mf_request_handle(r, request);
+            if (rc)
+                mf_request_free(r);
+        }
     }
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);

@@ -121,7 +121,17 @@ static int mf_progress_prepare_sleep(mf_fabric **fabrics, int nf)
     return timeout;
 }
 
+static int mf_progress_poll_all(void *arg)
+{
+    return mf_progress_poll();
+}
+
 int mf_progress_wait(bool (*done)(void *arg), void *arg)
+{
+    return mf_progress_wait_poll(done, mf_progress_poll_all, arg);
+}
+
+int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void *arg)
 {
     if (mf_progress_spin_ns < 0) {
         const char *s = mf_config_str("MANIFOLD_SPIN_US");
@@ -133,7 +143,7 @@ int mf_progress_wait(bool (*done)(void *arg), void *arg)
     long long idle_since = -1; /* read the clock only once polling finds nothing */
     unsigned idle_polls = 0;
     while (!done(arg)) {
-        if (mf_progress_poll() > 0) {
+        if (poll(arg) > 0) {
             idle_since = -1;
             idle_polls = 0;
             continue;

@@ -22,6 +22,11 @@ void mf_progress_finalize(void);
 int mf_progress_poll(void);
 /* Progresses until done(arg) is true. Returns MPI_SUCCESS (or an error if the engine failed). */
 int mf_progress_wait(bool (*done)(void *arg), void *arg);
+/* The same with the caller's own pass instead of mf_progress_poll (it must call that often
+ * enough for everything else to move; returns events handled, 0 when idle): a waiter that knows
+ * where its event will come from looks there first, with the engine's spin, yield and sleep
+ * policy around it. */
+int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void *arg);
 
 /* Extra work done on every pass (schedules of nonblocking collectives, generalized requests).
  * fn returns the number of events it handled. */

@@ -127,6 +127,18 @@ typedef struct mf_fabric_ops {
      * them. MPI_Finalize progresses until this holds before its final fence, which moves no
      * frames. Frames to failed peers count as gone. */
     bool (*tx_idle)(mf_fabric *f);
+
+    /* Optional direct receive, the one pair of ops that may be NULL (fabrics built before it
+     * leave it unset): lets a blocking receive that waits on one peer take that peer's next
+     * frame without going through progress and the upcalls, the way tag-matching hardware
+     * delivers. rx_peek decodes the oldest frame from `peer` not yet handed up and returns 1 if
+     * it is an EAGER frame whose whole payload is here, 0 if there is none, -1 if there is
+     * another kind (which progress must deliver); nothing is consumed.
+     * rx_take, called right after a successful rx_peek with its header, copies the payload into
+     * iov (what does not fit is dropped) and consumes the frame exactly as progress would have. */
+    int (*rx_peek)(mf_fabric *f, int peer, mf_wire_hdr *hdr);
+    void (*rx_take)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                    int niov);
 } mf_fabric_ops;
 
 struct mf_fabric {

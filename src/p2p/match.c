@@ -101,6 +101,12 @@ mf_request *mf_match_posted(uint32_t context, int src, int tag)
     return NULL;
 }
 
+bool mf_match_posted_empty(uint32_t context)
+{
+    mf_match_ctx *c = mf_match_ctx_find(context, false);
+    return !c || !c->mc_posted_head;
+}
+
 int mf_match_add_unexpected(uint32_t context, mf_unexpected *u)
 {
     mf_match_ctx *c = mf_match_ctx_find(context, true);

@@ -35,6 +35,9 @@ bool mf_match_unpost(mf_request *r);
 /* Removes and returns the first posted receive matching an arriving envelope, or NULL. */
 mf_request *mf_match_posted(uint32_t context, int src, int tag);
 
+/* Whether no receive is posted on the context (a new one would be first in line). */
+bool mf_match_posted_empty(uint32_t context);
+
 /* Appends an unexpected message. */
 int mf_match_add_unexpected(uint32_t context, mf_unexpected *u);
 /* The first unexpected message fitting (src, tag), removed from the queue if `take`. */

@@ -455,13 +455,13 @@ static void mf_p2p_take_unexpected(mf_request *r, mf_unexpected *u)
     mf_p2p_unexp_deliver(r, u);
 }
 
-int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
-             unsigned ctx, mf_request **out)
+/* A receive request for the operation, not yet matched nor posted. */
+static mf_request *mf_p2p_recv_request(void *buf, MPI_Count count, mf_datatype *dt, int source,
+                                       int tag, mf_comm *comm, unsigned ctx)
 {
     mf_request *r = mf_request_alloc(MF_REQ_RECV, comm);
     if (!r)
-        return mf_error(MPI_ERR_NO_MEM, "receive: no memory for a request");
-    *out = r;
+        return NULL;
     r->pub.r_active = true;
     r->rq_buf = buf;
     r->rq_count = count;
@@ -471,6 +471,16 @@ int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, m
     r->rq_tag = tag;
     r->rq_ctx = ctx;
     r->rq_bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
+    return r;
+}
+
+int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
+             unsigned ctx, mf_request **out)
+{
+    mf_request *r = mf_p2p_recv_request(buf, count, dt, source, tag, comm, ctx);
+    if (!r)
+        return mf_error(MPI_ERR_NO_MEM, "receive: no memory for a request");
+    *out = r;
     if (source == MPI_PROC_NULL) {
         r->pub.r_status.MPI_SOURCE = MPI_PROC_NULL;
         mf_request_finish(r);
@@ -711,11 +721,123 @@ int mf_send(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag
     return rc;
 }
 
+/* A blocking receive from one named peer into a contiguous buffer, waiting without a request
+ * (mf_recv_direct). */
+typedef struct mf_p2p_direct {
+    void *buf;
+    size_t bytes;
+    uint32_t context;
+    int src, tag; /* as matched: rank in the communicator, tag or MPI_ANY_TAG */
+    int peer;     /* world rank */
+    mf_fabric *fabric;
+    unsigned idle; /* passes that found the peer's queue empty */
+    MPI_Status status;
+    int rc;               /* the receive's error, once done */
+    bool received;        /* taken from the fabric */
+    mf_unexpected *found; /* or found in the unexpected queue: finish with a request */
+} mf_p2p_direct;
+
+/* Between two full progress passes, a direct receive looks this many times at its peer only.
+ * A full pass could take our message into the unexpected queue (no receive is posted for it),
+ * which then costs a copy and a request; other peers' traffic waits a few hundred ns at most. */
+#define MF_P2P_DIRECT_SPIN 16
+
+static bool mf_p2p_direct_done(void *arg)
+{
+    mf_p2p_direct *d = arg;
+    return d->received || d->found || d->rc;
+}
+
+/* One pass of a direct receive: the peer's next frame if it is an eager message for us; a full
+ * progress pass when that frame is something else, and every MF_P2P_DIRECT_SPIN idle looks. */
+static int mf_p2p_direct_poll(void *arg)
+{
+    mf_p2p_direct *d = arg;
+    mf_wire_hdr h;
+    mf_fabric *f = d->fabric;
+    int got = f->ops->rx_peek(f, d->peer, &h);
+    if (got == 0 && ++d->idle % MF_P2P_DIRECT_SPIN != 0)
+        return 0;
+    if (got == 1 && h.flags == 0 && h.context == d->context && h.src == d->src &&
+        (d->tag == MPI_ANY_TAG || h.tag == d->tag)) {
+        size_t take = h.len <= d->bytes ? (size_t)h.len : d->bytes;
+        struct iovec iov = {d->buf, take};
+        f->ops->rx_take(f, d->peer, &h, &iov, 1);
+        d->status.MPI_SOURCE = h.src;
+        d->status.MPI_TAG = h.tag;
+        mf_status_set_bytes(&d->status, (MPI_Count)take);
+        if (h.len > d->bytes)
+            d->rc = mf_error(MPI_ERR_TRUNCATE,
+                             "receive: message of %zu bytes from rank %d (tag %d) does not fit "
+                             "the %zu-byte buffer",
+                             (size_t)h.len, h.src, h.tag, d->bytes);
+        d->received = true;
+        return 1;
+    }
+    /* Not ours (another tag, a rendezvous, a synchronous send) or time for everyone else: a
+     * full pass, after which what matches us may wait in the unexpected queue. */
+    int n = mf_progress_poll();
+    d->found = mf_match_unexpected(d->context, d->src, d->tag, true);
+    d->rc = mf_p2p_peer_status(d->peer);
+    return n;
+}
+
+/* The common blocking receive — a named source reached by a fabric with direct receive, a
+ * contiguous buffer, no earlier receive posted on the context that could claim the message
+ * first, nothing matching queued as unexpected — waits by looking at that peer's next frame
+ * itself and copies it straight into the buffer: no request, no matching queues, no upcall.
+ * Anything else (a rendezvous, a synchronous send, a message a full pass queued as unexpected)
+ * is finished through a request as usual. Returns MF_FABRIC_UNAVAILABLE when the receive does
+ * not qualify. */
+static int mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag,
+                          mf_comm *comm, unsigned ctx, MPI_Status *status)
+{
+    const struct mf_datatype_public *t = mf_datatype_info(dt);
+    if (source < 0 || !t->dt_contig)
+        return MF_FABRIC_UNAVAILABLE; /* MPI_ANY_SOURCE, MPI_PROC_NULL */
+    int peer = mf_comm_peer(comm, source);
+    mf_fabric *f = mf_fabric_of(peer);
+    uint32_t context = comm->c_context + ctx;
+    if (!f->ops->rx_peek || !mf_match_posted_empty(context))
+        return MF_FABRIC_UNAVAILABLE;
+    mf_p2p_direct d = {
+        .buf = (char *)buf + t->dt_true_lb,
+        .bytes = (size_t)count * t->dt_size,
+        .context = context,
+        .src = source,
+        .tag = tag,
+        .peer = peer,
+        .fabric = f,
+        .found = mf_match_unexpected(context, source, tag, true),
+        .rc = mf_p2p_peer_status(peer),
+    };
+    int rc = mf_progress_wait_poll(mf_p2p_direct_done, mf_p2p_direct_poll, &d);
+    if (rc)
+        return rc;
+    if (d.found) {
+        mf_request *r = mf_p2p_recv_request(buf, count, dt, source, tag, comm, ctx);
+        if (!r)
+            return mf_error(MPI_ERR_NO_MEM, "receive: no memory for a request");
+        mf_p2p_recv_message(r, d.found);
+        rc = mf_request_wait(r, status);
+        mf_request_free(r);
+        return rc;
+    }
+    if (d.received && status && status != MPI_STATUS_IGNORE) {
+        d.status.MPI_ERROR = d.rc;
+        *status = d.status;
+    }
+    return d.rc;
+}
+
 int mf_recv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
             unsigned ctx, MPI_Status *status)
 {
+    int rc = mf_recv_direct(buf, count, dt, source, tag, comm, ctx, status);
+    if (rc != MF_FABRIC_UNAVAILABLE)
+        return rc;
     mf_request *r;
-    int rc = mf_irecv(buf, count, dt, source, tag, comm, ctx, &r);
+    rc = mf_irecv(buf, count, dt, source, tag, comm, ctx, &r);
     if (rc)
         return rc;
     rc = mf_request_wait(r, status);

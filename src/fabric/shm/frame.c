@@ -64,6 +64,21 @@ void mf_shm_frame_encode(const mf_wire_hdr *h, unsigned char *line)
 int mf_shm_frame_decode(const unsigned char *line, uint32_t marker, size_t max_len, mf_wire_hdr *h,
                         const char **why)
 {
+    /* The common case first: a valid eager frame, checked with the same rules as mf_wire_check
+     * in a few compares (anything else, valid or not, takes the full path below). */
+    if (line[4] == MF_MSG_EAGER && mf_shm_get32(line) == marker &&
+        !(line[5] & ~MF_WIRE_FLAGS_ALL) && line[6] == 0 && line[7] == 0) {
+        h->type = MF_MSG_EAGER;
+        h->flags = line[5];
+        h->context = mf_shm_get32(line + 8);
+        h->src = (int32_t)mf_shm_get32(line + 12);
+        h->tag = (int32_t)mf_shm_get32(line + 16);
+        h->len = h->total = mf_shm_get32(line + 20);
+        h->sreq = mf_shm_get64(line + 24);
+        h->rreq = h->rkey = 0;
+        if (h->src >= 0 && h->tag >= 0 && h->len <= max_len)
+            return 0;
+    }
     if (mf_shm_get32(line) != marker) {
         *why = "frame out of sequence (marker mismatch)";
         return -1;

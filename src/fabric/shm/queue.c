@@ -15,11 +15,6 @@
 /* The consumer publishes tail at least every cap / MF_SHM_TAIL_LAZINESS bytes. */
 #define MF_SHM_TAIL_LAZINESS 4
 
-static _Atomic uint32_t *mf_shm_marker_at(const mf_shm_ring *r, uint64_t pos)
-{
-    return (_Atomic uint32_t *)(void *)(r->data + (size_t)(pos & (r->cap - 1)));
-}
-
 void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap,
                         size_t max_len)
 {
@@ -48,6 +43,27 @@ static void mf_shm_ring_get(const mf_shm_ring *r, uint64_t pos, void *dst, size_
     memcpy(dst, r->data + off, first);
     if (n > first)
         memcpy((unsigned char *)dst + first, r->data, n - first);
+}
+
+/* Copies n <= 32 bytes between non-overlapping buffers with a few fixed-size moves (two
+ * possibly overlapping ones per size class): cheaper than a call to memcpy for the small payloads
+ * that ride in a frame's first line. */
+static inline void mf_shm_copy_small(unsigned char *d, const unsigned char *s, size_t n)
+{
+    if (n >= 16) {
+        memcpy(d, s, 16);
+        memcpy(d + n - 16, s + n - 16, 16);
+    } else if (n >= 8) {
+        memcpy(d, s, 8);
+        memcpy(d + n - 8, s + n - 8, 8);
+    } else if (n >= 4) {
+        memcpy(d, s, 4);
+        memcpy(d + n - 4, s + n - 4, 4);
+    } else if (n > 0) {
+        d[0] = s[0];
+        d[n / 2] = s[n / 2];
+        d[n - 1] = s[n - 1];
+    }
 }
 
 /* Whether `need` more bytes fit, keeping one line free for the next marker slot. */
@@ -79,6 +95,12 @@ bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *
     mf_shm_frame_encode(h, r->data + (size_t)(pos & (r->cap - 1)));
     uint64_t at = pos + mf_shm_frame_hdr(h->type);
     size_t left = len;
+    if (h->type == MF_MSG_EAGER && len <= MF_SHM_CACHELINE - MF_SHM_EAGER_HDR && niov == 1 &&
+        iov[0].iov_len >= len) {
+        /* The whole payload rides in the first line. */
+        mf_shm_copy_small(r->data + (size_t)(at & (r->cap - 1)), iov[0].iov_base, len);
+        left = 0;
+    }
     for (int i = 0; i < niov && left > 0; i++) {
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
         mf_shm_ring_put(r, at, iov[i].iov_base, n);
@@ -106,6 +128,11 @@ size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct i
 {
     uint64_t pos = r->tail_cache + mf_shm_frame_hdr(h->type);
     size_t left = (size_t)h->len, copied = 0;
+    if (h->type == MF_MSG_EAGER && left <= MF_SHM_CACHELINE - MF_SHM_EAGER_HDR && niov >= 1 &&
+        iov[0].iov_len >= left) {
+        mf_shm_copy_small(iov[0].iov_base, r->data + (size_t)(pos & (r->cap - 1)), left);
+        return left;
+    }
     for (int i = 0; i < niov && left > 0; i++) {
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
         if (n == 0)

@@ -179,6 +179,19 @@ typedef struct mf_shm_ring {
 } mf_shm_ring;
 
 /* max_len: the largest payload of a frame; a frame of it plus 64 bytes must fit in cap. */
+static inline _Atomic uint32_t *mf_shm_marker_at(const mf_shm_ring *r, uint64_t pos)
+{
+    return (_Atomic uint32_t *)(void *)(r->data + (size_t)(pos & (r->cap - 1)));
+}
+
+/* Consumer, the cheap look of an idle poll: nothing published at the next position and no
+ * producer waiting for room (relaxed loads: a frame seen a pass later costs nothing). */
+static inline bool mf_shm_ring_idle(const mf_shm_ring *r)
+{
+    return atomic_load_explicit(mf_shm_marker_at(r, r->tail_cache), memory_order_relaxed) == 0 &&
+           atomic_load_explicit(&r->ctl->blocked, memory_order_relaxed) == 0;
+}
+
 void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap,
                         size_t max_len);
 /* Producer: appends one frame (header h, then h->len bytes gathered from iov) if it fits whole,
