@@ -2,8 +2,9 @@
  * queue.c — the single-producer single-consumer frame ring of the shm fabric (see shm.h).
  *
  * Contract: exactly one thread of one process produces and one consumes per ring. A frame is
- * written whole, the next frame's marker slot zeroed, and only then its own marker stored
- * (release), so the consumer sees complete frames only (acquire). The consumer releases frames
+ * written whole, the next frame's marker slot zeroed (the producer keeps marker slots zeroed
+ * ahead of it, a stretch at a time), and only then its own marker stored (release), so the
+ * consumer sees complete frames only (acquire). The consumer releases frames
  * by advancing its private tail and publishes it lazily. Both counters only grow; positions are
  * counters modulo cap. Every access is bounded by cap, so a corrupted length from the other side
  * cannot make us read or write outside the ring (the decoder also bounds it by max_len).
@@ -14,6 +15,10 @@
 
 /* The consumer publishes tail at least every cap / MF_SHM_TAIL_LAZINESS bytes. */
 #define MF_SHM_TAIL_LAZINESS 4
+/* The producer zeroes marker slots this many bytes ahead at a time, not one line per frame: a
+ * waiting consumer polls the line right after the last frame, and zeroing it there just before
+ * writing the next frame into it would move that line between the cores twice per message. */
+#define MF_SHM_ZERO_AHEAD 1024
 
 void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap,
                         size_t max_len)
@@ -24,6 +29,7 @@ void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *dat
     r->max_len = max_len;
     r->tail_cache = r->tail_pub = atomic_load_explicit(&ctl->tail, memory_order_acquire);
     r->head = r->tail_cache;
+    r->zeroed_to = r->head + cap; /* a new ring is all zeroes */
 }
 
 /* Copies n bytes into the ring at counter position pos, wrapping at cap. */
@@ -109,7 +115,16 @@ bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *
     }
     /* Padding bytes are left as they are: the consumer never reads them. */
     r->head = pos + need;
-    atomic_store_explicit(mf_shm_marker_at(r, r->head), 0, memory_order_relaxed);
+    if (r->zeroed_to <= r->head) {
+        /* The next frame's marker slot, and a stretch beyond it; never into bytes the consumer
+         * has not released (the room check left at least the next line free). */
+        uint64_t upto = r->head + MF_SHM_ZERO_AHEAD, limit = r->tail_cache + r->cap;
+        if (upto > limit)
+            upto = limit & ~(uint64_t)(MF_SHM_CACHELINE - 1);
+        for (uint64_t at0 = r->head; at0 < upto; at0 += MF_SHM_CACHELINE)
+            atomic_store_explicit(mf_shm_marker_at(r, at0), 0, memory_order_relaxed);
+        r->zeroed_to = upto;
+    }
     atomic_store_explicit(mf_shm_marker_at(r, pos), mf_shm_marker(pos), memory_order_release);
     return true;
 }

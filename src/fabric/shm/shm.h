@@ -17,10 +17,11 @@
  * is published by the 32-bit marker at the start of its first line, stored last (release): the
  * consumer polls the line it will read anyway, so a small message moves one cache line between
  * the two cores, not a line plus a shared counter. The marker of a frame at byte position p is
- * mf_shm_marker(p), never 0; before publishing, the producer zeroes the marker slot where the
- * next frame will start, so the consumer can never mistake old bytes (of an earlier lap, or
- * payload) for a published frame. That slot must lie outside the unconsumed bytes: a frame is
- * written only if it leaves at least 64 bytes of the ring free.
+ * mf_shm_marker(p), never 0; before publishing, the producer makes sure the marker slot where
+ * the next frame will start is zero (it zeroes slots a stretch ahead), so the consumer can never
+ * mistake old bytes (of an earlier lap, or payload) for a published frame. Zeroing stays outside
+ * the unconsumed bytes: a frame is written only if it leaves at least 64 bytes of the ring free.
+ * A new ring is all zeroes.
  *
  * Space: the producer counts bytes written (`head`, private), the consumer bytes consumed
  * (`tail`). The consumer publishes `tail` lazily — after a quarter of the ring, whenever the
@@ -174,6 +175,7 @@ typedef struct mf_shm_ring {
     size_t cap;          /* power of two, multiple of 64 */
     size_t max_len;      /* largest payload a frame may carry (consumer's validation) */
     uint64_t head;       /* producer: bytes written */
+    uint64_t zeroed_to;  /* producer: marker slots in [head, zeroed_to) are zero */
     uint64_t tail_cache; /* producer: last tail read; consumer: bytes consumed */
     uint64_t tail_pub;   /* consumer: last tail published */
 } mf_shm_ring;
