@@ -107,7 +107,8 @@ MF_API_ALIAS(Test);
 typedef struct mf_req_set {
     int n;
     mf_request **r;
-    int need; /* how many must be done: n for all, 1 for any/some */
+    int need;   /* how many must be done: n for all, 1 for any/some */
+    int all_to; /* Waitall: requests [0, all_to) are known done or inactive */
 } mf_req_set;
 
 static int mf_req_set_done_count(mf_req_set *s, int *active)
@@ -121,6 +122,22 @@ static int mf_req_set_done_count(mf_req_set *s, int *active)
         done += mf_req_done(s->r[i]);
     }
     return done;
+}
+
+/* Waitall's condition: every active request done. A request stays done until it is retired
+ * after the wait, so a cursor over the done prefix makes each poll O(1) in the usual case
+ * (requests finishing about in order) instead of a scan of the whole array. */
+static bool mf_req_set_all_ready(void *arg)
+{
+    mf_req_set *s = arg;
+    while (s->all_to < s->n) {
+        mf_request *r = s->r[s->all_to];
+        bool inactive = !r || (r->pub.r_persistent && !r->rq_inner);
+        if (!inactive && !mf_req_done(r))
+            return false;
+        s->all_to++;
+    }
+    return true;
 }
 
 static bool mf_req_set_ready(void *arg)
@@ -160,13 +177,13 @@ static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *stat
 int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_of_statuses)
 {
     MF_API_ENTER();
-    mf_request *stack[16];
-    mf_request **r = count <= 16 ? stack : malloc((size_t)count * sizeof *r);
+    mf_request *stack[64];
+    mf_request **r = count <= 64 ? stack : malloc((size_t)count * sizeof *r);
     int rc = r ? mf_req_lookup_all(count, array_of_requests, r, "MPI_Waitall")
                : mf_error(MPI_ERR_NO_MEM, "MPI_Waitall: no memory for %d requests", count);
-    mf_req_set s = {count, r, count};
+    mf_req_set s = {count, r, count, 0};
     if (!rc)
-        rc = mf_progress_wait(mf_req_set_ready, &s);
+        rc = mf_progress_wait(mf_req_set_all_ready, &s);
     if (!rc)
         rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false);
     if (r != stack)
@@ -180,8 +197,8 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
                  MPI_Status *array_of_statuses)
 {
     MF_API_ENTER();
-    mf_request *stack[16];
-    mf_request **r = count <= 16 ? stack : malloc((size_t)count * sizeof *r);
+    mf_request *stack[64];
+    mf_request **r = count <= 64 ? stack : malloc((size_t)count * sizeof *r);
     int rc = !flag ? mf_error(MPI_ERR_ARG, "MPI_Testall: flag is NULL")
              : r   ? mf_req_lookup_all(count, array_of_requests, r, "MPI_Testall")
                    : mf_error(MPI_ERR_NO_MEM, "MPI_Testall: no memory for %d requests", count);
@@ -205,8 +222,8 @@ static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_
                       bool blocking, const char *fn)
 {
     MF_API_ENTER();
-    mf_request *stack[16];
-    mf_request **r = count <= 16 ? stack : malloc((size_t)count * sizeof *r);
+    mf_request *stack[64];
+    mf_request **r = count <= 64 ? stack : malloc((size_t)count * sizeof *r);
     int rc = !index ? mf_error(MPI_ERR_ARG, "%s: index is NULL", fn)
              : r    ? mf_req_lookup_all(count, reqs, r, fn)
                     : mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d requests", fn, count);
@@ -261,8 +278,8 @@ static int mf_req_some(int incount, MPI_Request reqs[], int *outcount, int indic
                        MPI_Status *statuses, bool blocking, const char *fn)
 {
     MF_API_ENTER();
-    mf_request *stack[16];
-    mf_request **r = incount <= 16 ? stack : malloc((size_t)incount * sizeof *r);
+    mf_request *stack[64];
+    mf_request **r = incount <= 64 ? stack : malloc((size_t)incount * sizeof *r);
     int rc = !outcount || (incount > 0 && !indices)
                  ? mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !outcount ? "outcount" : "indices")
              : r ? mf_req_lookup_all(incount, reqs, r, fn)

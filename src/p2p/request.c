@@ -31,7 +31,12 @@ mf_request *mf_request_alloc(mf_request_kind kind, mf_comm *comm)
     mf_request *r;
     if (mf_request_ncached > 0) {
         r = mf_request_cache[--mf_request_ncached];
-        memset(r, 0, sizeof *r);
+        /* The size is hidden from the compiler on purpose: with it known, GCC inlines the
+         * memset as `rep stos`, whose start-up cost made this line a tenth of a small
+         * message's time; the C library's vector memset is several times faster here. */
+        size_t n = sizeof *r;
+        __asm__("" : "+r"(n));
+        memset(r, 0, n);
     } else if (!(r = calloc(1, sizeof *r))) {
         return NULL;
     }
