@@ -91,7 +91,9 @@ int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io,
 /* Queues the goodbye record (copied). MF_FABRIC_DONE, or MF_STREAM_FAILED with ENOMEM. */
 int mf_stream_out_bye(mf_stream_out *o, int *sys_err);
 /* Writes what the stream takes now. Returns the number of frames completed (their `done` is
- * called with MPI_SUCCESS after the writing) or MF_STREAM_FAILED with *sys_err. */
+ * called with MPI_SUCCESS after the writing), at least 1 when any byte was written (a large frame
+ * going out is work done, not an idle pass, for whoever decides to sleep), or MF_STREAM_FAILED
+ * with *sys_err. */
 int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err);
 bool mf_stream_out_empty(const mf_stream_out *o);
 /* Drops every queued frame, calling `done` with `status` (an MPI error code) for those that
@@ -124,10 +126,11 @@ typedef struct mf_stream_in {
 int mf_stream_in_init(mf_stream_in *in, size_t staging, mf_stream_on_header on_header, void *ctx);
 void mf_stream_in_free(mf_stream_in *in);
 /* Reads what the stream has now and delivers complete frames (on_header, then sink->fs_done
- * once the payload is in). Returns the number of frames delivered (>= 0), MF_STREAM_CLOSED after
- * the goodbye and the end of the stream, or MF_STREAM_FAILED with why/sys_err (end of stream
- * without goodbye, read error, malformed frame). After a non-count result, call nothing but
- * abort and free. */
+ * once the payload is in). Returns the number of frames delivered, at least 1 when any byte was
+ * read (as for flush: part of a large payload is progress), 0 when nothing came, MF_STREAM_CLOSED
+ * after the goodbye and the end of the stream, or MF_STREAM_FAILED with why/sys_err (end of
+ * stream without goodbye, read error, malformed frame). After a non-count result, call nothing
+ * but abort and free. */
 int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io);
 /* Calls the current sink's fs_done with `status` if a payload was being received (the stream
  * broke under it). Idempotent. */

@@ -182,11 +182,12 @@ static int mf_stream_in_consume(mf_stream_in *in, int *delivered)
 int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
 {
     int delivered = 0;
+    bool moved = false; /* any byte read: the result is then at least 1 (see stream.h) */
     for (int reads = 0;; reads++) {
         if (mf_stream_in_consume(in, &delivered) != 0)
             return MF_STREAM_FAILED;
         if (reads >= in->si_read_budget)
-            return delivered;
+            return delivered ? delivered : moved;
 
         /* Make room: all staged bytes are consumed except an incomplete header. */
         if (in->si_rpos == in->si_wpos) {
@@ -226,7 +227,7 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
             if (errno == EINTR)
                 continue;
             if (errno == EAGAIN || errno == EWOULDBLOCK)
-                return delivered;
+                return delivered ? delivered : moved;
             return mf_stream_in_fail(in, "read failed", errno);
         }
         if (n == 0) {
@@ -238,6 +239,7 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
                                          : "connection closed by the peer",
                                      0);
         }
+        moved = true;
         size_t d = (size_t)n < direct ? (size_t)n : direct;
         if (d) {
             mf_stream_sink_skip(in, d);
@@ -251,7 +253,7 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
              * a system call for the EAGAIN (the fd stays readable if more arrived meanwhile). */
             if (mf_stream_in_consume(in, &delivered) != 0)
                 return MF_STREAM_FAILED;
-            return delivered;
+            return delivered ? delivered : 1;
         }
     }
 }

@@ -228,6 +228,7 @@ int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err)
 {
     mf_stream_frame *finished = NULL, **finished_tail = &finished;
     int nfinished = 0, rc = 0;
+    bool moved = false; /* any byte written: the result is then at least 1 (see stream.h) */
     while (o->so_head) {
         struct iovec v[MF_STREAM_WRITE_IOV];
         int nv = 0;
@@ -248,6 +249,7 @@ int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err)
         }
         if (n == 0)
             break;
+        moved = true;
         size_t left = (size_t)n;
         while (left > 0 || (o->so_head && o->so_head->sf_cur == o->so_head->sf_niov)) {
             mf_stream_frame *fr = o->so_head;
@@ -283,7 +285,7 @@ int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err)
         if (done)
             done->fd_fn(done, MPI_SUCCESS);
     }
-    return rc ? rc : nfinished;
+    return rc ? rc : nfinished ? nfinished : moved;
 }
 
 int mf_stream_out_fail(mf_stream_out *o, int status)

@@ -2,7 +2,8 @@
  * stream_test.c — unit test of the stream framing over a nonblocking socketpair with tiny socket
  * buffers, so that every write and read is partial: many small frames, big frames gathered from
  * and scattered into several iovecs, sinks smaller than the payload, copied remainders, the
- * goodbye, a dead peer, malformed headers and the handshake codec. Exits 0 on success.
+ * goodbye, a dead peer, malformed headers, the handshake codec and what counts as progress.
+ * Exits 0 on success.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -367,6 +368,50 @@ static void test_hello(void)
     CHECK(strstr(why, "version"));
 }
 
+/* Part of a large frame moving is progress: flush and progress return at least 1 for it, so
+ * that a progress engine does not count the pass as idle and go to sleep mid-transfer, and 0
+ * only when nothing moved. */
+static void test_partial_counts(void)
+{
+    int sv[2];
+    make_pair(sv, 4096);
+    mf_stream_io tx, rxio;
+    mf_stream_io_fd(&tx, sv[0]);
+    mf_stream_io_fd(&rxio, sv[1]);
+    mf_stream_out out;
+    mf_stream_out_init(&out, 0);
+    rx_state st = {.sink_cap = 1u << 20, .sink_pieces = 1};
+    st.buf = malloc(st.sink_cap);
+    mf_stream_in in;
+    CHECK(mf_stream_in_init(&in, 256, rx_header, &st) == MPI_SUCCESS);
+    unsigned char *big = malloc(st.sink_cap), h[MF_WIRE_HDR_SIZE];
+    for (size_t i = 0; i < st.sink_cap; i++)
+        big[i] = pattern(0, i);
+    struct iovec v = {big, st.sink_cap};
+    encode(0, st.sink_cap, h);
+    tx_done d = {.d.fd_fn = tx_done_fn};
+    int err = 0;
+    CHECK(mf_stream_out_send(&out, &tx, h, &v, 1, st.sink_cap, &d.d, &err) == MF_FABRIC_PENDING);
+    CHECK(mf_stream_out_flush(&out, &tx, &err) == 0); /* the socket is still full */
+    int partial_reads = 0, partial_writes = 0;
+    for (int spin = 0; spin < 1000000 && st.done_calls == 0; spin++) {
+        int r = mf_stream_in_progress(&in, &rxio);
+        CHECK(r >= 0);
+        partial_reads += r == 1 && st.done_calls == 0;
+        int w = mf_stream_out_flush(&out, &tx, &err);
+        CHECK(w >= 0);
+        partial_writes += w == 1 && d.calls == 0;
+    }
+    CHECK(st.done_calls == 1 && st.bad == 0 && d.calls == 1);
+    CHECK(partial_reads > 0 && partial_writes > 0);
+    CHECK(mf_stream_in_progress(&in, &rxio) == 0); /* nothing left: an idle pass */
+    mf_stream_in_free(&in);
+    free(big);
+    free(st.buf);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     /* Many small frames, sink as big as needed, payload in 1..3 pieces. */
@@ -381,6 +426,7 @@ int main(void)
     test_malformed();
     test_dead_peer();
     test_hello();
+    test_partial_counts();
     if (failures) {
         fprintf(stderr, "stream_test: %d failure(s)\n", failures);
         return 1;
