@@ -331,7 +331,9 @@ int PMPI_Request_free(MPI_Request *request)
                      : mf_error(MPI_ERR_ARG, "MPI_Request_free: request is NULL");
     if (!rc && !r)
         rc = mf_error(MPI_ERR_REQUEST, "MPI_Request_free: request is MPI_REQUEST_NULL");
-    if (!rc && r->pub.r_kind == MF_REQ_GREQ && !r->pub.r_complete) {
+    if (!rc && r == mf_request_sent()) {
+        *request = MPI_REQUEST_NULL; /* the shared finished send: nothing of its own to free */
+    } else if (!rc && r->pub.r_kind == MF_REQ_GREQ && !r->pub.r_complete) {
         /* The program may still complete it through a copy of the handle: the handle stays
          * valid until MPI_Grequest_complete, which then runs the free callback. */
         r->rq_released = true;

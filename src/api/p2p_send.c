@@ -16,10 +16,14 @@ static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, 
     } else if (!rc) {
         if (mode == MF_SEND_BUFFERED)
             rc = mf_bsend_start(buf, count, dt, dest, tag, c, &r);
+        else if (mode == MF_SEND_STANDARD || mode == MF_SEND_READY)
+            rc = mf_isend_standard(buf, count, dt, dest, tag, c, MF_CTX_P2P, &r);
         else
             rc = mf_isend(buf, count, dt, dest, tag, c, MF_CTX_P2P, mode, &r);
     }
-    if (!rc && request) {
+    if (!rc && request && r == mf_request_sent()) {
+        *request = mf_request_info(r)->r_handle; /* finished already: no handle of its own */
+    } else if (!rc && request) {
         rc = mf_request_handle(r, request);
         if (rc)
             mf_request_free(r);

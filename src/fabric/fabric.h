@@ -72,12 +72,17 @@ enum {
     MF_FABRIC_DONE = 0,         /* finished: buffers may be reused; `done` will not be called */
     MF_FABRIC_PENDING = -1,     /* queued: `done` is called from a later progress pass */
     MF_FABRIC_UNAVAILABLE = -2, /* from open: this fabric cannot run here (not an error) */
+    MF_FABRIC_BUSY = -3,        /* send without `done` (MF_FABRIC_INJECT): not copied now, nothing
+                                   taken; send again with a `done` */
 };
 
 enum mf_fabric_flags {
     MF_FABRIC_RGET = 1u << 0,      /* can pull a peer's memory described by an rkey (CMA, RDMA) */
     MF_FABRIC_UNORDERED = 1u << 1, /* frames to one peer may overtake each other */
     MF_FABRIC_NETWORK = 1u << 2, /* crosses hosts (tcp, sctp, ofi); selectable by MANIFOLD_FABRIC */
+    /* send accepts done == NULL for a payload frame: the fabric copies it before returning
+     * (MF_FABRIC_DONE) or takes nothing (MF_FABRIC_BUSY), as for an immediate MPI_Isend */
+    MF_FABRIC_INJECT = 1u << 3,
 };
 
 typedef struct mf_fabric_ops {
@@ -94,7 +99,8 @@ typedef struct mf_fabric_ops {
     /* Sends one frame: header, then the payload gathered from iov (total hdr->len bytes, at most
      * f->max_frame). Opens the connection on first use. Never blocks on the peer: what cannot be
      * written now is queued. Returns MF_FABRIC_DONE, MF_FABRIC_PENDING (then `done` is called
-     * exactly once, from progress) or an error code. */
+     * exactly once, from progress) or an error code. With MF_FABRIC_INJECT, `done` may be NULL:
+     * then MF_FABRIC_DONE or MF_FABRIC_BUSY, never PENDING. */
     int (*send)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov, int niov,
                 mf_fabric_done *done);
 

@@ -45,6 +45,13 @@ struct mf_request_public {
 
 int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
              unsigned ctx, enum mf_send_mode mode, mf_request **out);
+/* A standard-mode send that finishes as it starts where it can: a contiguous message within the
+ * eager limit that the peer's fabric copies at once (MF_FABRIC_INJECT). Then *out is
+ * mf_request_sent(), a shared request that is always complete and never freed; otherwise the
+ * same as mf_isend. */
+int mf_isend_standard(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
+                      mf_comm *comm, unsigned ctx, mf_request **out);
+mf_request *mf_request_sent(void);
 int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
              unsigned ctx, mf_request **out);
 

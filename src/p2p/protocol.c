@@ -227,6 +227,34 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     return MPI_SUCCESS;
 }
 
+int mf_isend_standard(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
+                      mf_comm *comm, unsigned ctx, mf_request **out)
+{
+    const struct mf_datatype_public *t = mf_datatype_info(dt);
+    if (dest != MPI_PROC_NULL && t->dt_contig) {
+        size_t bytes = (size_t)count * t->dt_size;
+        int peer = mf_comm_peer(comm, dest);
+        mf_fabric *f = mf_fabric_of(peer);
+        if ((f->flags & MF_FABRIC_INJECT) && bytes <= f->eager_limit && !mf_p2p_peer_status(peer)) {
+            mf_wire_hdr h = {
+                .type = MF_MSG_EAGER,
+                .context = comm->c_context + ctx,
+                .src = (int32_t)comm->c_rank,
+                .tag = tag,
+                .len = bytes,
+                .total = bytes,
+            };
+            struct iovec iov = {(char *)buf + t->dt_true_lb, bytes};
+            if (f->ops->send(f, peer, &h, &iov, 1, NULL) == MF_FABRIC_DONE) {
+                *out = mf_request_sent();
+                return MPI_SUCCESS;
+            }
+            /* Busy (frames queued ahead, ring full) or failing: the request path sorts it out. */
+        }
+    }
+    return mf_isend(buf, count, dt, dest, tag, comm, ctx, MF_SEND_STANDARD, out);
+}
+
 /* CTS: the receiver takes hdr->total bytes; stream them as DATA frames. */
 static void mf_p2p_on_cts(mf_request *r, const mf_wire_hdr *h)
 {

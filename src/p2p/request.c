@@ -26,6 +26,24 @@ static mf_request *mf_live_head;
 static mf_request *mf_request_cache[MF_REQUEST_CACHE];
 static int mf_request_ncached;
 
+/* The request every immediately finished MPI_Isend returns (mf_request_sent): complete, never
+ * freed, never in the live list or the wire-id table. Its handle is the last index of the
+ * request class below the bit that marks message handles, a slot the table never reaches. */
+#define MF_REQUEST_SENT_HANDLE MF_HANDLE_MAKE(MF_HANDLE_USER, MF_CLASS_REQUEST, 0x01ffffff)
+static mf_request mf_request_sent_obj = {
+    .pub = {.r_handle = MF_REQUEST_SENT_HANDLE,
+            .r_kind = MF_REQ_SEND,
+            .r_complete = true,
+            .r_active = true,
+            .r_status = {.MPI_SOURCE = MPI_ANY_SOURCE, .MPI_TAG = MPI_ANY_TAG}},
+    .rq_peer = -1,
+};
+
+mf_request *mf_request_sent(void)
+{
+    return &mf_request_sent_obj;
+}
+
 mf_request *mf_request_alloc(mf_request_kind kind, mf_comm *comm)
 {
     mf_request *r;
@@ -178,7 +196,7 @@ void mf_request_unbusy(mf_request *r)
 
 void mf_request_free(mf_request *r)
 {
-    if (!r)
+    if (!r || r == &mf_request_sent_obj)
         return;
     r->rq_released = true;
     /* An operation still under way finishes in the background (MPI_Request_free semantics). */
@@ -255,11 +273,15 @@ int mf_request_handle(mf_request *r, MPI_Request *handle)
 
 mf_request *mf_request_from_handle(MPI_Request handle)
 {
+    if (handle == MF_REQUEST_SENT_HANDLE)
+        return &mf_request_sent_obj;
     return mf_handle_lookup(&mf_request_table, handle);
 }
 
 void mf_request_handle_free(mf_request *r)
 {
+    if (r == &mf_request_sent_obj)
+        return;
     if (r->pub.r_handle != MPI_REQUEST_NULL)
         mf_handle_free(&mf_request_table, r->pub.r_handle);
     r->pub.r_handle = MPI_REQUEST_NULL;

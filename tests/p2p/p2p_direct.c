@@ -4,7 +4,8 @@
  * a frame of another tag ahead of ours (queued as unexpected, then received in order), a
  * receive posted earlier that must match first, MPI_ANY_TAG, a synchronous send, a rendezvous
  * message, truncation (class, count and status), a message that arrived before the receive,
- * and a zero-byte message. Odd process counts leave the last rank out.
+ * and a zero-byte message; then sends that finish as they start (MPI_Isend's shared request)
+ * through every completion call. Odd process counts leave the last rank out.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,35 @@ int main(int argc, char **argv)
             MPI_Get_count(&st, MPI_INT, &n);
             MF_CHECK(n == 0 && st.MPI_TAG == 16, "empty message: count %d", n);
             MF_CHECK_MPI(MPI_Send(&round, 1, MPI_INT, peer, 18, MPI_COMM_WORLD));
+        }
+    }
+    /* Immediate sends (MPI_Isend finished as it starts, a shared request on shm): every
+     * completion call must treat each handle as its own, finished request. */
+    if (rank % 2 == 0) {
+        int vals[6] = {1, 2, 3, 4, 5, 6};
+        MPI_Request rq[6];
+        for (int i = 0; i < 6; i++)
+            MF_CHECK_MPI(MPI_Isend(&vals[i], 1, MPI_INT, peer, 20 + i, MPI_COMM_WORLD, &rq[i]));
+        int flag = 0, idx = -1, outcount = 0, indices[6];
+        MF_CHECK_MPI(MPI_Request_get_status(rq[0], &flag, &st));
+        MF_CHECK(flag == 1, "get_status: not complete");
+        MF_CHECK_MPI(MPI_Cancel(&rq[0]));
+        MF_CHECK_MPI(MPI_Wait(&rq[0], &st));
+        MPI_Test_cancelled(&st, &flag);
+        MF_CHECK(flag == 0 && rq[0] == MPI_REQUEST_NULL, "cancelled send, or handle not null");
+        MF_CHECK_MPI(MPI_Test(&rq[1], &flag, MPI_STATUS_IGNORE));
+        MF_CHECK(flag == 1 && rq[1] == MPI_REQUEST_NULL, "test: flag %d", flag);
+        MF_CHECK_MPI(MPI_Request_free(&rq[2]));
+        MF_CHECK(rq[2] == MPI_REQUEST_NULL, "request_free left the handle");
+        MF_CHECK_MPI(MPI_Waitany(6, rq, &idx, MPI_STATUS_IGNORE));
+        MF_CHECK(idx == 3 && rq[3] == MPI_REQUEST_NULL, "waitany: index %d", idx);
+        MF_CHECK_MPI(MPI_Testsome(6, rq, &outcount, indices, MPI_STATUSES_IGNORE));
+        MF_CHECK(outcount == 2 && indices[0] == 4 && indices[1] == 5, "testsome: %d", outcount);
+        MF_CHECK_MPI(MPI_Waitall(6, rq, MPI_STATUSES_IGNORE));
+    } else {
+        for (int i = 0; i < 6; i++) {
+            MF_CHECK_MPI(MPI_Recv(&w, 1, MPI_INT, peer, 20 + i, MPI_COMM_WORLD, &st));
+            MF_CHECK(w == i + 1, "immediate send %d: got %d", i, w);
         }
     }
     free(big);

@@ -198,7 +198,7 @@ mf_fabric *mf_self_fabric(void)
     mf_self_instance.s_fabric = (mf_fabric){
         .ops = &mf_self_ops,
         .name = "self",
-        .flags = MF_FABRIC_RGET,
+        .flags = MF_FABRIC_RGET | MF_FABRIC_INJECT,
         .eager_limit = 65536,
         .max_frame = MF_WIRE_MAX_FRAME,
         .poll_interval_us = 1000,

@@ -192,6 +192,8 @@ static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
         mf_shm_notify(s, p);
         return MF_FABRIC_DONE;
     }
+    if (!done)
+        return MF_FABRIC_BUSY; /* an inject (MF_FABRIC_INJECT) that must not be queued */
     return mf_shm_queue(s, p, hdr, iov, niov, done);
 }
 
@@ -660,6 +662,7 @@ static const mf_fabric_ops mf_shm_ops = {
 
 static mf_shm_state mf_shm_instance = {
     .base = {.ops = &mf_shm_ops,
+             .flags = MF_FABRIC_INJECT,
              .name = "shm",
              .eager_limit = 16384,
              .max_frame = MF_SHM_MIN_FRAME},
