@@ -64,6 +64,11 @@ static int mf_init(int required, int *provided, const char *function)
         (rc = mf_pm_fence()) || (rc = mf_world_discover()) || (rc = mf_fabrics_start()) ||
         (rc = mf_comm_init_builtin()))
         return rc;
+    /* Predefined datatypes are set up on first use; make that happen here, before any thread
+     * of the program can race to it (their inline lookup reads the table without a lock). */
+    if (!mf_datatype_get(MPI_BYTE))
+        return mf_error(MPI_ERR_INTERN, "%s: the predefined datatypes failed to initialise",
+                        function);
     mf_g.initialized = true;
     if (provided)
         *provided = required;

@@ -68,11 +68,6 @@ int mf_comm_new(mf_group *group, mf_group *remote, uint32_t context, mf_comm **o
     return MPI_SUCCESS;
 }
 
-void mf_comm_retain(mf_comm *c)
-{
-    c->c_refs++;
-}
-
 void mf_comm_release(mf_comm *c)
 {
     if (--c->c_refs > 0 || c == &mf_comm_world_obj || c == &mf_comm_self_obj)

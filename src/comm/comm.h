@@ -69,7 +69,11 @@ static inline int mf_comm_peer_size(const mf_comm *c)
     return c->c_is_inter ? c->c_remote->g_size : c->c_size;
 }
 
-void mf_comm_retain(mf_comm *c);
+/* Inline: every request takes a reference on its communicator. */
+static inline void mf_comm_retain(mf_comm *c)
+{
+    c->c_refs++;
+}
 void mf_comm_release(mf_comm *c);
 void mf_group_retain(mf_group *g);
 void mf_group_release(mf_group *g);

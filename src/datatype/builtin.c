@@ -265,11 +265,22 @@ static int mf_dt_init_one(int idx)
     return mf_dt_finish(dt);
 }
 
+struct mf_dt_fast_entry mf_dt_fast[MF_DT_FAST_MAX];
+_Static_assert(MF_DT_FAST_MAX <= MF_DT_BUILTIN_MAX, "the fast table indexes the builtin table");
+
 static void mf_dt_init_all(void)
 {
     for (int i = 0; i < MF_DT_BUILTIN_MAX; i++)
         if (mf_dt_table[i].bi_name && (mf_dt_init_rc = mf_dt_init_one(i)))
             break;
+    /* Plain 0x4c00ssii handles only (the index is the handle's low byte); filled once every
+     * object is ready, before the flag below is raised. */
+    for (int i = 0; i < MF_DT_FAST_MAX && !mf_dt_init_rc; i++)
+        if (mf_dt_table[i].bi_name && (mf_dt_table[i].bi_handle & ~0xffff) == 0x4c000000 &&
+            (mf_dt_table[i].bi_handle & 0xff) == i) {
+            mf_dt_fast[i].dt = &mf_dt_objects[i];
+            mf_dt_fast[i].handle = mf_dt_table[i].bi_handle;
+        }
     atomic_store_explicit(&mf_dt_ready, true, memory_order_release);
 }
 

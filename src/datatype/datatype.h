@@ -32,7 +32,22 @@ struct mf_datatype_public {
 };
 
 /* The object behind a handle, or NULL if invalid (incl. MPI_DATATYPE_NULL). */
-mf_datatype *mf_datatype_get(MPI_Datatype handle);
+mf_datatype *mf_datatype_get_slow(MPI_Datatype handle);
+/* Predefined types of the form 0x4c00ssii (ii < MF_DT_FAST_MAX), once initialised: the handle
+ * and object per index ii, so that every send and receive resolves MPI_INT & co. inline. */
+#define MF_DT_FAST_MAX 0x50
+struct mf_dt_fast_entry {
+    MPI_Datatype handle;
+    mf_datatype *dt;
+};
+extern struct mf_dt_fast_entry mf_dt_fast[MF_DT_FAST_MAX];
+static inline mf_datatype *mf_datatype_get(MPI_Datatype handle)
+{
+    unsigned idx = (unsigned)handle & 0xffu;
+    if (idx < MF_DT_FAST_MAX && mf_dt_fast[idx].handle == handle)
+        return mf_dt_fast[idx].dt;
+    return mf_datatype_get_slow(handle);
+}
 /* The public part, which every mf_datatype starts with (checked in object.c): inline, because
  * the point-to-point path asks for it several times per message. */
 static inline const struct mf_datatype_public *mf_datatype_info(const mf_datatype *dt)
@@ -52,8 +67,19 @@ void mf_datatype_unpack(const mf_datatype *dt, void *buf, size_t count, size_t o
 int mf_datatype_iov(const mf_datatype *dt, const void *buf, size_t count, size_t offset,
                     struct iovec *iov, int max_iov, size_t *bytes);
 
-void mf_datatype_retain(mf_datatype *dt);
-void mf_datatype_release(mf_datatype *dt);
+/* Predefined types are static: the inline test spares every message two calls. */
+void mf_datatype_retain_derived(mf_datatype *dt);
+void mf_datatype_release_derived(mf_datatype *dt);
+static inline void mf_datatype_retain(mf_datatype *dt)
+{
+    if (dt && !mf_datatype_info(dt)->dt_builtin)
+        mf_datatype_retain_derived(dt);
+}
+static inline void mf_datatype_release(mf_datatype *dt)
+{
+    if (dt && !mf_datatype_info(dt)->dt_builtin)
+        mf_datatype_release_derived(dt);
+}
 
 /* Number of whole elements and of basic elements in `bytes` stream bytes (MPI_Get_count and
  * MPI_Get_elements). *whole is MPI_UNDEFINED if bytes is not a multiple of the size. */

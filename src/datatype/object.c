@@ -18,7 +18,7 @@
 
 static mf_handle_table mf_dt_table = MF_HANDLE_TABLE_INIT(MF_CLASS_DATATYPE);
 
-mf_datatype *mf_datatype_get(MPI_Datatype handle)
+mf_datatype *mf_datatype_get_slow(MPI_Datatype handle)
 {
     if (MF_HANDLE_KIND(handle) == MF_HANDLE_USER)
         return mf_handle_lookup(&mf_dt_table, handle);
@@ -28,13 +28,13 @@ mf_datatype *mf_datatype_get(MPI_Datatype handle)
 /* mf_datatype_info (datatype.h) casts: the public part must come first. */
 _Static_assert(offsetof(struct mf_datatype, pub) == 0, "mf_datatype must start with pub");
 
-void mf_datatype_retain(mf_datatype *dt)
+void mf_datatype_retain_derived(mf_datatype *dt)
 {
     if (dt && !dt->pub.dt_builtin)
         dt->dt_refs++;
 }
 
-void mf_datatype_release(mf_datatype *dt)
+void mf_datatype_release_derived(mf_datatype *dt)
 {
     if (!dt || dt->pub.dt_builtin || --dt->dt_refs > 0)
         return;

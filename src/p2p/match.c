@@ -44,12 +44,9 @@ static bool mf_match_fits(int want_src, int want_tag, int src, int tag)
            (want_tag == MPI_ANY_TAG || want_tag == tag);
 }
 
-int mf_match_post(mf_request *r)
+/* Appends r to c's posted queue. */
+static void mf_match_append(mf_match_ctx *c, mf_request *r)
 {
-    uint32_t context = r->pub.r_comm->c_context + r->rq_ctx;
-    mf_match_ctx *c = mf_match_ctx_find(context, true);
-    if (!c)
-        return mf_error(MPI_ERR_NO_MEM, "no memory for a matching queue");
     r->rq_next = NULL;
     r->rq_prev = c->mc_posted_tail;
     if (c->mc_posted_tail)
@@ -57,6 +54,14 @@ int mf_match_post(mf_request *r)
     else
         c->mc_posted_head = r;
     c->mc_posted_tail = r;
+}
+
+int mf_match_post(mf_request *r)
+{
+    mf_match_ctx *c = mf_match_ctx_find(r->pub.r_comm->c_context + r->rq_ctx, true);
+    if (!c)
+        return mf_error(MPI_ERR_NO_MEM, "no memory for a matching queue");
+    mf_match_append(c, r);
     return MPI_SUCCESS;
 }
 
@@ -122,11 +127,9 @@ int mf_match_add_unexpected(uint32_t context, mf_unexpected *u)
     return MPI_SUCCESS;
 }
 
-mf_unexpected *mf_match_unexpected(uint32_t context, int src, int tag, bool take)
+/* The first unexpected message of c fitting (src, tag), unlinked if `take`. */
+static mf_unexpected *mf_match_find_unexpected(mf_match_ctx *c, int src, int tag, bool take)
 {
-    mf_match_ctx *c = mf_match_ctx_find(context, false);
-    if (!c)
-        return NULL;
     for (mf_unexpected *u = c->mc_unexp_head; u; u = u->ux_next) {
         if (!mf_match_fits(src, tag, u->ux_hdr.src, u->ux_hdr.tag))
             continue;
@@ -144,6 +147,27 @@ mf_unexpected *mf_match_unexpected(uint32_t context, int src, int tag, bool take
         return u;
     }
     return NULL;
+}
+
+mf_unexpected *mf_match_unexpected(uint32_t context, int src, int tag, bool take)
+{
+    mf_match_ctx *c = mf_match_ctx_find(context, false);
+    return c ? mf_match_find_unexpected(c, src, tag, take) : NULL;
+}
+
+mf_unexpected *mf_match_take_or_post(mf_request *r, int *rc)
+{
+    *rc = MPI_SUCCESS;
+    mf_match_ctx *c = mf_match_ctx_find(r->pub.r_comm->c_context + r->rq_ctx, true);
+    if (!c) {
+        *rc = mf_error(MPI_ERR_NO_MEM, "no memory for a matching queue");
+        return NULL;
+    }
+    mf_unexpected *u =
+        c->mc_unexp_head ? mf_match_find_unexpected(c, r->rq_rank, r->rq_tag, true) : NULL;
+    if (!u)
+        mf_match_append(c, r);
+    return u;
 }
 
 int mf_match_finalize(void)

@@ -35,6 +35,10 @@ bool mf_match_unpost(mf_request *r);
 /* Removes and returns the first posted receive matching an arriving envelope, or NULL. */
 mf_request *mf_match_posted(uint32_t context, int src, int tag);
 
+/* A new receive: removes and returns the first unexpected message that fits r (context +
+ * ctx, rq_rank, rq_tag), or posts r and returns NULL; one context lookup for both. */
+mf_unexpected *mf_match_take_or_post(mf_request *r, int *rc);
+
 /* Whether no receive is posted on the context (a new one would be first in line). */
 bool mf_match_posted_empty(uint32_t context);
 

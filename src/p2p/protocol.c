@@ -522,8 +522,9 @@ int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, m
             return MPI_SUCCESS;
         }
     }
-    mf_unexpected *u = mf_match_unexpected(comm->c_context + ctx, source, tag, true);
-    return u ? mf_p2p_recv_message(r, u) : mf_match_post(r);
+    int rc;
+    mf_unexpected *u = mf_match_take_or_post(r, &rc);
+    return u ? mf_p2p_recv_message(r, u) : rc;
 }
 
 int mf_p2p_recv_message(mf_request *r, mf_unexpected *u)
