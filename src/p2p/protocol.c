@@ -785,7 +785,9 @@ static int mf_p2p_direct_poll(void *arg)
     mf_wire_hdr h;
     mf_fabric *f = d->fabric;
     int got = f->ops->rx_peek(f, d->peer, &h);
-    if (got == 0 && ++d->idle % MF_P2P_DIRECT_SPIN != 0)
+    /* On an oversubscribed host every idle pass yields the core: a full pass costs nothing
+     * next to that, and other ranks may be waiting for what only it moves (queued frames). */
+    if (got == 0 && !mf_g.oversubscribed && ++d->idle % MF_P2P_DIRECT_SPIN != 0)
         return 0;
     if (got == 1 && h.flags == 0 && h.context == d->context && h.src == d->src &&
         (d->tag == MPI_ANY_TAG || h.tag == d->tag)) {
