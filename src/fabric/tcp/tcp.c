@@ -31,7 +31,7 @@
 #define MF_TCP_STAGING (64 * 1024)
 /* How long close waits for queued frames to drain. */
 #define MF_TCP_FLUSH_MS 10000
-/* Direct passes (see tcp.h): at most this many up connections are read without epoll... */
+/* The quiet regime (see tcp.h): at most this many up connections are read without epoll... */
 #define MF_TCP_DIRECT_MAX 8
 /* ...and one pass in this many asks epoll anyway, for the listeners. */
 #define MF_TCP_EPOLL_EVERY 64
@@ -196,14 +196,6 @@ static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
     return rc;
 }
 
-/* Whether this pass may read the up connections directly instead of asking epoll (tcp.h). */
-static bool mf_tcp_direct_pass(mf_tcp *t)
-{
-    if (t->t_epoll_due || t->t_nconns != t->t_nup || t->t_nup > MF_TCP_DIRECT_MAX || t->t_nout)
-        return false;
-    return ++t->t_pass % MF_TCP_EPOLL_EVERY != 0;
-}
-
 /* Reads every up connection once, as if epoll had reported it readable. */
 static int mf_tcp_progress_direct(mf_tcp *t)
 {
@@ -244,7 +236,14 @@ static int mf_tcp_progress(mf_fabric *f)
 {
     mf_tcp *t = (mf_tcp *)f;
     int n = mf_tcp_report_failures(t);
-    n += mf_tcp_direct_pass(t) ? mf_tcp_progress_direct(t) : mf_tcp_progress_epoll(t);
+    mf_tcp_set_quiet(t, t->t_nconns == t->t_nup && t->t_nup <= MF_TCP_DIRECT_MAX);
+    if (t->t_quiet) {
+        n += mf_tcp_progress_direct(t);
+        if (t->t_nout || t->t_epoll_due || ++t->t_pass % MF_TCP_EPOLL_EVERY == 0)
+            n += mf_tcp_progress_epoll(t);
+    } else {
+        n += mf_tcp_progress_epoll(t);
+    }
     /* Sends made by upcalls may have failed a peer: report before returning. */
     n += mf_tcp_report_failures(t);
     mf_tcp_bury(t);
@@ -256,14 +255,18 @@ static int mf_tcp_wait_fd(mf_fabric *f)
     return ((mf_tcp *)f)->t_epfd;
 }
 
-/* A failure noticed inside send is reported by the next progress: do not sleep past it. */
+/* A failure noticed inside send is reported by the next progress: do not sleep past it.
+ * Quiet connections rejoin the epoll set first; epoll_ctl reports data that came meanwhile, so
+ * the engine's wait returns at once for it. */
 static bool mf_tcp_sleep_prepare(mf_fabric *f)
 {
-    return ((mf_tcp *)f)->t_nfailing == 0;
+    mf_tcp *t = (mf_tcp *)f;
+    mf_tcp_set_quiet(t, false);
+    return t->t_nfailing == 0;
 }
 
 /* Whatever woke the engine (a new connection, a handshake, room to write) may be something only
- * epoll reports: the next pass asks it. */
+ * epoll reports: the next pass asks it (and makes the fabric quiet again if it can be). */
 static void mf_tcp_sleep_end(mf_fabric *f)
 {
     ((mf_tcp *)f)->t_epoll_due = true;

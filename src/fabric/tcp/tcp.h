@@ -9,12 +9,16 @@
  * exactly once, on it, in order.
  *
  * Progress: a busy-polling rank calls progress in a tight loop, and the system call it makes per
- * pass is what a message waits for. With few connections, all of them up and none waiting for
- * room to write, a pass reads each up socket directly (one recv that usually finds nothing, and
- * when a frame has arrived picks it up at once), instead of an epoll_wait followed by the read.
- * Every MF_TCP_EPOLL_EVERY passes, after every sleep, and whenever a connection is being set
- * up, has frames waiting for room or there are many connections, the pass asks epoll instead,
- * which also finds the listeners' new connections. Epoll stays the wait fd either way.
+ * pass is what a message waits for. With few connections (MF_TCP_DIRECT_MAX), all of them up,
+ * the fabric is "quiet": each pass reads every up socket directly (one recv that usually finds
+ * nothing, and picks an arrived frame up at once) instead of an epoll_wait followed by the read,
+ * and the up sockets leave the epoll set unless they wait for room to write. Out of the set, an
+ * arriving segment wakes no epoll (the kernel's callback chain, nested into the engine's epoll,
+ * costs about a tenth of a loopback round trip). Epoll is still asked every MF_TCP_EPOLL_EVERY
+ * passes (new connections on the listeners), after every sleep and while frames wait for room.
+ * Before the engine sleeps (sleep_prepare) the up sockets rejoin the set with EPOLLIN, so the
+ * epoll fd stays a complete wait fd; a connection being set up or too many peers end the quiet
+ * regime until the next pass finds it possible again.
  *
  * Connection set-up: the connector sends a HELLO (job hash, secret, size, rank); the acceptor
  * checks it and answers ACCEPT (with its own identity, checked in turn), REJECT (both connected
@@ -100,7 +104,8 @@ typedef struct mf_tcp {
     int t_nup;            /* of which up (MF_TCP_UP) */
     int t_nout;           /* live connections with EPOLLOUT armed */
     unsigned t_pass;      /* progress passes, to interleave epoll passes with direct ones */
-    bool t_epoll_due;     /* the next progress pass must be an epoll pass (after a sleep) */
+    bool t_epoll_due;     /* the next progress pass must also ask epoll (after a sleep) */
+    bool t_quiet;         /* up connections are read directly and out of epoll (see above) */
     int t_nfailing;       /* peers whose failure awaits its report */
     int t_sockbuf;        /* SO_SNDBUF/SO_RCVBUF, 0: autotuning */
     size_t t_staging;     /* receive staging buffer per connection */
@@ -125,8 +130,12 @@ int mf_tcp_dial(mf_tcp *t, int peer);
 void mf_tcp_accept(mf_tcp *t, mf_tcp_listener *l);
 /* Handles epoll events of a connection; returns events handled. */
 int mf_tcp_conn_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev);
-/* Sets the epoll mask of an up connection from its peer's queue (EPOLLOUT while non-empty). */
+/* Sets the epoll mask of an up connection: EPOLLIN unless the fabric is quiet, EPOLLOUT while
+ * its peer's queue is not empty; out of the epoll set when neither. */
 void mf_tcp_conn_update(mf_tcp *t, mf_tcp_conn *c);
+/* Enters or leaves the quiet regime (above), moving the up connections out of or back into the
+ * epoll set. Safe outside progress: a failure is deferred to the next progress. */
+void mf_tcp_set_quiet(mf_tcp *t, bool quiet);
 /* Closes a connection; a payload it was receiving completes with `status`. */
 void mf_tcp_conn_close(mf_tcp *t, mf_tcp_conn *c, int status);
 

@@ -30,12 +30,13 @@ static void mf_tcp_on_header(void *ctx, const mf_wire_hdr *hdr, mf_fabric_sink *
     mf_fabric_rx_header(&mf_tcp_g.t_base, c->c_peer, hdr, sink);
 }
 
+/* Sets the epoll mask of c; 0 takes it out of the epoll set (c_events 0: not in it). */
 static int mf_tcp_conn_events(mf_tcp *t, mf_tcp_conn *c, uint32_t events)
 {
     if (c->c_events == events)
         return 0;
     struct epoll_event ev = {.events = events, .data.ptr = c};
-    int op = c->c_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    int op = !events ? EPOLL_CTL_DEL : c->c_events ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     if (epoll_ctl(t->t_epfd, op, c->c_fd, &ev) != 0)
         return -1;
     t->t_nout += (events & EPOLLOUT ? 1 : 0) - (c->c_events & EPOLLOUT ? 1 : 0);
@@ -240,11 +241,29 @@ void mf_tcp_conn_update(mf_tcp *t, mf_tcp_conn *c)
 {
     if (c->c_state != MF_TCP_UP)
         return;
-    uint32_t want = EPOLLIN;
+    uint32_t want = t->t_quiet ? 0 : EPOLLIN;
     if (!mf_stream_out_empty(&t->t_peers[c->c_peer].p_out))
         want |= EPOLLOUT;
     if (mf_tcp_conn_events(t, c, want) != 0)
         mf_tcp_conn_lost(t, c, "epoll_ctl failed", errno);
+}
+
+void mf_tcp_set_quiet(mf_tcp *t, bool quiet)
+{
+    if (t->t_quiet == quiet)
+        return;
+    t->t_quiet = quiet;
+    for (mf_tcp_conn *c = t->t_conns; c; c = c->c_next) {
+        if (c->c_state != MF_TCP_UP)
+            continue;
+        uint32_t want = (quiet ? 0 : EPOLLIN) | (c->c_events & EPOLLOUT);
+        if (mf_tcp_conn_events(t, c, want) != 0) {
+            int code = mf_error(MPI_ERR_OTHER,
+                                "tcp: connection to rank %d (%s) lost: epoll_ctl failed: %s",
+                                c->c_peer, c->c_where, strerror(errno));
+            mf_tcp_peer_fail(t, c->c_peer, code, MF_TCP_FAIL_DEFERRED);
+        }
+    }
 }
 
 /* ---- Outgoing ---- */
