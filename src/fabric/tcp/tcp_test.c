@@ -8,7 +8,10 @@
  *             checked for order and content; ping-pong latency and bandwidth over loopback are
  *             printed; both close cleanly (goodbye: no failure reported on either side).
  *   alltoall  six ranks send 300 frames each to every other at once (all connections cross),
- *             checked for per-peer order; a stress test of the simultaneous-connect rule.
+ *             checked for per-peer order; a stress test of the simultaneous-connect rule. Also
+ *             with ten ranks: more connections than the quiet regime reads directly (tcp.h).
+ *   sleep     rank 0 sleeps on the wait fd (no timeout to speak of) before each of 20 frames
+ *             rank 1 sends a few ms later: quiet connections must rejoin the epoll set.
  *   remote    the ranks pretend to be on different hosts: loopback is not used between them.
  *   secret    the ranks disagree on the job secret: the connector's peer fails with a message
  *             saying the handshake was refused; the acceptor logs and carries on.
@@ -35,7 +38,7 @@ mf_fabric *mf_tcp_fabric(void);
 
 /* ---- Upcalls: received frames land in per-frame buffers and are checked on completion ---- */
 
-#define MAXP 8
+#define MAXP 10
 static uint64_t rx_next[MAXP]; /* expected sreq of the next frame from each peer */
 static int rx_frames, rx_bad, failed_peer = -1, failed_code;
 static char failed_msg[MPI_MAX_ERROR_STRING];
@@ -337,6 +340,35 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             if (rx_frames || failed_peer >= 0)
                 return 33;
         }
+    } else if (strcmp(scenario, "sleep") == 0) {
+        if (send_frame(f, peer, tx_buf, 8, 1) != MF_FABRIC_DONE)
+            return 70;
+        wait_frames(f, 1);
+        for (int i = 0; i < 20; i++) {
+            if (rank == 1) {
+                usleep(3000);
+                if (send_frame(f, peer, tx_buf, 8 + (size_t)i, 1) != MF_FABRIC_DONE)
+                    return 71;
+                wait_frames(f, 2 + i); /* rank 0's answer */
+                continue;
+            }
+            for (int k = 0; k < 1000; k++) /* the pass after a sleep made the fabric quiet */
+                f->ops->progress(f);
+            if (rx_frames < 2 + i) {
+                struct pollfd p = {.fd = f->ops->wait_fd(f), .events = POLLIN};
+                int r = f->ops->sleep_prepare(f) ? poll(&p, 1, 2000) : 1;
+                f->ops->sleep_end(f);
+                if (r != 1) {
+                    fprintf(stderr, "sleep: rank 0 slept through frame %d\n", i);
+                    return 72;
+                }
+            }
+            wait_frames(f, 2 + i);
+            if (send_frame(f, peer, tx_buf, 8, 1) != MF_FABRIC_DONE)
+                return 73;
+        }
+        if (rx_frames != 21 || rx_bad || failed_peer >= 0)
+            return 74;
     } else if (strcmp(scenario, "death") == 0) {
         if (send_frame(f, peer, tx_buf, 100, 1) != MF_FABRIC_DONE)
             return 40;
@@ -354,7 +386,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
     }
     rc = f->ops->close(f);
     if ((strcmp(scenario, "traffic") == 0 || strcmp(scenario, "alltoall") == 0 ||
-         strcmp(scenario, "remote") == 0) &&
+         strcmp(scenario, "remote") == 0 || strcmp(scenario, "sleep") == 0) &&
         (rc != MPI_SUCCESS || failed_peer >= 0)) {
         fprintf(stderr, "rank %d: close rc %d, failed peer %d: %s\n", rank, rc, failed_peer,
                 failed_msg);
@@ -405,8 +437,8 @@ static int run(const char *scenario, int np)
 int main(void)
 {
     setvbuf(stdout, NULL, _IOLBF, 0);
-    int bad = run("traffic", 2) | run("alltoall", 6) | run("remote", 2) | run("secret", 2) |
-              run("death", 2);
+    int bad = run("traffic", 2) | run("alltoall", 6) | run("alltoall", 10) | run("remote", 2) |
+              run("secret", 2) | run("sleep", 2) | run("death", 2);
     printf("tcp_test: %s\n", bad ? "FAILED" : "ok");
     return bad;
 }
