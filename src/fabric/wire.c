@@ -126,3 +126,10 @@ int mf_wire_check(const mf_wire_hdr *h, const char **why)
     }
     return 0;
 }
+
+int mf_wire_same(const mf_wire_hdr *a, const mf_wire_hdr *b)
+{
+    return a->type == b->type && a->flags == b->flags && a->context == b->context &&
+           a->src == b->src && a->tag == b->tag && a->len == b->len && a->total == b->total &&
+           a->sreq == b->sreq && a->rreq == b->rreq && a->rkey == b->rkey;
+}

@@ -55,5 +55,7 @@ int mf_wire_decode(const unsigned char in[MF_WIRE_HDR_SIZE], mf_wire_hdr *h, con
  * relations per type): 0, or -1 with *why naming the bad field. Fabrics with their own frame
  * layout (shm) call it too, so that all of them accept exactly the same headers. */
 int mf_wire_check(const mf_wire_hdr *h, const char **why);
+/* Whether two decoded headers carry the same fields (the struct has padding, so not memcmp). */
+int mf_wire_same(const mf_wire_hdr *a, const mf_wire_hdr *b);
 
 #endif

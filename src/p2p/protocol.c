@@ -227,31 +227,54 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     return MPI_SUCCESS;
 }
 
+/* A standard send that can go as one eager frame without a request: contiguous data within
+ * the eager limit of the peer's fabric, to a peer not known to have failed. */
+typedef struct mf_p2p_eager {
+    mf_fabric *f;
+    int peer;
+    mf_wire_hdr h;
+    struct iovec iov;
+} mf_p2p_eager;
+
+/* Fills e and returns true if the send qualifies (see mf_p2p_eager); *rc is the peer's error
+ * when that is why it does not. */
+static bool mf_p2p_eager_prepare(const void *buf, MPI_Count count, mf_datatype *dt, int dest,
+                                 int tag, mf_comm *comm, unsigned ctx, mf_p2p_eager *e, int *rc)
+{
+    const struct mf_datatype_public *t = mf_datatype_info(dt);
+    *rc = MPI_SUCCESS;
+    if (dest == MPI_PROC_NULL || !t->dt_contig)
+        return false;
+    size_t bytes = (size_t)count * t->dt_size;
+    e->peer = mf_comm_peer(comm, dest);
+    e->f = mf_fabric_of(e->peer);
+    if (bytes > e->f->eager_limit || (*rc = mf_p2p_peer_status(e->peer)))
+        return false;
+    e->h = (mf_wire_hdr){
+        .type = MF_MSG_EAGER,
+        .context = comm->c_context + ctx,
+        .src = (int32_t)comm->c_rank,
+        .tag = tag,
+        .len = bytes,
+        .total = bytes,
+    };
+    e->iov = (struct iovec){(char *)buf + t->dt_true_lb, bytes};
+    return true;
+}
+
 int mf_isend_standard(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
                       mf_comm *comm, unsigned ctx, mf_request **out)
 {
-    const struct mf_datatype_public *t = mf_datatype_info(dt);
-    if (dest != MPI_PROC_NULL && t->dt_contig) {
-        size_t bytes = (size_t)count * t->dt_size;
-        int peer = mf_comm_peer(comm, dest);
-        mf_fabric *f = mf_fabric_of(peer);
-        if ((f->flags & MF_FABRIC_INJECT) && bytes <= f->eager_limit && !mf_p2p_peer_status(peer)) {
-            mf_wire_hdr h = {
-                .type = MF_MSG_EAGER,
-                .context = comm->c_context + ctx,
-                .src = (int32_t)comm->c_rank,
-                .tag = tag,
-                .len = bytes,
-                .total = bytes,
-            };
-            struct iovec iov = {(char *)buf + t->dt_true_lb, bytes};
-            if (f->ops->send(f, peer, &h, &iov, 1, NULL) == MF_FABRIC_DONE) {
-                *out = mf_request_sent();
-                return MPI_SUCCESS;
-            }
-            /* Busy (frames queued ahead, ring full) or failing: the request path sorts it out. */
-        }
+    mf_p2p_eager e;
+    int rc;
+    if (mf_p2p_eager_prepare(buf, count, dt, dest, tag, comm, ctx, &e, &rc) &&
+        (e.f->flags & MF_FABRIC_INJECT) &&
+        e.f->ops->send(e.f, e.peer, &e.h, &e.iov, 1, NULL) == MF_FABRIC_DONE) {
+        *out = mf_request_sent();
+        return MPI_SUCCESS;
     }
+    /* Not eligible, busy (frames queued ahead, ring full) or failing: the request path sorts it
+     * out, in order. */
     return mf_isend(buf, count, dt, dest, tag, comm, ctx, MF_SEND_STANDARD, out);
 }
 
@@ -707,28 +730,12 @@ static bool mf_p2p_stack_finished(void *arg)
 static int mf_send_eager(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
                          mf_comm *comm, unsigned ctx)
 {
-    const struct mf_datatype_public *t = mf_datatype_info(dt);
-    if (dest == MPI_PROC_NULL || !t->dt_contig)
-        return MF_FABRIC_UNAVAILABLE;
-    size_t bytes = (size_t)count * t->dt_size;
-    int peer = mf_comm_peer(comm, dest);
-    mf_fabric *f = mf_fabric_of(peer);
-    if (bytes > f->eager_limit)
-        return MF_FABRIC_UNAVAILABLE;
-    int rc = mf_p2p_peer_status(peer);
-    if (rc)
-        return rc;
-    mf_wire_hdr h = {
-        .type = MF_MSG_EAGER,
-        .context = comm->c_context + ctx,
-        .src = (int32_t)comm->c_rank,
-        .tag = tag,
-        .len = bytes,
-        .total = bytes,
-    };
-    struct iovec iov = {(char *)buf + t->dt_true_lb, bytes};
+    mf_p2p_eager e;
+    int rc;
+    if (!mf_p2p_eager_prepare(buf, count, dt, dest, tag, comm, ctx, &e, &rc))
+        return rc ? rc : MF_FABRIC_UNAVAILABLE;
     mf_p2p_stack_done d = {{mf_p2p_stack_done_fn}, false, MPI_SUCCESS};
-    rc = f->ops->send(f, peer, &h, &iov, 1, &d.done);
+    rc = e.f->ops->send(e.f, e.peer, &e.h, &e.iov, 1, &d.done);
     if (rc != MF_FABRIC_PENDING)
         return rc; /* MF_FABRIC_DONE is MPI_SUCCESS */
     rc = mf_progress_wait(mf_p2p_stack_finished, &d);
