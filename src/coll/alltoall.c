@@ -37,8 +37,8 @@ static int alltoallw_linear(const void *sbuf, const MPI_Count *scounts, const MP
             rc = mf_irecv((char *)rbuf + rdispls[src], rcounts[src], rdts[src], src,
                           MF_TAG_ALLTOALL, comm, MF_CTX_COLL, &reqs[m]);
             if (!rc)
-                rc = mf_isend((const char *)sbuf + sdispls[dst], scounts[dst], sdts[dst], dst,
-                              MF_TAG_ALLTOALL, comm, MF_CTX_COLL, MF_SEND_STANDARD, &reqs[m + 1]);
+                rc = mf_isend_standard((const char *)sbuf + sdispls[dst], scounts[dst], sdts[dst],
+                                       dst, MF_TAG_ALLTOALL, comm, MF_CTX_COLL, &reqs[m + 1]);
             m += 2;
         }
         int wrc = mf_coll_waitall_free(m, reqs);
@@ -112,8 +112,8 @@ static int alltoall_linear(const void *sbuf, MPI_Count scount, mf_datatype *sdt,
             rc = mf_irecv(mf_coll_at(rbuf, src * rcount, rdt), rcount, rdt, (int)src,
                           MF_TAG_ALLTOALL, comm, MF_CTX_COLL, &reqs[m]);
             if (!rc)
-                rc = mf_isend(mf_coll_at(sbuf, dst * scount, sdt), scount, sdt, (int)dst,
-                              MF_TAG_ALLTOALL, comm, MF_CTX_COLL, MF_SEND_STANDARD, &reqs[m + 1]);
+                rc = mf_isend_standard(mf_coll_at(sbuf, dst * scount, sdt), scount, sdt, (int)dst,
+                                       MF_TAG_ALLTOALL, comm, MF_CTX_COLL, &reqs[m + 1]);
             m += 2;
         }
         int wrc = mf_coll_waitall_free(m, reqs);

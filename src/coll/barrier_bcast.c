@@ -40,8 +40,8 @@ static int bcast_binomial(void *buf, MPI_Count count, mf_datatype *dt, int root,
     mf_request *reqs[32];
     int m = 0;
     for (int mask = mf_coll_tree_first_child_mask(vr); vr + mask < n && !rc; mask <<= 1)
-        rc = mf_isend(buf, count, dt, (vr + mask + root) % n, MF_TAG_BCAST, comm, MF_CTX_COLL,
-                      MF_SEND_STANDARD, &reqs[m++]);
+        rc = mf_isend_standard(buf, count, dt, (vr + mask + root) % n, MF_TAG_BCAST, comm,
+                               MF_CTX_COLL, &reqs[m++]);
     if (rc)
         m--; /* the failed isend made no request */
     int wrc = mf_coll_waitall_free(m, reqs);

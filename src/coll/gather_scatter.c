@@ -68,8 +68,7 @@ int mf_coll_scatterv_linear(const void *sbuf, const MPI_Count *scounts, const MP
             if (rbuf != MPI_IN_PLACE)
                 rc = mf_coll_copy(at, scounts[i], sdt, rbuf, rcount, rdt);
         } else {
-            rc = mf_isend(at, scounts[i], sdt, i, tag, comm, MF_CTX_COLL, MF_SEND_STANDARD,
-                          &reqs[i]);
+            rc = mf_isend_standard(at, scounts[i], sdt, i, tag, comm, MF_CTX_COLL, &reqs[i]);
         }
     }
     int wrc = mf_coll_waitall_free(n, reqs);

@@ -50,8 +50,7 @@ static int root_linear(bool receive, void *buf, const MPI_Count *counts, const M
     for (int i = 0; i < m && !rc; i++) {
         void *at = mf_coll_at(buf, displs[i], dt);
         rc = receive ? mf_irecv(at, counts[i], dt, i, tag, comm, MF_CTX_COLL, &reqs[i])
-                     : mf_isend(at, counts[i], dt, i, tag, comm, MF_CTX_COLL, MF_SEND_STANDARD,
-                                &reqs[i]);
+                     : mf_isend_standard(at, counts[i], dt, i, tag, comm, MF_CTX_COLL, &reqs[i]);
     }
     int wrc = mf_coll_waitall_free(m, reqs);
     free(reqs);
@@ -242,8 +241,8 @@ int mf_coll_inter_alltoallw(const void *sbuf, const MPI_Count *scounts, const MP
         rc = mf_irecv((char *)rbuf + rdispls[i], rcounts[i], rdts[i], i, MF_TAG_ALLTOALL, comm,
                       MF_CTX_COLL, &reqs[2 * i]);
         if (!rc)
-            rc = mf_isend((const char *)sbuf + sdispls[i], scounts[i], sdts[i], i, MF_TAG_ALLTOALL,
-                          comm, MF_CTX_COLL, MF_SEND_STANDARD, &reqs[2 * i + 1]);
+            rc = mf_isend_standard((const char *)sbuf + sdispls[i], scounts[i], sdts[i], i,
+                                   MF_TAG_ALLTOALL, comm, MF_CTX_COLL, &reqs[2 * i + 1]);
     }
     int wrc = mf_coll_waitall_free(2 * m, reqs);
     free(reqs);

@@ -230,8 +230,8 @@ static void nbc_start_op(mf_nbc_sched *s, mf_nbc_op *o)
         if (!nbc_grow((void **)&s->s_reqs, &s->s_capreqs, s->s_nreqs, sizeof *s->s_reqs, s))
             return;
         if (o->o_kind == MF_NBC_OP_SEND)
-            rc = mf_isend(o->o_src, o->o_scount, o->o_sdt, o->o_peer, s->s_tag, o->o_comm,
-                          MF_CTX_COLL, MF_SEND_STANDARD, &r);
+            rc = mf_isend_standard(o->o_src, o->o_scount, o->o_sdt, o->o_peer, s->s_tag, o->o_comm,
+                                   MF_CTX_COLL, &r);
         else
             rc = mf_irecv(o->o_dst, o->o_rcount, o->o_rdt, o->o_peer, s->s_tag, o->o_comm,
                           MF_CTX_COLL, &r);
