@@ -90,10 +90,10 @@ int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io,
                        size_t len, mf_fabric_done *done, int *sys_err);
 /* Queues the goodbye record (copied). MF_FABRIC_DONE, or MF_STREAM_FAILED with ENOMEM. */
 int mf_stream_out_bye(mf_stream_out *o, int *sys_err);
-/* Writes what the stream takes now. Returns the number of frames completed (their `done` is
- * called with MPI_SUCCESS after the writing), at least 1 when any byte was written (a large frame
- * going out is work done, not an idle pass, for whoever decides to sleep), or MF_STREAM_FAILED
- * with *sys_err. */
+/* Writes what the stream takes now (until a write is short: the stream is full, flush again when
+ * it has room). Returns the number of frames completed (their `done` is called with MPI_SUCCESS
+ * after the writing), at least 1 when any byte was written (a large frame going out is work done,
+ * not an idle pass, for whoever decides to sleep), or MF_STREAM_FAILED with *sys_err. */
 int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err);
 bool mf_stream_out_empty(const mf_stream_out *o);
 /* Drops every queued frame, calling `done` with `status` (an MPI error code) for those that

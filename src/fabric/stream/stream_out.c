@@ -232,6 +232,7 @@ int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err)
     while (o->so_head) {
         struct iovec v[MF_STREAM_WRITE_IOV];
         int nv = 0;
+        size_t want = 0;
         for (mf_stream_frame *fr = o->so_head; fr && nv < MF_STREAM_WRITE_IOV; fr = fr->sf_next) {
             for (int i = fr->sf_cur; i < fr->sf_niov && nv < MF_STREAM_WRITE_IOV; i++) {
                 v[nv] = fr->sf_iov[i];
@@ -239,6 +240,7 @@ int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err)
                     v[nv].iov_base = (unsigned char *)v[nv].iov_base + fr->sf_off;
                     v[nv].iov_len -= fr->sf_off;
                 }
+                want += v[nv].iov_len;
                 nv++;
             }
         }
@@ -275,6 +277,10 @@ int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err)
             finished_tail = &fr->sf_next;
             nfinished++;
         }
+        /* A short write filled the stream: stop rather than pay a system call for the EAGAIN
+         * (the owner flushes again when the stream has room). */
+        if ((size_t)n < want)
+            break;
     }
     /* Callbacks last: they may send on this very queue. */
     while (finished) {
