@@ -9,6 +9,7 @@
  *   - rget: every rank offers a 3 MiB buffer by rkey in an RTS; peers pull it with rget;
  *   - doorbell: a rank sleeping in poll() on wait_fd is woken by a peer's send;
  *   - a peer that dies while we wait for ring space is reported through peer_failed;
+ *   - inject (send without `done`): copied or refused, never queued, order kept;
  *   - nothing is left in /dev/shm;
  *   - performance (2 ranks pinned to 2 cores): ping-pong latency of 8-byte frames, streaming
  *     bandwidth of 16 KiB frames, rget bandwidth; printed, not asserted (machines differ).
@@ -429,6 +430,61 @@ static void scenario_dead_peer(int rank, int n)
     _exit(0);
 }
 
+/* MF_FABRIC_INJECT: a send without `done` is copied at once or refused (BUSY) taking nothing,
+ * also while an earlier frame waits in the queue, so that order is kept. */
+#define INJECT_FRAMES 3000
+
+static int inject_frame(int peer, uint64_t seq, mf_fabric_done *done)
+{
+    size_t len = len_of(seq);
+    mf_wire_hdr h = {.type = MF_MSG_EAGER,
+                     .context = (uint32_t)mf_g.rank,
+                     .src = mf_g.rank,
+                     .tag = (int)seq,
+                     .len = len,
+                     .total = len};
+    struct iovec iov = {(void *)payload_of(mf_g.rank, seq), len};
+    int rc = F->ops->send(F, peer, &h, &iov, 1, done);
+    if (rc == MF_FABRIC_PENDING)
+        outstanding++;
+    return rc;
+}
+
+static void scenario_inject(int rank, int n)
+{
+    setup_rank(rank, 2);
+    CHECK(F->flags & MF_FABRIC_INJECT);
+    if (rank == 1) {
+        usleep(200000); /* let the sender fill the ring */
+        double t0 = now_s();
+        while (rx_next[0] < INJECT_FRAMES && now_s() - t0 < 30)
+            idle_progress();
+        CHECK(rx_next[0] == INJECT_FRAMES);
+    } else {
+        uint64_t seq = 0;
+        int rc;
+        while ((rc = inject_frame(1, seq, NULL)) == MF_FABRIC_DONE)
+            seq++;
+        CHECK(rc == MF_FABRIC_BUSY && seq > 0 && F->ops->tx_idle(F)); /* nothing was taken */
+        CHECK(inject_frame(1, seq++, &done_counter) == MF_FABRIC_PENDING);
+        CHECK(inject_frame(1, seq, NULL) == MF_FABRIC_BUSY); /* a frame waits ahead */
+        double t0 = now_s();
+        while (seq < INJECT_FRAMES && now_s() - t0 < 30) {
+            if (inject_frame(1, seq, NULL) == MF_FABRIC_DONE)
+                seq++;
+            else
+                idle_progress();
+        }
+        while ((outstanding > 0 || !F->ops->tx_idle(F)) && now_s() - t0 < 30)
+            idle_progress();
+        CHECK(seq == INJECT_FRAMES && outstanding == 0);
+    }
+    F->ops->close(F);
+    if (rank == 0)
+        printf("shm_test: inject: refused when full or behind a queued frame, order kept\n");
+    _exit(0);
+}
+
 static int run(int n, void (*scenario)(int, int))
 {
     static int round;
@@ -477,6 +533,7 @@ int main(void)
     bad += run(2, scenario_dead_peer);
     dead_by_rget = true;
     bad += run(2, scenario_dead_peer);
+    bad += run(2, scenario_inject);
     bad += run(2, scenario_perf);
     if (bad)
         return 1;
