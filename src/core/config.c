@@ -68,21 +68,27 @@ static int mf_parse_size(const char *s, size_t *out)
     return 0;
 }
 
-size_t mf_config_size(const char *name)
+size_t mf_config_size_or(const char *name, size_t def)
 {
-    const mf_config_entry *e = mf_config_find(name);
-    size_t v = 0, def = 0;
-    int ok = mf_parse_size(e->def, &def);
-    assert(ok == 0);
-    (void)ok;
+    size_t v = 0;
     const char *s = getenv(name);
     if (!s || !*s)
         return def;
     if (mf_parse_size(s, &v) != 0) {
-        mf_warn("%s=%s is not a size (digits with optional K/M/G); using %s", name, s, e->def);
+        mf_warn("%s=%s is not a size (digits with optional K/M/G); using %zu", name, s, def);
         return def;
     }
     return v;
+}
+
+size_t mf_config_size(const char *name)
+{
+    const mf_config_entry *e = mf_config_find(name);
+    size_t def = 0;
+    int ok = mf_parse_size(e->def, &def);
+    assert(ok == 0);
+    (void)ok;
+    return mf_config_size_or(name, def);
 }
 
 long mf_config_long(const char *name)

@@ -15,6 +15,8 @@ const char *mf_config_str(const char *name);
 long mf_config_long(const char *name);
 /* A byte count: digits with an optional K, M or G suffix (powers of 1024). */
 size_t mf_config_size(const char *name);
+/* The same for a variable whose default the caller computes (listed with an empty default). */
+size_t mf_config_size_or(const char *name, size_t def);
 bool mf_config_bool(const char *name);
 
 #endif

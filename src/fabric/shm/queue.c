@@ -14,7 +14,7 @@
 #include "fabric/shm/shm.h"
 
 /* The consumer publishes tail at least every cap / MF_SHM_TAIL_LAZINESS bytes. */
-#define MF_SHM_TAIL_LAZINESS 4
+#define MF_SHM_TAIL_LAZINESS 16
 /* The producer zeroes marker slots this many bytes ahead at a time, not one line per frame: a
  * waiting consumer polls the line right after the last frame, and zeroing it there just before
  * writing the next frame into it would move that line between the cores twice per message. */
