@@ -47,6 +47,10 @@ static void test_geometry(void)
     /* Many local ranks shrink rings, but never below one maximal frame. */
     size_t c64 = mf_shm_ring_cap_for(64, 32768);
     CHECK(c64 < c2 && c64 > mf_shm_frame_bytes(32768));
+    /* Up to 6 ranks every ring holds 15 frames of the default 64 KiB eager limit; 8 ranks stay
+     * within the budget (32 MiB). */
+    CHECK(mf_shm_ring_cap_for(6, 65536) >= 15 * mf_shm_frame_bytes(65536));
+    CHECK(mf_shm_ring_cap_for(8, 65536) * 56 <= ((size_t)32 << 20));
     size_t big = mf_shm_ring_cap_for(2, 1 << 20);
     CHECK(big > mf_shm_frame_bytes(1 << 20));
     CHECK(mf_shm_segment_size(4, 65536) >= 12 * 65536);
