@@ -449,11 +449,11 @@ static void mf_p2p_match_eager(mf_request *r, mf_fabric *f, int peer, const mf_w
     if (h->flags & MF_WIRE_SYNC)
         mf_p2p_ack_sync(f, peer, h);
     r->rq_busy++;
-    r->rq_sink.fs_iov = rc ? NULL : r->rq_iovs;
-    r->rq_sink.fs_niov = rc ? 0 : r->rq_niov;
-    r->rq_sink.fs_done = mf_p2p_eager_sink_done;
-    r->rq_sink.fs_ctx = r;
-    *sink = r->rq_sink;
+    /* Written straight into the fabric's sink: a copy through a field of r read back its
+     * just-written halves as one 16-byte load, a store-forwarding stall perf showed as a tenth
+     * of a streaming receiver's time. */
+    *sink =
+        (mf_fabric_sink){rc ? NULL : r->rq_iovs, rc ? 0 : r->rq_niov, mf_p2p_eager_sink_done, r};
 }
 
 /* Hands a fully landed unexpected eager payload to the receive that matched it. */

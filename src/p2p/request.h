@@ -60,7 +60,6 @@ struct mf_request {
     /* Completion hooks from the fabric for this request's sends and pulls. */
     mf_fabric_done rq_send_done;
     mf_fabric_done rq_get_done;
-    mf_fabric_sink rq_sink;
 
     /* Posted-receive queue links. */
     struct mf_request *rq_next, *rq_prev;
