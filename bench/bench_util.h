@@ -106,7 +106,13 @@ static inline int bench_parse(int argc, char **argv, bench_opts *o, size_t def_m
         } else if (!strcmp(a, "--sizes") && v) {
             const char *p = v;
             while (p && *p && o->nlist < 64) {
-                o->list[o->nlist++] = bench_parse_size(p);
+                size_t sz = bench_parse_size(p);
+                for (int k = 0; k < o->nlist; k++)
+                    if (o->list[k] == sz) { /* sizes are walked by value: each only once */
+                        fprintf(stderr, "%s: --sizes lists %zu twice\n", argv[0], sz);
+                        return -1;
+                    }
+                o->list[o->nlist++] = sz;
                 p = strchr(p, ',');
                 p = p ? p + 1 : NULL;
             }
