@@ -51,12 +51,18 @@ static void mf_shm_ring_get(const mf_shm_ring *r, uint64_t pos, void *dst, size_
         memcpy((unsigned char *)dst + first, r->data, n - first);
 }
 
-/* Copies n <= 32 bytes between non-overlapping buffers with a few fixed-size moves (two
- * possibly overlapping ones per size class): cheaper than a call to memcpy for the small payloads
- * that ride in a frame's first line. */
+/* Payloads up to this size are copied with fixed-size moves (mf_shm_copy_small). */
+#define MF_SHM_SMALL_COPY 64
+
+/* Copies n <= MF_SHM_SMALL_COPY bytes between non-overlapping buffers with a few fixed-size
+ * moves (two possibly overlapping ones per size class): cheaper than a call to memcpy for the
+ * small payloads that ride in a frame's first line or two. */
 static inline void mf_shm_copy_small(unsigned char *d, const unsigned char *s, size_t n)
 {
-    if (n >= 16) {
+    if (n >= 32) {
+        memcpy(d, s, 32);
+        memcpy(d + n - 32, s + n - 32, 32);
+    } else if (n >= 16) {
         memcpy(d, s, 16);
         memcpy(d + n - 16, s + n - 16, 16);
     } else if (n >= 8) {
@@ -101,10 +107,10 @@ bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *
     mf_shm_frame_encode(h, r->data + (size_t)(pos & (r->cap - 1)));
     uint64_t at = pos + mf_shm_frame_hdr(h->type);
     size_t left = len;
-    if (h->type == MF_MSG_EAGER && len <= MF_SHM_CACHELINE - MF_SHM_EAGER_HDR && niov == 1 &&
-        iov[0].iov_len >= len) {
-        /* The whole payload rides in the first line. */
-        mf_shm_copy_small(r->data + (size_t)(at & (r->cap - 1)), iov[0].iov_base, len);
+    size_t at_off = (size_t)(at & (r->cap - 1));
+    if (len <= MF_SHM_SMALL_COPY && niov == 1 && iov[0].iov_len >= len && at_off + len <= r->cap) {
+        /* A small payload that does not wrap. */
+        mf_shm_copy_small(r->data + at_off, iov[0].iov_base, len);
         left = 0;
     }
     for (int i = 0; i < niov && left > 0; i++) {
@@ -143,9 +149,10 @@ size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct i
 {
     uint64_t pos = r->tail_cache + mf_shm_frame_hdr(h->type);
     size_t left = (size_t)h->len, copied = 0;
-    if (h->type == MF_MSG_EAGER && left <= MF_SHM_CACHELINE - MF_SHM_EAGER_HDR && niov >= 1 &&
-        iov[0].iov_len >= left) {
-        mf_shm_copy_small(iov[0].iov_base, r->data + (size_t)(pos & (r->cap - 1)), left);
+    size_t pos_off = (size_t)(pos & (r->cap - 1));
+    if (left <= MF_SHM_SMALL_COPY && niov >= 1 && iov[0].iov_len >= left &&
+        pos_off + left <= r->cap) {
+        mf_shm_copy_small(iov[0].iov_base, r->data + pos_off, left);
         return left;
     }
     for (int i = 0; i < niov && left > 0; i++) {
