@@ -346,17 +346,30 @@ static void mf_p2p_ack_sync(mf_fabric *f, int peer, const mf_wire_hdr *h)
 
 /* Sets the status and the accepted size of a receive matched with envelope h offering `size`
  * bytes; notes truncation. */
+/* The status of a receive of `room` bytes matched with envelope h offering `size` bytes:
+ * source, tag, byte count. Returns the bytes taken; *err becomes MPI_ERR_TRUNCATE (with the
+ * message) when the message does not fit, and is left alone otherwise. */
+static size_t mf_p2p_match_status(MPI_Status *st, const mf_wire_hdr *h, size_t size, size_t room,
+                                  int *err)
+{
+    size_t take = size <= room ? size : room;
+    st->MPI_SOURCE = h->src;
+    st->MPI_TAG = h->tag;
+    mf_status_set_bytes(st, (MPI_Count)take);
+    if (size > room)
+        *err = mf_error(MPI_ERR_TRUNCATE,
+                        "receive: message of %zu bytes from rank %d (tag %d) does not fit the "
+                        "%zu-byte buffer",
+                        size, h->src, h->tag, room);
+    return take;
+}
+
 static void mf_p2p_accept(mf_request *r, const mf_wire_hdr *h, size_t size)
 {
-    r->pub.r_status.MPI_SOURCE = h->src;
-    r->pub.r_status.MPI_TAG = h->tag;
-    r->rq_accepted = size <= r->rq_bytes ? size : r->rq_bytes;
-    if (size > r->rq_bytes)
-        mf_p2p_fail(r, mf_error(MPI_ERR_TRUNCATE,
-                                "receive: message of %zu bytes from rank %d (tag %d) does not fit "
-                                "the %zu-byte buffer",
-                                size, h->src, h->tag, r->rq_bytes));
-    mf_status_set_bytes(&r->pub.r_status, (MPI_Count)r->rq_accepted);
+    int err = MPI_SUCCESS;
+    r->rq_accepted = mf_p2p_match_status(&r->pub.r_status, h, size, r->rq_bytes, &err);
+    if (err)
+        mf_p2p_fail(r, err);
 }
 
 /* Where the accepted bytes land: the user buffer (contiguous, or as iovecs), else a staging
@@ -782,17 +795,8 @@ typedef struct mf_p2p_direct {
  * into d->buf. */
 static size_t mf_p2p_direct_accept(mf_p2p_direct *d, const mf_wire_hdr *h)
 {
-    size_t take = h->len <= d->bytes ? (size_t)h->len : d->bytes;
-    d->status.MPI_SOURCE = h->src;
-    d->status.MPI_TAG = h->tag;
-    mf_status_set_bytes(&d->status, (MPI_Count)take);
-    if (h->len > d->bytes)
-        d->rc = mf_error(MPI_ERR_TRUNCATE,
-                         "receive: message of %zu bytes from rank %d (tag %d) does not fit the "
-                         "%zu-byte buffer",
-                         (size_t)h->len, h->src, h->tag, d->bytes);
     d->received = true;
-    return take;
+    return mf_p2p_match_status(&d->status, h, (size_t)h->len, d->bytes, &d->rc);
 }
 
 static bool mf_p2p_direct_done(void *arg)
