@@ -16,6 +16,12 @@ static mf_request *mf_req_op(mf_request *r)
     return r->pub.r_persistent ? r->rq_inner : r;
 }
 
+/* Null, or persistent and not started: counts as complete with an empty status. */
+static bool mf_req_inactive(const mf_request *r)
+{
+    return !r || (r->pub.r_persistent && !r->rq_inner);
+}
+
 static bool mf_req_done(mf_request *r)
 {
     mf_request *op = r ? mf_req_op(r) : NULL;
@@ -116,7 +122,7 @@ static int mf_req_set_done_count(mf_req_set *s, int *active)
     int done = 0;
     *active = 0;
     for (int i = 0; i < s->n; i++) {
-        if (!s->r[i] || (s->r[i]->pub.r_persistent && !s->r[i]->rq_inner))
+        if (mf_req_inactive(s->r[i]))
             continue;
         (*active)++;
         done += mf_req_done(s->r[i]);
@@ -132,8 +138,7 @@ static bool mf_req_set_all_ready(void *arg)
     mf_req_set *s = arg;
     while (s->all_to < s->n) {
         mf_request *r = s->r[s->all_to];
-        bool inactive = !r || (r->pub.r_persistent && !r->rq_inner);
-        if (!inactive && !mf_req_done(r))
+        if (!mf_req_inactive(r) && !mf_req_done(r))
             return false;
         s->all_to++;
     }
@@ -155,7 +160,7 @@ static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *stat
     int err = MPI_SUCCESS, k = 0;
     bool ignore = statuses == MPI_STATUSES_IGNORE || !statuses;
     for (int i = 0; i < s->n; i++) {
-        bool inactive = !s->r[i] || (s->r[i]->pub.r_persistent && !s->r[i]->rq_inner);
+        bool inactive = mf_req_inactive(s->r[i]);
         if (only_done && (inactive || !mf_req_done(s->r[i])))
             continue;
         MPI_Status tmp;
@@ -243,7 +248,7 @@ static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_
         if (active == 0)
             mf_status_empty(status);
         for (int i = 0; i < count && active; i++) {
-            bool inactive = !r[i] || (r[i]->pub.r_persistent && !r[i]->rq_inner);
+            bool inactive = mf_req_inactive(r[i]);
             if (inactive || !mf_req_done(r[i]))
                 continue;
             *index = i;

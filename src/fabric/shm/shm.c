@@ -243,6 +243,16 @@ static int mf_shm_flush(mf_shm_state *s)
 
 /* ---- receiving ---- */
 
+/* Copies the oldest inbound frame of p (header h, as peeked) into iov and releases it. */
+static void mf_shm_take(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h,
+                        const struct iovec *iov, int niov)
+{
+    if (h->len > 0 && niov > 0)
+        mf_shm_ring_copy_out(&p->in, h, iov, niov);
+    if (mf_shm_ring_pop(&p->in, h))
+        mf_shm_wake(s, p); /* its producer waits for the space we just freed */
+}
+
 static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
 {
     int n = 0;
@@ -263,10 +273,7 @@ static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
         }
         mf_fabric_sink sink = {0};
         mf_fabric_rx_header(&s->base, p->rank, &h, &sink);
-        if (h.len > 0 && sink.fs_niov > 0)
-            mf_shm_ring_copy_out(&p->in, &h, sink.fs_iov, sink.fs_niov);
-        if (mf_shm_ring_pop(&p->in, &h))
-            mf_shm_wake(s, p); /* its producer waits for the space we just freed */
+        mf_shm_take(s, p, &h, sink.fs_iov, sink.fs_niov);
         if (sink.fs_done)
             sink.fs_done(&sink, MPI_SUCCESS);
         if (p->failed)
@@ -334,11 +341,7 @@ static void mf_shm_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const
                            int niov)
 {
     mf_shm_state *s = mf_shm_of(f);
-    mf_shm_peer *p = mf_shm_peer_of(s, peer);
-    if (hdr->len > 0 && niov > 0)
-        mf_shm_ring_copy_out(&p->in, hdr, iov, niov);
-    if (mf_shm_ring_pop(&p->in, hdr))
-        mf_shm_wake(s, p);
+    mf_shm_take(s, mf_shm_peer_of(s, peer), hdr, iov, niov);
 }
 
 /* ---- sleeping ---- */
