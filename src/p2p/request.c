@@ -28,7 +28,8 @@ static int mf_request_ncached;
 
 /* The request every immediately finished MPI_Isend returns (mf_request_sent): complete, never
  * freed, never in the live list or the wire-id table. Its handle is the last index of the
- * request class below the bit that marks message handles, a slot the table never reaches. */
+ * request class below the bit that marks message handles; mf_request_handle never hands out
+ * that slot or any above it. */
 #define MF_REQUEST_SENT_HANDLE MF_HANDLE_MAKE(MF_HANDLE_USER, MF_CLASS_REQUEST, 0x01ffffff)
 static mf_request mf_request_sent_obj = {
     .pub = {.r_handle = MF_REQUEST_SENT_HANDLE,
@@ -264,6 +265,11 @@ static mf_handle_table mf_message_table = MF_HANDLE_TABLE_INIT(MF_CLASS_REQUEST)
 int mf_request_handle(mf_request *r, MPI_Request *handle)
 {
     int h = mf_handle_alloc(&mf_request_table, r);
+    if (h && MF_HANDLE_INDEX(h) >= MF_HANDLE_INDEX(MF_REQUEST_SENT_HANDLE)) {
+        /* Slots from here on belong to the shared request and to message handles (bit 25). */
+        mf_handle_free(&mf_request_table, h);
+        h = 0;
+    }
     if (!h)
         return mf_error(MPI_ERR_NO_MEM, "no memory for a request handle");
     r->pub.r_handle = h;
