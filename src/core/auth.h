@@ -52,7 +52,7 @@ typedef enum mf_auth_role {
 /* What both proofs bind. Identities are opaque byte strings chosen by the protocol (a rank and
  * the job size, a host index, ...), the same bytes on both sides. */
 typedef struct mf_auth_transcript {
-    const char *at_channel; /* names the protocol, e.g. "manifold-tcp-1" */
+    const char *at_channel;                       /* names the protocol, e.g. "manifold-tcp-1" */
     const unsigned char *at_nonce_i, *at_nonce_r; /* MF_AUTH_NONCE_BYTES each */
     const void *at_id_i;
     size_t at_id_i_len;

@@ -21,7 +21,10 @@ typedef struct mf_ratelimit {
     unsigned rl_held;   /* events since the last report */
 } mf_ratelimit;
 
-#define MF_RATELIMIT_INIT(seconds) {.rl_interval = (seconds), .rl_last = -1.0, .rl_held = 0}
+#define MF_RATELIMIT_INIT(seconds)                                                                 \
+    {                                                                                              \
+        .rl_interval = (seconds), .rl_last = -1.0, .rl_held = 0                                    \
+    }
 
 /* Counts one event at time `now` (seconds, any monotonic origin). True when it should be
  * reported; *held is then the number of events suppressed since the previous report. */
