@@ -14,7 +14,10 @@
 /* ---- MPI_Dims_create ------------------------------------------------------------------------
  * The free dimensions get the factorization of the remaining node count whose largest and
  * smallest factors are closest (the "as close to each other as possible" of the standard),
- * in non-increasing order. An exhaustive search over divisors: the counts are small. */
+ * in non-increasing order. Among factorizations equally close, the one whose smallest factors
+ * are largest, compared from the smallest up: 20 in 4 dimensions is 5x2x2x1, not 5x4x1x1
+ * (both spread 4), which is what MPICH and Open MPI answer. An exhaustive search over
+ * divisors: the counts are small. */
 typedef struct mf_dims_search {
     const int *divs;
     int ndivs, k;
@@ -30,7 +33,13 @@ static void mf_dims_rec(mf_dims_search *s, int i, long m, int bound)
             return;
         s->cur[i] = (int)m;
         long spread = (long)s->cur[0] - m;
-        if (s->best_spread < 0 || spread < s->best_spread) {
+        bool better = s->best_spread < 0 || spread < s->best_spread;
+        for (int j = s->k - 1; !better && spread == s->best_spread && j >= 0; j--)
+            if (s->cur[j] != s->best[j]) {
+                better = s->cur[j] > s->best[j];
+                break;
+            }
+        if (better) {
             s->best_spread = spread;
             memcpy(s->best, s->cur, (size_t)s->k * sizeof(int));
         }
@@ -95,7 +104,9 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
         rc = mf_error(MPI_ERR_DIMS, "%s: ndims=%d is negative", fn, ndims);
         goto out;
     }
-    if (ndims > 0 && !dims) {
+    if (ndims == 0)
+        goto out; /* nothing to fill (MPICH does not look at nnodes either) */
+    if (!dims) {
         rc = mf_error(MPI_ERR_ARG, "%s: dims is NULL", fn);
         goto out;
     }
@@ -106,12 +117,10 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
             rc = mf_error(MPI_ERR_DIMS, "%s: dims[%d]=%d is negative", fn, i, dims[i]);
             goto out;
         }
-        if (dims[i] > 0)
-            fixed *= dims[i];
-        else
+        if (dims[i] == 0)
             nfree++;
-        if (fixed > nnodes)
-            break;
+        else if (fixed <= nnodes) /* beyond nnodes the product only needs to stay too large */
+            fixed *= dims[i];
     }
     if (nnodes % fixed != 0 || (nfree == 0 && fixed != nnodes)) {
         rc = mf_error(MPI_ERR_DIMS, "%s: the fixed entries of dims do not divide nnodes=%d", fn,
