@@ -459,7 +459,7 @@ static int mf_dt_struct_int(int count, const int *blens, const MPI_Aint *disps,
     if (rc)
         return rc;
     struct mf_dt_contents *ct = NULL;
-    if (count >= 0 && blens && disps && types) {
+    if (count == 0 || (count > 0 && blens && disps && types)) { /* arrays may be NULL if empty */
         ct = mf_dt_contents_new(MPI_COMBINER_STRUCT, 1 + (MPI_Count)count, count, 0, count);
         if (ct) {
             ct->ct_ints[0] = count;
@@ -492,7 +492,7 @@ static int mf_dt_struct_c(MPI_Count count, const MPI_Count *blens, const MPI_Cou
                           const MPI_Datatype *types, MPI_Datatype *newtype, const char *fn)
 {
     struct mf_dt_contents *ct = NULL;
-    if (count >= 0 && blens && disps && types) {
+    if (count == 0 || (count > 0 && blens && disps && types)) { /* arrays may be NULL if empty */
         ct = mf_dt_contents_new(MPI_COMBINER_STRUCT, 0, 0, 1 + 2 * count, count);
         if (ct) {
             ct->ct_counts[0] = count;

@@ -43,6 +43,7 @@ static const struct op_type op_types[] = {
     {MPI_FLOAT, "MPI_FLOAT", MF_OK_FLT},
     {MPI_DOUBLE, "MPI_DOUBLE", MF_OK_DBL},
     {MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", MF_OK_LDBL},
+    {MPIX_C_FLOAT16, "MPIX_C_FLOAT16", MF_OK_F16},
     {MPI_INT8_T, "MPI_INT8_T", MF_OK_I8},
     {MPI_INT16_T, "MPI_INT16_T", MF_OK_I16},
     {MPI_INT32_T, "MPI_INT32_T", MF_OK_I32},

@@ -87,6 +87,65 @@ COMPLEX_KERNELS(cdbl, double _Complex)
 COMPLEX_KERNELS(cldbl, long double _Complex)
 LOGICAL_KERNELS(bool, bool)
 LOGICAL_KERNELS(flog, int32_t)
+/* binary16: compilers without _Float16 (clang before 15 on x86) are common, so the kernels
+ * widen to float, which is exact, and round the result back to nearest-even; for one sum or
+ * product of two binary16 values that gives the correctly rounded binary16 result (float has
+ * more than 2 * 11 + 2 significand bits). */
+static float f16_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+    float f;
+    if (exp == 0) { /* zero or subnormal: mant * 2^-24 */
+        f = (float)mant * 0x1p-24f;
+        return sign ? -f : f;
+    }
+    uint32_t bits = sign | (exp == 31 ? 0x7f800000u | mant << 13 : (exp + 112) << 23 | mant << 13);
+    memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+static uint16_t f16_round(uint32_t v, unsigned shift)
+{
+    uint32_t q = v >> shift, rem = v & ((1u << shift) - 1), half = 1u << (shift - 1);
+    return (uint16_t)(q + (rem > half || (rem == half && (q & 1))));
+}
+
+static uint16_t float_to_f16(float f)
+{
+    uint32_t x;
+    memcpy(&x, &f, sizeof x);
+    uint16_t sign = (uint16_t)((x >> 16) & 0x8000);
+    x &= 0x7fffffff;
+    if (x >= 0x7f800000) /* inf, nan (stays a quiet nan) */
+        return sign | (x > 0x7f800000 ? 0x7e00 : 0x7c00);
+    if (x >= 0x477ff000) /* 65520 and up round to infinity */
+        return sign | 0x7c00;
+    uint32_t e = x >> 23;
+    if (e < 113) /* below 2^-14: a subnormal result (or zero below 2^-25) */
+        return e < 102 ? sign : sign | f16_round((x & 0x7fffff) | 0x800000, 126 - e);
+    /* normal: rebias the exponent, round the 23-bit fraction to 10 (a carry may bump exp) */
+    return sign | (uint16_t)(((e - 112) << 10) + f16_round(x & 0x7fffff, 13));
+}
+
+#define F16_KERNEL(name, EXPR)                                                                     \
+    static void name(const void *in, void *inout, size_t n)                                        \
+    {                                                                                              \
+        const char *a = in;                                                                        \
+        char *b = inout;                                                                           \
+        for (size_t i = 0; i < n; i++) {                                                           \
+            uint16_t hx, hy;                                                                       \
+            memcpy(&hx, a + 2 * i, 2);                                                             \
+            memcpy(&hy, b + 2 * i, 2);                                                             \
+            float x = f16_to_float(hx), y = f16_to_float(hy);                                      \
+            uint16_t r = float_to_f16(EXPR);                                                       \
+            memcpy(b + 2 * i, &r, 2);                                                              \
+        }                                                                                          \
+    }
+F16_KERNEL(k_max_f16, x > y ? x : y)
+F16_KERNEL(k_min_f16, x < y ? x : y)
+F16_KERNEL(k_sum_f16, x + y)
+F16_KERNEL(k_prod_f16, x *y)
+
 KERNEL(k_band_byte, uint8_t, (uint8_t)(x &y))
 KERNEL(k_bor_byte, uint8_t, (uint8_t)(x | y))
 KERNEL(k_bxor_byte, uint8_t, (uint8_t)(x ^ y))
@@ -165,6 +224,7 @@ static const struct mf_op_kind_info kind_info[MF_OK_COUNT] = {
     [MF_OK_FLT] = {MF_OC_FLOAT, sizeof(float), sizeof(float), 0},
     [MF_OK_DBL] = {MF_OC_FLOAT, sizeof(double), sizeof(double), 0},
     [MF_OK_LDBL] = {MF_OC_FLOAT, sizeof(long double), sizeof(long double), 0},
+    [MF_OK_F16] = {MF_OC_FLOAT, 2, 2, 0},
     [MF_OK_CFLT] = {MF_OC_COMPLEX, sizeof(float _Complex), sizeof(float _Complex), 0},
     [MF_OK_CDBL] = {MF_OC_COMPLEX, sizeof(double _Complex), sizeof(double _Complex), 0},
     [MF_OK_CLDBL] = {MF_OC_COMPLEX, sizeof(long double _Complex), sizeof(long double _Complex), 0},
@@ -206,6 +266,7 @@ static mf_op_kernel *const kernels[MF_OP_BUILTIN_COUNT][MF_OK_COUNT] = {
     FLOAT_ROW(MF_OK_FLT, flt),
     FLOAT_ROW(MF_OK_DBL, dbl),
     FLOAT_ROW(MF_OK_LDBL, ldbl),
+    FLOAT_ROW(MF_OK_F16, f16),
     COMPLEX_ROW(MF_OK_CFLT, cflt),
     COMPLEX_ROW(MF_OK_CDBL, cdbl),
     COMPLEX_ROW(MF_OK_CLDBL, cldbl),

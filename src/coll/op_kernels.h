@@ -29,6 +29,7 @@ enum mf_op_kind {
     MF_OK_FLT,
     MF_OK_DBL,
     MF_OK_LDBL,
+    MF_OK_F16, /* IEEE binary16 (MPIX_C_FLOAT16), computed in float */
     MF_OK_CFLT,
     MF_OK_CDBL,
     MF_OK_CLDBL,

@@ -19,7 +19,7 @@
 
 #include "datatype/dt_internal.h"
 
-#define MF_DT_PAIR_BASE 0x46 /* index of MPI_FLOAT_INT; the other pairs follow */
+#define MF_DT_PAIR_BASE 0x47 /* index of MPI_FLOAT_INT (after MPIX_C_FLOAT16); the pairs follow */
 
 /* C layouts of the MINLOC/MAXLOC pair types. */
 struct mf_dt_float_int {
@@ -147,6 +147,8 @@ static const struct mf_dt_builtin_info mf_dt_table[MF_DT_BUILTIN_MAX] = {
     B(MPI_AINT, "MPI_AINT", 8, 8, 8, MF_DT_CONV_INT, MF_DT_KIND_SIGNED, MF_DT_C_INT64),
     B(MPI_OFFSET, "MPI_OFFSET", 8, 8, 8, MF_DT_CONV_INT, MF_DT_KIND_SIGNED, MF_DT_C_INT64),
     B(MPI_COUNT, "MPI_COUNT", 8, 8, 8, MF_DT_CONV_INT, MF_DT_KIND_SIGNED, MF_DT_C_INT64),
+    B(MPIX_C_FLOAT16, "MPIX_C_FLOAT16", 2, 2, 2, MF_DT_CONV_FLOAT, MF_DT_KIND_FLOAT,
+      MF_DT_C_FLOAT16),
     P(0, MPI_FLOAT_INT, "MPI_FLOAT_INT", 8, MF_DT_KIND_PAIR, MF_DT_C_PAIR_FLOAT_INT),
     P(1, MPI_DOUBLE_INT, "MPI_DOUBLE_INT", 12, MF_DT_KIND_PAIR, MF_DT_C_PAIR_DOUBLE_INT),
     P(2, MPI_LONG_INT, "MPI_LONG_INT", sizeof(long) + 4, MF_DT_KIND_PAIR, MF_DT_C_PAIR_LONG_INT),
@@ -176,6 +178,7 @@ static size_t mf_dt_align_of(int idx)
     switch (mf_dt_table[idx].bi_ctype) {
     case MF_DT_C_INT16:
     case MF_DT_C_UINT16:
+    case MF_DT_C_FLOAT16:
         return alignof(int16_t);
     case MF_DT_C_INT32:
     case MF_DT_C_UINT32:
@@ -209,7 +212,6 @@ static int mf_dt_init_one(int idx)
     dt->pub.dt_committed = true;
     dt->dt_index = idx;
     dt->dt_refs = 1;
-    dt->dt_have_bounds = true;
     dt->dt_basic = bi->bi_handle;
     dt->dt_align = mf_dt_align_of(idx);
     dt->dt_nbasic = 1;
@@ -243,8 +245,8 @@ static int mf_dt_init_one(int idx)
     if (pl) {
         size_t s1 = mf_dt_table[pl->tag1].bi_size, s2 = mf_dt_table[pl->tag2].bi_size;
         dt->pub.dt_size = s1 + s2;
-        dt->pub.dt_lb = 0;
-        dt->dt_ub = (MPI_Aint)pl->extent;
+        mf_dt_bound_lb(dt, 0, false);
+        mf_dt_bound_ub(dt, (MPI_Aint)pl->extent, false);
         dt->dt_align = pl->align;
         dt->dt_nbasic = 2;
         if ((rc = mf_dt_emit(dt, (struct mf_dt_run){0, 0, s1, 1, pl->tag1})) ||
@@ -252,14 +254,19 @@ static int mf_dt_init_one(int idx)
             return rc;
     } else {
         dt->pub.dt_size = bi->bi_size;
-        dt->pub.dt_lb = 0;
-        dt->dt_ub = (MPI_Aint)bi->bi_size;
         if (bi->bi_handle == MPI_LB || bi->bi_handle == MPI_UB) {
+            /* one explicit bound at 0, no data */
+            if (bi->bi_handle == MPI_LB)
+                mf_dt_bound_lb(dt, 0, true);
+            else
+                mf_dt_bound_ub(dt, 0, true);
             dt->dt_nbasic = 0;
-            dt->dt_markers = true;
             dt->dt_basic = MPI_DATATYPE_NULL;
-        } else if ((rc = mf_dt_emit(dt, (struct mf_dt_run){0, 0, bi->bi_size, 1, idx}))) {
-            return rc;
+        } else {
+            mf_dt_bound_lb(dt, 0, false);
+            mf_dt_bound_ub(dt, (MPI_Aint)bi->bi_size, false);
+            if ((rc = mf_dt_emit(dt, (struct mf_dt_run){0, 0, bi->bi_size, 1, idx})))
+                return rc;
         }
     }
     return mf_dt_finish(dt);

@@ -3,8 +3,9 @@
  * type from existing ones (which need not be committed); src/api/datatype.c checks arguments,
  * records the contents and registers the result.
  *
- * Bounds follow MPI-4.0 §5.1: a constructor's lb/ub are the extremes of its copies' lb/ub.
- * Struct adds the "epsilon" padding — ub rounded up to the largest alignment of its basic
+ * Bounds follow MPI-4.0 §5.1: a constructor's lb/ub are the extremes of its copies' lb/ub,
+ * where explicit bounds (resized types, MPI_LB/MPI_UB) win over those of data and stay explicit
+ * (see dt_lb_sticky in dt_internal.h). Struct adds the "epsilon" padding — ub rounded up to the largest alignment of its basic
  * types — unless some member carries explicit bounds (resized types, MPI_LB/MPI_UB), as the
  * C compiler does for the matching struct and as MPICH does. Subarray and darray are grids of
  * per-dimension blocks, resized to lb 0 and the extent of the whole array.
@@ -74,39 +75,21 @@ int mf_dt_build_struct(size_t count, const MPI_Count *blens, const MPI_Aint *dis
     mf_datatype *dt = mf_dt_alloc(&rc);
     if (!dt)
         return rc;
-    bool have_lb = false, have_ub = false;
-    MPI_Aint lb_mark = 0, ub_mark = 0;
     for (size_t i = 0; i < count && !rc; i++) {
         MPI_Datatype h = types[i]->pub.dt_handle;
         if (h == MPI_LB || h == MPI_UB) {
             /* deprecated markers: explicit bounds at this displacement */
-            if (!blens[i])
-                continue;
-            if (h == MPI_LB) {
-                lb_mark = have_lb && lb_mark < disps[i] ? lb_mark : disps[i];
-                have_lb = true;
-            } else {
-                ub_mark = have_ub && ub_mark > disps[i] ? ub_mark : disps[i];
-                have_ub = true;
-            }
+            if (blens[i] && h == MPI_LB)
+                mf_dt_bound_lb(dt, disps[i], true);
+            else if (blens[i])
+                mf_dt_bound_ub(dt, disps[i], true);
             continue;
         }
         rc = mf_dt_append(dt, types[i], disps[i], 1, 0, (size_t)blens[i], types[i]->pub.dt_extent);
     }
     if (rc)
         return mf_dt_done(dt, rc, out);
-    if (have_lb || have_ub) {
-        if (!dt->dt_have_bounds) {
-            dt->pub.dt_lb = have_lb ? lb_mark : ub_mark;
-            dt->dt_ub = have_ub ? ub_mark : lb_mark;
-            dt->dt_have_bounds = true;
-        }
-        if (have_lb)
-            dt->pub.dt_lb = lb_mark;
-        if (have_ub)
-            dt->dt_ub = ub_mark;
-        dt->dt_markers = true;
-    } else if (!dt->dt_markers && dt->dt_align > 1 && dt->dt_have_bounds) {
+    if (!dt->dt_lb_sticky && !dt->dt_ub_sticky && dt->dt_align > 1 && dt->dt_have_bounds) {
         MPI_Aint a = (MPI_Aint)dt->dt_align, ext = dt->dt_ub - dt->pub.dt_lb;
         if (ext % a)
             dt->dt_ub += a - ext % a;
@@ -121,10 +104,7 @@ int mf_dt_build_resized(const mf_datatype *old, MPI_Aint lb, MPI_Aint extent, mf
     if (!dt)
         return rc;
     rc = mf_dt_append(dt, old, 0, 1, 0, 1, 0);
-    dt->pub.dt_lb = lb;
-    dt->dt_ub = lb + extent;
-    dt->dt_have_bounds = true;
-    dt->dt_markers = true;
+    mf_dt_set_bounds(dt, lb, lb + extent);
     return mf_dt_done(dt, rc, out);
 }
 
@@ -134,11 +114,7 @@ int mf_dt_build_dup(const mf_datatype *old, mf_datatype **out)
     mf_datatype *dt = mf_dt_alloc(&rc);
     if (!dt)
         return rc;
-    rc = mf_dt_append(dt, old, 0, 1, 0, 1, 0);
-    dt->pub.dt_lb = old->pub.dt_lb;
-    dt->dt_ub = old->pub.dt_lb + old->pub.dt_extent;
-    dt->dt_have_bounds = true;
-    dt->dt_markers = old->dt_markers;
+    rc = mf_dt_append(dt, old, 0, 1, 0, 1, 0); /* same bounds, as explicit as old's */
     return mf_dt_done(dt, rc, out);
 }
 
@@ -176,10 +152,7 @@ int mf_dt_build_grid(const mf_datatype *old, int ndims, const struct mf_dt_dim *
     mf_datatype *dt = mf_dt_alloc(&rc);
     if (dt) {
         rc = mf_dt_append(dt, inner, 0, 1, 0, 1, 0);
-        dt->pub.dt_lb = 0;
-        dt->dt_ub = stride;
-        dt->dt_have_bounds = true;
-        dt->dt_markers = true;
+        mf_dt_set_bounds(dt, 0, stride);
     }
     if (inner != old)
         mf_dt_destroy((mf_datatype *)inner);

@@ -117,6 +117,7 @@ typedef enum mf_dt_ctype {
     MF_DT_C_DOUBLE,
     MF_DT_C_LONG_DOUBLE,
     MF_DT_C_FLOAT128, /* MPI_REAL16: IEEE binary128 storage (Fortran REAL*16) */
+    MF_DT_C_FLOAT16,  /* MPIX_C_FLOAT16: IEEE binary16 (C _Float16) */
     MF_DT_C_FLOAT_COMPLEX,
     MF_DT_C_DOUBLE_COMPLEX,
     MF_DT_C_LONG_DOUBLE_COMPLEX,

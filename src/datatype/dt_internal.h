@@ -64,9 +64,16 @@ struct mf_datatype {
     size_t dt_nfast;
     size_t *dt_prefix; /* dt_nfast + 1 entries */
 
-    MPI_Aint dt_ub;        /* upper bound (builder; extent = ub - lb) */
-    bool dt_have_bounds;   /* builder: lb/ub seen */
-    bool dt_markers;       /* explicit lb/ub (resized, MPI_LB/MPI_UB): no struct padding */
+    MPI_Aint dt_ub;      /* upper bound (builder; extent = ub - lb) */
+    bool dt_have_bounds; /* builder: lb/ub seen */
+    /* Explicit bounds, as the MPI_LB/MPI_UB markers of MPI-1 (resized types, subarrays, the
+     * markers themselves): a sticky lb is the type's lb wherever other data lies, and it stays
+     * sticky through every constructor that uses the type, so the new lb is the least sticky
+     * one when any copy has one, else the least of the data (MPI-4.0 §5.1.7; the same for ub).
+     * A struct with either is not padded to alignment. */
+    bool dt_lb_sticky, dt_ub_sticky;
+    MPI_Aint dt_nat_lb, dt_nat_ub; /* builder: the bounds of the data, without markers */
+    bool dt_have_nat_lb, dt_have_nat_ub;
     size_t dt_align;       /* alignment of the most aligned basic type (struct padding) */
     MPI_Count dt_nbasic;   /* basic elements per element */
     MPI_Datatype dt_basic; /* see mf_datatype_basic_type; 0 while building and empty */
@@ -107,6 +114,12 @@ int mf_dt_append(mf_datatype *dt, const mf_datatype *old, MPI_Aint disp, size_t 
                  MPI_Aint block_stride, size_t blen, MPI_Aint elem_stride);
 /* Appends one run (merging with the previous one where possible). */
 int mf_dt_emit(mf_datatype *dt, struct mf_dt_run run);
+/* Adds a lower (upper) bound candidate at `at`: explicit (sticky) or of data; the builder's
+ * lb/ub follow the rule above. */
+void mf_dt_bound_lb(mf_datatype *dt, MPI_Aint at, bool sticky);
+void mf_dt_bound_ub(mf_datatype *dt, MPI_Aint at, bool sticky);
+/* Resized: explicit lb and ub replace whatever bounds the builder had. */
+void mf_dt_set_bounds(mf_datatype *dt, MPI_Aint lb, MPI_Aint ub);
 /* Computes extents, flags and the fast runs. */
 int mf_dt_finish(mf_datatype *dt);
 /* Frees a type never registered (or the storage of a registered one). */

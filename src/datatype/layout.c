@@ -128,6 +128,50 @@ int mf_dt_emit(mf_datatype *dt, struct mf_dt_run run)
     return mf_dt_push(&dt->dt_runs, &dt->dt_nruns, &dt->dt_cap, run, false);
 }
 
+/* The builder's lb/ub from what it has seen: an explicit bound wins over the data's; a side
+ * with neither takes the other side's value (a type of one marker has extent 0). */
+static void mf_dt_settle_bounds(mf_datatype *dt)
+{
+    bool have_lb = dt->dt_lb_sticky || dt->dt_have_nat_lb;
+    bool have_ub = dt->dt_ub_sticky || dt->dt_have_nat_ub;
+    MPI_Aint lb = dt->dt_lb_sticky ? dt->pub.dt_lb : dt->dt_nat_lb;
+    MPI_Aint ub = dt->dt_ub_sticky ? dt->dt_ub : dt->dt_nat_ub;
+    dt->pub.dt_lb = have_lb ? lb : ub;
+    dt->dt_ub = have_ub ? ub : lb;
+    dt->dt_have_bounds = have_lb || have_ub;
+}
+
+void mf_dt_bound_lb(mf_datatype *dt, MPI_Aint at, bool sticky)
+{
+    if (sticky) {
+        dt->pub.dt_lb = dt->dt_lb_sticky ? mf_dt_min(dt->pub.dt_lb, at) : at;
+        dt->dt_lb_sticky = true;
+    } else {
+        dt->dt_nat_lb = dt->dt_have_nat_lb ? mf_dt_min(dt->dt_nat_lb, at) : at;
+        dt->dt_have_nat_lb = true;
+    }
+    mf_dt_settle_bounds(dt);
+}
+
+void mf_dt_bound_ub(mf_datatype *dt, MPI_Aint at, bool sticky)
+{
+    if (sticky) {
+        dt->dt_ub = dt->dt_ub_sticky ? mf_dt_max(dt->dt_ub, at) : at;
+        dt->dt_ub_sticky = true;
+    } else {
+        dt->dt_nat_ub = dt->dt_have_nat_ub ? mf_dt_max(dt->dt_nat_ub, at) : at;
+        dt->dt_have_nat_ub = true;
+    }
+    mf_dt_settle_bounds(dt);
+}
+
+void mf_dt_set_bounds(mf_datatype *dt, MPI_Aint lb, MPI_Aint ub)
+{
+    dt->dt_lb_sticky = dt->dt_ub_sticky = false;
+    mf_dt_bound_lb(dt, lb, true);
+    mf_dt_bound_ub(dt, ub, true);
+}
+
 int mf_dt_append(mf_datatype *dt, const mf_datatype *old, MPI_Aint disp, size_t count,
                  MPI_Aint block_stride, size_t blen, MPI_Aint elem_stride)
 {
@@ -135,20 +179,13 @@ int mf_dt_append(mf_datatype *dt, const mf_datatype *old, MPI_Aint disp, size_t 
         return MPI_SUCCESS;
     const struct mf_datatype_public *o = &old->pub;
 
-    /* bounds: the extremes of the copies' lb/ub */
+    /* bounds: the extremes of the copies' lb/ub, explicit ones apart (see dt_lb_sticky) */
     MPI_Aint span_b = (MPI_Aint)(blen - 1) * elem_stride;
     MPI_Aint span_c = (MPI_Aint)(count - 1) * block_stride;
-    MPI_Aint lb = disp + mf_dt_min(0, span_c) + mf_dt_min(0, span_b) + o->dt_lb;
-    MPI_Aint ub = disp + mf_dt_max(0, span_c) + mf_dt_max(0, span_b) + o->dt_lb + o->dt_extent;
-    if (!dt->dt_have_bounds) {
-        dt->pub.dt_lb = lb;
-        dt->dt_ub = ub;
-        dt->dt_have_bounds = true;
-    } else {
-        dt->pub.dt_lb = mf_dt_min(dt->pub.dt_lb, lb);
-        dt->dt_ub = mf_dt_max(dt->dt_ub, ub);
-    }
-    dt->dt_markers |= old->dt_markers;
+    mf_dt_bound_lb(dt, disp + mf_dt_min(0, span_c) + mf_dt_min(0, span_b) + o->dt_lb,
+                   old->dt_lb_sticky);
+    mf_dt_bound_ub(dt, disp + mf_dt_max(0, span_c) + mf_dt_max(0, span_b) + o->dt_lb + o->dt_extent,
+                   old->dt_ub_sticky);
     if (old->dt_align > dt->dt_align)
         dt->dt_align = old->dt_align;
     dt->pub.dt_size += count * blen * o->dt_size;
