@@ -159,8 +159,6 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
         rc = mf_api_out(newcomm, fn, "newcomm");
-    if (!rc)
-        rc = mf_api_intra(c, fn);
     if (!rc && info != MPI_INFO_NULL && !mf_info_get(info))
         rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
     int color = MPI_UNDEFINED;
@@ -187,8 +185,9 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
                           split_type);
         }
     }
+    /* MPI-4: on an intercommunicator each side splits its own group into intracommunicators. */
     mf_comm *nc = NULL;
-    if (!rc && !(rc = mf_comm_split(c, color, key, &nc)))
+    if (!rc && !(rc = mf_comm_split(c->c_is_inter ? c->c_local_comm : c, color, key, &nc)))
         *newcomm = nc ? nc->c_handle : MPI_COMM_NULL;
     if (!rc && split_type == MPI_COMM_TYPE_HW_UNGUIDED && *newcomm != MPI_COMM_NULL) {
         mf_comm *n = mf_comm_get(*newcomm);
