@@ -1,10 +1,12 @@
-/* MPI_Init and friends: bringing the library up and down (MPI-4.0 chapter 11). */
+/* MPI_Init and friends: bringing the library up and down (MPI-4.0 chapter 11), for the world
+ * model and for sessions (src/api/session.c). */
 #include <mpi.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 
 #include "api/api.h"
+#include "api/runtime.h"
 #include "comm/comm.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -32,18 +34,20 @@ void mf_unlock(void)
         pthread_mutex_unlock(&mf_big_lock);
 }
 
-static int mf_init(int required, int *provided, const char *function)
+/* The runtime (process manager, fabrics, progress, the objects behind MPI_COMM_WORLD and
+ * MPI_COMM_SELF) is shared by the world model and every session: see api/runtime.h.
+ * mf_g.initialized says it is up; these say who uses it. */
+static int mf_runtime_users;
+static bool mf_runtime_ended; /* torn down once: a process cannot bring it up again */
+static bool mf_world_active;  /* between MPI_Init and MPI_Finalize */
+
+/* Raises the thread level; the lock is set up before the first MPI_THREAD_MULTIPLE user can
+ * start threads, and stays. */
+static void mf_thread_level_raise(int required)
 {
-    if (mf_g.initialized)
-        return mf_error(MPI_ERR_OTHER, "%s: MPI is already initialized", function);
-    if (mf_g.finalized)
-        return mf_error(MPI_ERR_OTHER, "%s: MPI cannot be initialized again after MPI_Finalize",
-                        function);
-    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
-        return mf_error(MPI_ERR_ARG, "%s: required=%d is not a thread level", function, required);
-    mf_g.thread_level = required;
-    mf_g.main_thread = pthread_self();
-    if (required == MPI_THREAD_MULTIPLE) {
+    if (mf_runtime_users == 0 || required > mf_g.thread_level)
+        mf_g.thread_level = required;
+    if (required == MPI_THREAD_MULTIPLE && !mf_lock_used) {
         pthread_mutexattr_t attr;
         pthread_mutexattr_init(&attr);
         pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
@@ -51,6 +55,11 @@ static int mf_init(int required, int *provided, const char *function)
         pthread_mutexattr_destroy(&attr);
         mf_lock_used = true;
     }
+}
+
+static int mf_runtime_start(const char *function)
+{
+    mf_g.main_thread = pthread_self();
     mf_verbose_level = (int)mf_config_long("MANIFOLD_VERBOSE");
 
     int rc = mf_pm_init(&mf_g.pm);
@@ -70,9 +79,76 @@ static int mf_init(int required, int *provided, const char *function)
         return mf_error(MPI_ERR_INTERN, "%s: the predefined datatypes failed to initialise",
                         function);
     mf_g.initialized = true;
-    if (provided)
-        *provided = required;
     return MPI_SUCCESS;
+}
+
+static int mf_runtime_stop(const char *function);
+
+int mf_runtime_acquire(int required, int *provided, const char *function)
+{
+    if (required < MPI_THREAD_SINGLE || required > MPI_THREAD_MULTIPLE)
+        return mf_error(MPI_ERR_ARG, "%s: required=%d is not a thread level", function, required);
+    if (mf_runtime_ended)
+        return mf_error(MPI_ERR_OTHER,
+                        "%s: the last user of MPI in this process (MPI_Finalize or the last "
+                        "MPI_Session_finalize) has ended it; it cannot be started again",
+                        function);
+    /* Under MPI_THREAD_MULTIPLE another thread may be in MPI (a second session, the world). */
+    bool locked = mf_lock_used;
+    if (locked)
+        mf_lock();
+    mf_thread_level_raise(required);
+    int rc = mf_runtime_users == 0 ? mf_runtime_start(function) : MPI_SUCCESS;
+    if (!rc)
+        mf_runtime_users++;
+    if (!rc && provided)
+        *provided = mf_g.thread_level;
+    if (locked)
+        mf_unlock();
+    return rc;
+}
+
+int mf_runtime_release(const char *function)
+{
+    mf_lock();
+    int rc = --mf_runtime_users > 0 ? MPI_SUCCESS : mf_runtime_stop(function);
+    mf_unlock();
+    return rc;
+}
+
+static int mf_runtime_stop(const char *function)
+{
+    /* Sends the program no longer waits for (MPI_Request_free, buffered sends) must reach their
+     * peers before anyone leaves: the fence below does not move messages. */
+    int rc = mf_p2p_drain_sends(10.0);
+    if (rc)
+        mf_warn("%s: sends still pending after 10 s (their receives were never posted?); "
+                "finalizing anyway",
+                function);
+    /* Every rank must be done with every peer before fabrics close: a fence is the barrier. */
+    rc = mf_pm_fence();
+    mf_comm_finalize_builtin();
+    int rc2 = mf_fabrics_finalize();
+    mf_p2p_finalize();
+    mf_progress_finalize();
+    int rc3 = mf_pm_finalize();
+    mf_world_free();
+    mf_g.initialized = false;
+    mf_runtime_ended = true;
+    return rc ? rc : rc2 ? rc2 : rc3;
+}
+
+static int mf_init(int required, int *provided, const char *function)
+{
+    if (mf_world_active)
+        return mf_error(MPI_ERR_OTHER, "%s: MPI is already initialized", function);
+    if (mf_g.finalized)
+        return mf_error(MPI_ERR_OTHER, "%s: MPI cannot be initialized again after MPI_Finalize",
+                        function);
+    int rc = mf_runtime_acquire(required, provided, function);
+    if (!rc)
+        mf_world_active = true;
+    return rc;
 }
 
 int PMPI_Init(int *argc, char ***argv)
@@ -90,30 +166,18 @@ int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int PMPI_Finalize(void)
 {
-    if (!mf_g.initialized || mf_g.finalized)
+    if (!mf_world_active)
         return mf_err_world(mf_error(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized"),
                             "MPI_Finalize");
     mf_lock();
     /* MPI_COMM_SELF's attributes are deleted first, while callbacks may still communicate. */
     mf_comm_finalize_attrs();
-    /* Sends the program no longer waits for (MPI_Request_free, buffered sends) must reach their
-     * peers before anyone leaves: the fence below does not move messages. */
-    int rc = mf_p2p_drain_sends(10.0);
-    if (rc)
-        mf_warn("MPI_Finalize: sends still pending after 10 s (their receives were never "
-                "posted?); finalizing anyway");
-    /* Every rank must be done with every peer before fabrics close: a fence is the barrier. */
-    rc = mf_pm_fence();
-    mf_comm_finalize_builtin();
-    int rc2 = mf_fabrics_finalize();
-    mf_p2p_finalize();
-    mf_progress_finalize();
-    int rc3 = mf_pm_finalize();
-    mf_world_free();
+    mf_world_active = false;
     mf_g.finalized = true;
-    mf_g.initialized = false;
+    /* Sessions still open keep the runtime up; the last user tears it down. */
+    int rc = mf_runtime_release("MPI_Finalize");
     mf_unlock();
-    return mf_err_world(rc ? rc : rc2 ? rc2 : rc3, "MPI_Finalize");
+    return mf_err_world(rc, "MPI_Finalize");
 }
 
 int PMPI_Initialized(int *flag)
@@ -121,7 +185,7 @@ int PMPI_Initialized(int *flag)
     if (!flag)
         return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Initialized: flag is NULL"),
                             "MPI_Initialized");
-    *flag = mf_g.initialized || mf_g.finalized;
+    *flag = mf_world_active || mf_g.finalized; /* the world model only: sessions do not count */
     return MPI_SUCCESS;
 }
 

@@ -96,6 +96,10 @@ void mf_comm_finalize_attrs(void);
 #define MF_TAG_COMM_AGREE (MF_TAG_COMM_BASE + 1)   /* context-id agreement, allgathers */
 #define MF_TAG_COMM_INTER (MF_TAG_COMM_BASE + 2)   /* intercommunicator leaders' exchanges */
 #define MF_TAG_NEIGHBOR (MF_TAG_COMM_BASE + 0x100) /* + slot: neighborhood collectives */
+/* + (hash of the string tag & MF_TAG_FROM_GROUP_MASK): MPI_Comm_create_from_group and
+ * MPI_Intercomm_create_from_groups, on MPI_COMM_WORLD's object (see comm_internal.h) */
+#define MF_TAG_FROM_GROUP (MF_TAG_COMM_BASE + 0x8000)
+#define MF_TAG_FROM_GROUP_MASK 0x7fff
 
 /* Groups (group.c). A group has a user handle only once handed to the user (g_handle is
  * MPI_GROUP_NULL until then). */

@@ -12,6 +12,7 @@
 #include "comm/info.h"
 #include "comm/topo.h"
 #include "core/error.h"
+#include "core/state.h"
 #include "p2p/p2p.h"
 
 static void mf_comm_inherit_errhandler(mf_comm *c, const mf_comm *from)
@@ -341,5 +342,63 @@ int mf_comm_create_inter_group(mf_comm *c, mf_group *g, mf_comm **out)
         rc = mf_comm_inter_from_lists(c, &local, g->g_world_ranks,
                                       g->g_rank != MPI_UNDEFINED ? g->g_size : 0, rw, nr, out);
     free(rw);
+    return rc;
+}
+
+/* FNV-1a of the string tag, folded into the reserved range: the same at every member. */
+static int mf_from_group_tag(const char *stringtag)
+{
+    uint32_t h = 2166136261u;
+    for (const unsigned char *p = (const unsigned char *)stringtag; *p; p++)
+        h = (h ^ *p) * 16777619u;
+    return MF_TAG_FROM_GROUP + (int)((h ^ h >> 15) & MF_TAG_FROM_GROUP_MASK);
+}
+
+/* Participants = the members of g over MPI_COMM_WORLD's object, with member `first` moved to
+ * the front (the leader of an intercommunicator's side is participant 0). */
+static int mf_from_group_participants(mf_group *g, int first, const char *stringtag,
+                                      mf_participants *p, int **members)
+{
+    int n = g->g_size;
+    int *m = malloc((size_t)n * sizeof *m);
+    if (!m)
+        return mf_error(MPI_ERR_NO_MEM, "no memory for a group of %d processes", n);
+    m[0] = g->g_world_ranks[first];
+    for (int i = 0, k = 1; i < n; i++)
+        if (i != first)
+            m[k++] = g->g_world_ranks[i];
+    int me = 0;
+    while (me < n && m[me] != mf_g.rank)
+        me++;
+    *p = (mf_participants){.p_comm = mf_comm_world(),
+                           .p_members = m,
+                           .p_n = n,
+                           .p_me = me,
+                           .p_tag = mf_from_group_tag(stringtag)};
+    *members = m;
+    return MPI_SUCCESS;
+}
+
+int mf_comm_from_group(mf_group *group, const char *stringtag, mf_comm **out)
+{
+    mf_participants p;
+    int *members = NULL;
+    int rc = mf_from_group_participants(group, 0, stringtag, &p, &members);
+    if (!rc)
+        rc = mf_comm_create_over(&p, NULL, group, out);
+    free(members);
+    return rc;
+}
+
+int mf_intercomm_from_groups(mf_group *local, int local_leader, mf_group *remote, int remote_leader,
+                             const char *stringtag, mf_comm **out)
+{
+    mf_participants p;
+    int *members = NULL;
+    int rc = mf_from_group_participants(local, local_leader, stringtag, &p, &members);
+    if (!rc)
+        rc = mf_comm_create_inter(&p, local, remote, mf_comm_world(),
+                                  remote->g_world_ranks[remote_leader], p.p_tag, NULL, out);
+    free(members);
     return rc;
 }

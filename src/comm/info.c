@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <unistd.h>
 
 #include "core/error.h"
@@ -30,7 +31,9 @@ static int mf_info_env_built;
 static void mf_info_build_env(void)
 {
     char buf[4096];
-    mf_info_env_built = 1;
+    /* Before the library is up (MPI-4 allows info calls then) the job is not known yet: fill
+     * what is known and build again on the next use. */
+    mf_info_env_built = mf_g.initialized;
     FILE *f = fopen("/proc/self/cmdline", "r");
     if (f) {
         size_t n = fread(buf, 1, sizeof buf - 1, f);
@@ -48,15 +51,32 @@ static void mf_info_build_env(void)
         }
     }
     snprintf(buf, sizeof buf, "%d", mf_g.size);
-    mf_info_set(&mf_info_env_obj, "maxprocs", buf);
+    if (mf_g.initialized)
+        mf_info_set(&mf_info_env_obj, "maxprocs", buf);
     if (mf_g.hostname[0])
         mf_info_set(&mf_info_env_obj, "host", mf_g.hostname);
     if (getcwd(buf, sizeof buf))
         mf_info_set(&mf_info_env_obj, "wdir", buf);
-    static const char *const levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
-                                         "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
-    if (mf_g.thread_level >= 0 && mf_g.thread_level <= 3)
-        mf_info_set(&mf_info_env_obj, "thread_level", levels[mf_g.thread_level]);
+    const char *level = mf_info_thread_level_name(mf_g.thread_level);
+    if (level)
+        mf_info_set(&mf_info_env_obj, "thread_level", level);
+}
+
+static const char *const mf_info_levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",
+                                             "MPI_THREAD_SERIALIZED", "MPI_THREAD_MULTIPLE"};
+
+const char *mf_info_thread_level_name(int level)
+{
+    return level >= MPI_THREAD_SINGLE && level <= MPI_THREAD_MULTIPLE ? mf_info_levels[level]
+                                                                      : NULL;
+}
+
+int mf_info_thread_level_parse(const char *name)
+{
+    for (int l = MPI_THREAD_SINGLE; name && l <= MPI_THREAD_MULTIPLE; l++)
+        if (strcasecmp(name, mf_info_levels[l]) == 0)
+            return l;
+    return -1;
 }
 
 mf_info *mf_info_get(MPI_Info handle)

@@ -28,4 +28,9 @@ int mf_info_to_handle(mf_info *info, MPI_Info *out);
 void mf_info_retain(mf_info *info);
 void mf_info_release(mf_info *info); /* NULL is fine */
 
+/* The "thread_level" values (MPI_INFO_ENV, sessions): the name of a level (NULL if none), and
+ * the level a name gives (case-insensitive; -1 if none). */
+const char *mf_info_thread_level_name(int level);
+int mf_info_thread_level_parse(const char *name);
+
 #endif

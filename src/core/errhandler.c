@@ -117,3 +117,18 @@ int mf_err_world(int code, const char *function)
 {
     return mf_err_comm(NULL, code, function);
 }
+
+int mf_err_session_dispatch(mf_errhandler *eh, MPI_Session session, int code, const char *function)
+{
+    if (code == MPI_SUCCESS)
+        return code;
+    switch (eh ? eh->eh_kind : MF_ERRH_FATAL) {
+    case MF_ERRH_RETURN:
+        return code;
+    case MF_ERRH_SESSION:
+        ((MPI_Session_errhandler_function *)eh->eh_fn)(&session, &code);
+        return code;
+    default:
+        mf_err_die(code, function, session == MPI_SESSION_NULL ? "no session" : "a session");
+    }
+}

@@ -47,6 +47,9 @@ static inline int mf_err_comm(struct mf_comm *comm, int code, const char *functi
 }
 /* For calls that involve no object (MPI_Init, MPI_Type_*, ...): MPI_COMM_WORLD's handler. */
 int mf_err_world(int code, const char *function);
+/* A session's handler `eh` (NULL: MPI_ERRORS_ARE_FATAL), for MPI_Session_* calls and for errors
+ * of MPI_Session_init, which go to the handler it was given. */
+int mf_err_session_dispatch(mf_errhandler *eh, MPI_Session session, int code, const char *function);
 
 /* Added by the error-handler API (src/api/errhandler.c): a new user handler of `kind` with one
  * reference and a user handle. */

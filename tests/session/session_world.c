@@ -1,0 +1,131 @@
+/*
+ * Sessions beside the world model, in each order (argv[1] picks the scenario). The runtime is
+ * brought up once by whichever comes first and torn down by whichever ends last; meanwhile
+ * communicators of both models carry traffic.
+ *   session-first: MPI_Session_init, then MPI_Init; MPI_Finalize while the session is open (its
+ *                  communicator keeps working), then MPI_Session_finalize. A new session after
+ *                  that is a clear error, not a crash.
+ *   world-first:   MPI_Init_thread, then a session, finalized, then another session (the runtime
+ *                  stays up for the world), then MPI_Finalize.
+ *   world-ends-first: MPI_Init, a session, MPI_Finalize, traffic on the session's
+ *                  communicator, MPI_Session_finalize.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <string.h>
+
+static int failures;
+
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            failures++;                                                                            \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+        }                                                                                          \
+    } while (0)
+
+static MPI_Session open_session(MPI_Comm *comm, const char *tag)
+{
+    MPI_Session s = MPI_SESSION_NULL;
+    MPI_Group g;
+    int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
+    CHECK(rc == MPI_SUCCESS, "MPI_Session_init: %d", rc);
+    MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
+    rc = MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, comm);
+    CHECK(rc == MPI_SUCCESS, "MPI_Comm_create_from_group: %d", rc);
+    MPI_Group_free(&g);
+    return s;
+}
+
+/* Allreduce and a ring on c; returns the sum of the failure counts over c. */
+static int traffic(MPI_Comm c, const char *what)
+{
+    int rank, size, sum = 0, got = -1;
+    MPI_Comm_rank(c, &rank);
+    MPI_Comm_size(c, &size);
+    MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c);
+    CHECK(sum == size * (size - 1) / 2, "%s: allreduce %d", what, sum);
+    MPI_Sendrecv(&rank, 1, MPI_INT, (rank + 1) % size, 3, &got, 1, MPI_INT,
+                 (rank + size - 1) % size, 3, c, MPI_STATUS_IGNORE);
+    CHECK(got == (rank + size - 1) % size, "%s: ring got %d", what, got);
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, c);
+    return all;
+}
+
+static void flags(int init, int fini, const char *when)
+{
+    int i = -1, f = -1;
+    MPI_Initialized(&i);
+    MPI_Finalized(&f);
+    CHECK(i == init && f == fini, "%s: Initialized %d Finalized %d, want %d %d", when, i, f, init,
+          fini);
+}
+
+int main(int argc, char **argv)
+{
+    const char *mode = argc > 1 ? argv[1] : "";
+    MPI_Comm sc = MPI_COMM_NULL;
+    MPI_Session s;
+    int all = 0, rank = 0;
+    if (!strcmp(mode, "session-first")) {
+        s = open_session(&sc, "first");
+        flags(0, 0, "session only");
+        MPI_Init(&argc, &argv);
+        flags(1, 0, "session and world");
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        traffic(MPI_COMM_WORLD, "world");
+        traffic(sc, "session before MPI_Finalize");
+        MPI_Finalize();
+        flags(1, 1, "after MPI_Finalize, session open");
+        all = traffic(sc, "session after MPI_Finalize");
+        MPI_Comm_free(&sc);
+        CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS, "MPI_Session_finalize");
+        /* Everything has ended: a new session cannot start, and says so. */
+        MPI_Session again = MPI_SESSION_NULL;
+        int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &again), cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_OTHER && again == MPI_SESSION_NULL,
+              "a session after the end: rc %d class %d", rc, cls);
+    } else if (!strcmp(mode, "world-first")) {
+        int provided = -1;
+        MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        s = open_session(&sc, "one");
+        flags(1, 0, "world and session");
+        traffic(sc, "first session");
+        MPI_Info info;
+        char level[64] = "";
+        int flag = 0;
+        MPI_Session_get_info(s, &info);
+        MPI_Info_get(info, "thread_level", sizeof level - 1, level, &flag);
+        CHECK(flag && !strcmp(level, "MPI_THREAD_FUNNELED"), "session thread_level '%s'", level);
+        MPI_Info_free(&info);
+        MPI_Comm_free(&sc);
+        MPI_Session_finalize(&s);
+        traffic(MPI_COMM_WORLD, "world after a session ended");
+        s = open_session(&sc, "two");
+        traffic(sc, "second session");
+        MPI_Comm_free(&sc);
+        MPI_Session_finalize(&s);
+        all = traffic(MPI_COMM_WORLD, "world at the end");
+        MPI_Finalize();
+        flags(1, 1, "after MPI_Finalize");
+    } else if (!strcmp(mode, "world-ends-first")) {
+        MPI_Init(&argc, &argv);
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        s = open_session(&sc, "late");
+        MPI_Finalize();
+        all = traffic(sc, "session outliving the world");
+        MPI_Comm_free(&sc);
+        CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS, "MPI_Session_finalize");
+    } else {
+        fprintf(stderr, "usage: session_world session-first|world-first|world-ends-first\n");
+        return 2;
+    }
+    if (rank == 0 && all == 0 && failures == 0)
+        printf("No Errors\n");
+    return all != 0 || failures != 0;
+}
