@@ -122,21 +122,26 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
                       "%s: info key \"thread_level\"=\"%.64s\" is not one of MPI_THREAD_SINGLE, "
                       "MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE",
                       fn, asked);
-    if (!rc && !(s = calloc(1, sizeof *s)))
-        rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a session", fn);
-    if (!rc && !(s->s_handle = mf_handle_alloc(&mf_session_table, s)))
-        rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a session handle", fn);
-    if (!rc && (rc = mf_runtime_acquire(level, NULL, fn)))
-        mf_handle_free(&mf_session_table, s->s_handle);
-    if (rc) {
-        free(s);
-        return mf_err_session_dispatch(eh, MPI_SESSION_NULL, rc, fn);
+    /* The runtime first: it may be what sets up the library lock taken below. */
+    if (!rc && !(rc = mf_runtime_acquire(level, NULL, fn))) {
+        MF_API_ENTER();
+        if (!(s = calloc(1, sizeof *s)))
+            rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a session", fn);
+        else if (!(s->s_handle = mf_handle_alloc(&mf_session_table, s)))
+            rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a session handle", fn);
+        if (!rc) {
+            s->s_thread_level = level;
+            s->s_errhandler = eh;
+            mf_errhandler_retain(eh);
+            *session = s->s_handle;
+        }
+        MF_API_EXIT();
+        if (rc) {
+            free(s);
+            (void)mf_runtime_release(fn);
+        }
     }
-    s->s_thread_level = level;
-    s->s_errhandler = eh;
-    mf_errhandler_retain(eh);
-    *session = s->s_handle;
-    return MPI_SUCCESS;
+    return mf_err_session_dispatch(eh, MPI_SESSION_NULL, rc, fn);
 }
 MF_API_ALIAS(Session_init);
 
@@ -144,15 +149,20 @@ int PMPI_Session_finalize(MPI_Session *session)
 {
     const char *fn = "MPI_Session_finalize";
     mf_session *s = NULL;
+    MF_API_ENTER();
     int rc = session ? mf_api_session(*session, &s, fn)
                      : mf_error(MPI_ERR_ARG, "%s: session is NULL", fn);
+    mf_session copy = {MPI_SESSION_NULL, NULL, 0};
+    if (!rc) {
+        /* A teardown failure goes to the session's handler, kept alive until then. */
+        copy = *s;
+        mf_handle_free(&mf_session_table, s->s_handle);
+        free(s);
+        *session = MPI_SESSION_NULL;
+    }
+    MF_API_EXIT();
     if (rc)
         return mf_err_session(s, rc, fn);
-    /* Dispatch a teardown failure with the session's handler, kept alive until then. */
-    mf_session copy = *s;
-    mf_handle_free(&mf_session_table, s->s_handle);
-    free(s);
-    *session = MPI_SESSION_NULL;
     rc = mf_runtime_release(fn);
     rc = mf_err_session(&copy, rc, fn);
     mf_errhandler_release(copy.s_errhandler);
@@ -268,9 +278,11 @@ int PMPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
     if (!rc)
         rc = mf_api_session_errhandler(errhandler, &eh, fn);
     if (!rc) {
+        MF_API_ENTER();
         mf_errhandler_retain(eh);
         mf_errhandler_release(s->s_errhandler);
         s->s_errhandler = eh;
+        MF_API_EXIT();
     }
     return mf_err_session(s, rc, fn);
 }

@@ -6,7 +6,8 @@
  *                  communicator keeps working), then MPI_Session_finalize. A new session after
  *                  that is a clear error, not a crash.
  *   world-first:   MPI_Init_thread, then a session, finalized, then another session (the runtime
- *                  stays up for the world), then MPI_Finalize.
+ *                  stays up for the world), then MPI_Finalize; an info object made before
+ *                  MPI_Init is still usable after MPI_Finalize.
  *   world-ends-first: MPI_Init, a session, MPI_Finalize, traffic on the session's
  *                  communicator, MPI_Session_finalize.
  */
@@ -90,6 +91,12 @@ int main(int argc, char **argv)
         CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_OTHER && again == MPI_SESSION_NULL,
               "a session after the end: rc %d class %d", rc, cls);
     } else if (!strcmp(mode, "world-first")) {
+        /* Info objects before MPI_Init, kept across it, used after MPI_Finalize. */
+        MPI_Info early;
+        char v[8] = "";
+        int got = 0;
+        CHECK(MPI_Info_create(&early) == MPI_SUCCESS, "MPI_Info_create before MPI_Init");
+        CHECK(MPI_Info_set(early, "k", "v1") == MPI_SUCCESS, "MPI_Info_set before MPI_Init");
         int provided = -1;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -113,6 +120,12 @@ int main(int argc, char **argv)
         all = traffic(MPI_COMM_WORLD, "world at the end");
         MPI_Finalize();
         flags(1, 1, "after MPI_Finalize");
+        MPI_Info_get(early, "k", sizeof v - 1, v, &got);
+        CHECK(got && !strcmp(v, "v1"), "MPI_Info_get after MPI_Finalize: '%s'", v);
+        MPI_Info dup;
+        CHECK(MPI_Info_dup(early, &dup) == MPI_SUCCESS && MPI_Info_free(&dup) == MPI_SUCCESS &&
+                  MPI_Info_free(&early) == MPI_SUCCESS,
+              "MPI_Info_dup/free after MPI_Finalize");
     } else if (!strcmp(mode, "world-ends-first")) {
         MPI_Init(&argc, &argv);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
