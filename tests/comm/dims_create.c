@@ -10,17 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "mftest.h"
 
 /* Exhaustive reference over non-increasing factorizations of m into k factors. */
 typedef struct ref_search {
@@ -60,10 +50,10 @@ static void expect(int nnodes, int ndims, const int *preset, const int *want)
     int dims[8];
     memcpy(dims, preset, (size_t)ndims * sizeof *dims);
     int rc = MPI_Dims_create(nnodes, ndims, dims);
-    CHECK(rc == MPI_SUCCESS, "Dims_create(%d, %d) failed: %d", nnodes, ndims, rc);
+    MF_CHECK(rc == MPI_SUCCESS, "Dims_create(%d, %d) failed: %d", nnodes, ndims, rc);
     for (int i = 0; i < ndims; i++)
-        CHECK(dims[i] == want[i], "Dims_create(%d, %d): dims[%d]=%d, want %d", nnodes, ndims, i,
-              dims[i], want[i]);
+        MF_CHECK(dims[i] == want[i], "Dims_create(%d, %d): dims[%d]=%d, want %d", nnodes, ndims, i,
+                 dims[i], want[i]);
 }
 
 static void expect_error(int nnodes, int ndims, int *dims, int want_class, const char *what)
@@ -71,7 +61,7 @@ static void expect_error(int nnodes, int ndims, int *dims, int want_class, const
     int rc = MPI_Dims_create(nnodes, ndims, dims), cls = -1;
     if (rc != MPI_SUCCESS)
         MPI_Error_class(rc, &cls);
-    CHECK(cls == want_class, "%s: class %d, want %d", what, cls, want_class);
+    MF_CHECK(cls == want_class, "%s: class %d, want %d", what, cls, want_class);
 }
 
 int main(int argc, char **argv)
@@ -114,8 +104,8 @@ int main(int argc, char **argv)
             int dims[8] = {0};
             MPI_Dims_create(n, k, dims);
             for (int i = 0; i < k; i++)
-                CHECK(dims[i] == s.best[i], "Dims_create(%d, %d): dims[%d]=%d, reference %d", n, k,
-                      i, dims[i], s.best[i]);
+                MF_CHECK(dims[i] == s.best[i], "Dims_create(%d, %d): dims[%d]=%d, reference %d", n,
+                         k, i, dims[i], s.best[i]);
         }
 
     /* Errors: preset entries that do not divide nnodes, all preset but a wrong product, negative
@@ -127,10 +117,5 @@ int main(int argc, char **argv)
     expect_error(8, -1, (int[]){0}, MPI_ERR_DIMS, "negative ndims");
     expect_error(-4, 2, (int[]){0, 0}, MPI_ERR_ARG, "negative nnodes");
 
-    int all;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf("No Errors\n");
-    MPI_Finalize();
-    return all != 0;
+    return mftest_finish();
 }

@@ -7,17 +7,7 @@
 #include <mpi.h>
 #include <stdio.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "mftest.h"
 
 int main(int argc, char **argv)
 {
@@ -27,9 +17,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     if (size < 2) {
-        printf("No Errors\n");
-        MPI_Finalize();
-        return 0;
+        return mftest_finish();
     }
     /* Two sides: even and odd world ranks; leaders are world ranks 0 and 1. */
     MPI_Comm half, inter;
@@ -44,27 +32,27 @@ int main(int argc, char **argv)
     /* Reverse order by key: the new rank counts down. */
     MPI_Comm shared = MPI_COMM_NULL;
     int rc = MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, -lrank, MPI_INFO_NULL, &shared);
-    CHECK(rc == MPI_SUCCESS && shared != MPI_COMM_NULL, "split_type SHARED on an intercomm: rc %d",
-          rc);
+    MF_CHECK(rc == MPI_SUCCESS && shared != MPI_COMM_NULL,
+             "split_type SHARED on an intercomm: rc %d", rc);
     if (shared != MPI_COMM_NULL) {
         int is_inter = 1, srank, ssize;
         MPI_Comm_test_inter(shared, &is_inter);
         MPI_Comm_rank(shared, &srank);
         MPI_Comm_size(shared, &ssize);
-        CHECK(!is_inter, "the result is an intracommunicator");
-        CHECK(ssize == lsize && srank == lsize - 1 - lrank, "rank %d of %d, want %d of %d", srank,
-              ssize, lsize - 1 - lrank, lsize);
+        MF_CHECK(!is_inter, "the result is an intracommunicator");
+        MF_CHECK(ssize == lsize && srank == lsize - 1 - lrank, "rank %d of %d, want %d of %d",
+                 srank, ssize, lsize - 1 - lrank, lsize);
         /* Members are this side's processes: the sum of their world ranks. */
         int sum = 0, want = 0;
         MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, shared);
         for (int r = side; r < size; r += 2)
             want += r;
-        CHECK(sum == want, "allreduce over the side: %d, want %d", sum, want);
+        MF_CHECK(sum == want, "allreduce over the side: %d, want %d", sum, want);
         /* Point to point around the ring of the new communicator. */
         int got = -1, right = (srank + 1) % ssize, left = (srank + ssize - 1) % ssize;
         MPI_Sendrecv(&srank, 1, MPI_INT, right, 5, &got, 1, MPI_INT, left, 5, shared,
                      MPI_STATUS_IGNORE);
-        CHECK(got == left, "ring: got %d from %d", got, left);
+        MF_CHECK(got == left, "ring: got %d from %d", got, left);
         MPI_Comm_free(&shared);
     }
 
@@ -73,11 +61,11 @@ int main(int argc, char **argv)
     MPI_Comm c2 = MPI_COMM_WORLD;
     rc = MPI_Comm_split_type(inter, side ? MPI_UNDEFINED : MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL,
                              &c2);
-    CHECK(rc == MPI_SUCCESS, "split_type with MPI_UNDEFINED: rc %d", rc);
+    MF_CHECK(rc == MPI_SUCCESS, "split_type with MPI_UNDEFINED: rc %d", rc);
     if (side)
-        CHECK(c2 == MPI_COMM_NULL, "MPI_UNDEFINED gives MPI_COMM_NULL");
+        MF_CHECK(c2 == MPI_COMM_NULL, "MPI_UNDEFINED gives MPI_COMM_NULL");
     else
-        CHECK(c2 != MPI_COMM_NULL && c2 != MPI_COMM_WORLD, "the even side gets a communicator");
+        MF_CHECK(c2 != MPI_COMM_NULL && c2 != MPI_COMM_WORLD, "the even side gets a communicator");
     if (c2 != MPI_COMM_NULL && c2 != MPI_COMM_WORLD)
         MPI_Comm_free(&c2);
 
@@ -85,15 +73,10 @@ int main(int argc, char **argv)
     if (lrank == 0) {
         int peer = -1;
         MPI_Sendrecv(&rank, 1, MPI_INT, 0, 9, &peer, 1, MPI_INT, 0, 9, inter, MPI_STATUS_IGNORE);
-        CHECK(peer == 1 - side, "leader exchange got %d", peer);
+        MF_CHECK(peer == 1 - side, "leader exchange got %d", peer);
     }
     MPI_Comm_free(&inter);
     MPI_Comm_free(&half);
 
-    int all;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf("No Errors\n");
-    MPI_Finalize();
-    return all != 0;
+    return mftest_finish();
 }

@@ -14,26 +14,16 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "mftest.h"
 
 static void check_name(MPI_Datatype t, const char *want, const char *alt)
 {
     char name[MPI_MAX_OBJECT_NAME] = "";
     int len = -1;
     int rc = MPI_Type_get_name(t, name, &len);
-    CHECK(rc == MPI_SUCCESS && (!strcmp(name, want) || (alt && !strcmp(name, alt))) &&
-              len == (int)strlen(name),
-          "name of %s: '%s' (len %d, rc %d)", want, name, len, rc);
+    MF_CHECK(rc == MPI_SUCCESS && (!strcmp(name, want) || (alt && !strcmp(name, alt))) &&
+                 len == (int)strlen(name),
+             "name of %s: '%s' (len %d, rc %d)", want, name, len, rc);
 }
 
 static void check_bounds(MPI_Datatype t, const char *what, MPI_Aint lb, MPI_Aint extent,
@@ -44,11 +34,11 @@ static void check_bounds(MPI_Datatype t, const char *what, MPI_Aint lb, MPI_Aint
     MPI_Type_get_extent(t, &l, &e);
     MPI_Type_get_true_extent(t, &tl, &te);
     MPI_Type_size(t, &s);
-    CHECK(l == lb && e == extent, "%s: lb %ld extent %ld, want %ld %ld", what, (long)l, (long)e,
-          (long)lb, (long)extent);
-    CHECK(tl == true_lb && te == true_extent, "%s: true lb %ld extent %ld, want %ld %ld", what,
-          (long)tl, (long)te, (long)true_lb, (long)true_extent);
-    CHECK(s == size, "%s: size %d, want %d", what, s, size);
+    MF_CHECK(l == lb && e == extent, "%s: lb %ld extent %ld, want %ld %ld", what, (long)l, (long)e,
+             (long)lb, (long)extent);
+    MF_CHECK(tl == true_lb && te == true_extent, "%s: true lb %ld extent %ld, want %ld %ld", what,
+             (long)tl, (long)te, (long)true_lb, (long)true_extent);
+    MF_CHECK(s == size, "%s: size %d, want %d", what, s, size);
 }
 
 static void names(void)
@@ -75,21 +65,21 @@ static void empty_struct(void)
 {
     MPI_Datatype t = MPI_DATATYPE_NULL;
     int rc = MPI_Type_create_struct(0, NULL, NULL, NULL, &t);
-    CHECK(rc == MPI_SUCCESS, "zero-count struct with NULL arrays: rc %d", rc);
+    MF_CHECK(rc == MPI_SUCCESS, "zero-count struct with NULL arrays: rc %d", rc);
     if (rc)
         return;
     MPI_Type_commit(&t);
     check_bounds(t, "empty struct", 0, 0, 0, 0, 0);
     int ni, na, nd, comb;
     MPI_Type_get_envelope(t, &ni, &na, &nd, &comb);
-    CHECK(comb == MPI_COMBINER_STRUCT && ni == 1 && na == 0 && nd == 0,
-          "empty struct envelope %d %d %d %d", comb, ni, na, nd);
+    MF_CHECK(comb == MPI_COMBINER_STRUCT && ni == 1 && na == 0 && nd == 0,
+             "empty struct envelope %d %d %d %d", comb, ni, na, nd);
     MPI_Type_free(&t);
     int one = 1;
     MPI_Aint zero = 0;
     MPI_Datatype types[] = {MPI_INT};
     rc = MPI_Type_create_struct(0, &one, &zero, types, &t);
-    CHECK(rc == MPI_SUCCESS, "zero-count struct: rc %d", rc);
+    MF_CHECK(rc == MPI_SUCCESS, "zero-count struct: rc %d", rc);
     if (!rc)
         MPI_Type_free(&t);
 }
@@ -135,15 +125,15 @@ static void resized_bounds(MPI_Comm comm)
     if (rank == 0 && size == 1) {
         int got[12];
         MPI_Sendrecv(buf + 1, 3, r, 0, 7, got, 12, MPI_INT, 0, 7, comm, MPI_STATUS_IGNORE);
-        CHECK(got[0] == 101 && got[1] == 105 && got[2] == 109, "self: %d %d %d", got[0], got[1],
-              got[2]);
+        MF_CHECK(got[0] == 101 && got[1] == 105 && got[2] == 109, "self: %d %d %d", got[0], got[1],
+                 got[2]);
     } else if (rank == 0) {
         MPI_Send(buf + 1, 3, r, 1, 7, comm);
     } else if (rank == 1) {
         int got[3];
         MPI_Recv(got, 3, MPI_INT, 0, 7, comm, MPI_STATUS_IGNORE);
-        CHECK(got[0] == 101 && got[1] == 105 && got[2] == 109, "received %d %d %d", got[0], got[1],
-              got[2]);
+        MF_CHECK(got[0] == 101 && got[1] == 105 && got[2] == 109, "received %d %d %d", got[0],
+                 got[1], got[2]);
     }
     MPI_Type_free(&r);
     MPI_Type_free(&c);
@@ -170,8 +160,8 @@ static void float16(MPI_Comm comm)
     MPI_Comm_size(comm, &size);
     MPI_Type_size(MPIX_C_FLOAT16, &s);
     MPI_Type_get_extent(MPIX_C_FLOAT16, &lb, &ext);
-    CHECK(s == 2 && lb == 0 && ext == 2, "MPIX_C_FLOAT16 size %d lb %ld extent %ld", s, (long)lb,
-          (long)ext);
+    MF_CHECK(s == 2 && lb == 0 && ext == 2, "MPIX_C_FLOAT16 size %d lb %ld extent %ld", s, (long)lb,
+             (long)ext);
     uint16_t v[4], out[4];
     for (int i = 0; i < 4; i++)
         v[i] = h16(i + rank % 2); /* 0,0.5,1,1.5 or 0.5,1,1.5,2 */
@@ -181,26 +171,26 @@ static void float16(MPI_Comm comm)
         else if (rank == 1) {
             MPI_Recv(out, 4, MPIX_C_FLOAT16, 0, 3, comm, MPI_STATUS_IGNORE);
             for (int i = 0; i < 4; i++)
-                CHECK(out[i] == h16(i), "float16 received [%d] 0x%x", i, out[i]);
+                MF_CHECK(out[i] == h16(i), "float16 received [%d] 0x%x", i, out[i]);
         }
     }
     /* Sum over ranks of 0.5 * (i + rank % 2): exact in binary16 at these sizes. */
     int rc = MPI_Allreduce(v, out, 4, MPIX_C_FLOAT16, MPI_SUM, comm);
-    CHECK(rc == MPI_SUCCESS, "float16 allreduce rc %d", rc);
+    MF_CHECK(rc == MPI_SUCCESS, "float16 allreduce rc %d", rc);
     int odd = size / 2;
     for (int i = 0; rc == MPI_SUCCESS && i < 4; i++) {
         int twice = i * size + odd; /* 2 * sum */
-        CHECK(out[i] == h16(twice), "float16 sum [%d] 0x%x, want 2*sum %d", i, out[i], twice);
+        MF_CHECK(out[i] == h16(twice), "float16 sum [%d] 0x%x, want 2*sum %d", i, out[i], twice);
     }
     rc = MPI_Allreduce(v, out, 4, MPIX_C_FLOAT16, MPI_MAX, comm);
     for (int i = 0; rc == MPI_SUCCESS && i < 4; i++)
-        CHECK(out[i] == h16(i + (size > 1)), "float16 max [%d] 0x%x", i, out[i]);
+        MF_CHECK(out[i] == h16(i + (size > 1)), "float16 max [%d] 0x%x", i, out[i]);
     /* Rounding: 2048 + 1 is a tie in binary16 (spacing 2) and goes to even 2048; 1 + 2^-11
      * rounds to 1; 65504 + 16 overflows to infinity. */
     uint16_t a[3] = {0x6800, 0x3c00, 0x7bff}, b[3] = {0x3c00, 0x1000, 0x4c00};
     MPI_Reduce_local(a, b, 3, MPIX_C_FLOAT16, MPI_SUM);
-    CHECK(b[0] == 0x6800 && b[1] == 0x3c00 && b[2] == 0x7c00, "float16 rounding 0x%x 0x%x 0x%x",
-          b[0], b[1], b[2]);
+    MF_CHECK(b[0] == 0x6800 && b[1] == 0x3c00 && b[2] == 0x7c00, "float16 rounding 0x%x 0x%x 0x%x",
+             b[0], b[1], b[2]);
 }
 
 int main(int argc, char **argv)
@@ -213,10 +203,5 @@ int main(int argc, char **argv)
     empty_struct();
     resized_bounds(MPI_COMM_WORLD);
     float16(MPI_COMM_WORLD);
-    int all;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0 && all == 0)
-        printf("No Errors\n");
-    MPI_Finalize();
-    return all != 0;
+    return mftest_finish();
 }

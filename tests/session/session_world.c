@@ -15,27 +15,17 @@
 #include <stdio.h>
 #include <string.h>
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "mftest.h"
 
 static MPI_Session open_session(MPI_Comm *comm, const char *tag)
 {
     MPI_Session s = MPI_SESSION_NULL;
     MPI_Group g;
     int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s);
-    CHECK(rc == MPI_SUCCESS, "MPI_Session_init: %d", rc);
+    MF_CHECK(rc == MPI_SUCCESS, "MPI_Session_init: %d", rc);
     MPI_Group_from_session_pset(s, "mpi://WORLD", &g);
     rc = MPI_Comm_create_from_group(g, tag, MPI_INFO_NULL, MPI_ERRORS_RETURN, comm);
-    CHECK(rc == MPI_SUCCESS, "MPI_Comm_create_from_group: %d", rc);
+    MF_CHECK(rc == MPI_SUCCESS, "MPI_Comm_create_from_group: %d", rc);
     MPI_Group_free(&g);
     return s;
 }
@@ -47,12 +37,12 @@ static int traffic(MPI_Comm c, const char *what)
     MPI_Comm_rank(c, &rank);
     MPI_Comm_size(c, &size);
     MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, c);
-    CHECK(sum == size * (size - 1) / 2, "%s: allreduce %d", what, sum);
+    MF_CHECK(sum == size * (size - 1) / 2, "%s: allreduce %d", what, sum);
     MPI_Sendrecv(&rank, 1, MPI_INT, (rank + 1) % size, 3, &got, 1, MPI_INT,
                  (rank + size - 1) % size, 3, c, MPI_STATUS_IGNORE);
-    CHECK(got == (rank + size - 1) % size, "%s: ring got %d", what, got);
+    MF_CHECK(got == (rank + size - 1) % size, "%s: ring got %d", what, got);
     int all = 0;
-    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, c);
+    MPI_Allreduce(&mftest_errors, &all, 1, MPI_INT, MPI_SUM, c);
     return all;
 }
 
@@ -61,8 +51,8 @@ static void flags(int init, int fini, const char *when)
     int i = -1, f = -1;
     MPI_Initialized(&i);
     MPI_Finalized(&f);
-    CHECK(i == init && f == fini, "%s: Initialized %d Finalized %d, want %d %d", when, i, f, init,
-          fini);
+    MF_CHECK(i == init && f == fini, "%s: Initialized %d Finalized %d, want %d %d", when, i, f,
+             init, fini);
 }
 
 int main(int argc, char **argv)
@@ -83,20 +73,20 @@ int main(int argc, char **argv)
         flags(1, 1, "after MPI_Finalize, session open");
         all = traffic(sc, "session after MPI_Finalize");
         MPI_Comm_free(&sc);
-        CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS, "MPI_Session_finalize");
+        MF_CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS, "MPI_Session_finalize");
         /* Everything has ended: a new session cannot start, and says so. */
         MPI_Session again = MPI_SESSION_NULL;
         int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &again), cls = -1;
         MPI_Error_class(rc, &cls);
-        CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_OTHER && again == MPI_SESSION_NULL,
-              "a session after the end: rc %d class %d", rc, cls);
+        MF_CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_OTHER && again == MPI_SESSION_NULL,
+                 "a session after the end: rc %d class %d", rc, cls);
     } else if (!strcmp(mode, "world-first")) {
         /* Info objects before MPI_Init, kept across it, used after MPI_Finalize. */
         MPI_Info early;
         char v[8] = "";
         int got = 0;
-        CHECK(MPI_Info_create(&early) == MPI_SUCCESS, "MPI_Info_create before MPI_Init");
-        CHECK(MPI_Info_set(early, "k", "v1") == MPI_SUCCESS, "MPI_Info_set before MPI_Init");
+        MF_CHECK(MPI_Info_create(&early) == MPI_SUCCESS, "MPI_Info_create before MPI_Init");
+        MF_CHECK(MPI_Info_set(early, "k", "v1") == MPI_SUCCESS, "MPI_Info_set before MPI_Init");
         int provided = -1;
         MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -108,7 +98,7 @@ int main(int argc, char **argv)
         int flag = 0;
         MPI_Session_get_info(s, &info);
         MPI_Info_get(info, "thread_level", sizeof level - 1, level, &flag);
-        CHECK(flag && !strcmp(level, "MPI_THREAD_FUNNELED"), "session thread_level '%s'", level);
+        MF_CHECK(flag && !strcmp(level, "MPI_THREAD_FUNNELED"), "session thread_level '%s'", level);
         MPI_Info_free(&info);
         MPI_Comm_free(&sc);
         MPI_Session_finalize(&s);
@@ -121,11 +111,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         flags(1, 1, "after MPI_Finalize");
         MPI_Info_get(early, "k", sizeof v - 1, v, &got);
-        CHECK(got && !strcmp(v, "v1"), "MPI_Info_get after MPI_Finalize: '%s'", v);
+        MF_CHECK(got && !strcmp(v, "v1"), "MPI_Info_get after MPI_Finalize: '%s'", v);
         MPI_Info dup;
-        CHECK(MPI_Info_dup(early, &dup) == MPI_SUCCESS && MPI_Info_free(&dup) == MPI_SUCCESS &&
-                  MPI_Info_free(&early) == MPI_SUCCESS,
-              "MPI_Info_dup/free after MPI_Finalize");
+        MF_CHECK(MPI_Info_dup(early, &dup) == MPI_SUCCESS && MPI_Info_free(&dup) == MPI_SUCCESS &&
+                     MPI_Info_free(&early) == MPI_SUCCESS,
+                 "MPI_Info_dup/free after MPI_Finalize");
     } else if (!strcmp(mode, "world-ends-first")) {
         MPI_Init(&argc, &argv);
         MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -133,12 +123,12 @@ int main(int argc, char **argv)
         MPI_Finalize();
         all = traffic(sc, "session outliving the world");
         MPI_Comm_free(&sc);
-        CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS, "MPI_Session_finalize");
+        MF_CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS, "MPI_Session_finalize");
     } else {
         fprintf(stderr, "usage: session_world session-first|world-first|world-ends-first\n");
         return 2;
     }
-    if (rank == 0 && all == 0 && failures == 0)
+    if (rank == 0 && all == 0 && mftest_errors == 0)
         printf("No Errors\n");
-    return all != 0 || failures != 0;
+    return all != 0 || mftest_errors != 0;
 }
