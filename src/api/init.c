@@ -38,7 +38,8 @@ void mf_unlock(void)
  * MPI_COMM_SELF) is shared by the world model and every session: see api/runtime.h.
  * mf_g.initialized says it is up; these say who uses it. */
 static int mf_runtime_users;
-static bool mf_runtime_ended; /* torn down once: a process cannot bring it up again */
+static bool mf_runtime_idle;  /* up without users: the last was a session (see runtime.h) */
+static bool mf_runtime_ended; /* closed by MPI_Finalize: it cannot be brought up again */
 static bool mf_world_active;  /* between MPI_Init and MPI_Finalize */
 
 /* Raises the thread level; the lock is set up before the first MPI_THREAD_MULTIPLE user can
@@ -82,7 +83,39 @@ static int mf_runtime_start(const char *function)
     return MPI_SUCCESS;
 }
 
-static int mf_runtime_stop(const char *function);
+/* The collective half of a teardown: sends the program no longer waits for (MPI_Request_free,
+ * buffered sends) reach their peers, then a fence, after which no rank talks to another. */
+static int mf_runtime_quiesce(const char *function)
+{
+    int rc = mf_p2p_drain_sends(10.0);
+    if (rc)
+        mf_warn("%s: sends still pending after 10 s (their receives were never posted?); "
+                "finalizing anyway",
+                function);
+    return mf_pm_fence(); /* the fence does not move messages: the drain above must */
+}
+
+/* The local half: closes what mf_runtime_start opened, after a quiesce. */
+static int mf_runtime_close(void)
+{
+    mf_comm_finalize_builtin();
+    int rc = mf_fabrics_finalize();
+    mf_p2p_finalize();
+    mf_progress_finalize();
+    int rc2 = mf_pm_finalize();
+    mf_world_free();
+    mf_g.initialized = false;
+    mf_runtime_ended = true;
+    return rc ? rc : rc2;
+}
+
+/* At exit, an idle runtime is closed (its quiesce ran when it went idle): the launcher then sees
+ * a proper end. A runtime still in use at exit is left alone, as a missing MPI_Finalize. */
+static void mf_runtime_at_exit(void)
+{
+    if (mf_runtime_idle && mf_runtime_users == 0)
+        (void)mf_runtime_close();
+}
 
 int mf_runtime_acquire(int required, int *provided, const char *function)
 {
@@ -90,15 +123,19 @@ int mf_runtime_acquire(int required, int *provided, const char *function)
         return mf_error(MPI_ERR_ARG, "%s: required=%d is not a thread level", function, required);
     if (mf_runtime_ended)
         return mf_error(MPI_ERR_OTHER,
-                        "%s: the last user of MPI in this process (MPI_Finalize or the last "
-                        "MPI_Session_finalize) has ended it; it cannot be started again",
+                        "%s: MPI_Finalize ended MPI in this process (it was the last user: no "
+                        "session was open); it cannot be started again",
                         function);
     /* Under MPI_THREAD_MULTIPLE another thread may be in MPI (a second session, the world). */
     bool locked = mf_lock_used;
     if (locked)
         mf_lock();
     mf_thread_level_raise(required);
-    int rc = mf_runtime_users == 0 ? mf_runtime_start(function) : MPI_SUCCESS;
+    int rc = MPI_SUCCESS;
+    if (mf_runtime_users == 0 && mf_runtime_idle)
+        mf_runtime_idle = false; /* still up: nothing to start */
+    else if (mf_runtime_users == 0)
+        rc = mf_runtime_start(function);
     if (!rc)
         mf_runtime_users++;
     if (!rc && provided)
@@ -108,34 +145,24 @@ int mf_runtime_acquire(int required, int *provided, const char *function)
     return rc;
 }
 
-int mf_runtime_release(const char *function)
+int mf_runtime_release(bool world, const char *function)
 {
+    static bool at_exit_set;
     mf_lock();
-    int rc = --mf_runtime_users > 0 ? MPI_SUCCESS : mf_runtime_stop(function);
+    int rc = MPI_SUCCESS;
+    if (--mf_runtime_users == 0) {
+        rc = mf_runtime_quiesce(function);
+        if (world) {
+            int rc2 = mf_runtime_close();
+            rc = rc ? rc : rc2;
+        } else {
+            mf_runtime_idle = true;
+            if (!at_exit_set)
+                at_exit_set = atexit(mf_runtime_at_exit) == 0;
+        }
+    }
     mf_unlock();
     return rc;
-}
-
-static int mf_runtime_stop(const char *function)
-{
-    /* Sends the program no longer waits for (MPI_Request_free, buffered sends) must reach their
-     * peers before anyone leaves: the fence below does not move messages. */
-    int rc = mf_p2p_drain_sends(10.0);
-    if (rc)
-        mf_warn("%s: sends still pending after 10 s (their receives were never posted?); "
-                "finalizing anyway",
-                function);
-    /* Every rank must be done with every peer before fabrics close: a fence is the barrier. */
-    rc = mf_pm_fence();
-    mf_comm_finalize_builtin();
-    int rc2 = mf_fabrics_finalize();
-    mf_p2p_finalize();
-    mf_progress_finalize();
-    int rc3 = mf_pm_finalize();
-    mf_world_free();
-    mf_g.initialized = false;
-    mf_runtime_ended = true;
-    return rc ? rc : rc2 ? rc2 : rc3;
 }
 
 static int mf_init(int required, int *provided, const char *function)
@@ -175,7 +202,7 @@ int PMPI_Finalize(void)
     mf_world_active = false;
     mf_g.finalized = true;
     /* Sessions still open keep the runtime up; the last user tears it down. */
-    int rc = mf_runtime_release("MPI_Finalize");
+    int rc = mf_runtime_release(true, "MPI_Finalize");
     mf_unlock();
     return mf_err_world(rc, "MPI_Finalize");
 }

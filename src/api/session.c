@@ -3,8 +3,9 @@
  * MPI_Group_from_session_pset, MPI_Comm_create_from_group, MPI_Intercomm_create_from_groups.
  *
  * A session is a user of the runtime (api/runtime.h): MPI_Session_init brings the runtime up if
- * neither MPI_Init nor another session did, MPI_Session_finalize tears it down if it was the
- * last user. Several sessions, and sessions next to the world model, share one runtime.
+ * neither MPI_Init nor another session did; MPI_Session_finalize of the last user quiesces it
+ * (a fence over the job) and leaves it idle for later sessions or MPI_Init, closing at exit.
+ * Several sessions, and sessions next to the world model, share one runtime.
  *
  * Process sets: "mpi://WORLD" (every process of the job) and "mpi://SELF" (this one), matched
  * without regard to case as URIs' schemes are. Each has the info key "mpi_size".
@@ -122,26 +123,30 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
                       "%s: info key \"thread_level\"=\"%.64s\" is not one of MPI_THREAD_SINGLE, "
                       "MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE",
                       fn, asked);
-    /* The runtime first: it may be what sets up the library lock taken below. */
-    if (!rc && !(rc = mf_runtime_acquire(level, NULL, fn))) {
+    /* The object first, the runtime after: the runtime may set up the library lock, so no
+     * MF_API_ENTER..EXIT pair may span mf_runtime_acquire. */
+    if (!rc) {
         MF_API_ENTER();
         if (!(s = calloc(1, sizeof *s)))
             rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a session", fn);
         else if (!(s->s_handle = mf_handle_alloc(&mf_session_table, s)))
             rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a session handle", fn);
-        if (!rc) {
-            s->s_thread_level = level;
-            s->s_errhandler = eh;
-            mf_errhandler_retain(eh);
-            *session = s->s_handle;
-        }
         MF_API_EXIT();
-        if (rc) {
-            free(s);
-            (void)mf_runtime_release(fn);
-        }
     }
-    return mf_err_session_dispatch(eh, MPI_SESSION_NULL, rc, fn);
+    if (!rc && (rc = mf_runtime_acquire(level, NULL, fn))) {
+        MF_API_ENTER();
+        mf_handle_free(&mf_session_table, s->s_handle);
+        MF_API_EXIT();
+    }
+    if (rc) {
+        free(s);
+        return mf_err_session_dispatch(eh, MPI_SESSION_NULL, rc, fn);
+    }
+    s->s_thread_level = level;
+    s->s_errhandler = eh;
+    mf_errhandler_retain(eh);
+    *session = s->s_handle;
+    return MPI_SUCCESS;
 }
 MF_API_ALIAS(Session_init);
 
@@ -163,7 +168,7 @@ int PMPI_Session_finalize(MPI_Session *session)
     MF_API_EXIT();
     if (rc)
         return mf_err_session(s, rc, fn);
-    rc = mf_runtime_release(fn);
+    rc = mf_runtime_release(false, fn);
     rc = mf_err_session(&copy, rc, fn);
     mf_errhandler_release(copy.s_errhandler);
     return rc;

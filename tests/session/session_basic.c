@@ -261,6 +261,23 @@ int main(void)
     MF_CHECK(MPI_Session_finalize(&s1) == MPI_SUCCESS && s1 == MPI_SESSION_NULL, "finalize s1");
     MPI_Finalized(&flag);
     MF_CHECK(!flag, "MPI_Finalized after sessions only");
+    /* Sessions come and go: a third one after the others ended reuses the idle runtime. */
+    MPI_Session s3 = MPI_SESSION_NULL;
+    MPI_Group g3;
+    MPI_Comm w3 = MPI_COMM_NULL;
+    MF_CHECK(MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &s3) == MPI_SUCCESS,
+             "a session after the last one ended");
+    MPI_Group_from_session_pset(s3, "mpi://WORLD", &g3);
+    rc = MPI_Comm_create_from_group(g3, "org.manifold.test.third", MPI_INFO_NULL, MPI_ERRORS_RETURN,
+                                    &w3);
+    MF_CHECK(rc == MPI_SUCCESS, "create_from_group from the third session: %d", rc);
+    exercise_intra(w3, "world from the third session", wrank);
+    int all3 = 0;
+    MPI_Allreduce(&mftest_errors, &all3, 1, MPI_INT, MPI_SUM, w3);
+    all += all3;
+    MPI_Comm_free(&w3);
+    MPI_Group_free(&g3);
+    MF_CHECK(MPI_Session_finalize(&s3) == MPI_SUCCESS, "finalize s3");
     /* Info still works after everything ended. */
     MPI_Info after;
     MF_CHECK(MPI_Info_create(&after) == MPI_SUCCESS && MPI_Info_free(&after) == MPI_SUCCESS,

@@ -3,11 +3,13 @@
  * brought up once by whichever comes first and torn down by whichever ends last; meanwhile
  * communicators of both models carry traffic.
  *   session-first: MPI_Session_init, then MPI_Init; MPI_Finalize while the session is open (its
- *                  communicator keeps working), then MPI_Session_finalize. A new session after
- *                  that is a clear error, not a crash.
+ *                  communicator keeps working), then MPI_Session_finalize; a new session after
+ *                  that reuses the idle runtime.
+ *   session-then-world: a session opened and finalized, then MPI_Init .. MPI_Finalize.
  *   world-first:   MPI_Init_thread, then a session, finalized, then another session (the runtime
- *                  stays up for the world), then MPI_Finalize; an info object made before
- *                  MPI_Init is still usable after MPI_Finalize.
+ *                  stays up for the world), then MPI_Finalize, after which a new session is a
+ *                  clear error (MPI has ended), not a crash; an info object made before MPI_Init
+ *                  is still usable after MPI_Finalize.
  *   world-ends-first: MPI_Init, a session, MPI_Finalize, traffic on the session's
  *                  communicator, MPI_Session_finalize.
  */
@@ -74,12 +76,23 @@ int main(int argc, char **argv)
         all = traffic(sc, "session after MPI_Finalize");
         MPI_Comm_free(&sc);
         MF_CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS, "MPI_Session_finalize");
-        /* Everything has ended: a new session cannot start, and says so. */
-        MPI_Session again = MPI_SESSION_NULL;
-        int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &again), cls = -1;
-        MPI_Error_class(rc, &cls);
-        MF_CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_OTHER && again == MPI_SESSION_NULL,
-                 "a session after the end: rc %d class %d", rc, cls);
+        /* A session was the last user: the runtime is idle, and a new session reuses it. */
+        s = open_session(&sc, "after the end");
+        all += traffic(sc, "session after every user ended");
+        MPI_Comm_free(&sc);
+        MF_CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS, "MPI_Session_finalize");
+    } else if (!strcmp(mode, "session-then-world")) {
+        /* A library probes with a session and ends it; the program then starts the world. */
+        s = open_session(&sc, "probe");
+        traffic(sc, "probing session");
+        MPI_Comm_free(&sc);
+        MPI_Session_finalize(&s);
+        flags(0, 0, "after the probing session");
+        MF_CHECK(MPI_Init(&argc, &argv) == MPI_SUCCESS, "MPI_Init after a finished session");
+        MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+        all = traffic(MPI_COMM_WORLD, "world after a finished session");
+        MPI_Finalize();
+        flags(1, 1, "after MPI_Finalize");
     } else if (!strcmp(mode, "world-first")) {
         /* Info objects before MPI_Init, kept across it, used after MPI_Finalize. */
         MPI_Info early;
@@ -110,6 +123,12 @@ int main(int argc, char **argv)
         all = traffic(MPI_COMM_WORLD, "world at the end");
         MPI_Finalize();
         flags(1, 1, "after MPI_Finalize");
+        /* MPI_Finalize was the last user: MPI has ended here, and a new session says so. */
+        MPI_Session again = MPI_SESSION_NULL;
+        int rc = MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, &again), cls = -1;
+        MPI_Error_class(rc, &cls);
+        MF_CHECK(rc != MPI_SUCCESS && cls == MPI_ERR_OTHER && again == MPI_SESSION_NULL,
+                 "a session after the end: rc %d class %d", rc, cls);
         MPI_Info_get(early, "k", sizeof v - 1, v, &got);
         MF_CHECK(got && !strcmp(v, "v1"), "MPI_Info_get after MPI_Finalize: '%s'", v);
         MPI_Info dup;
@@ -125,7 +144,8 @@ int main(int argc, char **argv)
         MPI_Comm_free(&sc);
         MF_CHECK(MPI_Session_finalize(&s) == MPI_SUCCESS, "MPI_Session_finalize");
     } else {
-        fprintf(stderr, "usage: session_world session-first|world-first|world-ends-first\n");
+        fprintf(stderr, "usage: session_world session-first|session-then-world|world-first|"
+                        "world-ends-first\n");
         return 2;
     }
     if (rank == 0 && all == 0 && mftest_errors == 0)
