@@ -173,8 +173,10 @@ static int mf_init(int required, int *provided, const char *function)
         return mf_error(MPI_ERR_OTHER, "%s: MPI cannot be initialized again after MPI_Finalize",
                         function);
     int rc = mf_runtime_acquire(required, provided, function);
-    if (!rc)
+    if (!rc) {
         mf_world_active = true;
+        mf_g.main_thread = pthread_self(); /* the thread of MPI_Init, even after a session */
+    }
     return rc;
 }
 
