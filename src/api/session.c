@@ -85,6 +85,18 @@ static int mf_pset_find(const char *name, int *index, const char *fn)
                     fn, MPI_MAX_PSET_NAME_LEN, name);
 }
 
+/* The arguments of the calls that name a process set: session, name, and an output. */
+static int mf_api_pset_args(MPI_Session h, const char *pset_name, const void *out,
+                            const char *out_name, mf_session **s, int *index, const char *fn)
+{
+    int rc = mf_api_session(h, s, fn);
+    if (!rc)
+        rc = mf_pset_find(pset_name, index, fn);
+    if (!rc && !out)
+        rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, out_name);
+    return rc;
+}
+
 static int mf_pset_size(int index)
 {
     return index == 0 ? mf_g.size : 1;
@@ -241,11 +253,7 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
     mf_session *s = NULL;
     int index = 0;
     MF_API_ENTER();
-    int rc = mf_api_session(session, &s, fn);
-    if (!rc)
-        rc = mf_pset_find(pset_name, &index, fn);
-    if (!rc && !info)
-        rc = mf_error(MPI_ERR_ARG, "%s: info is NULL", fn);
+    int rc = mf_api_pset_args(session, pset_name, info, "info", &s, &index, fn);
     if (!rc) {
         char size[16];
         snprintf(size, sizeof size, "%d", mf_pset_size(index));
@@ -331,11 +339,7 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
     mf_group *g = NULL;
     int index = 0;
     MF_API_ENTER();
-    int rc = mf_api_session(session, &s, fn);
-    if (!rc)
-        rc = mf_pset_find(pset_name, &index, fn);
-    if (!rc && !newgroup)
-        rc = mf_error(MPI_ERR_ARG, "%s: newgroup is NULL", fn);
+    int rc = mf_api_pset_args(session, pset_name, newgroup, "newgroup", &s, &index, fn);
     if (!rc && index == 0) {
         mf_comm *world = mf_comm_world();
         rc = mf_group_new(world->c_group->g_size, world->c_group->g_world_ranks, &g);
