@@ -104,8 +104,9 @@ int mf_comm_create_inter(const mf_participants *local, mf_group *local_group,
 /* The MPI-4 constructors without a parent communicator (MPI_Comm_create_from_group,
  * MPI_Intercomm_create_from_groups): collective over the members of the group(s) only. Their
  * mini-collectives travel on MPI_COMM_WORLD's object (its ranks are world ranks, and it exists
- * whenever the runtime is up, with or without MPI_Init) on a tag derived from the string tag, so
- * creations with different string tags over overlapping groups do not mix. This process must be
+ * whenever the runtime is up, with or without MPI_Init) on a tag hashed from the string tag
+ * into MF_TAG_FROM_GROUP's 32768 values, so creations with different string tags running at once
+ * over overlapping groups do not mix unless their hashes collide. This process must be
  * a member of `group` (of `local`). The new communicator has MPI_ERRORS_ARE_FATAL. */
 int mf_comm_from_group(mf_group *group, const char *stringtag, mf_comm **out);
 /* local_leader, remote_leader: ranks in local and remote; the groups must be disjoint. */
