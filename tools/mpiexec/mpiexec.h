@@ -42,6 +42,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/auth.h"
 #include "runtime/pmi_wire.h"
 
 #define MX_EXIT_USAGE 2
@@ -136,7 +137,8 @@ typedef struct mx_job {
     struct mx_remote *rm;
     char host[64];
     char kvsname[128];
-    char secret[65];
+    char secret[MF_AUTH_SECRET_HEX + 1]; /* printed form: ranks' MANIFOLD_JOB_SECRET */
+    mf_auth_secret key;                  /* the same, for proofs on the proxy links */
     int oversubscribed;
     pid_t pgid; /* process group of all local ranks */
 
