@@ -176,6 +176,42 @@ env)
     expect_rc 2
     expect_err 'MF_SURELY_UNSET_VAR'
     ;;
+blame)
+    # Exact blame, 50 of 50: a rank dies (signal, exit code, exit 0 without MPI_Finalize) while
+    # the others wait for a message from it, so on tcp they see the connection break and abort
+    # too. mpiexec must name the rank that died, with its cause, and exit with the status that
+    # follows from it. 25 jobs per fabric, the two fabrics side by side.
+    blame_series() { # FABRIC_SHM_VALUE LOG
+        for i in $(seq 0 24); do
+            r=$((i % 3))
+            case $((i % 4)) in
+            0) how=9; want="killed by signal 9 (Killed)"; code=137 ;;
+            1) how=6; want="killed by signal 6 (Aborted)"; code=134 ;;
+            2) how=-3; want="exited with code 3"; code=3 ;;
+            3) how=0; want="exited with code 0 after MPI_Init but without MPI_Finalize"; code=1 ;;
+            esac
+            MANIFOLD_SHM=$1 "$MPIEXEC" --timeout 20 -n 3 "$PROG" peerdie $r $how \
+                >"$2.out" 2>"$2.err" </dev/null
+            got=$?
+            verdicts=$(grep -c '^mpiexec: ' "$2.err")
+            if [ $got -ne $code ] || [ "$verdicts" -ne 1 ] ||
+                ! grep -q "^mpiexec: rank $r (host [^,]*, pid [0-9]*) $want\$" "$2.err"; then
+                echo "MANIFOLD_SHM=$1 peerdie $r $how: exit $got (want $code), $verdicts verdicts:"
+                grep '^mpiexec: ' "$2.err"
+            fi
+        done >"$2"
+    }
+    # ASan would turn the SIGABRT into its own report and exit 1: let the signal through.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_abort=0"
+    start=$(date +%s)
+    blame_series 1 "$tmp/shm" &
+    blame_series 0 "$tmp/tcp"
+    wait
+    secs=$(( $(date +%s) - start ))
+    cat "$tmp/shm" "$tmp/tcp" >"$err"
+    [ ! -s "$err" ] || fail "$(grep -c '^MANIFOLD_SHM' "$err") of 50 jobs blamed wrongly"
+    expect_fast 40
+    ;;
 sigterm|sigkill-launcher)
     # Ranks must all die when mpiexec is told to stop (SIGTERM: forwarded) or is killed outright
     # (SIGKILL: the ranks' parent-death signal); nothing may be orphaned.

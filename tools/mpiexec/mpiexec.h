@@ -120,6 +120,7 @@ typedef struct mx_rank {
     int pmi_fd; /* our end of the PMI socketpair; -1 once closed */
     mf_pmi_lines pmi_in;
     int pmi_inited, pmi_finalized, in_barrier;
+    int aborted; /* called MPI_Abort: its exit is part of that, not another cause */
     mx_stream out, err;
 } mx_rank;
 
@@ -158,6 +159,11 @@ typedef struct mx_job {
     int ending; /* the job is being torn down; the exit status is decided */
     int exit_code;
     double kill_at; /* when to SIGKILL what is left (0: not scheduled) */
+    /* a failure whose verdict is held (mx_job_blame) */
+    int blame_cause; /* MX_CAUSE_*, 0: none */
+    int blame_code;
+    double blame_until;
+    char blame_line[2048];
     int signals_seen;
 } mx_job;
 
@@ -216,6 +222,11 @@ double mx_now(void);
 /* Ends the job (first call only): records the exit status, prints `msg` (if not NULL) as one line
  * to stderr, sends `sig` to all ranks and schedules SIGKILL after the grace period. */
 void mx_job_end(mx_job *job, int exit_code, int sig, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A rank failed (or a host was lost): ends the job after a short wait for a stronger cause, with
+ * the exit status and one-line message of the strongest cause seen (supervise.c explains). */
+enum { MX_CAUSE_SIGNAL = 1, MX_CAUSE_EXIT, MX_CAUSE_ABORT };
+void mx_job_blame(mx_job *job, int cause, int exit_code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int mx_supervise(mx_job *job, int sigfd);
 /* Removes the job's leftovers on this host (shm segments of killed ranks); see cleanup.c. */

@@ -334,8 +334,8 @@ static void mx_host_lost(mx_job *job, mx_host *h, const char *fmt, const char *d
         return; /* its work is done: a closing proxy is no loss */
     char why[256];
     snprintf(why, sizeof why, fmt, detail);
-    if (!job->ending)
-        mx_job_end(job, 1, SIGTERM, "mpiexec: lost host %s (%s); ending the job", h->h_name, why);
+    mx_job_blame(job, MX_CAUSE_EXIT, 1, "mpiexec: lost host %s (%s); ending the job", h->h_name,
+                 why);
     for (int k = 0; k < h->h_nranks; k++) {
         mx_rank *r = &job->ranks[h->h_ranks[k]];
         r->alive = 0;
