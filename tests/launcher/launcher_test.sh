@@ -176,6 +176,22 @@ env)
     expect_rc 2
     expect_err 'MF_SURELY_UNSET_VAR'
     ;;
+localhost)
+    # This machine by any of its names runs without ssh: an ssh that fails and leaves a mark is
+    # first in PATH. Three names of this machine are three "hosts" (three proxies).
+    mkdir "$tmp/bin"
+    printf '#!/bin/sh\necho "$*" >>"%s/ssh-called"\nexit 255\n' "$tmp" >"$tmp/bin/ssh"
+    chmod +x "$tmp/bin/ssh"
+    PATH="$tmp/bin:$PATH" run --host "localhost:2,$(hostname),127.0.0.1" "$PROG" ring
+    expect_rc 0
+    expect_out '^ring ok 4$'
+    [ ! -e "$tmp/ssh-called" ] || fail "ssh was run: $(cat "$tmp/ssh-called")"
+    # Another host still goes through ssh (the fake one fails: the host is lost).
+    PATH="$tmp/bin:$PATH" run --host "localhost,surely-not-this-host" "$PROG" hello
+    expect_rc 1
+    expect_err '^mpiexec: lost host surely-not-this-host (its proxy could not be started'
+    grep -q 'surely-not-this-host' "$tmp/ssh-called" || fail "ssh was not run for the other host"
+    ;;
 blame)
     # Exact blame, 50 of 50: a rank dies (signal, exit code, exit 0 without MPI_Finalize) while
     # the others wait for a message from it, so on tcp they see the connection break and abort

@@ -253,8 +253,9 @@ void mx_remote_stdin(mx_job *job, const char *data, size_t len);
 void mx_remote_pmi_reply(mx_job *job, mx_rank *r, const char *line, size_t len);
 void mx_remote_finish(mx_job *job);
 
-/* Starts `tmpl` (a launcher command template) for the proxy of host `host`, numbered `index`,
- * which connects to addrs:port; the secret goes to the command's stdin. Returns the pid, -1. */
+/* Starts `tmpl` (a launcher command template; NULL: none, the host is this machine) for the
+ * proxy of host `host`, numbered `index`, which connects to addrs:port; the secret goes to the
+ * command's stdin. Returns the pid, -1. */
 pid_t mx_launch_proxy(const char *tmpl, const char *proxy_path, const char *addrs, int port,
                       int index, const char *host, const char *secret);
 

@@ -57,6 +57,7 @@ extern char **environ;
 struct mx_host {
     int h_index;
     const char *h_name;
+    int h_local; /* this machine (mx_host_is_local): its proxy starts without the launcher */
     mx_link h_link;
     int h_connected, h_lost;
     pid_t h_launcher; /* ours, or 0 */
@@ -242,8 +243,9 @@ pid_t mx_launch_proxy(const char *tmpl, const char *proxy_path, const char *addr
 {
     mx_strbuf cmd = {0};
     mx_sb_str(&cmd, "");
-    const char *at = strstr(tmpl, "{host}");
-    if (at) {
+    if (!tmpl) {
+        /* this machine: the proxy itself */
+    } else if (strstr(tmpl, "{host}")) {
         for (const char *p = tmpl; *p;) {
             if (!strncmp(p, "{host}", 6)) {
                 mx_sb_cat(&cmd, host);
@@ -259,7 +261,7 @@ pid_t mx_launch_proxy(const char *tmpl, const char *proxy_path, const char *addr
         mx_sb_cat(&cmd, host);
     }
     char num[64];
-    mx_sb_cat(&cmd, " ");
+    mx_sb_cat(&cmd, tmpl ? " " : "exec ");
     mx_shquote(&cmd, proxy_path);
     mx_sb_cat(&cmd, " --proxy ");
     mx_shquote(&cmd, addrs);
@@ -303,6 +305,47 @@ pid_t mx_launch_proxy(const char *tmpl, const char *proxy_path, const char *addr
 static const char *mx_launcher_tmpl(const mx_options *opt)
 {
     return opt->launcher ? opt->launcher : "ssh -o BatchMode=yes -x {host}";
+}
+
+/* Whether `name` is this machine: "localhost", our host name (or its first label, or a name
+ * whose first label is our host name), or a literal address of one of our interfaces. Only
+ * these textual checks: no name lookup, which could stall on a slow resolver. A "user@host"
+ * entry asks for a login, so it is never local. */
+static int mx_host_is_local(const char *name)
+{
+    char self[256] = "";
+    if (strchr(name, '@'))
+        return 0;
+    if (!strcmp(name, "localhost") || !strcmp(name, "localhost.localdomain"))
+        return 1;
+    if (gethostname(self, sizeof self - 1) == 0 && *self) {
+        size_t ls = strcspn(self, "."), ln = strcspn(name, ".");
+        if (!strcmp(name, self) || (!name[ln] && ln == ls && !strncmp(name, self, ls)) ||
+            (!self[ls] && ln == ls && !strncmp(name, self, ln)))
+            return 1;
+    }
+    unsigned char want[16];
+    int fam = inet_pton(AF_INET, name, want) == 1    ? AF_INET
+              : inet_pton(AF_INET6, name, want) == 1 ? AF_INET6
+                                                     : 0;
+    if (!fam)
+        return 0;
+    if (fam == AF_INET && want[0] == 127)
+        return 1;
+    int found = 0;
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) != 0)
+        return 0;
+    for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != fam)
+            continue;
+        const void *a = fam == AF_INET
+                            ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+                            : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+        found = memcmp(a, want, fam == AF_INET ? 4 : 16) == 0;
+    }
+    freeifaddrs(ifs);
+    return found;
 }
 
 static char mx_self_path[4096];
@@ -425,9 +468,11 @@ static void mx_send_job(mx_job *job, mx_host *h)
     mx_sb_str(&sb, mx_proxy_path(opt));
     int first = opt->fanout * (h->h_index + 1), nkids = 0;
     for (int c = first; c < first + opt->fanout && c < rm->r_nhosts; c++)
-        nkids++;
+        nkids += !rm->r_hosts[c].h_local; /* mpiexec started the local ones itself */
     mx_sb_int(&sb, nkids);
-    for (int c = first; c < first + nkids; c++) {
+    for (int c = first; c < first + opt->fanout && c < rm->r_nhosts; c++) {
+        if (rm->r_hosts[c].h_local)
+            continue;
         mx_sb_int(&sb, c);
         mx_sb_str(&sb, rm->r_hosts[c].h_name);
     }
@@ -467,6 +512,7 @@ int mx_remote_start(mx_job *job)
         host->h_index = h;
         host->h_name = rm->r_names[h] = opt->hosts[h].name;
         host->h_link.l_fd = -1;
+        host->h_local = !opt->launcher && mx_host_is_local(host->h_name);
         if (!(host->h_ranks = calloc((size_t)job->n, sizeof *host->h_ranks)))
             goto nomem;
     }
@@ -492,10 +538,15 @@ int mx_remote_start(mx_job *job)
     if (mx_remote_listen(rm) != 0)
         return 1;
     rm->r_start_deadline = mx_now() + MX_START_TIMEOUT;
-    for (int h = 0; h < rm->r_nhosts && h < opt->fanout; h++) {
+    /* The top of the launch tree, and every host that is this machine (started here, without
+     * ssh, whatever its place in the tree). */
+    for (int h = 0; h < rm->r_nhosts; h++) {
         mx_host *host = &rm->r_hosts[h];
-        host->h_launcher = mx_launch_proxy(mx_launcher_tmpl(opt), mx_proxy_path(opt), rm->r_addrs,
-                                           rm->r_port, h, host->h_name, job->secret);
+        if (h >= opt->fanout && !host->h_local)
+            continue;
+        host->h_launcher =
+            mx_launch_proxy(host->h_local ? NULL : mx_launcher_tmpl(opt), mx_proxy_path(opt),
+                            rm->r_addrs, rm->r_port, h, host->h_name, job->secret);
         if (host->h_launcher < 0) {
             fprintf(stderr, "mpiexec: cannot start the launcher for host %s: %s\n", host->h_name,
                     strerror(errno));
