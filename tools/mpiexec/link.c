@@ -8,9 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mpiexec.h"
+
+double mx_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void mx_put32(char *p, uint32_t v)
 {
@@ -149,6 +157,19 @@ void mx_link_close(mx_link *l)
     l->l_in = l->l_out = NULL;
     l->l_in_len = l->l_in_off = l->l_in_cap = 0;
     l->l_out_len = l->l_out_off = l->l_out_cap = 0;
+}
+
+int mx_frame_int(const char *data, size_t len, long lo, long hi, long *out)
+{
+    char text[32];
+    if (len > 0 && data[len - 1] == '\0')
+        len--;
+    if (len == 0 || len >= sizeof text || memchr(data, '\0', len))
+        return -1;
+    memcpy(text, data, len);
+    text[len] = '\0';
+    mx_strrd rd = {text, text + len + 1};
+    return mx_rd_int(&rd, lo, hi, out);
 }
 
 void mx_sb_str(mx_strbuf *sb, const char *s)

@@ -66,6 +66,10 @@ int mx_link_read(mx_link *l);
 int mx_link_next(mx_link *l, int *type, int32_t *arg, const char **data, size_t *len);
 void mx_link_close(mx_link *l);
 
+/* A frame payload that is one decimal integer in [lo, hi] (a pid, a wait status), optionally
+ * NUL-terminated. 0, or -1 when it is anything else. */
+int mx_frame_int(const char *data, size_t len, long lo, long hi, long *out);
+
 /* proxy_main.c: in `mpiexec --proxy`, the link to mpiexec (mx_say writes there). */
 extern mx_link *mx_proxy_link;
 

@@ -217,8 +217,10 @@ void mx_stdin_close(mx_job *job);
 /* Writes all of buf to fd (blocking, retrying); gives up silently if the reader is gone. */
 void mx_write_all(int fd, const char *buf, size_t len);
 
-/* supervise.c */
+/* link.c: the monotonic clock, in seconds */
 double mx_now(void);
+
+/* supervise.c */
 /* Ends the job (first call only): records the exit status, prints `msg` (if not NULL) as one line
  * to stderr, sends `sig` to all ranks and schedules SIGKILL after the grace period. */
 void mx_job_end(mx_job *job, int exit_code, int sig, const char *fmt, ...)

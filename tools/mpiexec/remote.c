@@ -27,6 +27,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -661,6 +662,7 @@ static void mx_host_frame(mx_job *job, mx_host *h, int type, int32_t arg, const 
     struct mx_remote *rm = job->rm;
     char text[2048];
     mx_rank *r;
+    long num;
     switch (type) {
     case MX_M_PMI:
         if ((r = mx_host_rank(job, h, arg)) && r->alive)
@@ -675,11 +677,12 @@ static void mx_host_frame(mx_job *job, mx_host *h, int type, int32_t arg, const 
     case MX_M_EXIT:
         if (!(r = mx_host_rank(job, h, arg)) || !r->alive)
             break;
-        snprintf(text, sizeof text, "%.*s", (int)(len < 32 ? len : 32), data);
-        if (type == MX_M_STARTED)
-            r->pid = (pid_t)strtol(text, NULL, 10);
+        if (mx_frame_int(data, len, type == MX_M_STARTED ? 1 : INT_MIN, INT_MAX, &num) != 0)
+            mx_host_lost(job, h, "%s", "its proxy sent a malformed message");
+        else if (type == MX_M_STARTED)
+            r->pid = (pid_t)num;
         else
-            mx_rank_exited(job, r, (int)strtol(text, NULL, 10));
+            mx_rank_exited(job, r, (int)num);
         break;
     case MX_M_SAY:
         snprintf(text, sizeof text - 1, "%.*s",
@@ -702,8 +705,10 @@ static void mx_host_frame(mx_job *job, mx_host *h, int type, int32_t arg, const 
         }
         break;
     case MX_M_LAUNCHED:
-        if (arg >= 0 && arg < rm->r_nhosts && !rm->r_hosts[arg].h_connected) {
-            int st = (int)strtol(data, NULL, 10); /* the payload is NUL-terminated */
+        if (mx_frame_int(data, len, INT_MIN, INT_MAX, &num) != 0) {
+            mx_host_lost(job, h, "%s", "its proxy sent a malformed message");
+        } else if (arg >= 0 && arg < rm->r_nhosts && !rm->r_hosts[arg].h_connected) {
+            int st = (int)num;
             snprintf(text, sizeof text, "%d", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
             mx_host_lost(job, &rm->r_hosts[arg],
                          "its proxy could not be started: the launcher command exited with status "

@@ -48,13 +48,6 @@
 
 sigset_t mx_orig_sigmask;
 
-double mx_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 int mx_signals_block(void)
 {
     sigset_t set;
