@@ -176,6 +176,38 @@ env)
     expect_rc 2
     expect_err 'MF_SURELY_UNSET_VAR'
     ;;
+impostor)
+    # A stranger against a live two-host job's proxy listener (impostor.py): garbage, a replay of
+    # a recorded genuine handshake, proofs without the secret, an idle connection, a flood, and
+    # a real proxy with a wrong secret. The job must finish with the right output; the stranger
+    # must get nothing but fresh challenges.
+    head -c 100000 /dev/urandom >"$tmp/in"
+    "$PROG" stdin <"$tmp/in" >"$tmp/expect" 2>/dev/null
+    mkfifo "$tmp/fifo"
+    "$MPIEXEC" --timeout 60 --host a:2,b:2 --launcher "python3 $IMPOSTOR relay $tmp {host}" \
+        "$PROG" stdin <"$tmp/fifo" >"$out" 2>"$err" &
+    mpid=$!
+    exec 3>"$tmp/fifo" # rank 0 reads until this closes: the job lives through the attack
+    for t in $(seq 200); do [ "$(grep -c 'stdin eof$' "$out")" = 3 ] && break; sleep 0.05; done
+    [ "$(grep -c 'stdin eof$' "$out")" = 3 ] || fail "ranks did not start"
+    python3 "$IMPOSTOR" attack "$tmp" >"$tmp/attack" 2>&1 || {
+        exec 3>&-; wait $mpid; fail "impostor: $(cat "$tmp/attack")"; }
+    cat "$tmp/attack"
+    read -r ip port <"$tmp/addr"
+    printf '%064d\n' 7 | "$MPIEXEC" --proxy "$ip" "$port" 1 b >/dev/null 2>"$tmp/wrong"
+    [ $? -ne 0 ] || fail "a proxy with a wrong secret was accepted"
+    grep -q 'closed the connection' "$tmp/wrong" || fail "wrong secret: $(cat "$tmp/wrong")"
+    cat "$tmp/in" >&3
+    exec 3>&-
+    wait $mpid
+    rc=$?
+    expect_rc 0
+    grep -qxF "$(cat "$tmp/expect")" "$out" || fail "rank 0 did not get its stdin"
+    [ "$(grep -c 'stdin eof$' "$out")" = 3 ] || fail "ranks 1-3 missing"
+    expect_err '^mpiexec: warning: refused a connection from '
+    # rate-limited: a handful of reports for well over 100 refused connections
+    [ "$(grep -c 'refused a connection' "$err")" -le 4 ] || fail "refusals not rate-limited"
+    ;;
 localhost)
     # This machine by any of its names runs without ssh: an ssh that fails and leaves a mark is
     # first in PATH. Three names of this machine are three "hosts" (three proxies).

@@ -12,7 +12,7 @@ static void mx_auth_ids(mx_auth *a, int index, const char *name)
 {
     a->a_index = index;
     snprintf(a->a_id_i, sizeof a->a_id_i, "host %d %s", index, name);
-    snprintf(a->a_id_r, sizeof a->a_id_r, "mpiexec port %d", a->a_port);
+    snprintf(a->a_id_r, sizeof a->a_id_r, "mpiexec");
 }
 
 static mf_auth_transcript mx_auth_transcript(const mx_auth *a)
@@ -26,25 +26,22 @@ static mf_auth_transcript mx_auth_transcript(const mx_auth *a)
                                 .at_id_r_len = strlen(a->a_id_r)};
 }
 
-void mx_auth_responder(mx_auth *a, const mf_auth_secret *key, int port, const char *const *names,
-                       int nnames)
+void mx_auth_responder(mx_auth *a, const mf_auth_secret *key, const char *const *names, int nnames)
 {
     memset(a, 0, sizeof *a);
     a->a_role = MF_AUTH_RESPONDER;
     a->a_key = key;
-    a->a_port = port;
     a->a_names = names;
     a->a_nnames = nnames;
     a->a_index = -1;
 }
 
-void mx_auth_initiator(mx_auth *a, const mf_auth_secret *key, int port, int index, const char *name,
+void mx_auth_initiator(mx_auth *a, const mf_auth_secret *key, int index, const char *name,
                        mx_auth_out *out)
 {
     memset(a, 0, sizeof *a);
     a->a_role = MF_AUTH_INITIATOR;
     a->a_key = key;
-    a->a_port = port;
     mx_auth_ids(a, index, name);
     mf_auth_nonce(a->a_ni);
     *out = (mx_auth_out){.o_type = MX_M_HELLO, .o_arg = index, .o_len = MF_AUTH_NONCE_BYTES};

@@ -9,7 +9,8 @@
  *
  * Channel MX_LINK_CHANNEL. Identities: the proxy's is "host <index> <name>" with the name from
  * mpiexec's own host table (so a proxy told another name than mpiexec meant fails), mpiexec's is
- * "mpiexec port <port>", the port the proxy connected to. mpiexec is the responder (it listens):
+ * "mpiexec" (not its address or port: a tunnel or port forward between them must keep working,
+ * and the fresh nonces already tie the proofs to this one exchange). mpiexec is the responder:
  * it answers a HELLO with a fresh nonce only, and closes the connection without a word on any
  * other frame, a wrong size, an index it does not expect or a wrong proof. The proxy trusts
  * nothing (the job description included) before ACCEPT checked.
@@ -39,7 +40,6 @@ typedef struct mx_auth {
     int a_role; /* MF_AUTH_INITIATOR (proxy) or MF_AUTH_RESPONDER (mpiexec) */
     int a_step;
     const mf_auth_secret *a_key;
-    int a_port;
     const char *const *a_names; /* responder: host name of every index */
     int a_nnames;
     int a_index; /* the proxy's host index (claimed, until DONE) */
@@ -55,11 +55,10 @@ typedef struct mx_auth_out {
     size_t o_len;
 } mx_auth_out;
 
-/* mpiexec's side of a new connection to `port`; names[i] is host i's name. */
-void mx_auth_responder(mx_auth *a, const mf_auth_secret *key, int port, const char *const *names,
-                       int nnames);
-/* The proxy of host `index` named `name`, connected to `port`: fills *out with its HELLO. */
-void mx_auth_initiator(mx_auth *a, const mf_auth_secret *key, int port, int index, const char *name,
+/* mpiexec's side of a new connection; names[i] is host i's name. */
+void mx_auth_responder(mx_auth *a, const mf_auth_secret *key, const char *const *names, int nnames);
+/* The proxy of host `index` named `name`: fills *out with its HELLO. */
+void mx_auth_initiator(mx_auth *a, const mf_auth_secret *key, int index, const char *name,
                        mx_auth_out *out);
 /* Takes one frame from the peer. */
 int mx_auth_feed(mx_auth *a, int type, int32_t arg, const void *data, size_t len, mx_auth_out *out);

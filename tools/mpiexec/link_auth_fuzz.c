@@ -27,8 +27,8 @@ static int fuzz_exchange(const mf_auth_secret *ki, const mf_auth_secret *kr, int
 {
     mx_auth i, r;
     mx_auth_out to_r, to_i;
-    mx_auth_initiator(&i, ki, 4242, 1, "h1", &to_r);
-    mx_auth_responder(&r, kr, 4242, fuzz_names, 3);
+    mx_auth_initiator(&i, ki, 1, "h1", &to_r);
+    mx_auth_responder(&r, kr, fuzz_names, 3);
     int sr = MX_AUTH_MORE, si = MX_AUTH_MORE;
     for (int round = 0; round < 4 && to_r.o_type; round++) {
         sr = mx_auth_feed(&r, to_r.o_type, to_r.o_arg, to_r.o_data, to_r.o_len, &to_i);
@@ -65,8 +65,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mf_auth_secret_generate(&key);
     mx_auth r, i;
     mx_auth_out hello;
-    mx_auth_responder(&r, &key, 4242, fuzz_names, 3);
-    mx_auth_initiator(&i, &key, 4242, 0, "h0", &hello);
+    mx_auth_responder(&r, &key, fuzz_names, 3);
+    mx_auth_initiator(&i, &key, 0, "h0", &hello);
     int sr = MX_AUTH_MORE, si = MX_AUTH_MORE;
     size_t off = 0;
     while (off + 3 <= size) {

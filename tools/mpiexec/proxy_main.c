@@ -151,12 +151,11 @@ static void px_auth_send(const mx_auth_out *o)
 
 /* Proves the job secret to mpiexec and checks its proof (link_auth.h), then waits for the job
  * description. Returns it (malloc'd, *len bytes), or NULL and *why. */
-static char *px_handshake(mx_job *job, int port, int index, double timeout, size_t *len,
-                          const char **why)
+static char *px_handshake(mx_job *job, int index, double timeout, size_t *len, const char **why)
 {
     mx_auth a;
     mx_auth_out o;
-    mx_auth_initiator(&a, &job->key, port, index, job->host, &o);
+    mx_auth_initiator(&a, &job->key, index, job->host, &o);
     px_auth_send(&o);
     px_link.l_max = MX_AUTH_FRAME_MAX; /* nothing larger before mpiexec proved itself */
     int authed = 0;
@@ -290,7 +289,7 @@ int mx_proxy_main(int argc, char **argv)
 
     const char *why = NULL;
     size_t joblen = 0;
-    char *jobdata = px_handshake(&job, port, index, timeout, &joblen, &why);
+    char *jobdata = px_handshake(&job, index, timeout, &joblen, &why);
     if (!jobdata)
         return px_fail(host, why);
     mx_jobdesc d = {0};

@@ -756,7 +756,7 @@ static void mx_accept(mx_job *job)
         mx_pending *pe = &rm->r_pend[rm->r_npend++];
         mx_link_init(&pe->p_link, fd);
         pe->p_link.l_max = MX_AUTH_FRAME_MAX;
-        mx_auth_responder(&pe->p_auth, &job->key, rm->r_port, rm->r_names, rm->r_nhosts);
+        mx_auth_responder(&pe->p_auth, &job->key, rm->r_names, rm->r_nhosts);
         pe->p_since = mx_now();
         char ip[INET_ADDRSTRLEN] = "?";
         inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
