@@ -7,6 +7,8 @@
  *                 this host in one process group, wiring stdin/stdout/stderr pipes and one PMI
  *                 socketpair per rank (PMI_FD), binding them to cores when asked (bind.c).
  *   link.c        framed messages between mpiexec and its proxies over TCP (mx_link).
+ *   link_auth.c   the challenge-response that authenticates a link before anything else.
+ *   jobdesc.c     decoding the job description a proxy receives.
  *   remote.c      mpiexec's side of a multi-host job: listens, starts one proxy per host through
  *                 the launcher command (ssh by default) as a tree, and turns the proxies' frames
  *                 into the same mx_rank events (PMI lines, output, exits) local ranks produce.
@@ -23,8 +25,9 @@
  *
  * Exit status of mpiexec (also in --help):
  *   0         every rank exited 0 (ranks that used PMI also called finalize)
- *   N         the first rank to fail exited with code N, or called MPI_Abort with code N
- *   128+S     the first rank to fail was killed by signal S, or mpiexec received signal S
+ *   N         the rank blamed for the failure (supervise.c: the strongest cause seen within a
+ *             moment of the first) exited with code N, or called MPI_Abort with code N
+ *   128+S     the rank blamed was killed by signal S, or mpiexec received signal S
  *   1         a rank exited 0 after MPI_Init without MPI_Finalize while others ran, broke the PMI
  *             protocol, a host or its proxy was lost, or mpiexec itself failed (fork, pipes)
  *   2         bad command line
