@@ -11,8 +11,8 @@
  *      launcher's stdin, never on a command line) in the challenge-response of link_auth.h,
  *      checks our proof in turn, and gets its job description (jobdesc.h).
  * A connection that has not authenticated within MX_AUTH_TIMEOUT seconds is closed; at most
- * r_maxpend wait at once (a new one evicts the oldest); a refused one is closed without a word
- * and reported on stderr at most once per MX_REFUSE_REPORT seconds, with a count.
+ * r_maxpend wait at once (a new one evicts the oldest, silent ones first); a refused one is closed
+ * without a word and reported on stderr at most once per MX_REFUSE_REPORT seconds, with a count.
  * After that the proxies relay their ranks' PMI bytes, output and exits as frames (link.h), which
  * become the same calls local ranks cause (mx_pmi_feed, mx_stream_feed, mx_rank_exited): the PMI
  * server, output forwarding and the verdict on exits are shared with the single-host path.
@@ -744,12 +744,16 @@ static void mx_accept(mx_job *job)
             rm->r_accept_paused = mx_now() + MX_ACCEPT_PAUSE;
             return;
         }
-        if (rm->r_npend == rm->r_maxpend) { /* a flood of strangers: the oldest goes */
-            int oldest = 0;
-            for (int p = 1; p < rm->r_npend; p++)
-                if (rm->r_pend[p].p_since < rm->r_pend[oldest].p_since)
-                    oldest = p;
-            mx_pending_drop(rm, oldest);
+        if (rm->r_npend == rm->r_maxpend) {
+            /* A flood of strangers: the oldest goes, preferably one that has not even said a
+             * valid HELLO (a genuine proxy says it at once, so a flood cannot starve it). */
+            int victim = 0;
+            for (int p = 1; p < rm->r_npend; p++) {
+                int vs = rm->r_pend[victim].p_auth.a_step, ps = rm->r_pend[p].p_auth.a_step;
+                if (ps < vs || (ps == vs && rm->r_pend[p].p_since < rm->r_pend[victim].p_since))
+                    victim = p;
+            }
+            mx_pending_drop(rm, victim);
         }
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
