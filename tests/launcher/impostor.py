@@ -6,6 +6,9 @@
       that records both directions of its link to mpiexec in DIR/rec.INDEX.{up,down}, and
       writes mpiexec's address to DIR/addr. The relay is the attacker's vantage point: it sees
       a genuine handshake, which the attack then replays.
+  impostor.py flood DIR PID N SECONDS
+      Holds N idle connections to mpiexec (process PID) for SECONDS; exit 1 if mpiexec used more
+      than a fifth of that time on the CPU meanwhile (it spun on a listener it cannot serve).
   impostor.py attack DIR
       Garbage, a replay of the recorded handshake, a proof without the secret, an idle
       connection and a flood of connections, against the live job. Exit 0 when mpiexec never
@@ -157,8 +160,32 @@ def attack(d):
     return 1 if bad else 0
 
 
+def cpu_seconds(pid):
+    fields = open("/proc/%d/stat" % pid).read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def flood(d, pid, n, secs):
+    ip, port = open(os.path.join(d, "addr")).read().split()
+    before, start = cpu_seconds(pid), time.time()
+    socks = []
+    for _ in range(n):
+        try:
+            socks.append(socket.create_connection((ip, int(port)), timeout=2))
+        except OSError:
+            break  # the backlog is full: mpiexec stopped accepting, as it should
+    time.sleep(max(0.0, secs - (time.time() - start)))
+    used, took = cpu_seconds(pid) - before, time.time() - start
+    for s in socks:
+        s.close()
+    print("flood: %d connections for %.1f s, mpiexec used %.2f s of CPU" % (len(socks), took, used))
+    return 1 if used > took / 5 else 0
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "relay":
         relay(sys.argv[2], sys.argv[4:])
+    elif sys.argv[1] == "flood":
+        sys.exit(flood(sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), float(sys.argv[5])))
     else:
         sys.exit(attack(sys.argv[2]))

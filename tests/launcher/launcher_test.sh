@@ -208,6 +208,28 @@ impostor)
     # rate-limited: a handful of reports for well over 100 refused connections
     [ "$(grep -c 'refused a connection' "$err")" -le 4 ] || fail "refusals not rate-limited"
     ;;
+flood)
+    # Out of descriptors (a low ulimit), a flood of connections to the proxy listener must not
+    # make mpiexec spin on accept (it pauses the listener), and the job must finish normally.
+    mkfifo "$tmp/fifo"
+    (ulimit -n 24 && exec "$MPIEXEC" --timeout 60 --host a,b \
+        --launcher "python3 $IMPOSTOR relay $tmp {host}" "$PROG" stdin <"$tmp/fifo" >"$out" 2>"$err") &
+    mpid=$!
+    exec 3>"$tmp/fifo"
+    for t in $(seq 200); do [ "$(grep -c 'stdin eof$' "$out")" = 1 ] && break; sleep 0.05; done
+    [ "$(grep -c 'stdin eof$' "$out")" = 1 ] || { exec 3>&-; wait $mpid; fail "ranks did not start"; }
+    python3 "$IMPOSTOR" flood "$tmp" $mpid 100 3 >"$tmp/flood" 2>&1 ||
+        { exec 3>&-; wait $mpid; fail "$(cat "$tmp/flood")"; }
+    cat "$tmp/flood"
+    echo hello >&3
+    exec 3>&-
+    wait $mpid
+    rc=$?
+    expect_rc 0
+    expect_out '^stdin bytes 6 '
+    expect_err '^mpiexec: warning: cannot accept a connection: Too many open files'
+    [ "$(grep -c 'cannot accept' "$err")" -le 2 ] || fail "accept failures not rate-limited"
+    ;;
 localhost)
     # This machine by any of its names runs without ssh: an ssh that fails and leaves a mark is
     # first in PATH. Three names of this machine are three "hosts" (three proxies).
