@@ -174,6 +174,61 @@ stdio)
     expect_out "^7 MANIFOLD_LOCAL_SIZE=2$"
     expect_clean
     ;;
+blame)
+    # Exact blame across hosts: a rank dies while the others (on its host over shm, elsewhere
+    # over tcp; with MANIFOLD_SHM=0 all over tcp) wait for a message from it. The verdict names
+    # that rank and its host, and mpiexec's status follows its cause. 16 of 16 right.
+    wrong=0
+    for i in $(seq 0 15); do
+        r=$(( (i * 3 + 1) % 8 ))
+        case $((i % 4)) in
+        0) how=9; want="killed by signal 9 (Killed)"; code=137 ;;
+        1) how=6; want="killed by signal 6 (Aborted)"; code=134 ;;
+        2) how=-3; want="exited with code 3"; code=3 ;;
+        3) how=0; want="exited with code 0 after MPI_Init but without MPI_Finalize"; code=1 ;;
+        esac
+        ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_abort=0" MANIFOLD_SHM=$((i % 2)) \
+            run --host "$H" --launcher "$L" --timeout 30 $P peerdie $r $how
+        if [ $rc -ne $code ] || [ "$(grep -c '^mpiexec: ' "$err")" -ne 1 ] ||
+            ! grep -q "^mpiexec: rank $r (host ${prefix}$((r / 2 + 1)), pid [0-9]*) $want\$" "$err"; then
+            echo "MANIFOLD_SHM=$((i % 2)) peerdie $r $how: exit $rc (want $code):" >&2
+            grep '^mpiexec: ' "$err" >&2
+            wrong=$((wrong + 1))
+        fi
+    done
+    [ $wrong -eq 0 ] || fail "$wrong of 16 jobs blamed wrongly"
+    expect_clean
+    ;;
+impostor)
+    # A stranger on another host of the cluster against mpiexec's proxy listener during a live
+    # job (tests/launcher/impostor.py: garbage, replayed handshake, proofs without the secret,
+    # idle and flooding connections; then a real proxy with a wrong secret). The job finishes
+    # with the right output; the stranger gets nothing but fresh challenges.
+    head -c 100000 /dev/urandom >"$tmp/in"
+    "$P" stdin <"$tmp/in" >"$tmp/expect" 2>/dev/null
+    mkfifo "$tmp/fifo"
+    "$MPIEXEC" --timeout 60 --host "${prefix}1:2,${prefix}2:2" \
+        --launcher "ip netns exec {host} python3 $IMPOSTOR relay $tmp {host}" \
+        $P stdin <"$tmp/fifo" >"$out" 2>"$err" &
+    mpid=$!
+    exec 3>"$tmp/fifo"
+    for t in $(seq 200); do [ "$(grep -c 'stdin eof$' "$out")" = 3 ] && break; sleep 0.05; done
+    [ "$(grep -c 'stdin eof$' "$out")" = 3 ] || { exec 3>&-; wait $mpid; fail "ranks did not start"; }
+    ip netns exec ${prefix}3 python3 "$IMPOSTOR" attack "$tmp" >"$tmp/attack" 2>&1 ||
+        { exec 3>&-; wait $mpid; fail "impostor: $(cat "$tmp/attack")"; }
+    read -r ip port <"$tmp/addr"
+    printf '%064d\n' 7 | ip netns exec ${prefix}4 "$MPIEXEC" --proxy "$ip" "$port" 1 ${prefix}2 \
+        >/dev/null 2>"$tmp/wrong" && fail "a proxy with a wrong secret was accepted"
+    grep -q 'closed the connection' "$tmp/wrong" || fail "wrong secret: $(cat "$tmp/wrong")"
+    cat "$tmp/in" >&3
+    exec 3>&-
+    wait $mpid
+    rc=$?
+    expect_rc 0
+    grep -qxF "$(cat "$tmp/expect")" "$out" || fail "rank 0 did not get its stdin"
+    expect_err "^mpiexec: warning: refused a connection from $R1\.3:"
+    expect_clean
+    ;;
 hosts)
     printf '# test hosts\n%s1 slots=2\n%s2 slots=1 # one slot\n\n%s3\n' $prefix $prefix $prefix \
         >"$tmp/hostfile"

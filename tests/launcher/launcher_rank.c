@@ -7,6 +7,10 @@
  *   signal R SIG            rank R raises SIG; the others wait
  *   abort R CODE            rank R calls MPI_Abort(MPI_COMM_WORLD, CODE); the others wait
  *   nofinalize R            rank R exits 0 without MPI_Finalize; the others wait
+ *   peerdie R HOW           after a barrier, rank R dies while the others wait for a message
+ *                           from it (so on tcp they see its connection break): HOW > 0 raises
+ *                           that signal, HOW < 0 exits with code -HOW, 0 exits 0 without
+ *                           MPI_Finalize
  *   lines N                 each rank prints N numbered lines to stdout and N/10 to stderr, the
  *                           last stdout line without a newline
  *   stdin                   rank 0 prints the byte count and a checksum of its stdin; the
@@ -62,6 +66,16 @@ int main(int argc, char **argv)
         if (!strcmp(mode, "abort"))
             MPI_Abort(MPI_COMM_WORLD, value);
         exit(0); /* nofinalize */
+    } else if (!strcmp(mode, "peerdie")) {
+        int all = 1, got = 0;
+        MPI_Allreduce(MPI_IN_PLACE, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (rank != target) {
+            MPI_Recv(&got, 1, MPI_INT, target, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            wait_to_be_killed();
+        }
+        if (value > 0)
+            raise(value);
+        exit(value < 0 ? -value : 0);
     } else if (!strcmp(mode, "lines")) {
         int n = target;
         for (int i = 0; i < n; i++) {

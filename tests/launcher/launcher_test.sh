@@ -176,6 +176,112 @@ env)
     expect_rc 2
     expect_err 'MF_SURELY_UNSET_VAR'
     ;;
+impostor)
+    # A stranger against a live two-host job's proxy listener (impostor.py): garbage, a replay of
+    # a recorded genuine handshake, proofs without the secret, an idle connection, a flood, and
+    # a real proxy with a wrong secret. The job must finish with the right output; the stranger
+    # must get nothing but fresh challenges.
+    head -c 100000 /dev/urandom >"$tmp/in"
+    "$PROG" stdin <"$tmp/in" >"$tmp/expect" 2>/dev/null
+    mkfifo "$tmp/fifo"
+    "$MPIEXEC" --timeout 60 --host a:2,b:2 --launcher "python3 $IMPOSTOR relay $tmp {host}" \
+        "$PROG" stdin <"$tmp/fifo" >"$out" 2>"$err" &
+    mpid=$!
+    exec 3>"$tmp/fifo" # rank 0 reads until this closes: the job lives through the attack
+    for t in $(seq 200); do [ "$(grep -c 'stdin eof$' "$out")" = 3 ] && break; sleep 0.05; done
+    [ "$(grep -c 'stdin eof$' "$out")" = 3 ] || fail "ranks did not start"
+    python3 "$IMPOSTOR" attack "$tmp" >"$tmp/attack" 2>&1 || {
+        exec 3>&-; wait $mpid; fail "impostor: $(cat "$tmp/attack")"; }
+    cat "$tmp/attack"
+    read -r ip port <"$tmp/addr"
+    printf '%064d\n' 7 | "$MPIEXEC" --proxy "$ip" "$port" 1 b >/dev/null 2>"$tmp/wrong"
+    [ $? -ne 0 ] || fail "a proxy with a wrong secret was accepted"
+    grep -q 'closed the connection' "$tmp/wrong" || fail "wrong secret: $(cat "$tmp/wrong")"
+    cat "$tmp/in" >&3
+    exec 3>&-
+    wait $mpid
+    rc=$?
+    expect_rc 0
+    grep -qxF "$(cat "$tmp/expect")" "$out" || fail "rank 0 did not get its stdin"
+    [ "$(grep -c 'stdin eof$' "$out")" = 3 ] || fail "ranks 1-3 missing"
+    expect_err '^mpiexec: warning: refused a connection from '
+    # rate-limited: a handful of reports for well over 100 refused connections
+    [ "$(grep -c 'refused a connection' "$err")" -le 4 ] || fail "refusals not rate-limited"
+    ;;
+flood)
+    # Out of descriptors (a low ulimit), a flood of connections to the proxy listener must not
+    # make mpiexec spin on accept (it pauses the listener), and the job must finish normally.
+    mkfifo "$tmp/fifo"
+    (ulimit -n 24 && exec "$MPIEXEC" --timeout 60 --host a,b \
+        --launcher "python3 $IMPOSTOR relay $tmp {host}" "$PROG" stdin <"$tmp/fifo" >"$out" 2>"$err") &
+    mpid=$!
+    exec 3>"$tmp/fifo"
+    for t in $(seq 200); do [ "$(grep -c 'stdin eof$' "$out")" = 1 ] && break; sleep 0.05; done
+    [ "$(grep -c 'stdin eof$' "$out")" = 1 ] || { exec 3>&-; wait $mpid; fail "ranks did not start"; }
+    python3 "$IMPOSTOR" flood "$tmp" $mpid 100 3 >"$tmp/flood" 2>&1 ||
+        { exec 3>&-; wait $mpid; fail "$(cat "$tmp/flood")"; }
+    cat "$tmp/flood"
+    echo hello >&3
+    exec 3>&-
+    wait $mpid
+    rc=$?
+    expect_rc 0
+    expect_out '^stdin bytes 6 '
+    expect_err '^mpiexec: warning: cannot accept a connection: Too many open files'
+    [ "$(grep -c 'cannot accept' "$err")" -le 2 ] || fail "accept failures not rate-limited"
+    ;;
+localhost)
+    # This machine by any of its names runs without ssh: an ssh that fails and leaves a mark is
+    # first in PATH. Three names of this machine are three "hosts" (three proxies).
+    mkdir "$tmp/bin"
+    printf '#!/bin/sh\necho "$*" >>"%s/ssh-called"\nexit 255\n' "$tmp" >"$tmp/bin/ssh"
+    chmod +x "$tmp/bin/ssh"
+    PATH="$tmp/bin:$PATH" run --host "localhost:2,$(hostname),127.0.0.1" "$PROG" ring
+    expect_rc 0
+    expect_out '^ring ok 4$'
+    [ ! -e "$tmp/ssh-called" ] || fail "ssh was run: $(cat "$tmp/ssh-called")"
+    # Another host still goes through ssh (the fake one fails: the host is lost).
+    PATH="$tmp/bin:$PATH" run --host "localhost,surely-not-this-host" "$PROG" hello
+    expect_rc 1
+    expect_err '^mpiexec: lost host surely-not-this-host (its proxy could not be started'
+    grep -q 'surely-not-this-host' "$tmp/ssh-called" || fail "ssh was not run for the other host"
+    ;;
+blame)
+    # Exact blame, 50 of 50: a rank dies (signal, exit code, exit 0 without MPI_Finalize) while
+    # the others wait for a message from it, so on tcp they see the connection break and abort
+    # too. mpiexec must name the rank that died, with its cause, and exit with the status that
+    # follows from it. 25 jobs per fabric, the two fabrics side by side.
+    blame_series() { # FABRIC_SHM_VALUE LOG
+        for i in $(seq 0 24); do
+            r=$((i % 3))
+            case $((i % 4)) in
+            0) how=9; want="killed by signal 9 (Killed)"; code=137 ;;
+            1) how=6; want="killed by signal 6 (Aborted)"; code=134 ;;
+            2) how=-3; want="exited with code 3"; code=3 ;;
+            3) how=0; want="exited with code 0 after MPI_Init but without MPI_Finalize"; code=1 ;;
+            esac
+            MANIFOLD_SHM=$1 "$MPIEXEC" --timeout 20 -n 3 "$PROG" peerdie $r $how \
+                >"$2.out" 2>"$2.err" </dev/null
+            got=$?
+            verdicts=$(grep -c '^mpiexec: ' "$2.err")
+            if [ $got -ne $code ] || [ "$verdicts" -ne 1 ] ||
+                ! grep -q "^mpiexec: rank $r (host [^,]*, pid [0-9]*) $want\$" "$2.err"; then
+                echo "MANIFOLD_SHM=$1 peerdie $r $how: exit $got (want $code), $verdicts verdicts:"
+                grep '^mpiexec: ' "$2.err"
+            fi
+        done >"$2"
+    }
+    # ASan would turn the SIGABRT into its own report and exit 1: let the signal through.
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_abort=0"
+    start=$(date +%s)
+    blame_series 1 "$tmp/shm" &
+    blame_series 0 "$tmp/tcp"
+    wait
+    secs=$(( $(date +%s) - start ))
+    cat "$tmp/shm" "$tmp/tcp" >"$err"
+    [ ! -s "$err" ] || fail "$(grep -c '^MANIFOLD_SHM' "$err") of 50 jobs blamed wrongly"
+    expect_fast 40
+    ;;
 sigterm|sigkill-launcher)
     # Ranks must all die when mpiexec is told to stop (SIGTERM: forwarded) or is killed outright
     # (SIGKILL: the ranks' parent-death signal); nothing may be orphaned.

@@ -8,9 +8,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mpiexec.h"
+
+double mx_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
 
 static void mx_put32(char *p, uint32_t v)
 {
@@ -31,6 +39,7 @@ void mx_link_init(mx_link *l, int fd)
     memset(l, 0, sizeof *l);
     l->l_fd = fd;
     l->l_last_rx = l->l_last_tx = mx_now();
+    l->l_max = MX_LINK_MAX;
 }
 
 static int mx_reserve(char **buf, size_t *cap, size_t need)
@@ -102,7 +111,8 @@ int mx_link_read(mx_link *l)
         l->l_in_len -= l->l_in_off;
         l->l_in_off = 0;
     }
-    for (int round = 0; round < 16; round++) {
+    int rounds = l->l_max < 65536 ? 1 : 16;
+    for (int round = 0; round < rounds; round++) {
         if (mx_reserve(&l->l_in, &l->l_in_cap, l->l_in_len + 65536) != 0)
             return -1;
         ssize_t n = read(l->l_fd, l->l_in + l->l_in_len, l->l_in_cap - l->l_in_len);
@@ -125,7 +135,7 @@ int mx_link_next(mx_link *l, int *type, int32_t *arg, const char **data, size_t 
         return 0;
     const char *p = l->l_in + l->l_in_off;
     uint32_t t = mx_get32(p), n = mx_get32(p + 8);
-    if (t == 0 || t >= MX_M_LAST || n > MX_LINK_MAX)
+    if (t == 0 || t >= MX_M_LAST || n > l->l_max)
         return -1;
     if (avail < 12 + (size_t)n)
         return 0;
@@ -147,6 +157,19 @@ void mx_link_close(mx_link *l)
     l->l_in = l->l_out = NULL;
     l->l_in_len = l->l_in_off = l->l_in_cap = 0;
     l->l_out_len = l->l_out_off = l->l_out_cap = 0;
+}
+
+int mx_frame_int(const char *data, size_t len, long lo, long hi, long *out)
+{
+    char text[32];
+    if (len > 0 && data[len - 1] == '\0')
+        len--;
+    if (len == 0 || len >= sizeof text || memchr(data, '\0', len))
+        return -1;
+    memcpy(text, data, len);
+    text[len] = '\0';
+    mx_strrd rd = {text, text + len + 1};
+    return mx_rd_int(&rd, lo, hi, out);
 }
 
 void mx_sb_str(mx_strbuf *sb, const char *s)

@@ -20,7 +20,7 @@
 
 enum mx_msg {
     /* proxy -> mpiexec */
-    MX_M_HELLO = 1, /* arg: host index; payload: job secret */
+    MX_M_HELLO = 1, /* arg: host index; payload: the proxy's nonce (link_auth.h) */
     MX_M_PMI,       /* both ways; arg: rank; payload: PMI-1 wire bytes */
     MX_M_OUT,       /* arg: rank; payload: bytes the rank wrote to stdout */
     MX_M_ERR,       /* arg: rank; payload: stderr bytes */
@@ -35,6 +35,10 @@ enum mx_msg {
     MX_M_STDIN,  /* payload: bytes for rank 0's stdin; empty: end of input */
     MX_M_SIGNAL, /* arg: signal to send to every rank of the host */
     MX_M_PING,   /* both ways: keeps a silent link from counting as lost */
+    /* authentication (link_auth.h): mpiexec -> proxy, proxy -> mpiexec, mpiexec -> proxy */
+    MX_M_CHALLENGE,
+    MX_M_PROOF,
+    MX_M_ACCEPT,
     MX_M_LAST
 };
 
@@ -45,6 +49,7 @@ typedef struct mx_link {
     char *l_out;
     size_t l_out_off, l_out_len, l_out_cap;
     double l_last_rx, l_last_tx;
+    size_t l_max; /* largest payload accepted: MX_LINK_MAX, less while unauthenticated */
 } mx_link;
 
 void mx_link_init(mx_link *l, int fd);
@@ -53,11 +58,17 @@ int mx_link_send(mx_link *l, int type, int32_t arg, const void *data, size_t len
 /* Writes queued bytes. 0, or -1 when the connection is broken. */
 int mx_link_flush(mx_link *l);
 size_t mx_link_pending(const mx_link *l);
-/* Reads what is available. 0, or -1 at EOF or error. */
+/* Reads what is available (at most 64 KiB per call while l_max is small: a stranger cannot make
+ * us buffer much). 0, or -1 at EOF or error. */
 int mx_link_read(mx_link *l);
-/* 1 and a frame, 0 when none is complete, -1 on a malformed frame. */
+/* 1 and a frame, 0 when none is complete, -1 on a malformed frame (unknown type, or a payload
+ * over l_max). */
 int mx_link_next(mx_link *l, int *type, int32_t *arg, const char **data, size_t *len);
 void mx_link_close(mx_link *l);
+
+/* A frame payload that is one decimal integer in [lo, hi] (a pid, a wait status), optionally
+ * NUL-terminated. 0, or -1 when it is anything else. */
+int mx_frame_int(const char *data, size_t len, long lo, long hi, long *out);
 
 /* proxy_main.c: in `mpiexec --proxy`, the link to mpiexec (mx_say writes there). */
 extern mx_link *mx_proxy_link;

@@ -7,6 +7,8 @@
  *                 this host in one process group, wiring stdin/stdout/stderr pipes and one PMI
  *                 socketpair per rank (PMI_FD), binding them to cores when asked (bind.c).
  *   link.c        framed messages between mpiexec and its proxies over TCP (mx_link).
+ *   link_auth.c   the challenge-response that authenticates a link before anything else.
+ *   jobdesc.c     decoding the job description a proxy receives.
  *   remote.c      mpiexec's side of a multi-host job: listens, starts one proxy per host through
  *                 the launcher command (ssh by default) as a tree, and turns the proxies' frames
  *                 into the same mx_rank events (PMI lines, output, exits) local ranks produce.
@@ -23,8 +25,9 @@
  *
  * Exit status of mpiexec (also in --help):
  *   0         every rank exited 0 (ranks that used PMI also called finalize)
- *   N         the first rank to fail exited with code N, or called MPI_Abort with code N
- *   128+S     the first rank to fail was killed by signal S, or mpiexec received signal S
+ *   N         the rank blamed for the failure (supervise.c: the strongest cause seen within a
+ *             moment of the first) exited with code N, or called MPI_Abort with code N
+ *   128+S     the rank blamed was killed by signal S, or mpiexec received signal S
  *   1         a rank exited 0 after MPI_Init without MPI_Finalize while others ran, broke the PMI
  *             protocol, a host or its proxy was lost, or mpiexec itself failed (fork, pipes)
  *   2         bad command line
@@ -42,6 +45,7 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+#include "core/auth.h"
 #include "runtime/pmi_wire.h"
 
 #define MX_EXIT_USAGE 2
@@ -119,6 +123,7 @@ typedef struct mx_rank {
     int pmi_fd; /* our end of the PMI socketpair; -1 once closed */
     mf_pmi_lines pmi_in;
     int pmi_inited, pmi_finalized, in_barrier;
+    int aborted; /* called MPI_Abort: its exit is part of that, not another cause */
     mx_stream out, err;
 } mx_rank;
 
@@ -136,7 +141,8 @@ typedef struct mx_job {
     struct mx_remote *rm;
     char host[64];
     char kvsname[128];
-    char secret[65];
+    char secret[MF_AUTH_SECRET_HEX + 1]; /* printed form: ranks' MANIFOLD_JOB_SECRET */
+    mf_auth_secret key;                  /* the same, for proofs on the proxy links */
     int oversubscribed;
     pid_t pgid; /* process group of all local ranks */
 
@@ -156,6 +162,11 @@ typedef struct mx_job {
     int ending; /* the job is being torn down; the exit status is decided */
     int exit_code;
     double kill_at; /* when to SIGKILL what is left (0: not scheduled) */
+    /* a failure whose verdict is held (mx_job_blame) */
+    int blame_cause; /* MX_CAUSE_*, 0: none */
+    int blame_code;
+    double blame_until;
+    char blame_line[2048];
     int signals_seen;
 } mx_job;
 
@@ -209,11 +220,18 @@ void mx_stdin_close(mx_job *job);
 /* Writes all of buf to fd (blocking, retrying); gives up silently if the reader is gone. */
 void mx_write_all(int fd, const char *buf, size_t len);
 
-/* supervise.c */
+/* link.c: the monotonic clock, in seconds */
 double mx_now(void);
+
+/* supervise.c */
 /* Ends the job (first call only): records the exit status, prints `msg` (if not NULL) as one line
  * to stderr, sends `sig` to all ranks and schedules SIGKILL after the grace period. */
 void mx_job_end(mx_job *job, int exit_code, int sig, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* A rank failed (or a host was lost): ends the job after a short wait for a stronger cause, with
+ * the exit status and one-line message of the strongest cause seen (supervise.c explains). */
+enum { MX_CAUSE_SIGNAL = 1, MX_CAUSE_EXIT, MX_CAUSE_ABORT };
+void mx_job_blame(mx_job *job, int cause, int exit_code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int mx_supervise(mx_job *job, int sigfd);
 /* Removes the job's leftovers on this host (shm segments of killed ranks); see cleanup.c. */
@@ -240,8 +258,9 @@ void mx_remote_stdin(mx_job *job, const char *data, size_t len);
 void mx_remote_pmi_reply(mx_job *job, mx_rank *r, const char *line, size_t len);
 void mx_remote_finish(mx_job *job);
 
-/* Starts `tmpl` (a launcher command template) for the proxy of host `host`, numbered `index`,
- * which connects to addrs:port; the secret goes to the command's stdin. Returns the pid, -1. */
+/* Starts `tmpl` (a launcher command template; NULL: none, the host is this machine) for the
+ * proxy of host `host`, numbered `index`, which connects to addrs:port; the secret goes to the
+ * command's stdin. Returns the pid, -1. */
 pid_t mx_launch_proxy(const char *tmpl, const char *proxy_path, const char *addrs, int port,
                       int index, const char *host, const char *secret);
 

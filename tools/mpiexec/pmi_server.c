@@ -234,9 +234,10 @@ static void mx_pmi_serve(mx_job *job, mx_rank *r, const mf_pmi_msg *m)
         const char *msg = mf_pmi_get(m, "message");
         (void)mf_pmi_get_int(m, "exitcode", -2147483647L - 1, 2147483647L, &code);
         mf_pmi_unescape(msg ? msg : "", text, sizeof text);
-        mx_job_end(job, code & 0xff, SIGTERM,
-                   "mpiexec: rank %d (host %s, pid %ld) called MPI_Abort with exit code %d%s%s",
-                   r->rank, r->host, (long)r->pid, code, *text ? ": " : "", text);
+        r->aborted = 1;
+        mx_job_blame(job, MX_CAUSE_ABORT, code & 0xff,
+                     "mpiexec: rank %d (host %s, pid %ld) called MPI_Abort with exit code %d%s%s",
+                     r->rank, r->host, (long)r->pid, code, *text ? ": " : "", text);
     } else {
         mx_pmi_protocol_error(job, r, "unsupported command", cmd);
     }

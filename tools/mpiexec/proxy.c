@@ -87,8 +87,13 @@ int mx_job_setup(mx_job *job, const mx_options *opt)
     job->host[sizeof job->host - 1] = '\0';
 
     char rnd[17];
-    if (mx_random_hex(job->secret, 32) != 0 || mx_random_hex(rnd, 8) != 0) {
+    const char *why;
+    if (mx_random_hex(job->secret, MF_AUTH_SECRET_BYTES) != 0 || mx_random_hex(rnd, 8) != 0) {
         fprintf(stderr, "mpiexec: getrandom failed: %s\n", strerror(errno));
+        return -1;
+    }
+    if (mf_auth_secret_parse(job->secret, &job->key, &why) != 0) {
+        fprintf(stderr, "mpiexec: %s\n", why); /* cannot happen: we just printed it */
         return -1;
     }
     /* kvsname doubles as the job id (<= 63 chars for mf_pm_identity.jobid); it must be a valid

@@ -28,19 +28,15 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "jobdesc.h"
 #include "link.h"
+#include "link_auth.h"
 #include "mpiexec.h"
 
 #define PX_BACKLOG (4u << 20) /* stop reading rank output while this much waits for mpiexec */
 
 mx_link *mx_proxy_link;
 static mx_link px_link;
-
-typedef struct px_kid {
-    pid_t k_pid;
-    int k_index;
-    const char *k_name;
-} px_kid;
 
 static int px_fail(const char *host, const char *what)
 {
@@ -75,107 +71,6 @@ static int px_connect(const char *addrs, int port)
         close(fd);
     }
     return -1;
-}
-
-/* Reads the job description into opt/job. 0, or -1 if malformed. */
-static int px_decode_job(const char *data, size_t len, mx_options *opt, mx_job *job, px_kid **kids,
-                         int *nkids, const char **tmpl, const char **path)
-{
-    mx_strrd rd = {data, data + len};
-    long v, n;
-    const char *s;
-    if (!(s = mx_rd_str(&rd)) || strcmp(s, "mfjob1") != 0)
-        return -1;
-    if (!(s = mx_rd_str(&rd)) || strlen(s) >= sizeof job->kvsname)
-        return -1;
-    strcpy(job->kvsname, s);
-    if (!(s = mx_rd_str(&rd)) || strlen(s) >= sizeof job->secret)
-        return -1;
-    strcpy(job->secret, s);
-    if (mx_rd_int(&rd, 1, 1000000, &v))
-        return -1;
-    job->size = (int)v;
-    if (mx_rd_int(&rd, 0, 1, &v))
-        return -1;
-    opt->bind_core = (int)v;
-    if (mx_rd_int(&rd, 0, 1, &v))
-        return -1;
-    opt->report_bindings = (int)v;
-    if (mx_rd_int(&rd, 0, 1, &v))
-        return -1;
-    job->stdin_to_rank0 = (int)v;
-    const char *cwd = mx_rd_str(&rd);
-    if (!cwd)
-        return -1;
-    if (mx_rd_int(&rd, 0, 1 << 20, &n))
-        return -1;
-    for (long i = 0; i < n; i++) {
-        if (!(s = mx_rd_str(&rd)))
-            return -1;
-        const char *eq = strchr(s, '=');
-        if (!eq)
-            continue;
-        char *name = strndup(s, (size_t)(eq - s));
-        if (name)
-            setenv(name, eq + 1, 1);
-        free(name);
-    }
-    if (chdir(cwd) != 0)
-        mx_say(job, "mpiexec: warning: host %s has no directory %s; ranks start in %s", job->host,
-               cwd, getenv("HOME") ? getenv("HOME") : "/");
-    if (mx_rd_int(&rd, 1, 100000, &n))
-        return -1;
-    opt->apps = calloc((size_t)n, sizeof *opt->apps);
-    if (!opt->apps)
-        return -1;
-    opt->napps = (int)n;
-    for (int a = 0; a < opt->napps; a++) {
-        mx_app *app = &opt->apps[a];
-        if (mx_rd_int(&rd, 1, 1 << 20, &n) ||
-            !(app->argv = calloc((size_t)n + 1, sizeof *app->argv)))
-            return -1;
-        for (long k = 0; k < n; k++)
-            if (!(app->argv[k] = (char *)mx_rd_str(&rd)))
-                return -1;
-        if (mx_rd_int(&rd, 0, 1 << 20, &n) ||
-            !(app->envs = calloc((size_t)n + 1, sizeof *app->envs)))
-            return -1;
-        app->nenvs = (int)n;
-        for (long k = 0; k < n; k++)
-            if (!(app->envs[k].name = (char *)mx_rd_str(&rd)) ||
-                !(app->envs[k].value = (char *)mx_rd_str(&rd)))
-                return -1;
-    }
-    /* A host may run no rank (more hosts than ranks) and still start proxies of the tree. */
-    if (mx_rd_int(&rd, 0, 1000000, &n) || !(job->ranks = calloc((size_t)n + 1, sizeof *job->ranks)))
-        return -1;
-    job->n = (int)n;
-    opt->np = job->n;
-    for (int i = 0; i < job->n; i++) {
-        mx_rank *r = &job->ranks[i];
-        long rank, app;
-        if (mx_rd_int(&rd, 0, job->size - 1, &rank) || mx_rd_int(&rd, 0, opt->napps - 1, &app))
-            return -1;
-        r->rank = (int)rank;
-        r->app = (int)app;
-        r->local = i;
-        r->nlocal = job->n;
-        r->host = job->host;
-        r->pmi_fd = r->out.fd = r->err.fd = -1;
-    }
-    if (!(*tmpl = mx_rd_str(&rd)) || !(*path = mx_rd_str(&rd)))
-        return -1;
-    if (mx_rd_int(&rd, 0, 1000000, &n) || !(*kids = calloc((size_t)n + 1, sizeof **kids)))
-        return -1;
-    *nkids = (int)n;
-    for (int k = 0; k < *nkids; k++) {
-        if (mx_rd_int(&rd, 0, 1000000, &v) || !(s = mx_rd_str(&rd)))
-            return -1;
-        (*kids)[k].k_index = (int)v;
-        (*kids)[k].k_name = s;
-        (*kids)[k].k_pid = -1;
-    }
-    return 0;
 }
 
 static void px_forward(mx_job *job, mx_rank *r, int *fd, int type)
@@ -220,6 +115,142 @@ static void px_rank_exited(mx_job *job, mx_rank *r, int status)
     (void)mx_link_send(&px_link, MX_M_EXIT, r->rank, num, (size_t)n);
 }
 
+/* Reads the job secret from the launcher's stdin (one line of MF_AUTH_SECRET_HEX digits). */
+static int px_read_secret(const char *host, char hex[MF_AUTH_SECRET_HEX + 1], mf_auth_secret *key)
+{
+    char line[MF_AUTH_SECRET_HEX + 3];
+    size_t got = 0;
+    double until = mx_now() + 30;
+    while (got < sizeof line - 1 && (got == 0 || line[got - 1] != '\n')) {
+        struct pollfd p = {.fd = 0, .events = POLLIN};
+        if (mx_now() > until || poll(&p, 1, 1000) < 0)
+            return px_fail(host, "no job secret on stdin");
+        ssize_t n = read(0, line + got, sizeof line - 1 - got);
+        if (n < 0 && (errno == EINTR || errno == EAGAIN))
+            continue;
+        if (n <= 0)
+            return px_fail(host, "no job secret on stdin");
+        got += (size_t)n;
+    }
+    line[got] = '\0';
+    line[strcspn(line, "\r\n")] = '\0';
+    const char *why;
+    int bad = mf_auth_init() != 0 || mf_auth_secret_parse(line, key, &why) != 0;
+    if (!bad)
+        memcpy(hex, line, MF_AUTH_SECRET_HEX + 1);
+    mf_auth_wipe(line, sizeof line);
+    return bad ? px_fail(host, "no valid job secret on stdin") : 0;
+}
+
+/* Sends what the authentication exchange wants sent. */
+static void px_auth_send(const mx_auth_out *o)
+{
+    if (o->o_type)
+        (void)mx_link_send(&px_link, o->o_type, o->o_arg, o->o_data, o->o_len);
+}
+
+/* Proves the job secret to mpiexec and checks its proof (link_auth.h), then waits for the job
+ * description. Returns it (malloc'd, *len bytes), or NULL and *why. */
+static char *px_handshake(mx_job *job, int index, double timeout, size_t *len, const char **why)
+{
+    mx_auth a;
+    mx_auth_out o;
+    mx_auth_initiator(&a, &job->key, index, job->host, &o);
+    px_auth_send(&o);
+    px_link.l_max = MX_AUTH_FRAME_MAX; /* nothing larger before mpiexec proved itself */
+    int authed = 0;
+    double until = mx_now() + timeout + 30;
+    *why = "mpiexec closed the connection (refused our proof of the job secret?)";
+    for (;;) {
+        struct pollfd p = {.fd = px_link.l_fd,
+                           .events = POLLIN | (mx_link_pending(&px_link) ? POLLOUT : 0)};
+        if (mx_now() > until) {
+            *why = authed ? "mpiexec sent no job description" : "mpiexec did not authenticate";
+            return NULL;
+        }
+        if (poll(&p, 1, 1000) < 0 && errno != EINTR) {
+            *why = "poll failed";
+            return NULL;
+        }
+        if ((p.revents & POLLOUT) && mx_link_flush(&px_link) != 0)
+            return NULL;
+        if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
+            continue;
+        int eof = mx_link_read(&px_link) != 0, type, got;
+        int32_t arg;
+        const char *data;
+        size_t n;
+        while ((got = mx_link_next(&px_link, &type, &arg, &data, &n)) == 1) {
+            if (authed && type == MX_M_PING)
+                continue;
+            if (authed) {
+                char *copy = type == MX_M_JOB ? malloc(n + 1) : NULL;
+                if (!copy) {
+                    *why = type == MX_M_JOB ? "out of memory" : "mpiexec sent no job description";
+                    return NULL;
+                }
+                memcpy(copy, data, n);
+                *len = n;
+                return copy;
+            }
+            int step = mx_auth_feed(&a, type, arg, data, n, &o);
+            if (step == MX_AUTH_FAIL) {
+                *why = "the peer at mpiexec's address did not prove the job secret";
+                return NULL;
+            }
+            px_auth_send(&o);
+            if (step == MX_AUTH_DONE) {
+                authed = 1;
+                px_link.l_max = MX_LINK_MAX;
+            }
+        }
+        if (got < 0 || eof)
+            return NULL;
+    }
+}
+
+/* Applies the job description (environment, directory), starts this proxy's children in the
+ * launch tree and the ranks of this host; tells mpiexec how that went. */
+static void px_start(mx_job *job, mx_options *opt, const char *data, size_t len, mx_jobdesc *d,
+                     const char *addrs, int port)
+{
+    if (mx_jobdesc_decode(data, len, opt, job, d) != 0) {
+        mx_say(job, "mpiexec: the proxy on host %s got a malformed job description", job->host);
+        (void)mx_link_send(&px_link, MX_M_FAILED, 1, NULL, 0);
+        return;
+    }
+    for (int i = 0; i < d->nenv; i++) {
+        const char *eq = strchr(d->env[i], '=');
+        char *name = eq ? strndup(d->env[i], (size_t)(eq - d->env[i])) : NULL;
+        if (name)
+            setenv(name, eq + 1, 1);
+        free(name);
+    }
+    if (chdir(d->cwd) != 0)
+        mx_say(job, "mpiexec: warning: host %s has no directory %s; ranks start in %s", job->host,
+               d->cwd, getenv("HOME") ? getenv("HOME") : "/");
+    for (int k = 0; k < d->nkids; k++) {
+        mx_kid *kid = &d->kids[k];
+        kid->k_pid =
+            mx_launch_proxy(d->tmpl, d->path, addrs, port, kid->k_index, kid->k_name, job->secret);
+        if (kid->k_pid < 0) {
+            char num[32];
+            int n = snprintf(num, sizeof num, "%d", 127 << 8);
+            (void)mx_link_send(&px_link, MX_M_LAUNCHED, kid->k_index, num, (size_t)n + 1);
+        }
+    }
+    int code = mx_proxy_launch(job);
+    if (code != 0) {
+        (void)mx_link_send(&px_link, MX_M_FAILED, code, NULL, 0);
+        return;
+    }
+    for (int i = 0; i < job->n; i++) {
+        char num[32];
+        int n = snprintf(num, sizeof num, "%ld", (long)job->ranks[i].pid);
+        (void)mx_link_send(&px_link, MX_M_STARTED, job->ranks[i].rank, num, (size_t)n);
+    }
+}
+
 int mx_proxy_main(int argc, char **argv)
 {
     if (argc != 6)
@@ -228,22 +259,12 @@ int mx_proxy_main(int argc, char **argv)
     int port = atoi(argv[3]), index = atoi(argv[4]);
 
     /* The secret, from the launcher's stdin. */
-    char secret[130];
-    size_t got = 0;
-    double until = mx_now() + 30;
-    while (got < sizeof secret - 1 && (got == 0 || secret[got - 1] != '\n')) {
-        struct pollfd p = {.fd = 0, .events = POLLIN};
-        if (mx_now() > until || poll(&p, 1, 1000) < 0)
-            return px_fail(host, "no job secret on stdin");
-        ssize_t n = read(0, secret + got, sizeof secret - 1 - got);
-        if (n < 0 && (errno == EINTR || errno == EAGAIN))
-            continue;
-        if (n <= 0)
-            return px_fail(host, "no job secret on stdin");
-        got += (size_t)n;
-    }
-    secret[got] = '\0';
-    secret[strcspn(secret, "\r\n")] = '\0';
+    static mx_options opt;
+    static mx_job job;
+    memset(&opt, 0, sizeof opt);
+    memset(&job, 0, sizeof job);
+    if (px_read_secret(host, job.secret, &job.key) != 0)
+        return 1;
     int devnull = open("/dev/null", O_RDWR);
     if (devnull < 0 || dup2(devnull, 0) < 0)
         return px_fail(host, "cannot open /dev/null");
@@ -260,74 +281,19 @@ int mx_proxy_main(int argc, char **argv)
     }
     mx_link_init(&px_link, fd);
     mx_proxy_link = &px_link;
-    (void)mx_link_send(&px_link, MX_M_HELLO, index, secret, strlen(secret));
-
-    static mx_options opt;
-    static mx_job job;
-    memset(&opt, 0, sizeof opt);
-    memset(&job, 0, sizeof job);
     job.opt = &opt;
     job.is_proxy = 1;
     job.stdin_src = job.stdin_dst = -1;
     snprintf(job.host, sizeof job.host, "%s", host);
     double timeout = mx_host_timeout();
 
-    /* The job description. */
-    char *jobdata = NULL;
+    const char *why = NULL;
     size_t joblen = 0;
-    until = mx_now() + timeout + 30;
-    while (!jobdata) {
-        struct pollfd p = {.fd = fd, .events = POLLIN | (mx_link_pending(&px_link) ? POLLOUT : 0)};
-        if (mx_now() > until)
-            return px_fail(host, "mpiexec sent no job description");
-        if (poll(&p, 1, 1000) < 0 && errno != EINTR)
-            return px_fail(host, "poll failed");
-        if ((p.revents & POLLOUT) && mx_link_flush(&px_link) != 0)
-            return px_fail(host, "mpiexec closed the connection (wrong secret?)");
-        if (!(p.revents & (POLLIN | POLLHUP | POLLERR)))
-            continue;
-        int eof = mx_link_read(&px_link) != 0;
-        int type;
-        int32_t arg;
-        const char *data;
-        size_t len;
-        if (mx_link_next(&px_link, &type, &arg, &data, &len) == 1 && type == MX_M_JOB) {
-            if (!(jobdata = malloc(len + 1)))
-                return px_fail(host, "out of memory");
-            memcpy(jobdata, data, len);
-            joblen = len;
-        } else if (eof) {
-            return px_fail(host, "mpiexec closed the connection (wrong secret?)");
-        }
-    }
-    px_kid *kids = NULL;
-    int nkids = 0;
-    const char *tmpl, *path;
-    if (px_decode_job(jobdata, joblen, &opt, &job, &kids, &nkids, &tmpl, &path) != 0) {
-        mx_say(&job, "mpiexec: the proxy on host %s got a malformed job description", host);
-        (void)mx_link_send(&px_link, MX_M_FAILED, 1, NULL, 0);
-    } else {
-        for (int k = 0; k < nkids; k++) {
-            kids[k].k_pid =
-                mx_launch_proxy(tmpl, path, addrs, port, kids[k].k_index, kids[k].k_name, secret);
-            if (kids[k].k_pid < 0) {
-                char num[32];
-                int n = snprintf(num, sizeof num, "%d", 127 << 8);
-                (void)mx_link_send(&px_link, MX_M_LAUNCHED, kids[k].k_index, num, (size_t)n + 1);
-            }
-        }
-        int code = mx_proxy_launch(&job);
-        if (code != 0) {
-            (void)mx_link_send(&px_link, MX_M_FAILED, code, NULL, 0);
-        } else {
-            for (int i = 0; i < job.n; i++) {
-                char num[32];
-                int n = snprintf(num, sizeof num, "%ld", (long)job.ranks[i].pid);
-                (void)mx_link_send(&px_link, MX_M_STARTED, job.ranks[i].rank, num, (size_t)n);
-            }
-        }
-    }
-
+    char *jobdata = px_handshake(&job, index, timeout, &joblen, &why);
+    if (!jobdata)
+        return px_fail(host, why);
+    mx_jobdesc d = {0};
+    px_start(&job, &opt, jobdata, joblen, &d, addrs, port);
     size_t maxfds = 2 + 4 * (size_t)job.n;
     struct pollfd *pfd = calloc(maxfds, sizeof *pfd);
     int *what = calloc(maxfds, sizeof *what); /* -1 sig, -2 link, -3 stdin, else 4*i + kind */
@@ -392,14 +358,15 @@ int mx_proxy_main(int argc, char **argv)
                         for (int i = 0; i < job.n; i++)
                             if (job.ranks[i].alive && job.ranks[i].pid == pid)
                                 px_rank_exited(&job, &job.ranks[i], status);
-                        for (int c = 0; c < nkids; c++) {
-                            if (kids[c].k_pid != pid)
+                        for (int c = 0; c < d.nkids; c++) {
+                            mx_kid *kid = &d.kids[c];
+                            if (kid->k_pid != pid)
                                 continue;
                             char num[32];
                             int len = snprintf(num, sizeof num, "%d", status);
-                            (void)mx_link_send(&px_link, MX_M_LAUNCHED, kids[c].k_index, num,
+                            (void)mx_link_send(&px_link, MX_M_LAUNCHED, kid->k_index, num,
                                                (size_t)len + 1);
-                            kids[c].k_pid = -1;
+                            kid->k_pid = -1;
                         }
                     }
                 }
@@ -454,13 +421,14 @@ int mx_proxy_main(int argc, char **argv)
             (void)waitpid(job.ranks[i].pid, NULL, 0);
     if (job.pgid > 0)
         (void)killpg(job.pgid, SIGKILL);
-    for (int c = 0; c < nkids; c++)
-        if (kids[c].k_pid > 0)
-            (void)waitpid(kids[c].k_pid, NULL, 0);
+    for (int c = 0; c < d.nkids; c++)
+        if (d.kids[c].k_pid > 0)
+            (void)waitpid(d.kids[c].k_pid, NULL, 0);
     mx_cleanup_host(&job);
     mx_link_close(&px_link);
     free(pfd);
     free(what);
-    free(kids);
+    mx_jobdesc_free(&opt, &job, &d);
+    free(jobdata);
     return 0;
 }

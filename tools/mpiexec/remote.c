@@ -7,8 +7,12 @@
  *   2. start the proxies of the first --launch-fanout hosts through the launcher command; each
  *      proxy, once it has its job description, starts the proxies of its own children (host i
  *      has children F*(i+1) ... F*(i+1)+F-1), so start-up takes log_F(hosts) launcher round trips;
- *   3. every proxy connects straight back here, proves it belongs to the job with the secret
- *      (given on the launcher's stdin, never on a command line) and gets its job description.
+ *   3. every proxy connects straight back here, proves it holds the job secret (given on the
+ *      launcher's stdin, never on a command line) in the challenge-response of link_auth.h,
+ *      checks our proof in turn, and gets its job description (jobdesc.h).
+ * A connection that has not authenticated within MX_AUTH_TIMEOUT seconds is closed; at most
+ * r_maxpend wait at once (a new one evicts the oldest, silent ones first); a refused one is closed
+ * without a word and reported on stderr at most once per MX_REFUSE_REPORT seconds, with a count.
  * After that the proxies relay their ranks' PMI bytes, output and exits as frames (link.h), which
  * become the same calls local ranks cause (mx_pmi_feed, mx_stream_feed, mx_rank_exited): the PMI
  * server, output forwarding and the verdict on exits are shared with the single-host path.
@@ -23,6 +27,7 @@
 #include <fcntl.h>
 #include <fnmatch.h>
 #include <ifaddrs.h>
+#include <limits.h>
 #include <net/if.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -35,10 +40,16 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/ratelimit.h"
 #include "link.h"
+#include "link_auth.h"
 #include "mpiexec.h"
 
 #define MX_START_TIMEOUT 30.0
+#define MX_AUTH_TIMEOUT 5.0  /* seconds a new connection has to authenticate */
+#define MX_REFUSE_REPORT 5.0 /* seconds between two reports of refused connections */
+#define MX_ACCEPT_PAUSE 0.1  /* stop accepting this long after accept failed (EMFILE, ...) */
+#define MX_PENDING_SPARE 32  /* unauthenticated connections allowed beyond one per host */
 #define MX_PING_EVERY 1.0
 #define MX_STDIN_WINDOW (1 << 20)
 
@@ -47,6 +58,7 @@ extern char **environ;
 struct mx_host {
     int h_index;
     const char *h_name;
+    int h_local; /* this machine (mx_host_is_local): its proxy starts without the launcher */
     mx_link h_link;
     int h_connected, h_lost;
     pid_t h_launcher; /* ours, or 0 */
@@ -56,7 +68,9 @@ struct mx_host {
 
 typedef struct mx_pending {
     mx_link p_link;
+    mx_auth p_auth;
     double p_since;
+    char p_peer[INET_ADDRSTRLEN + 8]; /* address:port, for the report of a refusal */
 } mx_pending;
 
 struct mx_remote {
@@ -67,6 +81,8 @@ struct mx_remote {
     int r_nhosts;
     mx_pending *r_pend;
     int r_npend, r_maxpend;
+    const char **r_names;   /* host name by index: the proxies' identities */
+    double r_accept_paused; /* until then the listener is not polled */
     double r_start_deadline;
     double r_timeout;
     int r_rank0_host;
@@ -228,8 +244,9 @@ pid_t mx_launch_proxy(const char *tmpl, const char *proxy_path, const char *addr
 {
     mx_strbuf cmd = {0};
     mx_sb_str(&cmd, "");
-    const char *at = strstr(tmpl, "{host}");
-    if (at) {
+    if (!tmpl) {
+        /* this machine: the proxy itself */
+    } else if (strstr(tmpl, "{host}")) {
         for (const char *p = tmpl; *p;) {
             if (!strncmp(p, "{host}", 6)) {
                 mx_sb_cat(&cmd, host);
@@ -245,7 +262,7 @@ pid_t mx_launch_proxy(const char *tmpl, const char *proxy_path, const char *addr
         mx_sb_cat(&cmd, host);
     }
     char num[64];
-    mx_sb_cat(&cmd, " ");
+    mx_sb_cat(&cmd, tmpl ? " " : "exec ");
     mx_shquote(&cmd, proxy_path);
     mx_sb_cat(&cmd, " --proxy ");
     mx_shquote(&cmd, addrs);
@@ -291,6 +308,47 @@ static const char *mx_launcher_tmpl(const mx_options *opt)
     return opt->launcher ? opt->launcher : "ssh -o BatchMode=yes -x {host}";
 }
 
+/* Whether `name` is this machine: "localhost", our host name (or its first label, or a name
+ * whose first label is our host name), or a literal address of one of our interfaces. Only
+ * these textual checks: no name lookup, which could stall on a slow resolver. A "user@host"
+ * entry asks for a login, so it is never local. */
+static int mx_host_is_local(const char *name)
+{
+    char self[256] = "";
+    if (strchr(name, '@'))
+        return 0;
+    if (!strcmp(name, "localhost") || !strcmp(name, "localhost.localdomain"))
+        return 1;
+    if (gethostname(self, sizeof self - 1) == 0 && *self) {
+        size_t ls = strcspn(self, "."), ln = strcspn(name, ".");
+        if (!strcmp(name, self) || (!name[ln] && ln == ls && !strncmp(name, self, ls)) ||
+            (!self[ls] && ln == ls && !strncmp(name, self, ln)))
+            return 1;
+    }
+    unsigned char want[16];
+    int fam = inet_pton(AF_INET, name, want) == 1    ? AF_INET
+              : inet_pton(AF_INET6, name, want) == 1 ? AF_INET6
+                                                     : 0;
+    if (!fam)
+        return 0;
+    if (fam == AF_INET && want[0] == 127)
+        return 1;
+    int found = 0;
+    struct ifaddrs *ifs;
+    if (getifaddrs(&ifs) != 0)
+        return 0;
+    for (struct ifaddrs *i = ifs; i && !found; i = i->ifa_next) {
+        if (!i->ifa_addr || i->ifa_addr->sa_family != fam)
+            continue;
+        const void *a = fam == AF_INET
+                            ? (const void *)&((struct sockaddr_in *)i->ifa_addr)->sin_addr
+                            : (const void *)&((struct sockaddr_in6 *)i->ifa_addr)->sin6_addr;
+        found = memcmp(a, want, fam == AF_INET ? 4 : 16) == 0;
+    }
+    freeifaddrs(ifs);
+    return found;
+}
+
 static char mx_self_path[4096];
 
 static const char *mx_proxy_path(const mx_options *opt)
@@ -320,8 +378,8 @@ static void mx_host_lost(mx_job *job, mx_host *h, const char *fmt, const char *d
         return; /* its work is done: a closing proxy is no loss */
     char why[256];
     snprintf(why, sizeof why, fmt, detail);
-    if (!job->ending)
-        mx_job_end(job, 1, SIGTERM, "mpiexec: lost host %s (%s); ending the job", h->h_name, why);
+    mx_job_blame(job, MX_CAUSE_EXIT, 1, "mpiexec: lost host %s (%s); ending the job", h->h_name,
+                 why);
     for (int k = 0; k < h->h_nranks; k++) {
         mx_rank *r = &job->ranks[h->h_ranks[k]];
         r->alive = 0;
@@ -380,9 +438,8 @@ static void mx_send_job(mx_job *job, mx_host *h)
     char cwd[4096];
     if (!getcwd(cwd, sizeof cwd))
         snprintf(cwd, sizeof cwd, "/");
-    mx_sb_str(&sb, "mfjob1");
+    mx_sb_str(&sb, "mfjob2"); /* format: jobdesc.h */
     mx_sb_str(&sb, job->kvsname);
-    mx_sb_str(&sb, job->secret);
     mx_sb_int(&sb, job->size);
     mx_sb_int(&sb, opt->bind_core);
     mx_sb_int(&sb, opt->report_bindings);
@@ -412,9 +469,11 @@ static void mx_send_job(mx_job *job, mx_host *h)
     mx_sb_str(&sb, mx_proxy_path(opt));
     int first = opt->fanout * (h->h_index + 1), nkids = 0;
     for (int c = first; c < first + opt->fanout && c < rm->r_nhosts; c++)
-        nkids++;
+        nkids += !rm->r_hosts[c].h_local; /* mpiexec started the local ones itself */
     mx_sb_int(&sb, nkids);
-    for (int c = first; c < first + nkids; c++) {
+    for (int c = first; c < first + opt->fanout && c < rm->r_nhosts; c++) {
+        if (rm->r_hosts[c].h_local)
+            continue;
         mx_sb_int(&sb, c);
         mx_sb_str(&sb, rm->r_hosts[c].h_name);
     }
@@ -435,10 +494,16 @@ int mx_remote_start(mx_job *job)
     rm->r_nhosts = opt->nhosts;
     rm->r_timeout = mx_host_timeout();
     rm->r_hosts = calloc((size_t)opt->nhosts, sizeof *rm->r_hosts);
-    rm->r_maxpend = opt->nhosts + 8;
+    rm->r_maxpend = opt->nhosts + MX_PENDING_SPARE;
     rm->r_pend = calloc((size_t)rm->r_maxpend, sizeof *rm->r_pend);
-    if (!rm->r_hosts || !rm->r_pend)
+    rm->r_names = calloc((size_t)opt->nhosts, sizeof *rm->r_names);
+    if (!rm->r_hosts || !rm->r_pend || !rm->r_names)
         goto nomem;
+    if (mf_auth_init() != 0) {
+        free(host_of);
+        fprintf(stderr, "mpiexec: libsodium cannot start (no entropy source?)\n");
+        return 1;
+    }
     if (mx_hosts_map(opt, host_of) != 0) {
         free(host_of);
         return MX_EXIT_USAGE;
@@ -446,8 +511,9 @@ int mx_remote_start(mx_job *job)
     for (int h = 0; h < rm->r_nhosts; h++) {
         mx_host *host = &rm->r_hosts[h];
         host->h_index = h;
-        host->h_name = opt->hosts[h].name;
+        host->h_name = rm->r_names[h] = opt->hosts[h].name;
         host->h_link.l_fd = -1;
+        host->h_local = !opt->launcher && mx_host_is_local(host->h_name);
         if (!(host->h_ranks = calloc((size_t)job->n, sizeof *host->h_ranks)))
             goto nomem;
     }
@@ -473,10 +539,15 @@ int mx_remote_start(mx_job *job)
     if (mx_remote_listen(rm) != 0)
         return 1;
     rm->r_start_deadline = mx_now() + MX_START_TIMEOUT;
-    for (int h = 0; h < rm->r_nhosts && h < opt->fanout; h++) {
+    /* The top of the launch tree, and every host that is this machine (started here, without
+     * ssh, whatever its place in the tree). */
+    for (int h = 0; h < rm->r_nhosts; h++) {
         mx_host *host = &rm->r_hosts[h];
-        host->h_launcher = mx_launch_proxy(mx_launcher_tmpl(opt), mx_proxy_path(opt), rm->r_addrs,
-                                           rm->r_port, h, host->h_name, job->secret);
+        if (h >= opt->fanout && !host->h_local)
+            continue;
+        host->h_launcher =
+            mx_launch_proxy(host->h_local ? NULL : mx_launcher_tmpl(opt), mx_proxy_path(opt),
+                            rm->r_addrs, rm->r_port, h, host->h_name, job->secret);
         if (host->h_launcher < 0) {
             fprintf(stderr, "mpiexec: cannot start the launcher for host %s: %s\n", host->h_name,
                     strerror(errno));
@@ -500,7 +571,7 @@ size_t mx_remote_pollfds(mx_job *job, struct pollfd *pfd, int *idx)
 {
     struct mx_remote *rm = job->rm;
     size_t n = 0;
-    if (rm->r_listen >= 0) {
+    if (rm->r_listen >= 0 && mx_now() >= rm->r_accept_paused) {
         pfd[n] = (struct pollfd){.fd = rm->r_listen, .events = POLLIN};
         idx[n++] = -1;
     }
@@ -525,30 +596,52 @@ static void mx_pending_drop(struct mx_remote *rm, int p)
     rm->r_pend[p] = rm->r_pend[--rm->r_npend];
 }
 
-/* A new connection's first frame must be HELLO with the job secret and a host still expected. */
+/* Closes a connection that failed to authenticate, reporting it (rate-limited). */
+static void mx_pending_refuse(struct mx_remote *rm, int p, const char *why)
+{
+    static mf_ratelimit rl = MF_RATELIMIT_INIT(MX_REFUSE_REPORT);
+    unsigned held;
+    if (mf_ratelimit_pass(&rl, mx_now(), &held))
+        fprintf(stderr,
+                "mpiexec: warning: refused a connection from %s (%s); %u more refused since the "
+                "last report\n",
+                rm->r_pend[p].p_peer, why, held);
+    mx_pending_drop(rm, p);
+}
+
+/* A new connection: the authentication of link_auth.h, then it becomes its host's link. */
 static void mx_pending_event(mx_job *job, int p)
 {
     struct mx_remote *rm = job->rm;
-    mx_link *l = &rm->r_pend[p].p_link;
-    int type;
+    mx_pending *pe = &rm->r_pend[p];
+    mx_link *l = &pe->p_link;
+    int type, got, step = MX_AUTH_MORE;
     int32_t arg;
     const char *data;
     size_t len;
     if (mx_link_read(l) != 0) {
-        mx_pending_drop(rm, p);
+        mx_pending_drop(rm, p); /* a stranger that gave up, or a port scan: not worth a word */
         return;
     }
-    int got = mx_link_next(l, &type, &arg, &data, &len);
-    if (got == 0)
-        return;
-    if (got < 0 || type != MX_M_HELLO || len != strlen(job->secret) ||
-        memcmp(data, job->secret, len) != 0 || arg < 0 || arg >= rm->r_nhosts ||
-        rm->r_hosts[arg].h_connected || rm->r_hosts[arg].h_lost) {
-        mx_pending_drop(rm, p); /* not one of ours: no reply, no trust */
-        return;
+    while (step == MX_AUTH_MORE && (got = mx_link_next(l, &type, &arg, &data, &len)) != 0) {
+        mx_auth_out out;
+        step = got < 0 ? MX_AUTH_FAIL : mx_auth_feed(&pe->p_auth, type, arg, data, len, &out);
+        if (step == MX_AUTH_FAIL) {
+            mx_pending_refuse(rm, p, got < 0 ? "malformed frame" : "no proof of the job secret");
+            return;
+        }
+        if (step == MX_AUTH_DONE && (rm->r_hosts[pe->p_auth.a_index].h_connected ||
+                                     rm->r_hosts[pe->p_auth.a_index].h_lost)) {
+            mx_pending_refuse(rm, p, "a second connection for one host");
+            return;
+        }
+        (void)mx_link_send(l, out.o_type, out.o_arg, out.o_data, out.o_len);
     }
-    mx_host *h = &rm->r_hosts[arg];
-    h->h_link = *l; /* moves the buffers with any frames that followed the HELLO */
+    if (step != MX_AUTH_DONE)
+        return;
+    mx_host *h = &rm->r_hosts[pe->p_auth.a_index];
+    h->h_link = *l; /* moves the buffers with anything queued or received */
+    h->h_link.l_max = MX_LINK_MAX;
     h->h_connected = 1;
     rm->r_pend[p] = rm->r_pend[--rm->r_npend];
     mx_send_job(job, h);
@@ -569,6 +662,7 @@ static void mx_host_frame(mx_job *job, mx_host *h, int type, int32_t arg, const 
     struct mx_remote *rm = job->rm;
     char text[2048];
     mx_rank *r;
+    long num;
     switch (type) {
     case MX_M_PMI:
         if ((r = mx_host_rank(job, h, arg)) && r->alive)
@@ -583,11 +677,12 @@ static void mx_host_frame(mx_job *job, mx_host *h, int type, int32_t arg, const 
     case MX_M_EXIT:
         if (!(r = mx_host_rank(job, h, arg)) || !r->alive)
             break;
-        snprintf(text, sizeof text, "%.*s", (int)(len < 32 ? len : 32), data);
-        if (type == MX_M_STARTED)
-            r->pid = (pid_t)strtol(text, NULL, 10);
+        if (mx_frame_int(data, len, type == MX_M_STARTED ? 1 : INT_MIN, INT_MAX, &num) != 0)
+            mx_host_lost(job, h, "%s", "its proxy sent a malformed message");
+        else if (type == MX_M_STARTED)
+            r->pid = (pid_t)num;
         else
-            mx_rank_exited(job, r, (int)strtol(text, NULL, 10));
+            mx_rank_exited(job, r, (int)num);
         break;
     case MX_M_SAY:
         snprintf(text, sizeof text - 1, "%.*s",
@@ -610,8 +705,10 @@ static void mx_host_frame(mx_job *job, mx_host *h, int type, int32_t arg, const 
         }
         break;
     case MX_M_LAUNCHED:
-        if (arg >= 0 && arg < rm->r_nhosts && !rm->r_hosts[arg].h_connected) {
-            int st = (int)strtol(data, NULL, 10); /* the payload is NUL-terminated */
+        if (mx_frame_int(data, len, INT_MIN, INT_MAX, &num) != 0) {
+            mx_host_lost(job, h, "%s", "its proxy sent a malformed message");
+        } else if (arg >= 0 && arg < rm->r_nhosts && !rm->r_hosts[arg].h_connected) {
+            int st = (int)num;
             snprintf(text, sizeof text, "%d", WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st));
             mx_host_lost(job, &rm->r_hosts[arg],
                          "its proxy could not be started: the launcher command exited with status "
@@ -626,22 +723,57 @@ static void mx_host_frame(mx_job *job, mx_host *h, int type, int32_t arg, const 
     }
 }
 
+/* Takes the connections waiting on the listener, each as a pending link. */
+static void mx_accept(mx_job *job)
+{
+    static mf_ratelimit rl = MF_RATELIMIT_INIT(MX_REFUSE_REPORT);
+    struct mx_remote *rm = job->rm;
+    for (int k = 0; k < 64; k++) {
+        struct sockaddr_in sa;
+        socklen_t sl = sizeof sa;
+        int fd = accept4(rm->r_listen, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR || errno == ECONNABORTED)
+                return;
+            /* Out of descriptors (or memory): the connection stays queued and poll would report
+             * it again at once. Pause the listener instead of spinning. */
+            unsigned held;
+            if (mf_ratelimit_pass(&rl, mx_now(), &held))
+                fprintf(stderr, "mpiexec: warning: cannot accept a connection: %s (%u more)\n",
+                        strerror(errno), held);
+            rm->r_accept_paused = mx_now() + MX_ACCEPT_PAUSE;
+            return;
+        }
+        if (rm->r_npend == rm->r_maxpend) {
+            /* A flood of strangers: the oldest goes, preferably one that has not even said a
+             * valid HELLO (a genuine proxy says it at once, so a flood cannot starve it). */
+            int victim = 0;
+            for (int p = 1; p < rm->r_npend; p++) {
+                int vs = rm->r_pend[victim].p_auth.a_step, ps = rm->r_pend[p].p_auth.a_step;
+                if (ps < vs || (ps == vs && rm->r_pend[p].p_since < rm->r_pend[victim].p_since))
+                    victim = p;
+            }
+            mx_pending_drop(rm, victim);
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+        mx_pending *pe = &rm->r_pend[rm->r_npend++];
+        mx_link_init(&pe->p_link, fd);
+        pe->p_link.l_max = MX_AUTH_FRAME_MAX;
+        mx_auth_responder(&pe->p_auth, &job->key, rm->r_names, rm->r_nhosts);
+        pe->p_since = mx_now();
+        char ip[INET_ADDRSTRLEN] = "?";
+        inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
+        snprintf(pe->p_peer, sizeof pe->p_peer, "%s:%d", ip, ntohs(sa.sin_port));
+    }
+}
+
 void mx_remote_event(mx_job *job, int idx, short revents)
 {
     struct mx_remote *rm = job->rm;
     if (idx < 0) {
-        for (;;) {
-            int fd = accept4(rm->r_listen, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
-            if (fd < 0)
-                return;
-            if (rm->r_npend == rm->r_maxpend) { /* a flood of strangers: make room */
-                mx_pending_drop(rm, 0);
-            }
-            int one = 1;
-            setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-            mx_link_init(&rm->r_pend[rm->r_npend].p_link, fd);
-            rm->r_pend[rm->r_npend++].p_since = mx_now();
-        }
+        mx_accept(job);
+        return;
     }
     if (idx >= rm->r_nhosts) {
         mx_pending_event(job, idx - rm->r_nhosts);
@@ -696,13 +828,15 @@ void mx_remote_tick(mx_job *job, double now, int *wait_ms)
                          t);
         }
     }
-    for (int p = 0; p < rm->r_npend;) { /* a connection that never says HELLO */
-        if (now - rm->r_pend[p].p_since > 10)
-            mx_pending_drop(rm, p);
+    for (int p = 0; p < rm->r_npend;) { /* a connection that does not authenticate in time */
+        if (now - rm->r_pend[p].p_since > MX_AUTH_TIMEOUT)
+            mx_pending_refuse(rm, p, "did not authenticate in time");
         else
             p++;
     }
-    int ms = unconnected ? 200 : (int)(MX_PING_EVERY * 1000 / 2);
+    int ms = unconnected || rm->r_npend || now < rm->r_accept_paused
+                 ? 100
+                 : (int)(MX_PING_EVERY * 1000 / 2);
     if (*wait_ms < 0 || ms < *wait_ms)
         *wait_ms = ms;
 }
@@ -795,6 +929,7 @@ void mx_remote_finish(mx_job *job)
     }
     free(rm->r_hosts);
     free(rm->r_pend);
+    free(rm->r_names);
     free(rm);
     job->rm = NULL;
 }

@@ -15,6 +15,18 @@
  *       program that never uses PMI (mpiexec -n 2 hostname) may exit 0 whenever it likes.
  * Before judging, the rank's PMI socket and pipes are drained, so an MPI_Abort sent just before
  * exiting is seen as the abort it is and the rank's last words precede mpiexec's verdict.
+ *
+ * Blame: one failure makes others. When a rank dies, the ranks talking to it over tcp see the
+ * connection break and abort (MPI_ERR_OTHER) at about the same moment, and which of the two
+ * events reaches mpiexec first is a race (a local survivor's PMI abort often beats the SIGCHLD
+ * of the dead rank; across hosts, two proxies' frames race). So the first failure is not named
+ * at once: mx_job_blame holds the verdict for MX_BLAME_WAIT seconds (less if every rank is gone
+ * sooner) and keeps the strongest cause seen, the earliest among equals:
+ *   1. a rank killed by a signal (but SIGPIPE, a consequence of a peer's death);
+ *   2. a rank that exited by itself (code N != 0, 0 without MPI_Finalize), a lost host;
+ *   3. a rank that called MPI_Abort (the library's reaction to a broken connection looks the
+ *      same as the user's own call; a user's abort has no competitor and is still named).
+ * Nothing is signalled to the ranks meanwhile; the verdict then ends the job as before.
  */
 #include <errno.h>
 #include <poll.h>
@@ -32,15 +44,9 @@
 #define MX_KILL_GRACE 1.0
 #define MX_DRAIN_GRACE 1.0
 #define MX_IDLE_FLUSH 0.1
+#define MX_BLAME_WAIT 0.5
 
 sigset_t mx_orig_sigmask;
-
-double mx_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 int mx_signals_block(void)
 {
@@ -55,28 +61,54 @@ int mx_signals_block(void)
     return signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
 }
 
-void mx_job_end(mx_job *job, int exit_code, int sig, const char *fmt, ...)
+/* Ends the job with `line` (if not NULL) printed as one line. */
+static void mx_job_end_line(mx_job *job, int exit_code, int sig, const char *line)
 {
     if (job->ending)
         return;
     job->ending = 1;
     job->exit_code = exit_code;
-    if (fmt) {
-        char line[2048];
-        va_list ap;
-        va_start(ap, fmt);
-        int n = vsnprintf(line, sizeof line - 1, fmt, ap);
-        va_end(ap);
-        if (n < 0)
-            n = 0;
-        if ((size_t)n > sizeof line - 2)
-            n = (int)sizeof line - 2;
-        line[n++] = '\n';
-        mx_write_all(2, line, (size_t)n);
+    if (line) { /* one write: the line stays whole among the ranks' output */
+        char buf[2100];
+        int n = snprintf(buf, sizeof buf, "%.2000s\n", line);
+        mx_write_all(2, buf, (size_t)n);
     }
     mx_stdin_close(job);
     mx_proxy_signal(job, sig);
     job->kill_at = sig == SIGKILL ? 0 : mx_now() + MX_KILL_GRACE;
+}
+
+void mx_job_end(mx_job *job, int exit_code, int sig, const char *fmt, ...)
+{
+    char line[2048];
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        (void)vsnprintf(line, sizeof line, fmt, ap);
+        va_end(ap);
+    }
+    mx_job_end_line(job, exit_code, sig, fmt ? line : NULL);
+}
+
+void mx_job_blame(mx_job *job, int cause, int exit_code, const char *fmt, ...)
+{
+    if (job->ending || (job->blame_cause && job->blame_cause <= cause))
+        return; /* decided already, or a stronger or earlier cause is held */
+    if (!job->blame_cause)
+        job->blame_until = mx_now() + MX_BLAME_WAIT;
+    job->blame_cause = cause;
+    job->blame_code = exit_code;
+    va_list ap;
+    va_start(ap, fmt);
+    (void)vsnprintf(job->blame_line, sizeof job->blame_line, fmt, ap);
+    va_end(ap);
+}
+
+/* Names the held cause once its time is up (or nobody is left to add one). */
+static void mx_blame_decide(mx_job *job, double now, int alive)
+{
+    if (job->blame_cause && (now >= job->blame_until || !alive))
+        mx_job_end_line(job, job->blame_code, SIGTERM, job->blame_line);
 }
 
 static mx_rank *mx_find_rank(mx_job *job, pid_t pid)
@@ -114,23 +146,23 @@ void mx_rank_exited(mx_job *job, mx_rank *r, int status)
     }
     if (r->rank == 0)
         mx_stdin_close(job);
-    if (job->ending)
-        return;
+    if (job->ending || r->aborted)
+        return; /* after the verdict, or the rank's own abort is already held */
 
     if (WIFSIGNALED(status)) {
         int s = WTERMSIG(status);
-        mx_job_end(job, 128 + s, SIGTERM,
-                   "mpiexec: rank %d (host %s, pid %ld) killed by signal %d (%s)", r->rank, r->host,
-                   (long)r->pid, s, strsignal(s));
+        mx_job_blame(job, s == SIGPIPE ? MX_CAUSE_EXIT : MX_CAUSE_SIGNAL, 128 + s,
+                     "mpiexec: rank %d (host %s, pid %ld) killed by signal %d (%s)", r->rank,
+                     r->host, (long)r->pid, s, strsignal(s));
     } else if (WIFEXITED(status) && WEXITSTATUS(status) != 0) {
-        mx_job_end(job, WEXITSTATUS(status), SIGTERM,
-                   "mpiexec: rank %d (host %s, pid %ld) exited with code %d", r->rank, r->host,
-                   (long)r->pid, WEXITSTATUS(status));
+        mx_job_blame(job, MX_CAUSE_EXIT, WEXITSTATUS(status),
+                     "mpiexec: rank %d (host %s, pid %ld) exited with code %d", r->rank, r->host,
+                     (long)r->pid, WEXITSTATUS(status));
     } else if (r->pmi_inited && !r->pmi_finalized) {
-        mx_job_end(job, 1, SIGTERM,
-                   "mpiexec: rank %d (host %s, pid %ld) exited with code 0 after MPI_Init but "
-                   "without MPI_Finalize",
-                   r->rank, r->host, (long)r->pid);
+        mx_job_blame(job, MX_CAUSE_EXIT, 1,
+                     "mpiexec: rank %d (host %s, pid %ld) exited with code 0 after MPI_Init but "
+                     "without MPI_Finalize",
+                     r->rank, r->host, (long)r->pid);
     }
 }
 
@@ -210,6 +242,7 @@ int mx_supervise(mx_job *job, int sigfd)
             partial += (r->out.buf && r->out.partial_since > 0) ||
                        (r->err.buf && r->err.partial_since > 0);
         }
+        mx_blame_decide(job, now, alive);
         if (!alive) {
             if (!open_streams)
                 break;
@@ -248,6 +281,8 @@ int mx_supervise(mx_job *job, int sigfd)
             MX_DEADLINE(timeout_at);
         MX_DEADLINE(job->kill_at);
         MX_DEADLINE(drain_until);
+        if (!job->ending)
+            MX_DEADLINE(job->blame_until);
         if (partial && !job->opt->tag_output)
             MX_DEADLINE(now + MX_IDLE_FLUSH);
 #undef MX_DEADLINE
