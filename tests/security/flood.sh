@@ -5,6 +5,7 @@
 # talking (their connections to rank 0 open amid the flood). Passes when the job finishes
 # normally and its stderr holds only a few warning lines (rate-limited, with counts).
 set -u
+. "$(dirname "$0")/lib.sh"
 mpiexec=$1 victim=$2 impostor=$3
 dir=$(mktemp -d)
 trap 'kill "$flooder" 2>/dev/null; rm -rf "$dir"' EXIT
@@ -12,19 +13,11 @@ flooder=
 (ulimit -n 1024 && MANIFOLD_SHM=0 exec timeout 100 "$mpiexec" -n 3 "$victim" "$dir" flood) \
     >"$dir/out" 2>"$dir/err" &
 job=$!
-for _ in $(seq 300); do
-    [ -e "$dir/ready" ] && break
-    sleep 0.1
-done
+wait_file "$dir/ready" 300 "$job"
 [ -e "$dir/ready" ] || { cat "$dir/err"; echo "FAIL: the job never got ready"; exit 1; }
 "$impostor" flood "$(cat "$dir/port")" 1100 90 "$dir/flooded" >"$dir/flood" &
 flooder=$!
-for _ in $(seq 600); do
-    [ -e "$dir/flooded" ] && break
-    kill -0 "$flooder" 2>/dev/null || break
-    sleep 0.1
-done
-if [ ! -e "$dir/flooded" ]; then
+if ! wait_file "$dir/flooded" 600 "$flooder"; then
     wait "$flooder"
     st=$?
     cat "$dir/flood"

@@ -5,6 +5,7 @@
 # wrong secret and a replayed legitimate handshake at rank 0. Passes when the stranger only ever
 # got the fixed refusal, no message of its reached MPI_Recv, and the job finished normally.
 set -u
+. "$(dirname "$0")/lib.sh"
 mpiexec=$1 victim=$2 impostor=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
@@ -12,10 +13,7 @@ trap 'rm -rf "$dir"' EXIT
 MANIFOLD_SHM=0 MANIFOLD_VERBOSE=2 timeout 100 "$mpiexec" -n 3 "$victim" "$dir" attack \
     >"$dir/out" 2>"$dir/err" &
 job=$!
-for _ in $(seq 300); do
-    [ -e "$dir/ready" ] && break
-    sleep 0.1
-done
+wait_file "$dir/ready" 300 "$job"
 fail=0
 if [ -e "$dir/ready" ]; then
     hash=$(sed -n 's/.*published mf\.tcp\.0=.* (job \([0-9a-f]*\)).*/\1/p' "$dir/err" | head -1)

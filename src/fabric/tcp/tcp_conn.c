@@ -245,14 +245,14 @@ static int mf_tcp_hs_flush(mf_tcp *t, mf_tcp_conn *c, uint32_t want)
 
 /* ---- Strangers: the bounds on connections that have not authenticated (tcp.h) ---- */
 
-/* Reports, rate-limited, that a pending connection is being closed for `why`. */
-static void mf_tcp_note_shed(mf_tcp *t, mf_tcp_conn *c, const char *why)
+/* Reports through rl that a pending connection was `done` ("closed", "refused") for `why`. */
+static void mf_tcp_note(mf_ratelimit *rl, mf_tcp_conn *c, const char *done, const char *why)
 {
     unsigned held;
-    if (mf_ratelimit_pass(&t->t_rl_shed, mf_tcp_now(), &held))
-        mf_warn("tcp: closed an unauthenticated connection from %s: %s (%u more closed since "
-                "the last report)",
-                c->c_where, why, held);
+    if (mf_ratelimit_pass(rl, mf_tcp_now(), &held))
+        mf_warn("tcp: %s an unauthenticated connection from %s: %s (%u more %s since the last "
+                "report)",
+                done, c->c_where, why, held, done);
 }
 
 /* Closes the pending connection to give up first: one that has not sent a valid HELLO before
@@ -269,7 +269,7 @@ static bool mf_tcp_shed(mf_tcp *t, const char *why)
     }
     if (!v)
         return false;
-    mf_tcp_note_shed(t, v, why);
+    mf_tcp_note(&t->t_rl_shed, v, "closed", why);
     mf_tcp_conn_close(t, v, MPI_ERR_OTHER);
     return true;
 }
@@ -278,11 +278,7 @@ static bool mf_tcp_shed(mf_tcp *t, const char *why)
  * closes it. The reason stays in our log (rate-limited); the stranger learns nothing. */
 static int mf_tcp_refuse(mf_tcp *t, mf_tcp_conn *c, const char *why)
 {
-    unsigned held;
-    if (mf_ratelimit_pass(&t->t_rl_refused, mf_tcp_now(), &held))
-        mf_warn("tcp: refused an unauthenticated connection from %s: %s (%u more refused since "
-                "the last report)",
-                c->c_where, why, held);
+    mf_tcp_note(&t->t_rl_refused, c, "refused", why);
     mf_stream_hs r = {.kind = MF_STREAM_HS_REFUSE};
     mf_tcp_hs_put(c, &r);
     (void)mf_tcp_hs_write(c);
@@ -347,7 +343,7 @@ int mf_tcp_housekeeping(mf_tcp *t)
         for (mf_tcp_conn *c = t->t_conns, *next; c; c = next) {
             next = c->c_next; /* closing unlinks c */
             if (c->c_pending && now - c->c_since >= t->t_auth_timeout) {
-                mf_tcp_note_shed(t, c, why);
+                mf_tcp_note(&t->t_rl_shed, c, "closed", why);
                 mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
                 n++;
             }
