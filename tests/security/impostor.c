@@ -21,7 +21,8 @@
  *
  *   impostor flood PORT COUNT SECONDS READYFILE
  *     Holds COUNT idle connections to the port (reopening those the rank closes, at most every
- *     10 ms), creates READYFILE once all are open, and stops after SECONDS. Raises its own
+ *     10 ms), creates READYFILE once all are open, and stops after SECONDS or once the port
+ *     refuses connections. Raises its own
  *     open-file limit to its hard limit; exits 77 (skip) when that is not enough.
  */
 #include <arpa/inet.h>
@@ -297,6 +298,10 @@ static int flood(char **argv)
                 continue;
             close(p[i].fd);
             p[i].fd = dial();
+            if (p[i].fd < 0) { /* the job is gone: stop before its port serves someone else */
+                printf("impostor: the rank stopped listening\n");
+                return 0;
+            }
             reopened++;
         }
         usleep(10000);
