@@ -65,7 +65,7 @@ enum mf_tcp_state {
     MF_TCP_WAIT_VERDICT,   /* outgoing: PROOF being written / ACCEPT or REJECT awaited */
     MF_TCP_WAIT_HELLO,     /* incoming: accepted, HELLO awaited */
     MF_TCP_WAIT_PROOF,     /* incoming: CHALLENGE being written / PROOF awaited */
-    MF_TCP_REPLYING,       /* incoming: verdict or refusal being written; then up, or closed */
+    MF_TCP_REPLYING,       /* incoming: the verdict being written; then up (ACCEPT) or closed */
     MF_TCP_UP,             /* frames flow */
     MF_TCP_DEAD,           /* closed, waiting to be freed at the end of progress */
 };
@@ -84,7 +84,7 @@ struct mf_tcp_conn {
     int c_peer; /* world rank; -1 until the PROOF checked (incoming) */
     bool c_outgoing;
     bool c_loser;       /* outgoing that lost a simultaneous connect: expect REJECT */
-    bool c_close_after; /* incoming: close once the reply is written (REJECT/REFUSE) */
+    bool c_close_after; /* incoming: close once the verdict is written (REJECT) */
     bool c_pending;     /* incoming, not authenticated yet: counted in t_npending */
     int c_claim;        /* incoming: the rank its HELLO claims, -1 before it came */
     int c_addr_idx;     /* outgoing: which of the peer's addresses is being tried */
