@@ -3,7 +3,7 @@
  *
  * Filled by MPI_Init (src/api/init.c) from the process manager and from the host names every
  * rank publishes: world rank/size, which host ("node") each rank lives on, the job id and
- * secret that fabric handshakes check, the thread level, oversubscription.
+ * secret with which fabric handshakes authenticate, the thread level, oversubscription.
  */
 #ifndef MF_CORE_STATE_H
 #define MF_CORE_STATE_H
