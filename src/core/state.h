@@ -3,7 +3,7 @@
  *
  * Filled by MPI_Init (src/api/init.c) from the process manager and from the host names every
  * rank publishes: world rank/size, which host ("node") each rank lives on, the job id and
- * secret that fabric handshakes check, the thread level, oversubscription.
+ * secret with which fabric handshakes authenticate, the thread level, oversubscription.
  */
 #ifndef MF_CORE_STATE_H
 #define MF_CORE_STATE_H
@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "core/auth.h"
 #include "runtime/pm.h"
 
 typedef struct mf_state {
@@ -26,10 +27,14 @@ typedef struct mf_state {
     int *node_of;   /* node_of[world rank] */
     int local_rank; /* index among the ranks on this host, in world-rank order */
     int local_size;
-    int *local_ranks;    /* world ranks on this host, ascending */
-    bool oversubscribed; /* more ranks on this host than cores */
-    uint64_t job_secret; /* from MANIFOLD_JOB_SECRET, or agreed through the PM at init */
-    uint64_t job_hash;   /* hash of pm.jobid, for handshakes and shm names */
+    int *local_ranks;          /* world ranks on this host, ascending */
+    bool oversubscribed;       /* more ranks on this host than cores */
+    mf_auth_secret job_secret; /* 256 bits, from MANIFOLD_JOB_SECRET or agreed through the PM
+                                  at init (after the fence on ranks other than 0); the key of
+                                  every connection handshake (auth.h), never sent */
+    uint64_t job_tag;  /* derived from job_secret, which it does not reveal: tells this job's shm
+                          segment from a stale namesake (not a credential) */
+    uint64_t job_hash; /* hash of pm.jobid, for handshakes and shm names; not secret */
 } mf_state;
 
 extern mf_state mf_g;

@@ -4,9 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 #include <unistd.h>
 
+#include "core/auth.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/state.h"
@@ -14,6 +14,28 @@
 #include "runtime/pm.h"
 
 mf_state mf_g;
+
+/* Fills what is derived from mf_g.job_secret. The shm tag is a MAC of a fixed label: 64 bits that
+ * differ between jobs without telling anything about the key. */
+static void mf_world_secret_derived(void)
+{
+    static const unsigned char zero[MF_AUTH_NONCE_BYTES];
+    unsigned char mac[MF_AUTH_MAC_BYTES];
+    mf_auth_transcript t = {
+        .at_channel = "manifold-shm-tag-1", .at_nonce_i = zero, .at_nonce_r = zero};
+    mf_auth_prove(&mf_g.job_secret, MF_AUTH_RESPONDER, &t, mac);
+    memcpy(&mf_g.job_tag, mac, sizeof mf_g.job_tag);
+}
+
+/* Takes the secret from its printed form; `source` names where it came from, for the error. */
+static int mf_world_secret_adopt(const char *hex, const char *source)
+{
+    const char *why = NULL;
+    if (mf_auth_secret_parse(hex, &mf_g.job_secret, &why) != 0)
+        return mf_error(MPI_ERR_OTHER, "MPI_Init: %s is not a valid job secret (%s)", source, why);
+    mf_world_secret_derived();
+    return MPI_SUCCESS;
+}
 
 int mf_world_publish(void)
 {
@@ -30,16 +52,22 @@ int mf_world_publish(void)
     int rc = mf_pm_put(key, mf_g.hostname);
     if (rc)
         return rc;
+    if (mf_auth_init() != 0)
+        return mf_error(MPI_ERR_OTHER,
+                        "MPI_Init: libsodium failed to start (no system entropy source?): the "
+                        "job's connections cannot be authenticated");
     const char *secret = mf_config_str("MANIFOLD_JOB_SECRET");
-    if (*secret) {
-        mf_g.job_secret = strtoull(secret, NULL, 16);
-    } else if (mf_g.rank == 0) {
-        /* Launched by a PMI server that is not ours: rank 0 draws the secret for everyone. */
-        char val[32];
-        if (getrandom(&mf_g.job_secret, sizeof mf_g.job_secret, 0) != sizeof mf_g.job_secret)
-            mf_g.job_secret = mf_g.job_hash ^ (uint64_t)getpid();
-        snprintf(val, sizeof val, "%016llx", (unsigned long long)mf_g.job_secret);
-        rc = mf_pm_put("mf.secret", val);
+    if (*secret)
+        return mf_world_secret_adopt(secret, "MANIFOLD_JOB_SECRET");
+    if (mf_g.rank == 0) {
+        /* Launched by a PMI server that is not ours (Hydra, Slurm, PMIx, singleton): rank 0
+         * draws the secret for everyone and hands it over through the process manager. */
+        char hex[MF_AUTH_SECRET_HEX + 1];
+        mf_auth_secret_generate(&mf_g.job_secret);
+        mf_world_secret_derived();
+        mf_auth_secret_format(&mf_g.job_secret, hex);
+        rc = mf_pm_put("mf.secret", hex);
+        mf_auth_wipe(hex, sizeof hex);
     }
     return rc;
 }
@@ -58,9 +86,11 @@ int mf_world_discover(void)
     int rc = MPI_SUCCESS;
     if (!*mf_config_str("MANIFOLD_JOB_SECRET") && mf_g.rank != 0) {
         rc = mf_pm_get("mf.secret", val, sizeof val);
+        if (!rc)
+            rc = mf_world_secret_adopt(val, "the job secret rank 0 published (mf.secret)");
+        mf_auth_wipe(val, sizeof val);
         if (rc)
             goto out;
-        mf_g.job_secret = strtoull(val, NULL, 16);
     }
     mf_g.num_nodes = 0;
     for (int r = 0; r < n; r++) {
@@ -109,4 +139,5 @@ void mf_world_free(void)
     free(mf_g.node_of);
     free(mf_g.local_ranks);
     mf_g.node_of = mf_g.local_ranks = NULL;
+    mf_auth_wipe(&mf_g.job_secret, sizeof mf_g.job_secret);
 }

@@ -546,9 +546,8 @@ static int mf_shm_start(mf_fabric *f)
         if (n > 0)
             mf_debug("shm: removed %d segments left in /dev/shm by killed jobs", n);
     }
-    int rc = me == 0
-                 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_secret)
-                 : mf_shm_segment_attach(&s->seg, name, mf_g.job_secret, MF_SHM_START_TIMEOUT_MS);
+    int rc = me == 0 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_tag)
+                     : mf_shm_segment_attach(&s->seg, name, mf_g.job_tag, MF_SHM_START_TIMEOUT_MS);
     if (rc == MPI_SUCCESS &&
         (s->seg.nlocal != nlocal || s->seg.ring_cap < mf_shm_frame_bytes(f->max_frame)))
         rc = mf_error(MPI_ERR_OTHER,

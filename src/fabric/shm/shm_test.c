@@ -191,7 +191,7 @@ static void setup_rank(int rank, int n)
     mf_g.local_rank = rank;
     mf_g.local_size = n;
     mf_g.job_hash = job_hash;
-    mf_g.job_secret = job_hash ^ 0x1234;
+    mf_g.job_tag = job_hash ^ 0x1234;
     for (int r = 0; r < n; r++)
         rx_next[r] = 0;
     F = mf_shm_fabric();

@@ -23,9 +23,23 @@
  * A malformed frame stops the machine with a reason; nothing is ever written outside the
  * staging buffer or the sink's iovecs.
  *
- * Handshake (mf_stream_hello): the fixed 32-byte record a connection starts with in both
- * directions: job hash, job secret, job size and rank. It keeps strays and other jobs out; it is
- * not authentication against an attacker on the wire (the secret travels in clear).
+ * Handshake (mf_stream_hs, stream_hello.c): every connection starts with the mutual
+ * challenge-response of core/auth.h, in fixed 64-byte records, before either side believes
+ * anything the other says or any frame is written:
+ *
+ *   initiator -> responder   HELLO      job hash, world size, initiator rank, responder rank, N_i
+ *   responder -> initiator   CHALLENGE  N_r                        (nothing derived from the key)
+ *   initiator -> responder   PROOF      MAC(K, 'I', channel, N_i, N_r, id_i, id_r)
+ *   responder -> initiator   ACCEPT     MAC(K, 'R', channel "/accept", ...): frames may flow
+ *                         or REJECT     MAC(K, 'R', channel "/reject", ...): both connected at
+ *                                       once and this one loses (only to a proven peer)
+ *                         or REFUSE     the fixed refusal (constant bytes), then close
+ *
+ * K is the job's 256-bit secret; an identity is (job hash, world size, rank), 16 bytes; the
+ * channel names the fabric's protocol (e.g. "manifold-tcp-1"). The verdict is part of the
+ * responder's MAC, so a REJECT cannot pass for an ACCEPT. A responder answers anything it
+ * cannot check — garbage, another version or job, a failed proof — with REFUSE and nothing
+ * else; the job hash is not secret (it only keeps strays out early), the secret never travels.
  *
  * Not thread-safe: one caller at a time (the fabric's progress, under the library lock). The
  * owner's callbacks (on_header, sink->fs_done, done->fd_fn) may call back into the same stream
@@ -40,6 +54,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "core/auth.h"
 #include "fabric/fabric.h"
 #include "fabric/wire.h"
 
@@ -140,28 +155,50 @@ bool mf_stream_in_mid_frame(const mf_stream_in *in);
 
 /* ---- Handshake ---- */
 
-#define MF_STREAM_HELLO_SIZE 32
+#define MF_STREAM_HS_SIZE 64 /* every handshake record */
+#define MF_STREAM_HS_ID_SIZE 16
+#define MF_STREAM_HS_BLOB 32 /* a nonce or a MAC */
 
-enum mf_stream_hello_kind {
-    MF_STREAM_HELLO = 1,  /* connector -> acceptor: who I am */
-    MF_STREAM_ACCEPT = 2, /* acceptor -> connector: who I am; frames may flow */
-    MF_STREAM_REJECT = 3, /* acceptor -> connector: both connected at once and yours loses;
-                             mine is used instead (not an error) */
-    MF_STREAM_REFUSE = 4, /* acceptor -> connector: you do not belong to this job */
+enum mf_stream_hs_kind {
+    MF_STREAM_HS_HELLO = 1,     /* initiator: who I am, whom I want, N_i */
+    MF_STREAM_HS_CHALLENGE = 2, /* responder: N_r */
+    MF_STREAM_HS_PROOF = 3,     /* initiator: its MAC */
+    MF_STREAM_HS_ACCEPT = 4,    /* responder: its MAC; frames may flow */
+    MF_STREAM_HS_REJECT = 5,    /* responder: its MAC; both connected at once and yours loses,
+                                   mine is used instead (not an error) */
+    MF_STREAM_HS_REFUSE = 6,    /* responder: the fixed refusal, all fields zero */
 };
 
-typedef struct mf_stream_hello {
+typedef struct mf_stream_hs {
     uint8_t kind;
-    int32_t rank;
-    int32_t size; /* world size, a cheap extra check that both belong to the same job */
-    uint64_t job_hash;
-    uint64_t secret;
-} mf_stream_hello;
+    int32_t from, to, size; /* HELLO only: initiator rank, responder rank, world size */
+    uint64_t job_hash;      /* HELLO only */
+    unsigned char blob[MF_STREAM_HS_BLOB]; /* N_i, N_r or a MAC; zero in REFUSE */
+} mf_stream_hs;
 
-void mf_stream_hello_encode(const mf_stream_hello *h, unsigned char out[MF_STREAM_HELLO_SIZE]);
-/* Decodes and checks a record against this job: 0, or -1 with *why naming what did not match.
- * The kind is checked to be one of the above, the rank to be in [0, size). */
-int mf_stream_hello_decode(const unsigned char in[MF_STREAM_HELLO_SIZE], mf_stream_hello *h,
-                           uint64_t job_hash, uint64_t secret, int size, const char **why);
+/* Fields a kind does not use must be zero (they are encoded as zeros). */
+void mf_stream_hs_encode(const mf_stream_hs *h, unsigned char out[MF_STREAM_HS_SIZE]);
+/* Decodes a record's structure: magic, version, a known kind, zeros wherever the kind has no
+ * field. 0, or -1 with *why. Says nothing about whether the content fits this job. */
+int mf_stream_hs_decode(const unsigned char in[MF_STREAM_HS_SIZE], mf_stream_hs *h,
+                        const char **why);
+/* Checks a decoded HELLO against this job, as the responder `me`: 0, or -1 with *why. */
+int mf_stream_hs_check_hello(const mf_stream_hs *h, uint64_t job_hash, int size, int me,
+                             const char **why);
+
+/* One handshake's transcript, kept by both sides between the records. */
+typedef struct mf_stream_auth {
+    unsigned char sa_nonce_i[MF_AUTH_NONCE_BYTES], sa_nonce_r[MF_AUTH_NONCE_BYTES];
+    unsigned char sa_id_i[MF_STREAM_HS_ID_SIZE], sa_id_r[MF_STREAM_HS_ID_SIZE];
+} mf_stream_auth;
+
+/* Sets the identities: initiator rank `from`, responder rank `to`, in the job (job_hash, size). */
+void mf_stream_auth_ids(mf_stream_auth *a, uint64_t job_hash, int size, int from, int to);
+/* The MAC record `kind` (PROOF, ACCEPT or REJECT) carries on `channel`. */
+void mf_stream_auth_mac(const mf_auth_secret *k, const char *channel, int kind,
+                        const mf_stream_auth *a, unsigned char mac[MF_AUTH_MAC_BYTES]);
+/* Whether `h` (PROOF, ACCEPT or REJECT) carries the right MAC (constant time). */
+bool mf_stream_auth_check(const mf_auth_secret *k, const char *channel, const mf_stream_hs *h,
+                          const mf_stream_auth *a);
 
 #endif

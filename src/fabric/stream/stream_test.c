@@ -332,40 +332,109 @@ static void test_dead_peer(void)
     close(sv[0]);
 }
 
+/* The handshake records: round trips, the structural checks, the HELLO checks against the job,
+ * and the proofs (each side's MAC checks only in its own role, its own verdict, its own
+ * transcript). */
 static void test_hello(void)
 {
-    unsigned char b[MF_STREAM_HELLO_SIZE];
-    mf_stream_hello h = {.kind = MF_STREAM_HELLO,
-                         .rank = 3,
-                         .size = 8,
-                         .job_hash = 0x1234,
-                         .secret = 0xfeedULL << 40};
-    mf_stream_hello g;
+    unsigned char b[MF_STREAM_HS_SIZE];
+    mf_stream_hs h = {.kind = MF_STREAM_HS_HELLO,
+                      .from = 3,
+                      .to = 5,
+                      .size = 8,
+                      .job_hash = 0x1234567890abcdefULL};
+    memset(h.blob, 0xa5, sizeof h.blob);
+    mf_stream_hs g;
     const char *why = NULL;
-    mf_stream_hello_encode(&h, b);
-    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == 0);
-    CHECK(g.kind == h.kind && g.rank == 3 && g.size == 8);
-    CHECK(mf_stream_hello_decode(b, &g, 0x1235, 0xfeedULL << 40, 8, &why) == -1);
-    CHECK(strstr(why, "another job"));
-    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 1, 8, &why) == -1);
-    CHECK(strstr(why, "secret"));
-    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 9, &why) == -1);
-    h.rank = 8;
-    mf_stream_hello_encode(&h, b);
-    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == -1);
-    CHECK(strstr(why, "rank"));
-    h.rank = 1;
-    h.kind = 9;
-    mf_stream_hello_encode(&h, b);
-    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == -1);
-    mf_stream_hello_encode(&h, b);
+    mf_stream_hs_encode(&h, b);
+    CHECK(mf_stream_hs_decode(b, &g, &why) == 0);
+    CHECK(g.kind == h.kind && g.from == 3 && g.to == 5 && g.size == 8 && g.job_hash == h.job_hash &&
+          memcmp(g.blob, h.blob, sizeof h.blob) == 0);
+    CHECK(mf_stream_hs_check_hello(&g, h.job_hash, 8, 5, &why) == 0);
+    CHECK(mf_stream_hs_check_hello(&g, h.job_hash + 1, 8, 5, &why) == -1 &&
+          strstr(why, "another job"));
+    CHECK(mf_stream_hs_check_hello(&g, h.job_hash, 9, 5, &why) == -1 && strstr(why, "size"));
+    CHECK(mf_stream_hs_check_hello(&g, h.job_hash, 8, 4, &why) == -1 &&
+          strstr(why, "another rank"));
+    g.from = 5;
+    CHECK(mf_stream_hs_check_hello(&g, h.job_hash, 8, 5, &why) == -1 && strstr(why, "this very"));
+    g.from = 8;
+    CHECK(mf_stream_hs_check_hello(&g, h.job_hash, 8, 5, &why) == -1 && strstr(why, "range"));
+    g.from = -1;
+    CHECK(mf_stream_hs_check_hello(&g, h.job_hash, 8, 5, &why) == -1 && strstr(why, "range"));
+    g.kind = MF_STREAM_HS_PROOF;
+    CHECK(mf_stream_hs_check_hello(&g, h.job_hash, 8, 5, &why) == -1 && strstr(why, "HELLO"));
+
+    /* Structure: magic, version, kind, zero padding, fields a kind does not have. */
+    mf_stream_hs_encode(&h, b);
     b[0] = 'G';
-    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == -1);
-    h.kind = MF_STREAM_HELLO;
-    mf_stream_hello_encode(&h, b);
-    b[4] = 77;
-    CHECK(mf_stream_hello_decode(b, &g, 0x1234, 0xfeedULL << 40, 8, &why) == -1);
-    CHECK(strstr(why, "version"));
+    CHECK(mf_stream_hs_decode(b, &g, &why) == -1 && strstr(why, "not a Manifold"));
+    mf_stream_hs_encode(&h, b);
+    b[4] = 1; /* the old record that carried the secret */
+    CHECK(mf_stream_hs_decode(b, &g, &why) == -1 && strstr(why, "version"));
+    mf_stream_hs z = {.kind = MF_STREAM_HS_HELLO}; /* all fields zero: valid for any kind */
+    for (int k = 0; k <= 255; k += (k < 8 ? 1 : 31)) {
+        mf_stream_hs_encode(&z, b);
+        b[5] = (unsigned char)k;
+        CHECK((mf_stream_hs_decode(b, &g, &why) == 0) == (k >= 1 && k <= 6));
+    }
+    mf_stream_hs_encode(&h, b);
+    b[21] = 1;
+    CHECK(mf_stream_hs_decode(b, &g, &why) == -1 && strstr(why, "nonzero"));
+    mf_stream_hs c = {.kind = MF_STREAM_HS_CHALLENGE};
+    memset(c.blob, 7, sizeof c.blob);
+    mf_stream_hs_encode(&c, b);
+    CHECK(mf_stream_hs_decode(b, &g, &why) == 0 && g.kind == MF_STREAM_HS_CHALLENGE &&
+          g.blob[31] == 7 && g.from == 0 && g.job_hash == 0);
+    b[8] = 1; /* a CHALLENGE has no ranks */
+    CHECK(mf_stream_hs_decode(b, &g, &why) == -1);
+
+    /* The refusal is one constant: 'MFHS', version, kind 6, then zeros whatever was set. */
+    mf_stream_hs r = h;
+    r.kind = MF_STREAM_HS_REFUSE;
+    mf_stream_hs_encode(&r, b);
+    unsigned char want[MF_STREAM_HS_SIZE] = {'M', 'F', 'H', 'S', 2, MF_STREAM_HS_REFUSE};
+    CHECK(memcmp(b, want, sizeof want) == 0);
+    CHECK(mf_stream_hs_decode(b, &g, &why) == 0 && g.kind == MF_STREAM_HS_REFUSE);
+    b[40] = 1;
+    CHECK(mf_stream_hs_decode(b, &g, &why) == -1);
+
+    /* Proofs. */
+    CHECK(mf_auth_init() == 0);
+    mf_auth_secret k, other;
+    memset(&k, 0x11, sizeof k);
+    other = k;
+    other.as_key[0] ^= 0x80;
+    mf_stream_auth a;
+    memset(&a, 0, sizeof a);
+    mf_auth_nonce(a.sa_nonce_i);
+    mf_auth_nonce(a.sa_nonce_r);
+    mf_stream_auth_ids(&a, 0x1234, 8, 3, 5);
+    mf_stream_hs p = {.kind = MF_STREAM_HS_PROOF};
+    mf_stream_auth_mac(&k, "manifold-tcp-1", MF_STREAM_HS_PROOF, &a, p.blob);
+    mf_stream_hs_encode(&p, b);
+    CHECK(mf_stream_hs_decode(b, &g, &why) == 0);
+    CHECK(mf_stream_auth_check(&k, "manifold-tcp-1", &g, &a));
+    CHECK(!mf_stream_auth_check(&other, "manifold-tcp-1", &g, &a)); /* wrong secret */
+    CHECK(!mf_stream_auth_check(&k, "manifold-tcp-2", &g, &a));     /* another protocol */
+    g.kind = MF_STREAM_HS_ACCEPT; /* an initiator's proof is no responder's verdict */
+    CHECK(!mf_stream_auth_check(&k, "manifold-tcp-1", &g, &a));
+    g.kind = MF_STREAM_HS_CHALLENGE;
+    CHECK(!mf_stream_auth_check(&k, "manifold-tcp-1", &g, &a));
+    g.kind = MF_STREAM_HS_PROOF;
+    mf_stream_auth replay = a; /* the next connection draws another N_r */
+    mf_auth_nonce(replay.sa_nonce_r);
+    CHECK(!mf_stream_auth_check(&k, "manifold-tcp-1", &g, &replay));
+    mf_stream_auth liar = a; /* claims another rank */
+    mf_stream_auth_ids(&liar, 0x1234, 8, 4, 5);
+    CHECK(!mf_stream_auth_check(&k, "manifold-tcp-1", &g, &liar));
+    mf_stream_hs acc = {.kind = MF_STREAM_HS_ACCEPT};
+    mf_stream_auth_mac(&k, "manifold-tcp-1", MF_STREAM_HS_ACCEPT, &a, acc.blob);
+    CHECK(mf_stream_auth_check(&k, "manifold-tcp-1", &acc, &a));
+    acc.kind = MF_STREAM_HS_REJECT; /* the verdict is bound */
+    CHECK(!mf_stream_auth_check(&k, "manifold-tcp-1", &acc, &a));
+    acc.kind = MF_STREAM_HS_PROOF;
+    CHECK(!mf_stream_auth_check(&k, "manifold-tcp-1", &acc, &a));
 }
 
 /* Part of a large frame moving is progress: flush and progress return at least 1 for it, so

@@ -11,11 +11,13 @@
 #include "fabric/tcp/tcp.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -73,6 +75,10 @@ mf_tcp mf_tcp_g = {
                .max_frame = MF_WIRE_MAX_FRAME,
                .poll_interval_us = 0},
     .t_epfd = -1,
+    .t_reserve_fd = -1,
+    .t_rl_refused = MF_RATELIMIT_INIT(10.0),
+    .t_rl_shed = MF_RATELIMIT_INIT(10.0),
+    .t_rl_accept = MF_RATELIMIT_INIT(10.0),
 };
 
 mf_fabric *mf_tcp_fabric(void)
@@ -91,15 +97,57 @@ static void mf_tcp_release(mf_tcp *t)
     if (t->t_epfd >= 0)
         close(t->t_epfd);
     t->t_epfd = -1;
+    if (t->t_reserve_fd >= 0)
+        close(t->t_reserve_fd);
+    t->t_reserve_fd = -1;
+    t->t_listen_paused = false;
     free(t->t_peers);
     t->t_peers = NULL;
     t->t_npeers = 0;
     t->t_nfailing = 0;
 }
 
+/* A whole number from `lo` to `hi` in variable `name` (its default when unset), or an error code
+ * naming the variable. */
+static int mf_tcp_config_count(const char *name, long lo, long hi, long *out)
+{
+    const char *s = mf_config_str(name);
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || end == s || *end || v < lo || v > hi)
+        return mf_error(MPI_ERR_ARG, "tcp: %s=%s: expected a whole number from %ld to %ld", name, s,
+                        lo, hi);
+    *out = v;
+    return MPI_SUCCESS;
+}
+
+/* The bounds on strangers (tcp.h); the cap leaves three quarters of the descriptors to the job. */
+static int mf_tcp_open_bounds(mf_tcp *t)
+{
+    long timeout, pending;
+    int rc = mf_tcp_config_count("MANIFOLD_TCP_AUTH_TIMEOUT", 1, 3600, &timeout);
+    if (rc == MPI_SUCCESS)
+        rc = mf_tcp_config_count("MANIFOLD_TCP_AUTH_PENDING", 1, 1 << 20, &pending);
+    if (rc)
+        return rc;
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY &&
+        (rlim_t)pending > rl.rlim_cur / 4)
+        pending = rl.rlim_cur / 4 > 0 ? (long)(rl.rlim_cur / 4) : 1;
+    t->t_auth_timeout = (double)timeout;
+    t->t_pending_max = (int)pending;
+    t->t_npending = 0;
+    t->t_reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+    return MPI_SUCCESS;
+}
+
 static int mf_tcp_open(mf_fabric *f)
 {
     mf_tcp *t = (mf_tcp *)f;
+    int rc = mf_tcp_open_bounds(t);
+    if (rc)
+        return rc;
     f->eager_limit = mf_config_size("MANIFOLD_TCP_EAGER_LIMIT");
     if (f->eager_limit > f->max_frame)
         f->eager_limit = f->max_frame;
@@ -108,13 +156,14 @@ static int mf_tcp_open(mf_fabric *f)
     t->t_staging = MF_TCP_STAGING;
     t->t_npeers = mf_g.size;
     t->t_peers = calloc((size_t)mf_g.size, sizeof *t->t_peers);
-    if (!t->t_peers)
-        return mf_error(MPI_ERR_NO_MEM, "tcp: no memory for %d peers", mf_g.size);
+    if (!t->t_peers) {
+        rc = mf_error(MPI_ERR_NO_MEM, "tcp: no memory for %d peers", mf_g.size);
+        goto fail;
+    }
     for (int r = 0; r < mf_g.size; r++) {
         mf_stream_out_init(&t->t_peers[r].p_out, MF_TCP_COPY_LIMIT);
         t->t_peers[r].p_naddrs = -1;
     }
-    int rc;
     t->t_epfd = epoll_create1(EPOLL_CLOEXEC);
     if (t->t_epfd < 0) {
         rc = mf_error(MPI_ERR_OTHER, "tcp: epoll_create1 failed: %s", strerror(errno));
@@ -128,7 +177,7 @@ static int mf_tcp_open(mf_fabric *f)
     rc = mf_pm_put(key, pub);
     if (rc)
         goto fail;
-    mf_debug("tcp: published %s=%s", key, pub);
+    mf_debug("tcp: published %s=%s (job %016llx)", key, pub, (unsigned long long)mf_g.job_hash);
     return MPI_SUCCESS;
 fail:
     mf_tcp_release(t);
@@ -246,6 +295,7 @@ static int mf_tcp_progress(mf_fabric *f)
     }
     /* Sends made by upcalls may have failed a peer: report before returning. */
     n += mf_tcp_report_failures(t);
+    n += mf_tcp_housekeeping(t);
     mf_tcp_bury(t);
     return n;
 }
@@ -272,11 +322,11 @@ static void mf_tcp_sleep_end(mf_fabric *f)
     ((mf_tcp *)f)->t_epoll_due = true;
 }
 
-static long mf_tcp_now_ms(void)
+double mf_tcp_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
-    return ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
 static bool mf_tcp_all_flushed(mf_tcp *t)
@@ -300,8 +350,8 @@ static int mf_tcp_close(mf_fabric *f)
     if (!t->t_peers)
         return MPI_SUCCESS;
     /* 1. Let queued frames drain, for a bounded time (the peers must be progressing). */
-    long deadline = mf_tcp_now_ms() + MF_TCP_FLUSH_MS;
-    while (!mf_tcp_all_flushed(t) && mf_tcp_now_ms() < deadline) {
+    double deadline = mf_tcp_now() + MF_TCP_FLUSH_MS / 1000.0;
+    while (!mf_tcp_all_flushed(t) && mf_tcp_now() < deadline) {
         struct pollfd pfd = {.fd = t->t_epfd, .events = POLLIN};
         poll(&pfd, 1, 10);
         mf_tcp_progress(f);

@@ -20,11 +20,23 @@
  * epoll fd stays a complete wait fd; a connection being set up or too many peers end the quiet
  * regime until the next pass finds it possible again.
  *
- * Connection set-up: the connector sends a HELLO (job hash, secret, size, rank); the acceptor
- * checks it and answers ACCEPT (with its own identity, checked in turn), REJECT (both connected
- * at once and the connection started by the lower rank wins) or REFUSE (not our job). No frame
- * is written before the connection is up on both sides' terms: the acceptor after writing
- * ACCEPT, the connector after reading it.
+ * Connection set-up: the connector (initiator) and the acceptor (responder) run the mutual
+ * challenge-response of stream.h on channel MF_TCP_CHANNEL before anything else: HELLO,
+ * CHALLENGE, PROOF, then ACCEPT, REJECT (both connected at once and the connection started by
+ * the lower rank wins; only ever sent to a peer that proved itself, with the acceptor's own
+ * proof) or the fixed REFUSE. No frame is written before the connection is up on both sides'
+ * terms: the acceptor after writing ACCEPT, the connector after checking it. A connector whose
+ * connection is closed before the verdict (the acceptor shed it, see below) dials again, a few
+ * times; a REFUSE or a bad proof from the acceptor fails the peer at once.
+ *
+ * Strangers: anyone who can reach a listener can connect. An incoming connection is "pending"
+ * until its PROOF checks; pending connections cost a descriptor and a little memory each, and
+ * are bounded: one that has not authenticated within t_auth_timeout seconds is closed; past
+ * t_pending_max the oldest pending one is closed (those that have not even sent a valid HELLO
+ * first); when accept runs out of descriptors, a pending one is shed for the newcomer, or, if
+ * none is pending, a reserve descriptor is given up to accept and close the newcomer, and the
+ * listeners pause for a moment instead of spinning. Every refusal or shedding is reported
+ * through a rate limiter (one line per interval, with the count held back).
  *
  * Failures: a broken connection fails the peer once: queued sends and a payload being received
  * complete with the error, mf_fabric_peer_failed() is called, later sends fail at once. Inside
@@ -36,6 +48,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 
+#include "core/ratelimit.h"
 #include "fabric/fabric.h"
 #include "fabric/stream/stream.h"
 
@@ -43,13 +56,18 @@
 
 enum mf_tcp_kind { MF_TCP_LISTENER = 1, MF_TCP_CONN = 2 };
 
+/* Names the protocol in every proof (stream.h); a new handshake layout gets a new name. */
+#define MF_TCP_CHANNEL "manifold-tcp-1"
+
 enum mf_tcp_state {
-    MF_TCP_CONNECTING, /* outgoing: nonblocking connect in flight */
-    MF_TCP_WAIT_REPLY, /* outgoing: HELLO being written / reply awaited */
-    MF_TCP_WAIT_HELLO, /* incoming: accepted, HELLO awaited */
-    MF_TCP_REPLYING,   /* incoming: reply being written; then up, or closed */
-    MF_TCP_UP,         /* frames flow */
-    MF_TCP_DEAD,       /* closed, waiting to be freed at the end of progress */
+    MF_TCP_CONNECTING,     /* outgoing: nonblocking connect in flight */
+    MF_TCP_WAIT_CHALLENGE, /* outgoing: HELLO being written / CHALLENGE awaited */
+    MF_TCP_WAIT_VERDICT,   /* outgoing: PROOF being written / ACCEPT or REJECT awaited */
+    MF_TCP_WAIT_HELLO,     /* incoming: accepted, HELLO awaited */
+    MF_TCP_WAIT_PROOF,     /* incoming: CHALLENGE being written / PROOF awaited */
+    MF_TCP_REPLYING,       /* incoming: the verdict being written; then up (ACCEPT) or closed */
+    MF_TCP_UP,             /* frames flow */
+    MF_TCP_DEAD,           /* closed, waiting to be freed at the end of progress */
 };
 
 typedef struct mf_tcp_listener {
@@ -63,16 +81,21 @@ struct mf_tcp_conn {
     int c_kind; /* MF_TCP_CONN */
     int c_fd;
     int c_state;
-    int c_peer; /* world rank; -1 until the HELLO told us */
+    int c_peer; /* world rank; -1 until the PROOF checked (incoming) */
     bool c_outgoing;
     bool c_loser;       /* outgoing that lost a simultaneous connect: expect REJECT */
-    bool c_close_after; /* incoming: close once the reply is written (REJECT/REFUSE) */
+    bool c_close_after; /* incoming: close once the verdict is written (REJECT) */
+    bool c_pending;     /* incoming, not authenticated yet: counted in t_npending */
+    int c_claim;        /* incoming: the rank its HELLO claims, -1 before it came */
     int c_addr_idx;     /* outgoing: which of the peer's addresses is being tried */
+    int c_retries;      /* outgoing: dials made again after a close before the verdict */
     uint32_t c_events;  /* epoll mask currently set */
-    unsigned char c_hs_out[MF_STREAM_HELLO_SIZE];
+    double c_since;     /* incoming: when accepted (mf_tcp_now), for the deadline and shedding */
+    unsigned char c_hs_out[MF_STREAM_HS_SIZE];
     size_t c_hs_sent, c_hs_len;
-    unsigned char c_hs_in[MF_STREAM_HELLO_SIZE];
+    unsigned char c_hs_in[MF_STREAM_HS_SIZE];
     size_t c_hs_got;
+    mf_stream_auth c_auth; /* the handshake's nonces and identities */
     mf_stream_io c_io;
     mf_stream_in c_in; /* valid when c_in_ready */
     bool c_in_ready;
@@ -109,6 +132,17 @@ typedef struct mf_tcp {
     int t_nfailing;       /* peers whose failure awaits its report */
     int t_sockbuf;        /* SO_SNDBUF/SO_RCVBUF, 0: autotuning */
     size_t t_staging;     /* receive staging buffer per connection */
+    /* Strangers (see above). */
+    int t_npending;            /* incoming connections not authenticated yet */
+    int t_pending_max;         /* MANIFOLD_TCP_AUTH_PENDING, at most a quarter of RLIMIT_NOFILE */
+    double t_auth_timeout;     /* MANIFOLD_TCP_AUTH_TIMEOUT, seconds */
+    double t_next_sweep;       /* when pending connections are next checked for the deadline */
+    int t_reserve_fd;          /* /dev/null, given up to accept and drop when out of fds */
+    bool t_listen_paused;      /* listeners out of the epoll set until t_listen_resume */
+    double t_listen_resume;    /* mf_tcp_now() */
+    mf_ratelimit t_rl_refused; /* "refused an unauthenticated connection" */
+    mf_ratelimit t_rl_shed;    /* "closed pending connections" (deadline, cap) */
+    mf_ratelimit t_rl_accept;  /* accept failures, descriptors exhausted */
 } mf_tcp;
 
 extern mf_tcp mf_tcp_g;
@@ -122,12 +156,18 @@ int mf_tcp_listen(mf_tcp *t, char *pub, size_t publen);
 int mf_tcp_parse_addrs(const char *pub, bool same_host, struct sockaddr_in *out, int max);
 /* "a.b.c.d:port" */
 void mf_tcp_addr_str(const struct sockaddr_in *a, char *buf, size_t len);
+/* Seconds on the monotonic clock. */
+double mf_tcp_now(void);
 /* TCP_NODELAY, buffer sizes, close-on-exec/nonblocking already set by the caller. */
 void mf_tcp_tune(mf_tcp *t, int fd);
 
 /* tcp_conn.c */
 int mf_tcp_dial(mf_tcp *t, int peer);
+/* Accepts what waits on listener l (a bounded number per call), within the bounds above. */
 void mf_tcp_accept(mf_tcp *t, mf_tcp_listener *l);
+/* Enforces the deadline of pending connections and resumes paused listeners; cheap when there
+ * is nothing to do. Returns events handled. */
+int mf_tcp_housekeeping(mf_tcp *t);
 /* Handles epoll events of a connection; returns events handled. */
 int mf_tcp_conn_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev);
 /* Sets the epoll mask of an up connection: EPOLLIN unless the fabric is quiet, EPOLLOUT while
