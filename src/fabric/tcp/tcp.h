@@ -90,7 +90,7 @@ struct mf_tcp_conn {
     int c_addr_idx;     /* outgoing: which of the peer's addresses is being tried */
     int c_retries;      /* outgoing: dials made again after a close before the verdict */
     uint32_t c_events;  /* epoll mask currently set */
-    double c_since;     /* incoming: when accepted (mf_tcp_now), for the deadline and shedding */
+    double c_since;     /* when accepted (deadline, shedding) or dialed (counting cut handshakes) */
     unsigned char c_hs_out[MF_STREAM_HS_SIZE];
     size_t c_hs_sent, c_hs_len;
     unsigned char c_hs_in[MF_STREAM_HS_SIZE];

@@ -444,6 +444,7 @@ static int mf_tcp_connect_from(mf_tcp *t, int peer, int idx)
             return mf_error(MPI_ERR_NO_MEM, "tcp: no memory for a connection");
         }
         c->c_state = MF_TCP_CONNECTING;
+        c->c_since = mf_tcp_now();
         c->c_addr_idx = idx;
         snprintf(c->c_where, sizeof c->c_where, "%s", where);
         p->p_dialing = c;
@@ -500,17 +501,25 @@ static int mf_tcp_redial(mf_tcp *t, mf_tcp_conn *c, int idx, int retries)
 
 /* The connection ended under our handshake. Closed before the verdict (end of stream, reset),
  * the acceptor may have shed it as a stranger (deadline, cap, out of descriptors: it cannot
- * tell us before we prove ourselves): dial again, a few times, before calling the peer lost. */
+ * tell us before we prove ourselves): dial again before calling the peer lost.
+ * Only quick cuts count against MF_TCP_HS_RETRIES: those are a peer shedding us under load, and
+ * a peer that keeps doing so is lost. A cut that comes a whole deadline after we dialed is the
+ * peer's MANIFOLD_TCP_AUTH_TIMEOUT: most often our own doing (this rank computed between two MPI
+ * calls for longer than the deadline while its first message to the peer was connecting), and
+ * in any case proof that the peer is alive and answering, so it is not counted; otherwise a
+ * correct program that overlaps long computation with its first send would fail
+ * (tests/security/slow_first_send.c). */
 static int mf_tcp_hs_broken(mf_tcp *t, mf_tcp_conn *c, const char *why, int err)
 {
     bool cut = err == 0 || err == ECONNRESET || err == EPIPE;
-    if (!cut || c->c_retries >= MF_TCP_HS_RETRIES) {
+    bool timed_out = mf_tcp_now() - c->c_since >= t->t_auth_timeout;
+    if (!cut || (!timed_out && c->c_retries >= MF_TCP_HS_RETRIES)) {
         mf_tcp_conn_lost(t, c, why, err);
         return 1;
     }
     mf_debug("tcp: handshake with rank %d (%s) cut short (%s); dialing again", c->c_peer,
              c->c_where, err ? strerror(err) : "closed");
-    return mf_tcp_redial(t, c, 0, c->c_retries + 1);
+    return mf_tcp_redial(t, c, 0, timed_out ? c->c_retries : c->c_retries + 1);
 }
 
 /* The connect completed (or failed): on to the HELLO, or to the peer's next address. */
