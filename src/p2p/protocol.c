@@ -123,11 +123,11 @@ static void mf_p2p_copy_in(mf_request *r, const unsigned char *src, size_t len)
 static int mf_p2p_stage(mf_request *r, size_t len, bool iov_ok, bool pack)
 {
     const struct mf_datatype_public *t = mf_datatype_info(r->rq_dt);
-    r->rq_iovs = &r->rq_iov;
+    r->rq_iovs = &r->rq_iov_one;
     r->rq_niov = 1;
     if (t->dt_contig || len == 0) {
-        r->rq_iov.iov_base = (char *)r->rq_buf + t->dt_true_lb;
-        r->rq_iov.iov_len = len;
+        r->rq_iov_one.iov_base = (char *)r->rq_buf + t->dt_true_lb;
+        r->rq_iov_one.iov_len = len;
         return MPI_SUCCESS;
     }
     if (iov_ok) {
@@ -145,8 +145,8 @@ static int mf_p2p_stage(mf_request *r, size_t len, bool iov_ok, bool pack)
         return mf_error(MPI_ERR_NO_MEM, "no memory to stage %zu bytes of a strided message", len);
     if (pack)
         mf_datatype_pack(r->rq_dt, r->rq_buf, (size_t)r->rq_count, 0, r->rq_packed, len);
-    r->rq_iov.iov_base = r->rq_packed;
-    r->rq_iov.iov_len = len;
+    r->rq_iov_one.iov_base = r->rq_packed;
+    r->rq_iov_one.iov_len = len;
     return MPI_SUCCESS;
 }
 
@@ -211,7 +211,7 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     } else {
         h.type = MF_MSG_RTS;
         if ((f->flags & MF_FABRIC_RGET) && r->rq_niov == 1) {
-            rc = f->ops->rkey_make(f, r->rq_iov.iov_base, r->rq_bytes, &r->rq_rkey);
+            rc = f->ops->rkey_make(f, r->rq_iovs[0].iov_base, r->rq_bytes, &r->rq_rkey);
             if (rc)
                 r->rq_rkey = 0; /* fall back to the push protocol */
         }
@@ -320,7 +320,7 @@ static void mf_p2p_on_cts(mf_request *r, const mf_wire_hdr *h)
         size_t off = i * frame;
         d.len = take - off < frame ? take - off : frame;
         d.total = off;
-        r->rq_pieces[i] = (struct iovec){(char *)r->rq_iov.iov_base + off, d.len};
+        r->rq_pieces[i] = (struct iovec){(char *)r->rq_iovs[0].iov_base + off, d.len};
         mf_p2p_send_payload(r, &d, &r->rq_pieces[i], 1);
     }
     mf_request_unbusy(r); /* the CTS step */
@@ -663,7 +663,7 @@ void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric
         if (r->rq_niov > 1)
             n = mf_p2p_range_iov(r, h->total, h->len, piece, MF_P2P_IOV_MAX);
         else
-            *piece = (struct iovec){(char *)r->rq_iov.iov_base + h->total, h->len};
+            *piece = (struct iovec){(char *)r->rq_iovs[0].iov_base + h->total, h->len};
         *sink = (mf_fabric_sink){piece, n, mf_p2p_data_sink_done, r};
         return;
     }
