@@ -181,8 +181,8 @@ static int mf_api_probe(int source, int tag, MPI_Comm comm, int *flag, MPI_Statu
     }
     if (!rc && flag)
         *flag = p.flag;
-    if (!rc && p.flag && status && status != MPI_STATUS_IGNORE)
-        *status = p.status;
+    if (!rc && p.flag)
+        mf_status_out(status, &p.status);
     if (!rc && message) {
         if (!p.flag)
             *message = MPI_MESSAGE_NULL;

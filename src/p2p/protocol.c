@@ -882,10 +882,8 @@ static int mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int sourc
         mf_request_free(r);
         return rc;
     }
-    if (d.received && status && status != MPI_STATUS_IGNORE) {
-        d.status.MPI_ERROR = d.rc;
-        *status = d.status;
-    }
+    if (d.received)
+        mf_status_out(status, &d.status);
     return d.rc;
 }
 
@@ -919,8 +917,7 @@ int mf_sendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, 
     }
     mf_request *both[2] = {rr, sr};
     rc = mf_request_waitall(2, both);
-    if (status && status != MPI_STATUS_IGNORE)
-        *status = rr->pub.r_status;
+    mf_status_out(status, &rr->pub.r_status);
     mf_request_free(rr);
     mf_request_free(sr);
     return rc;

@@ -225,8 +225,7 @@ int mf_request_wait(mf_request *r, MPI_Status *status)
         if (rc)
             return rc;
     }
-    if (status && status != MPI_STATUS_IGNORE)
-        *status = r->pub.r_status;
+    mf_status_out(status, &r->pub.r_status);
     return r->pub.r_status.MPI_ERROR;
 }
 
