@@ -57,7 +57,8 @@ struct mf_request {
     size_t rq_received;      /* receive: bytes landed so far */
     uint64_t rq_rkey;        /* send with rget: the key handed out in the RTS */
     uint64_t rq_peer_id;     /* the peer's request id (sreq for receivers, rreq for senders) */
-    bool rq_need_ack;        /* synchronous eager send: waiting for SYNC_ACK */
+    bool rq_awaits_peer;     /* send: the peer's CTS, FIN or SYNC_ACK is one rq_busy step */
+    bool rq_cancel_asked;    /* send: MPI_Cancel sent CANCEL; its answer is one rq_busy step */
 
     /* Completion hooks from the fabric for this request's sends and pulls. */
     mf_fabric_done rq_send_done;
