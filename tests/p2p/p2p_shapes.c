@@ -71,28 +71,20 @@ static int shape_make(int k, int n, shape *s)
         s->span = 4 * n;
         break;
     }
-    case 3: { /* one element of a resized block: one piece, extent twice its size */
-        s->name = "resized(1)";
+    case 3: /* `count` elements of n ints resized to twice their extent: 1 or 2 pieces */
+    case 4: {
+        s->count = k - 2;
+        s->name = s->count == 1 ? "resized(1)" : "resized(2)";
         MPI_Datatype c;
         MPI_Type_contiguous(n, MPI_INT, &c);
         MPI_Type_create_resized(c, 0, 2 * (MPI_Aint)n * (MPI_Aint)sizeof(int), &s->type);
         MPI_Type_free(&c);
-        s->nblocks = 1;
-        s->len[0] = n;
-        s->span = 2 * n;
-        break;
-    }
-    case 4: { /* two elements of it: two pieces */
-        s->name = "resized(2)";
-        MPI_Datatype c;
-        MPI_Type_contiguous(n, MPI_INT, &c);
-        MPI_Type_create_resized(c, 0, 2 * (MPI_Aint)n * (MPI_Aint)sizeof(int), &s->type);
-        MPI_Type_free(&c);
-        s->count = 2;
-        s->nblocks = 2;
-        s->off[1] = 2 * n;
-        s->len[0] = s->len[1] = n;
-        s->span = 4 * n;
+        s->nblocks = s->count;
+        for (int b = 0; b < s->count; b++) {
+            s->off[b] = 2 * n * b;
+            s->len[b] = n;
+        }
+        s->span = 2 * n * s->count;
         break;
     }
     case 5: { /* subarray of a column block: many small pieces (packed) */
