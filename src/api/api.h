@@ -68,7 +68,11 @@ static inline int mf_check_datatype(MPI_Datatype handle, mf_datatype **out, cons
     }
     return mf_check_datatype_slow(handle, out, function);
 }
-/* MPI_ERR_BUFFER if buf is NULL while count > 0 and the type has data. */
-int mf_check_buffer(const void *buf, MPI_Count count, const mf_datatype *dt, const char *function);
+/* MPI_ERR_BUFFER, naming the argument, if buf is MPI_IN_PLACE (callers check this only where
+ * the standard does not allow it), or NULL while count > 0 and the type has data. */
+int mf_check_buffer(const void *buf, MPI_Count count, const mf_datatype *dt, const char *function,
+                    const char *bufname, const char *countname);
+/* Just the first part: MPI_ERR_BUFFER naming `bufname` if buf is MPI_IN_PLACE. */
+int mf_check_not_in_place(const void *buf, const char *function, const char *bufname);
 
 #endif

@@ -33,6 +33,8 @@ static int mf_bsend_attach(void *buffer, MPI_Count size, const char *fn)
         rc = mf_error(MPI_ERR_ARG, "%s: size=%ld is negative", fn, (long)size);
     else if (!buffer && size > 0)
         rc = mf_error(MPI_ERR_BUFFER, "%s: buffer is NULL", fn);
+    else
+        rc = mf_check_not_in_place(buffer, fn, "buffer");
     if (!rc) {
         mf_bsend_buf = buffer;
         mf_bsend_size = (size_t)size;

@@ -46,11 +46,24 @@ int mf_check_datatype_slow(MPI_Datatype handle, mf_datatype **out, const char *f
     return MPI_SUCCESS;
 }
 
-int mf_check_buffer(const void *buf, MPI_Count count, const mf_datatype *dt, const char *function)
+int mf_check_not_in_place(const void *buf, const char *function, const char *bufname)
 {
+    if (buf == MPI_IN_PLACE)
+        return mf_error(MPI_ERR_BUFFER, "%s: %s is MPI_IN_PLACE, which is not allowed here",
+                        function, bufname);
+    return MPI_SUCCESS;
+}
+
+int mf_check_buffer(const void *buf, MPI_Count count, const mf_datatype *dt, const char *function,
+                    const char *bufname, const char *countname)
+{
+    int rc = mf_check_not_in_place(buf, function, bufname);
+    if (rc)
+        return rc;
     /* MPI_BOTTOM is NULL: legal with datatypes of absolute addresses, hence the lb test. */
-    if (!buf && count > 0 && mf_datatype_info(dt)->dt_size > 0 && mf_datatype_info(dt)->dt_contig &&
-        mf_datatype_info(dt)->dt_true_lb == 0)
-        return mf_error(MPI_ERR_BUFFER, "%s: buf is NULL but count=%ld", function, (long)count);
+    const struct mf_datatype_public *t = mf_datatype_info(dt);
+    if (!buf && count > 0 && t->dt_size > 0 && t->dt_contig && t->dt_true_lb == 0)
+        return mf_error(MPI_ERR_BUFFER, "%s: %s is NULL but %s=%lld", function, bufname, countname,
+                        (long long)count);
     return MPI_SUCCESS;
 }

@@ -52,15 +52,7 @@ int mf_coll_check_data(const void *buf, MPI_Count count, MPI_Datatype type, mf_d
     int rc = mf_coll_check_type(type, dt, fn, typename_);
     if (rc)
         return rc;
-    if (buf == MPI_IN_PLACE)
-        return mf_error(MPI_ERR_BUFFER, "%s: %s is MPI_IN_PLACE, which is not allowed here", fn,
-                        bufname);
-    const struct mf_datatype_public *i = mf_datatype_info(*dt);
-    /* MPI_BOTTOM is NULL too: only flag NULL when the type cannot hold absolute addresses */
-    if (!buf && count > 0 && i->dt_size > 0 && i->dt_contig && i->dt_true_lb == 0)
-        return mf_error(MPI_ERR_BUFFER, "%s: %s is NULL but %s=%lld", fn, bufname, countname,
-                        (long long)count);
-    return MPI_SUCCESS;
+    return mf_check_buffer(buf, count, *dt, fn, bufname, countname);
 }
 
 int mf_coll_check_counts(const MPI_Count *counts, int n, const char *fn, const char *name)

@@ -30,21 +30,38 @@ static int mf_api_intra(const mf_comm *c, const char *fn)
                          : MPI_SUCCESS;
 }
 
-/* Dup plus the attribute copy callbacks; hints replaced by `info` when not NULL. */
-static int mf_comm_dup_api(mf_comm *c, mf_info *info, MPI_Comm *newcomm)
+/* MPI_Info argument of the *_with_info calls: a valid object, or MPI_INFO_NULL for "no hints"
+ * (*out NULL then). */
+static int mf_comm_info_arg(MPI_Info info, mf_info **out, const char *fn)
+{
+    *out = NULL;
+    if (info != MPI_INFO_NULL && !(*out = mf_info_get(info)))
+        return mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
+                        (unsigned)info);
+    return MPI_SUCCESS;
+}
+
+/* Replaces n's hints by a copy of `info` (none when NULL). */
+static int mf_comm_replace_info(mf_comm *n, mf_info *info)
+{
+    mf_info_release(n->c_info);
+    n->c_info = NULL;
+    return info ? mf_info_dup(info, &n->c_info) : MPI_SUCCESS;
+}
+
+/* Dup plus the attribute copy callbacks; with `with_info`, hints replaced by `info` (none when
+ * NULL). On failure (a copy callback's error, returned as is) *newcomm is MPI_COMM_NULL. */
+static int mf_comm_dup_api(mf_comm *c, bool with_info, mf_info *info, MPI_Comm *newcomm)
 {
     mf_comm *n = NULL;
+    *newcomm = MPI_COMM_NULL;
     int rc = mf_comm_dup_internal(c, &n);
     if (rc)
         return rc;
     if ((rc = mf_attr_copy_all(MF_ATTR_COMM, c->c_handle, c->c_attrs, n->c_handle, &n->c_attrs)))
         goto fail;
-    if (info) {
-        mf_info_release(n->c_info);
-        n->c_info = NULL;
-        if ((rc = mf_info_dup(info, &n->c_info)))
-            goto fail;
-    }
+    if (with_info && (rc = mf_comm_replace_info(n, info)))
+        goto fail;
     *newcomm = n->c_handle;
     return MPI_SUCCESS;
 fail:
@@ -61,7 +78,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     if (!rc)
         rc = mf_api_out(newcomm, "MPI_Comm_dup", "newcomm");
     if (!rc)
-        rc = mf_comm_dup_api(c, NULL, newcomm);
+        rc = mf_comm_dup_api(c, false, NULL, newcomm);
     MF_API_EXIT();
     return mf_err_comm(c, rc, "MPI_Comm_dup");
 }
@@ -76,10 +93,10 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
         rc = mf_api_out(newcomm, fn, "newcomm");
-    if (!rc && (info == MPI_INFO_NULL || !(i = mf_info_get(info))))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
     if (!rc)
-        rc = mf_comm_dup_api(c, i, newcomm);
+        rc = mf_comm_info_arg(info, &i, fn);
+    if (!rc)
+        rc = mf_comm_dup_api(c, true, i, newcomm);
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
 }
@@ -100,15 +117,12 @@ static int mf_comm_idup_api(MPI_Comm comm, MPI_Info info, bool with_info, MPI_Co
         rc = mf_api_out(newcomm, fn, "newcomm");
     if (!rc)
         rc = mf_api_out(request, fn, "request");
-    if (!rc && with_info && (info == MPI_INFO_NULL || !(i = mf_info_get(info))))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
+    if (!rc && with_info)
+        rc = mf_comm_info_arg(info, &i, fn);
     if (!rc)
         rc = mf_comm_idup_prepare(c, &n);
-    if (!rc && i) {
-        mf_info_release(n->c_info);
-        n->c_info = NULL;
-        rc = mf_info_dup(i, &n->c_info);
-    }
+    if (!rc && with_info)
+        rc = mf_comm_replace_info(n, i);
     if (!rc)
         rc = mf_nbc_comm_idup(c, n, fn, &r);
     if (!rc && (rc = mf_request_handle(r, request)))

@@ -7,6 +7,7 @@
  * records its class (a class is its own class) and an optional text.
  * (MPI_Error_class and MPI_Error_string moved here from env.c.)
  */
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,7 @@ static int mf_errors_count, mf_errors_cap;
 
 int mf_error_last_used(void)
 {
-    return mf_errors_count ? MF_ERR_DYNAMIC_BASE + mf_errors_count - 1 : MPI_T_ERR_NOT_SUPPORTED;
+    return mf_errors_count ? MF_ERR_DYNAMIC_BASE + mf_errors_count - 1 : MPI_ERR_LASTCODE;
 }
 
 int mf_error_dynamic(int code, int *err_class, const char **text)
@@ -49,6 +50,8 @@ static bool mf_error_is_class(int c)
 
 static int mf_error_add(int err_class, int *out)
 {
+    if (mf_errors_count == INT_MAX - MF_ERR_DYNAMIC_BASE)
+        return mf_error(MPI_ERR_NO_MEM, "no error codes left to add (%d added)", mf_errors_count);
     if (mf_errors_count == mf_errors_cap) {
         int cap = mf_errors_cap ? 2 * mf_errors_cap : 16;
         mf_error_added *n = realloc(mf_errors_added, (size_t)cap * sizeof *n);

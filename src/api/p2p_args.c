@@ -1,16 +1,22 @@
 /* Argument checks for point-to-point entry points: see p2p_args.h. */
 #include "api/p2p_args.h"
 
-int mf_p2p_check(const void *buf, MPI_Count count, MPI_Datatype datatype, int rank, int tag,
-                 MPI_Comm comm, bool is_recv, const char *fn, mf_comm **c, mf_datatype **dt)
+#include <string.h>
+
+int mf_p2p_check(const void *buf, const char *bufname, MPI_Count count, MPI_Datatype datatype,
+                 int rank, int tag, MPI_Comm comm, bool is_recv, const char *fn, mf_comm **c,
+                 mf_datatype **dt)
 {
     int rc = mf_check_comm(comm, c, fn);
     if (!rc)
         rc = mf_check_count(count, fn);
     if (!rc)
         rc = mf_check_datatype(datatype, dt, fn);
-    if (!rc)
-        rc = mf_check_buffer(buf, count, *dt, fn);
+    if (!rc && (!buf || buf == MPI_IN_PLACE)) /* the rest never fail the buffer check */
+        rc = mf_check_buffer(buf, count, *dt, fn, bufname,
+                             strcmp(bufname, "buf") == 0 ? "count"
+                             : is_recv                   ? "recvcount"
+                                                         : "sendcount");
     if (rc)
         return rc;
     int size = mf_comm_peer_size(*c);

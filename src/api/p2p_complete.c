@@ -44,8 +44,7 @@ static int mf_req_retire(MPI_Request *handle, mf_request *r, MPI_Status *status)
         op->pub.r_status.MPI_ERROR = qrc ? qrc : frc;
     }
     int err = op->pub.r_status.MPI_ERROR;
-    if (status && status != MPI_STATUS_IGNORE)
-        *status = op->pub.r_status;
+    mf_status_out(status, &op->pub.r_status);
     if (r->pub.r_persistent) {
         mf_request_free(op);
         r->rq_inner = NULL;
@@ -163,13 +162,11 @@ static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *stat
         bool inactive = mf_req_inactive(s->r[i]);
         if (only_done && (inactive || !mf_req_done(s->r[i])))
             continue;
-        MPI_Status tmp;
+        MPI_Status tmp = {0};
         MPI_Status *st = ignore ? &tmp : &statuses[indices ? k : i];
         int rc = mf_req_retire(&reqs[i], s->r[i], st);
-        if (rc) {
-            st->MPI_ERROR = rc;
-            err = err ? err : rc;
-        }
+        st->MPI_ERROR = rc; /* read only with MPI_ERR_IN_STATUS, then for every status */
+        err = err ? err : rc;
         if (indices)
             indices[k] = i;
         k++;
@@ -370,8 +367,8 @@ int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
             mf_progress_poll();
         mf_request *op = r ? mf_req_op(r) : NULL;
         *flag = mf_req_done(r);
-        if (*flag && op && status && status != MPI_STATUS_IGNORE)
-            *status = op->pub.r_status;
+        if (*flag && op)
+            mf_status_out(status, &op->pub.r_status);
         else if (*flag)
             mf_status_empty(status);
     }

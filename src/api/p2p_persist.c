@@ -14,8 +14,8 @@ static int mf_api_persist(const void *buf, MPI_Count count, MPI_Datatype datatyp
     mf_comm *c = NULL;
     mf_datatype *dt = NULL;
     mf_request *r = NULL;
-    int rc = request ? mf_p2p_check(buf, count, datatype, rank, tag, comm, kind == MF_REQ_RECV, fn,
-                                    &c, &dt)
+    int rc = request ? mf_p2p_check(buf, "buf", count, datatype, rank, tag, comm,
+                                    kind == MF_REQ_RECV, fn, &c, &dt)
                      : mf_error(MPI_ERR_ARG, "%s: request is NULL", fn);
     if (!rc) {
         r = mf_request_new(kind, c);

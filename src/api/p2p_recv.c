@@ -12,7 +12,7 @@ static int mf_api_recv(void *buf, MPI_Count count, MPI_Datatype datatype, int so
     mf_comm *c = NULL;
     mf_datatype *dt = NULL;
     mf_request *r = NULL;
-    int rc = mf_p2p_check(buf, count, datatype, source, tag, comm, true, fn, &c, &dt);
+    int rc = mf_p2p_check(buf, "buf", count, datatype, source, tag, comm, true, fn, &c, &dt);
     if (!rc && !request) {
         rc = mf_recv(buf, count, dt, source, tag, c, MF_CTX_P2P, status);
     } else if (!rc) {
@@ -67,9 +67,11 @@ static int mf_api_sendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Datatyp
     MF_API_ENTER();
     mf_comm *c = NULL;
     mf_datatype *sdt = NULL, *rdt = NULL;
-    int rc = mf_p2p_check(sendbuf, sendcount, sendtype, dest, sendtag, comm, false, fn, &c, &sdt);
+    int rc = mf_p2p_check(sendbuf, "sendbuf", sendcount, sendtype, dest, sendtag, comm, false, fn,
+                          &c, &sdt);
     if (!rc)
-        rc = mf_p2p_check(recvbuf, recvcount, recvtype, source, recvtag, comm, true, fn, &c, &rdt);
+        rc = mf_p2p_check(recvbuf, "recvbuf", recvcount, recvtype, source, recvtag, comm, true, fn,
+                          &c, &rdt);
     if (!rc)
         rc = mf_sendrecv(sendbuf, sendcount, sdt, dest, sendtag, recvbuf, recvcount, rdt, source,
                          recvtag, c, MF_CTX_P2P, status);
@@ -103,9 +105,9 @@ static int mf_api_sendrecv_replace(void *buf, MPI_Count count, MPI_Datatype data
     MF_API_ENTER();
     mf_comm *c = NULL;
     mf_datatype *dt = NULL;
-    int rc = mf_p2p_check(buf, count, datatype, dest, sendtag, comm, false, fn, &c, &dt);
+    int rc = mf_p2p_check(buf, "buf", count, datatype, dest, sendtag, comm, false, fn, &c, &dt);
     if (!rc)
-        rc = mf_p2p_check(buf, count, datatype, source, recvtag, comm, true, fn, &c, &dt);
+        rc = mf_p2p_check(buf, "buf", count, datatype, source, recvtag, comm, true, fn, &c, &dt);
     size_t bytes = rc ? 0 : (size_t)count * mf_datatype_info(dt)->dt_size;
     void *copy = NULL;
     if (!rc && bytes) {
@@ -144,7 +146,7 @@ MF_API_ALIAS(Sendrecv_replace_c);
 static int mf_probe_check(int source, int tag, MPI_Comm comm, const char *fn, mf_comm **c)
 {
     mf_datatype *dt;
-    return mf_p2p_check(NULL, 0, MPI_BYTE, source, tag, comm, true, fn, c, &dt);
+    return mf_p2p_check(NULL, "buf", 0, MPI_BYTE, source, tag, comm, true, fn, c, &dt);
 }
 
 typedef struct mf_probe_wait {
@@ -179,8 +181,8 @@ static int mf_api_probe(int source, int tag, MPI_Comm comm, int *flag, MPI_Statu
     }
     if (!rc && flag)
         *flag = p.flag;
-    if (!rc && p.flag && status && status != MPI_STATUS_IGNORE)
-        *status = p.status;
+    if (!rc && p.flag)
+        mf_status_out(status, &p.status);
     if (!rc && message) {
         if (!p.flag)
             *message = MPI_MESSAGE_NULL;
@@ -242,6 +244,8 @@ static int mf_api_mrecv(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_M
         rc = mf_check_count(count, fn);
     if (!rc)
         rc = mf_check_datatype(datatype, &dt, fn);
+    if (!rc)
+        rc = mf_check_buffer(buf, count, dt, fn, "buf", "count");
     if (!rc && *message == MPI_MESSAGE_NO_PROC) {
         /* A message from MPI_PROC_NULL: an empty receive that completes at once. */
         rc = mf_irecv(buf, count, dt, MPI_PROC_NULL, 0, c, MF_CTX_P2P, &r);
@@ -321,11 +325,12 @@ static int mf_api_isendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
     mf_datatype *sdt = NULL, *rdt = NULL;
     mf_request *r = NULL;
     void *copy = NULL;
-    int rc = request ? mf_p2p_check(sendbuf, sendcount, sendtype, dest, sendtag, comm, false, fn,
-                                    &c, &sdt)
+    int rc = request ? mf_p2p_check(sendbuf, replace ? "buf" : "sendbuf", sendcount, sendtype, dest,
+                                    sendtag, comm, false, fn, &c, &sdt)
                      : mf_error(MPI_ERR_ARG, "%s: request is NULL", fn);
     if (!rc)
-        rc = mf_p2p_check(recvbuf, recvcount, recvtype, source, recvtag, comm, true, fn, &c, &rdt);
+        rc = mf_p2p_check(recvbuf, replace ? "buf" : "recvbuf", recvcount, recvtype, source,
+                          recvtag, comm, true, fn, &c, &rdt);
     if (!rc && replace) {
         /* The outgoing data is packed first, so the buffer is free to take the reply. */
         size_t bytes = (size_t)sendcount * mf_datatype_info(sdt)->dt_size;

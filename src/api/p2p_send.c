@@ -9,7 +9,7 @@ static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, 
     mf_comm *c = NULL;
     mf_datatype *dt = NULL;
     mf_request *r = NULL;
-    int rc = mf_p2p_check(buf, count, datatype, dest, tag, comm, false, fn, &c, &dt);
+    int rc = mf_p2p_check(buf, "buf", count, datatype, dest, tag, comm, false, fn, &c, &dt);
     if (!rc && !request && (mode == MF_SEND_STANDARD || mode == MF_SEND_READY)) {
         /* Blocking standard (and ready: the same protocol) sends: no request unless needed. */
         rc = mf_send(buf, count, dt, dest, tag, c, MF_CTX_P2P);

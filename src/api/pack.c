@@ -14,15 +14,21 @@
 #include "api/api.h"
 #include "datatype/dt_internal.h"
 
-/* Shared checks of pack/unpack: position, sizes, buffers. */
+/* Shared checks of pack/unpack: position, sizes, buffers. `buf` holds `count` elements of
+ * `type` (inbuf of a pack, outbuf of an unpack), `packed` is the other one; neither may be
+ * MPI_IN_PLACE. */
 static int mf_pack_check(MPI_Count count, MPI_Datatype type, mf_datatype **dt, const void *buf,
-                         MPI_Count size, const MPI_Count *position, const char *fn)
+                         const void *packed, bool unpack, MPI_Count size, const MPI_Count *position,
+                         const char *fn)
 {
     int rc = mf_check_count(count, fn);
     if (!rc)
         rc = mf_check_datatype(type, dt, fn);
     if (!rc)
-        rc = mf_check_buffer(buf, count, *dt, fn);
+        rc = mf_check_buffer(buf, count, *dt, fn, unpack ? "outbuf" : "inbuf",
+                             unpack ? "outcount" : "incount");
+    if (!rc)
+        rc = mf_check_not_in_place(packed, fn, unpack ? "inbuf" : "outbuf");
     if (!rc && !position)
         rc = mf_error(MPI_ERR_ARG, "%s: position is NULL", fn);
     if (!rc && size < 0)
@@ -40,7 +46,7 @@ static int mf_pack(const void *inbuf, MPI_Count incount, MPI_Datatype type, void
     mf_datatype *dt = NULL;
     int rc = mf_check_comm(c, comm, fn);
     if (!rc)
-        rc = mf_pack_check(incount, type, &dt, inbuf, outsize, position, fn);
+        rc = mf_pack_check(incount, type, &dt, inbuf, outbuf, false, outsize, position, fn);
     if (rc)
         return rc;
     MPI_Count bytes = incount * (MPI_Count)dt->pub.dt_size;
@@ -61,7 +67,7 @@ static int mf_unpack(const void *inbuf, MPI_Count insize, MPI_Count *position, v
     mf_datatype *dt = NULL;
     int rc = mf_check_comm(c, comm, fn);
     if (!rc)
-        rc = mf_pack_check(outcount, type, &dt, outbuf, insize, position, fn);
+        rc = mf_pack_check(outcount, type, &dt, outbuf, inbuf, true, insize, position, fn);
     if (rc)
         return rc;
     MPI_Count bytes = outcount * (MPI_Count)dt->pub.dt_size;
@@ -192,7 +198,7 @@ static int mf_pack_ext(const char *datarep, const void *inbuf, MPI_Count incount
     mf_datatype *dt = NULL;
     int rc = mf_check_datarep(datarep, fn);
     if (!rc)
-        rc = mf_pack_check(incount, type, &dt, inbuf, outsize, position, fn);
+        rc = mf_pack_check(incount, type, &dt, inbuf, outbuf, false, outsize, position, fn);
     if (rc)
         return rc;
     MPI_Count bytes = incount * (MPI_Count)dt->dt_ext32_size;
@@ -214,7 +220,7 @@ static int mf_unpack_ext(const char *datarep, const void *inbuf, MPI_Count insiz
     mf_datatype *dt = NULL;
     int rc = mf_check_datarep(datarep, fn);
     if (!rc)
-        rc = mf_pack_check(outcount, type, &dt, outbuf, insize, position, fn);
+        rc = mf_pack_check(outcount, type, &dt, outbuf, inbuf, true, insize, position, fn);
     if (rc)
         return rc;
     MPI_Count bytes = outcount * (MPI_Count)dt->dt_ext32_size;

@@ -3,8 +3,9 @@
  *
  * A keyval is reference counted: the user's handle holds one reference and every attribute set
  * with it another, because MPI lets a program free a keyval while attributes still use it (their
- * delete callbacks must still run later). Freeing the user's handle removes it from the handle
- * table at once, so the keyval can no longer be named, only finished.
+ * delete callbacks must still run later, and MPI_*_delete_attr may still name it to delete
+ * them, MPI-4.0 7.7.2). So a freed keyval keeps its handle, which is not reused, until its last
+ * attribute is gone; only setting new attributes with it is refused.
  */
 #include "comm/attr.h"
 
@@ -27,6 +28,7 @@ typedef struct mf_keyval {
     mf_attr_copy_fn *k_copy;     /* NULL: not copied */
     mf_attr_delete_fn *k_delete; /* NULL: nothing to call */
     void *k_extra;
+    bool k_freed; /* the user freed it: no new attributes, handle lives while k_refs > 0 */
 } mf_keyval;
 
 struct mf_attr_list {
@@ -44,8 +46,10 @@ static const char *mf_attr_kind_name(mf_attr_kind kind)
 
 static void mf_keyval_release(mf_keyval *k)
 {
-    if (--k->k_refs == 0)
-        free(k);
+    if (--k->k_refs > 0)
+        return;
+    mf_handle_free(&mf_keyval_table, k->k_handle); /* the user's reference was the last but one */
+    free(k);
 }
 
 int mf_keyval_create(mf_attr_kind kind, void (*copy_fn)(void), void (*delete_fn)(void),
@@ -101,9 +105,12 @@ int mf_keyval_free(mf_attr_kind kind, int *keyval, const char *function)
         return mf_error(MPI_ERR_ARG, "%s: keyval is NULL", function);
     mf_keyval *k;
     int rc = mf_keyval_lookup(kind, *keyval, &k, function);
+    if (!rc && k->k_freed)
+        rc = mf_error(MPI_ERR_KEYVAL, "%s: keyval=0x%x was freed already", function,
+                      (unsigned)*keyval);
     if (rc)
         return rc;
-    mf_handle_free(&mf_keyval_table, k->k_handle);
+    k->k_freed = true;
     mf_keyval_release(k);
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
@@ -124,6 +131,8 @@ int mf_attr_set(mf_attr_kind kind, int obj, struct mf_attr_list **list, int keyv
 {
     mf_keyval *k;
     int rc = mf_keyval_lookup(kind, keyval, &k, function);
+    if (!rc && k->k_freed)
+        rc = mf_error(MPI_ERR_KEYVAL, "%s: keyval=0x%x was freed", function, (unsigned)keyval);
     if (rc)
         return rc;
     for (struct mf_attr_list *a = *list; a; a = a->a_next)
@@ -270,6 +279,16 @@ int mf_attr_copy_all(mf_attr_kind kind, int oldobj, struct mf_attr_list *src, in
 
 int mf_attr_delete_all(mf_attr_kind kind, int obj, struct mf_attr_list **list)
 {
+    /* Last set, first deleted: MPI_Finalize must delete MPI_COMM_SELF's attributes in the
+     * reverse order of setting (MPI-4.0 11.2.5), and that order serves every object. */
+    struct mf_attr_list *rev = NULL;
+    while (*list) {
+        struct mf_attr_list *a = *list;
+        *list = a->a_next;
+        a->a_next = rev;
+        rev = a;
+    }
+    *list = rev;
     int first_rc = MPI_SUCCESS;
     while (*list) {
         struct mf_attr_list *a = *list;

@@ -39,8 +39,8 @@ int mf_attr_delete(mf_attr_kind kind, int obj, struct mf_attr_list **list, int k
  * what was copied so far (the caller deletes it with mf_attr_delete_all). */
 int mf_attr_copy_all(mf_attr_kind kind, int oldobj, struct mf_attr_list *src, int newobj,
                      struct mf_attr_list **dst);
-/* Deletes every attribute, calling delete callbacks; the list ends empty. Returns the first
- * callback failure. */
+/* Deletes every attribute, calling delete callbacks, the last set first; the list ends empty.
+ * Returns the first callback failure. */
 int mf_attr_delete_all(mf_attr_kind kind, int obj, struct mf_attr_list **list);
 
 /* The side-table list of a datatype or window (created on demand when `create`). */

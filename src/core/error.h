@@ -5,7 +5,9 @@
  * story, a message: code = class | (slot << MF_ERR_SLOT_SHIFT), where slot indexes a ring of
  * recent messages. MPI_Error_class(code) gives the class back; MPI_Error_string(code) gives the
  * message ("MPI_Send: count=-1 is negative"), or the class's generic text once the ring has
- * wrapped. Codes added by MPI_Add_error_code live above MF_ERR_DYNAMIC_BASE.
+ * wrapped. Every such code is at most MPI_ERR_LASTCODE (the ABI's 0x3fffffff); classes and
+ * codes added by MPI_Add_error_class/code start at MF_ERR_DYNAMIC_BASE, just above it, as the
+ * standard asks of them and of the MPI_LASTUSEDCODE attribute.
  *
  * Inside the library every function that can fail returns an int: MPI_SUCCESS or such a code.
  * API entry points hand non-success codes to the error handler of the object involved
@@ -20,7 +22,7 @@
 #define MF_ERR_CLASS_MASK 0x7f
 #define MF_ERR_SLOT_SHIFT 7
 #define MF_ERR_SLOTS 256
-#define MF_ERR_DYNAMIC_BASE 0x10000000 /* user classes/codes from MPI_Add_error_* */
+#define MF_ERR_DYNAMIC_BASE (MPI_ERR_LASTCODE + 1) /* user classes/codes, MPI_Add_error_* */
 
 /* Builds an error code of class `err_class` whose message is the formatted text. By convention the
  * text starts with the MPI function and names the argument: "MPI_Recv: rank=9 is not in comm
@@ -40,7 +42,8 @@ const char *mf_error_class_text(int err_class);
 int mf_unsupported(const char *function);
 
 /* ---- Added by the error API (src/api/error.c): classes and codes from MPI_Add_error_* ------ */
-/* The largest error code or class in use (the MPI_LASTUSEDCODE attribute). */
+/* The largest error code or class in use (the MPI_LASTUSEDCODE attribute): MPI_ERR_LASTCODE
+ * until the program adds one. */
 int mf_error_last_used(void);
 /* Class and text of a code added with MPI_Add_error_code/class: 0 if `code` is such a code
  * (text may be "" when none was set), MPI_ERR_ARG otherwise. */

@@ -24,8 +24,10 @@ enum mf_wire_type {
     MF_MSG_CTS = 3,   /* receiver matched: sreq, rreq; sender then streams MF_MSG_DATA */
     MF_MSG_DATA = 4,  /* part of a rendezvous payload: rreq, offset, len */
     MF_MSG_FIN = 5,   /* receiver pulled the data itself (rget): sreq may complete */
-    MF_MSG_SYNC_ACK = 6, /* eager synchronous send matched: sreq may complete */
-    MF_MSG_TYPE_MAX = 6,
+    MF_MSG_SYNC_ACK = 6,   /* eager synchronous send matched: sreq may complete */
+    MF_MSG_CANCEL = 7,     /* MPI_Cancel of send sreq: drop its EAGER/RTS if not matched yet */
+    MF_MSG_CANCEL_ACK = 8, /* answer to CANCEL: total 1 if the message was dropped, else 0 */
+    MF_MSG_TYPE_MAX = 8,
 };
 
 enum mf_wire_flags {

@@ -155,8 +155,8 @@ static void test_rejections(void)
     mf_wire_hdr data = {.type = MF_MSG_DATA, .len = 2, .total = UINT64_MAX - 1};
     reject(&data, -1, 0, "overflow");
 
-    int control[] = {MF_MSG_CTS, MF_MSG_FIN, MF_MSG_SYNC_ACK};
-    for (int i = 0; i < 3; i++) {
+    int control[] = {MF_MSG_CTS, MF_MSG_FIN, MF_MSG_SYNC_ACK, MF_MSG_CANCEL, MF_MSG_CANCEL_ACK};
+    for (int i = 0; i < 5; i++) {
         mf_wire_hdr c = {.type = (uint8_t)control[i], .len = 1};
         reject(&c, -1, 0, "control");
     }

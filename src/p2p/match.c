@@ -127,23 +127,41 @@ int mf_match_add_unexpected(uint32_t context, mf_unexpected *u)
     return MPI_SUCCESS;
 }
 
+static void mf_match_unlink_unexpected(mf_match_ctx *c, mf_unexpected *u)
+{
+    if (u->ux_prev)
+        u->ux_prev->ux_next = u->ux_next;
+    else
+        c->mc_unexp_head = u->ux_next;
+    if (u->ux_next)
+        u->ux_next->ux_prev = u->ux_prev;
+    else
+        c->mc_unexp_tail = u->ux_prev;
+    u->ux_next = u->ux_prev = NULL;
+}
+
 /* The first unexpected message of c fitting (src, tag), unlinked if `take`. */
 static mf_unexpected *mf_match_find_unexpected(mf_match_ctx *c, int src, int tag, bool take)
 {
     for (mf_unexpected *u = c->mc_unexp_head; u; u = u->ux_next) {
         if (!mf_match_fits(src, tag, u->ux_hdr.src, u->ux_hdr.tag))
             continue;
-        if (take) {
-            if (u->ux_prev)
-                u->ux_prev->ux_next = u->ux_next;
-            else
-                c->mc_unexp_head = u->ux_next;
-            if (u->ux_next)
-                u->ux_next->ux_prev = u->ux_prev;
-            else
-                c->mc_unexp_tail = u->ux_prev;
-            u->ux_next = u->ux_prev = NULL;
-        }
+        if (take)
+            mf_match_unlink_unexpected(c, u);
+        return u;
+    }
+    return NULL;
+}
+
+mf_unexpected *mf_match_cancel(uint32_t context, int peer, uint64_t sreq)
+{
+    mf_match_ctx *c = sreq ? mf_match_ctx_find(context, false) : NULL;
+    for (mf_unexpected *u = c ? c->mc_unexp_head : NULL; u; u = u->ux_next) {
+        if (u->ux_peer != peer || u->ux_hdr.sreq != sreq)
+            continue;
+        if (!u->ux_arrived)
+            return NULL; /* the fabric still writes its payload: too late to take back */
+        mf_match_unlink_unexpected(c, u);
         return u;
     }
     return NULL;

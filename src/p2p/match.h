@@ -47,6 +47,10 @@ int mf_match_add_unexpected(uint32_t context, mf_unexpected *u);
 /* The first unexpected message fitting (src, tag), removed from the queue if `take`. */
 mf_unexpected *mf_match_unexpected(uint32_t context, int src, int tag, bool take);
 
+/* Removes and returns the unexpected message that world rank `peer` sent with request id `sreq`
+ * on `context`, if it is there whole (MPI_Cancel of that send); NULL otherwise. */
+mf_unexpected *mf_match_cancel(uint32_t context, int peer, uint64_t sreq);
+
 /* Frees every queue (MPI_Finalize); unexpected messages left over are counted for a warning. */
 int mf_match_finalize(void);
 

@@ -69,8 +69,20 @@ int mf_sendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, 
                 void *rbuf, MPI_Count rcount, mf_datatype *rdt, int source, int rtag, mf_comm *comm,
                 unsigned ctx, MPI_Status *status);
 
+/* Copies an operation's status to the caller's (nothing for NULL or MPI_STATUS_IGNORE) except
+ * MPI_ERROR: calls that return one status never write that field, only those returning several
+ * do, and only with MPI_ERR_IN_STATUS (MPI-4.0 section 3.2.5). */
+static inline void mf_status_out(MPI_Status *dst, const MPI_Status *src)
+{
+    if (!dst || dst == MPI_STATUS_IGNORE)
+        return;
+    int err = dst->MPI_ERROR;
+    *dst = *src;
+    dst->MPI_ERROR = err;
+}
+
 struct mf_request_public *mf_request_info(mf_request *r);
-/* Waits for completion; copies the status out unless status is MPI_STATUS_IGNORE/NULL. Returns
+/* Waits for completion; copies the status out (mf_status_out). Returns
  * the request's error code (MPI_SUCCESS or e.g. MPI_ERR_TRUNCATE). Does not free. */
 int mf_request_wait(mf_request *r, MPI_Status *status);
 /* Waits for all; returns MPI_SUCCESS or the first error. Does not free. */

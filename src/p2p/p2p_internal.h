@@ -26,7 +26,9 @@ void mf_request_handle_free(mf_request *r);
 int mf_message_handle(mf_unexpected *u, MPI_Message *handle);
 mf_unexpected *mf_message_take(MPI_Message handle);
 
-/* Cancels a request if its operation has not matched yet (receives); returns whether it did. */
+/* MPI_Cancel. A receive not matched yet is cancelled at once (returns true). For a send the
+ * receiver is asked to drop the message if it has not matched it; the request completes,
+ * cancelled or not, when the answer comes (returns whether it asked). */
 bool mf_p2p_cancel(mf_request *r);
 
 #endif

@@ -123,11 +123,11 @@ static void mf_p2p_copy_in(mf_request *r, const unsigned char *src, size_t len)
 static int mf_p2p_stage(mf_request *r, size_t len, bool iov_ok, bool pack)
 {
     const struct mf_datatype_public *t = mf_datatype_info(r->rq_dt);
-    r->rq_iovs = &r->rq_iov;
+    r->rq_iovs = &r->rq_iov_one;
     r->rq_niov = 1;
     if (t->dt_contig || len == 0) {
-        r->rq_iov.iov_base = (char *)r->rq_buf + t->dt_true_lb;
-        r->rq_iov.iov_len = len;
+        r->rq_iov_one.iov_base = (char *)r->rq_buf + t->dt_true_lb;
+        r->rq_iov_one.iov_len = len;
         return MPI_SUCCESS;
     }
     if (iov_ok) {
@@ -145,8 +145,8 @@ static int mf_p2p_stage(mf_request *r, size_t len, bool iov_ok, bool pack)
         return mf_error(MPI_ERR_NO_MEM, "no memory to stage %zu bytes of a strided message", len);
     if (pack)
         mf_datatype_pack(r->rq_dt, r->rq_buf, (size_t)r->rq_count, 0, r->rq_packed, len);
-    r->rq_iov.iov_base = r->rq_packed;
-    r->rq_iov.iov_len = len;
+    r->rq_iov_one.iov_base = r->rq_packed;
+    r->rq_iov_one.iov_len = len;
     return MPI_SUCCESS;
 }
 
@@ -183,8 +183,11 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     bool one_frame = eager || (!(f->flags & MF_FABRIC_RGET) && r->rq_bytes <= f->max_frame);
     if (!rc)
         rc = mf_p2p_stage(r, r->rq_bytes, one_frame, true);
-    /* Only sends the peer will answer need an id: synchronous and rendezvous ones. */
-    if (!rc && (!eager || mode == MF_SEND_SYNC))
+    /* Sends the peer will answer need an id: synchronous and rendezvous ones; so do user sends
+     * (MPI_Cancel names them to the receiver). Sends finished without a request (mf_send_eager,
+     * mf_isend_standard) never come here. */
+    r->rq_awaits_peer = !eager || mode == MF_SEND_SYNC;
+    if (!rc && (r->rq_awaits_peer || ctx == MF_CTX_P2P))
         rc = mf_request_register_wire(r);
     if (rc) {
         mf_p2p_fail(r, rc);
@@ -211,7 +214,7 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     } else {
         h.type = MF_MSG_RTS;
         if ((f->flags & MF_FABRIC_RGET) && r->rq_niov == 1) {
-            rc = f->ops->rkey_make(f, r->rq_iov.iov_base, r->rq_bytes, &r->rq_rkey);
+            rc = f->ops->rkey_make(f, r->rq_iovs[0].iov_base, r->rq_bytes, &r->rq_rkey);
             if (rc)
                 r->rq_rkey = 0; /* fall back to the push protocol */
         }
@@ -221,6 +224,7 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
         if (rc) {
             mf_p2p_fail(r, rc);
             r->rq_busy--;
+            r->rq_awaits_peer = false;
         }
     }
     mf_request_unbusy(r);
@@ -320,18 +324,71 @@ static void mf_p2p_on_cts(mf_request *r, const mf_wire_hdr *h)
         size_t off = i * frame;
         d.len = take - off < frame ? take - off : frame;
         d.total = off;
-        r->rq_pieces[i] = (struct iovec){(char *)r->rq_iov.iov_base + off, d.len};
+        r->rq_pieces[i] = (struct iovec){(char *)r->rq_iovs[0].iov_base + off, d.len};
         mf_p2p_send_payload(r, &d, &r->rq_pieces[i], 1);
     }
     mf_request_unbusy(r); /* the CTS step */
 }
 
-static void mf_p2p_on_fin(mf_request *r)
+static void mf_p2p_release_rkey(mf_request *r)
 {
     if (r->rq_rkey)
         r->rq_fabric->ops->rkey_release(r->rq_fabric, r->rq_rkey);
     r->rq_rkey = 0;
+}
+
+static void mf_p2p_on_fin(mf_request *r)
+{
+    mf_p2p_release_rkey(r);
     mf_request_unbusy(r);
+}
+
+/* MPI_Cancel of a send: ask the receiver to drop the message if it has not matched it. The
+ * answer (CANCEL_ACK) comes after the message itself, whether its frame is still queued here
+ * or waits in the receiver's unexpected queue; until then the request is not complete. An
+ * eager send complete here only means the fabric has the data: while the program holds the
+ * request it is reopened for the answer (requests whose completion a layer above watches,
+ * rq_on_complete, are not). A complete rendezvous or synchronous send was matched: not
+ * cancelled. So are sends that never had a request (mf_request_sent). */
+static bool mf_p2p_cancel_send(mf_request *r)
+{
+    if (!r->rq_wire_id || r->rq_cancel_asked || r->rq_peer < 0 || r->rq_error ||
+        mf_p2p_peer_status(r->rq_peer))
+        return false;
+    if (r->pub.r_complete) {
+        bool matched = r->rq_bytes > r->rq_fabric->eager_limit || r->rq_mode == MF_SEND_SYNC;
+        if (matched || r->rq_on_complete)
+            return false;
+        r->pub.r_complete = false;
+    }
+    mf_wire_hdr h = {.type = MF_MSG_CANCEL,
+                     .context = r->pub.r_comm->c_context + r->rq_ctx,
+                     .src = (int32_t)r->pub.r_comm->c_rank,
+                     .sreq = r->rq_wire_id};
+    r->rq_cancel_asked = true;
+    r->rq_busy++; /* the CANCEL_ACK */
+    if (mf_p2p_send_ctrl(r->rq_fabric, r->rq_peer, &h)) {
+        r->rq_cancel_asked = false;
+        mf_request_unbusy(r); /* completes a reopened request again */
+        return false;
+    }
+    return true;
+}
+
+/* The receiver answered a CANCEL: `dropped` when the message is gone, so the send is
+ * cancelled and the CTS, FIN or SYNC_ACK it waited for will not come. */
+static void mf_p2p_on_cancel_ack(mf_request *r, bool dropped)
+{
+    r->rq_cancel_asked = false;
+    if (dropped) {
+        mf_status_set_cancelled(&r->pub.r_status, true);
+        mf_p2p_release_rkey(r);
+        if (r->rq_awaits_peer) {
+            r->rq_awaits_peer = false;
+            mf_request_unbusy(r); /* never the last step: the answer's is still held */
+        }
+    }
+    mf_request_unbusy(r); /* the CANCEL_ACK */
 }
 
 /* ---- Receiver side ---- */
@@ -588,6 +645,16 @@ static void mf_p2p_data_sink_done(mf_fabric_sink *sink, int status)
 
 /* ---- Frames from fabrics ---- */
 
+/* A CTS, FIN or SYNC_ACK from `peer` names send r (NULL if the id was unknown): true if r waits
+ * for that answer from that peer, which it then no longer does. */
+static bool mf_p2p_answered(mf_request *r, int peer)
+{
+    if (!r || r->pub.r_kind != MF_REQ_SEND || r->rq_peer != peer || !r->rq_awaits_peer)
+        return false;
+    r->rq_awaits_peer = false;
+    return true;
+}
+
 static void mf_p2p_protocol_error(mf_fabric *f, int peer, const mf_wire_hdr *h, const char *why)
 {
     mf_fabric_peer_failed(f, peer,
@@ -635,19 +702,36 @@ void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric
         return;
     case MF_MSG_CTS:
         r = mf_request_by_wire(h->sreq);
-        if (!r || r->pub.r_kind != MF_REQ_SEND || r->rq_peer != peer)
+        if (!mf_p2p_answered(r, peer))
             return mf_p2p_protocol_error(f, peer, h, "clear-to-send for an unknown send");
         return mf_p2p_on_cts(r, h);
     case MF_MSG_FIN:
         r = mf_request_by_wire(h->sreq);
-        if (!r || r->pub.r_kind != MF_REQ_SEND || r->rq_peer != peer)
+        if (!mf_p2p_answered(r, peer))
             return mf_p2p_protocol_error(f, peer, h, "completion for an unknown send");
         return mf_p2p_on_fin(r);
     case MF_MSG_SYNC_ACK:
         r = mf_request_by_wire(h->sreq);
-        if (!r || r->pub.r_kind != MF_REQ_SEND || r->rq_peer != peer)
+        if (!mf_p2p_answered(r, peer))
             return mf_p2p_protocol_error(f, peer, h, "acknowledgement for an unknown send");
         return mf_request_unbusy(r);
+    case MF_MSG_CANCEL: {
+        mf_unexpected *gone = mf_match_cancel(h->context, peer, h->sreq);
+        mf_wire_hdr a = {.type = MF_MSG_CANCEL_ACK, .total = gone != NULL, .sreq = h->sreq};
+        if (gone) {
+            free(gone->ux_data);
+            free(gone);
+        }
+        if (mf_p2p_send_ctrl(f, peer, &a))
+            mf_warn("could not answer a cancel request of rank %d", peer);
+        return;
+    }
+    case MF_MSG_CANCEL_ACK:
+        r = mf_request_by_wire(h->sreq);
+        if (!r || r->pub.r_kind != MF_REQ_SEND || r->rq_peer != peer || !r->rq_cancel_asked ||
+            h->total > 1)
+            return mf_p2p_protocol_error(f, peer, h, "cancel answer for an unknown send");
+        return mf_p2p_on_cancel_ack(r, h->total == 1);
     case MF_MSG_DATA: {
         r = mf_request_by_wire(h->rreq);
         if (!r || r->pub.r_kind != MF_REQ_RECV || r->rq_peer != peer)
@@ -663,7 +747,7 @@ void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric
         if (r->rq_niov > 1)
             n = mf_p2p_range_iov(r, h->total, h->len, piece, MF_P2P_IOV_MAX);
         else
-            *piece = (struct iovec){(char *)r->rq_iov.iov_base + h->total, h->len};
+            *piece = (struct iovec){(char *)r->rq_iovs[0].iov_base + h->total, h->len};
         *sink = (mf_fabric_sink){piece, n, mf_p2p_data_sink_done, r};
         return;
     }
@@ -882,10 +966,8 @@ static int mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int sourc
         mf_request_free(r);
         return rc;
     }
-    if (d.received && status && status != MPI_STATUS_IGNORE) {
-        d.status.MPI_ERROR = d.rc;
-        *status = d.status;
-    }
+    if (d.received)
+        mf_status_out(status, &d.status);
     return d.rc;
 }
 
@@ -919,8 +1001,7 @@ int mf_sendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, 
     }
     mf_request *both[2] = {rr, sr};
     rc = mf_request_waitall(2, both);
-    if (status && status != MPI_STATUS_IGNORE)
-        *status = rr->pub.r_status;
+    mf_status_out(status, &rr->pub.r_status);
     mf_request_free(rr);
     mf_request_free(sr);
     return rc;
@@ -961,8 +1042,10 @@ int mf_p2p_iprobe(int source, int tag, mf_comm *comm, unsigned ctx, bool take, i
 
 bool mf_p2p_cancel(mf_request *r)
 {
+    if (r->pub.r_kind == MF_REQ_SEND)
+        return mf_p2p_cancel_send(r);
     if (r->pub.r_kind != MF_REQ_RECV || r->pub.r_complete || !mf_match_unpost(r))
-        return false; /* sends and matched receives complete normally */
+        return false; /* matched receives complete normally */
     mf_status_set_cancelled(&r->pub.r_status, true);
     mf_request_finish(r);
     return true;

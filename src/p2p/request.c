@@ -159,7 +159,7 @@ static void mf_request_destroy(mf_request *r)
         free(r->rq_packed);
     if (r->rq_pieces)
         free(r->rq_pieces);
-    if (r->rq_iovs && r->rq_iovs != &r->rq_iov)
+    if (r->rq_iovs && r->rq_iovs != &r->rq_iov_one)
         free(r->rq_iovs);
     if (mf_request_ncached < MF_REQUEST_CACHE)
         mf_request_cache[mf_request_ncached++] = r;
@@ -225,8 +225,7 @@ int mf_request_wait(mf_request *r, MPI_Status *status)
         if (rc)
             return rc;
     }
-    if (status && status != MPI_STATUS_IGNORE)
-        *status = r->pub.r_status;
+    mf_status_out(status, &r->pub.r_status);
     return r->pub.r_status.MPI_ERROR;
 }
 

@@ -45,17 +45,20 @@ struct mf_request {
 
     /* Where the data is: rq_iovs[0..rq_niov) over the user buffer (one piece when contiguous,
      * several for strided types with large enough pieces), or one piece over rq_packed, an
-     * owned packed copy, when the type's pieces are too many or too small for iovecs. */
+     * owned packed copy, when the type's pieces are too many or too small for iovecs.
+     * rq_iovs is the only description: a strided type whose bytes form one piece has
+     * rq_niov == 1 with rq_iovs an owned array, so nothing reads rq_iov_one directly. */
     unsigned char *rq_packed;
-    struct iovec rq_iov;   /* storage for the single-piece case */
-    struct iovec *rq_iovs; /* &rq_iov, or an owned array of up to MF_P2P_IOV_MAX pieces */
+    struct iovec rq_iov_one; /* storage rq_iovs may point at; never read as such */
+    struct iovec *rq_iovs;   /* &rq_iov_one, or an owned array of up to MF_P2P_IOV_MAX pieces */
     int rq_niov;
     struct iovec *rq_pieces; /* rendezvous push: one iovec per DATA frame (fabrics may keep it) */
     size_t rq_accepted;      /* receive: bytes the receiver takes (<= what the sender offered) */
     size_t rq_received;      /* receive: bytes landed so far */
     uint64_t rq_rkey;        /* send with rget: the key handed out in the RTS */
     uint64_t rq_peer_id;     /* the peer's request id (sreq for receivers, rreq for senders) */
-    bool rq_need_ack;        /* synchronous eager send: waiting for SYNC_ACK */
+    bool rq_awaits_peer;     /* send: the peer's CTS, FIN or SYNC_ACK is one rq_busy step */
+    bool rq_cancel_asked;    /* send: MPI_Cancel sent CANCEL; its answer is one rq_busy step */
 
     /* Completion hooks from the fabric for this request's sends and pulls. */
     mf_fabric_done rq_send_done;

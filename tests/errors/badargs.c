@@ -17,23 +17,31 @@ static MPI_Comm comm_out, comm_world_copy;
 static MPI_Group group_out, world_group;
 static MPI_Info info_out;
 static MPI_Request req;
+static MPI_Message msg_noproc = MPI_MESSAGE_NO_PROC;
+static int pos;
+static char packed[64];
 
 #define BADARG(name, cls, call)                                                                    \
     static int badarg_##name(void)                                                                 \
     {                                                                                              \
         return call;                                                                               \
     }
+#define BADARG_NAMED(name, cls, arg, call) BADARG(name, cls, call)
 #include "badargs.def"
 #undef BADARG
+#undef BADARG_NAMED
 
 static const struct badarg_row {
     const char *name, *call;
     int expect;
     int (*run)(void);
+    const char *arg; /* BADARG_NAMED: the argument the message must name */
 } rows[] = {
-#define BADARG(name, cls, call) {#name, #call, cls, badarg_##name},
+#define BADARG(name, cls, call) {#name, #call, cls, badarg_##name, NULL},
+#define BADARG_NAMED(name, cls, arg, call) {#name, #call, cls, badarg_##name, arg},
 #include "badargs.def"
 #undef BADARG
+#undef BADARG_NAMED
 };
 
 int main(int argc, char **argv)
@@ -73,6 +81,12 @@ int main(int argc, char **argv)
         snprintf(fn, sizeof fn, "%.*s", (int)(n < sizeof fn ? n : sizeof fn - 1), rows[i].call);
         MF_CHECK(strstr(text, fn) != NULL, "%s: error string '%s' does not name %s", rows[i].name,
                  text, fn);
+        if (rows[i].arg) {
+            char arg[64];
+            snprintf(arg, sizeof arg, " %s ", rows[i].arg);
+            MF_CHECK(strstr(text, arg) != NULL, "%s: error string '%s' does not name %s",
+                     rows[i].name, text, rows[i].arg);
+        }
     }
     MPI_Comm_free_keyval(&kv);
     MPI_Type_free_keyval(&type_kv);
