@@ -137,9 +137,13 @@ int mf_error_string(int code, char *buf, int *len)
     if (!generic || slot >= MF_ERR_SLOTS)
         return MPI_ERR_ARG;
     pthread_mutex_lock(&mf_err_lock);
-    if (slot != 0 && mf_err_ring[slot][0])
-        snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s)", mf_err_ring[slot], generic);
-    else
+    /* A long message is cut at MPI_MAX_ERROR_STRING, as the standard bounds the buffer; the
+     * test of snprintf's result tells GCC (-Wformat-truncation) that the cut is meant. */
+    if (slot != 0 && mf_err_ring[slot][0]) {
+        if (snprintf(buf, MPI_MAX_ERROR_STRING, "%s (%s)", mf_err_ring[slot], generic) >=
+            MPI_MAX_ERROR_STRING)
+            buf[MPI_MAX_ERROR_STRING - 1] = '\0';
+    } else
         snprintf(buf, MPI_MAX_ERROR_STRING, "%s", generic);
     pthread_mutex_unlock(&mf_err_lock);
     *len = (int)strlen(buf);
