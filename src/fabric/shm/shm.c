@@ -538,6 +538,19 @@ static int mf_shm_start(mf_fabric *f)
     s->nlocal = nlocal;
     s->me = me;
 
+    /* A doorbell we cannot ring would leave a peer asleep with work waiting (ranks of one host
+     * in different network namespaces): then nobody relies on it and sleeps are bounded. Every
+     * doorbell was bound before the fence that precedes start. */
+    for (int li = 0; li < nlocal; li++) {
+        int e = li == me ? 0 : mf_shm_doorbell_check(mf_g.job_hash, mf_g.local_ranks[li]);
+        if (e != 0 && !s->no_doorbell) {
+            mf_verbose("shm: doorbell of rank %d unreachable (%s); sleeping ranks poll every "
+                       "100 us",
+                       mf_g.local_ranks[li], strerror(e));
+            s->no_doorbell = true;
+            f->poll_interval_us = 100;
+        }
+    }
     char name[96];
     mf_shm_segment_name(name, sizeof name, mf_g.job_hash, mf_g.node);
     size_t cap = mf_shm_ring_cap_for(nlocal, f->max_frame);
@@ -546,9 +559,13 @@ static int mf_shm_start(mf_fabric *f)
         if (n > 0)
             mf_debug("shm: removed %d segments left in /dev/shm by killed jobs", n);
     }
-    int rc = me == 0
-                 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_secret)
-                 : mf_shm_segment_attach(&s->seg, name, mf_g.job_secret, MF_SHM_START_TIMEOUT_MS);
+    /* The segment goes from rank 0 to the others over the doorbells when every one of them is
+     * within reach of rank 0; the others look for both forms. */
+    mf_shm_channel ch = {s->doorbell, mf_g.job_hash, mf_g.local_ranks[0]};
+    int rc =
+        me == 0
+            ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_secret, !s->no_doorbell)
+            : mf_shm_segment_attach(&s->seg, name, mf_g.job_secret, MF_SHM_START_TIMEOUT_MS, &ch);
     if (rc == MPI_SUCCESS &&
         (s->seg.nlocal != nlocal || s->seg.ring_cap < mf_shm_frame_bytes(f->max_frame)))
         rc = mf_error(MPI_ERR_OTHER,
@@ -561,7 +578,7 @@ static int mf_shm_start(mf_fabric *f)
         mine->pid = (int32_t)getpid();
         mine->probe_addr = (uint64_t)(uintptr_t)&mf_shm_cma_probe_word;
         mine->membarrier_ok = s->membarrier_registered;
-        rc = mf_shm_segment_arrive(&s->seg, MF_SHM_START_TIMEOUT_MS);
+        rc = mf_shm_segment_arrive(&s->seg, MF_SHM_START_TIMEOUT_MS, &ch);
     }
     if (rc != MPI_SUCCESS) {
         mf_shm_segment_detach(&s->seg);
@@ -586,18 +603,6 @@ static int mf_shm_start(mf_fabric *f)
         ctl = mf_shm_segment_ring(&s->seg, li, me, &data);
         mf_shm_ring_attach(&p->in, ctl, data, s->seg.ring_cap, f->max_frame);
         s->poll[s->npoll++] = p;
-    }
-    /* A doorbell we cannot ring would leave a peer asleep with work waiting (ranks of one host
-     * in different network namespaces): then nobody relies on it and sleeps are bounded. */
-    for (int li = 0; li < nlocal; li++) {
-        int e = li == me ? 0 : mf_shm_doorbell_check(mf_g.job_hash, s->peers[li].rank);
-        if (e != 0 && !s->no_doorbell) {
-            mf_verbose("shm: doorbell of rank %d unreachable (%s); sleeping ranks poll every "
-                       "100 us",
-                       s->peers[li].rank, strerror(e));
-            s->no_doorbell = true;
-            f->poll_interval_us = 100;
-        }
     }
     rc = mf_shm_cma_setup(s);
     if (rc != MPI_SUCCESS) {
