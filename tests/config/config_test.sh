@@ -12,6 +12,17 @@ fail=0
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
+# verdict OK "ok text" "failure text": reports one case (with the output on failure)
+verdict() {
+    if [ "$1" = 1 ]; then
+        echo "ok: $2"
+    else
+        echo "FAIL: $3"
+        sed 's/^/    /' "$tmp/out"
+        fail=1
+    fi
+}
+
 # refused "what" "expected text..." -- command...: exit 2, every expected text, no rank ran
 refused() {
     local what=$1
@@ -25,26 +36,16 @@ refused() {
     [ $rc -eq 2 ] || ok=0
     for w in "${want[@]}"; do grep -qF -- "$w" "$tmp/out" || ok=0; done
     grep -q '^ready' "$tmp/out" && ok=0
-    if [ $ok = 1 ]; then
-        echo "ok: $what: $(head -n 1 "$tmp/out")"
-    else
-        echo "FAIL: $what (exit $rc, want 2 and: ${want[*]})"
-        sed 's/^/    /' "$tmp/out"
-        fail=1
-    fi
+    verdict $ok "$what: $(head -n 1 "$tmp/out")" "$what (exit $rc, want 2 and: ${want[*]})"
 }
 
 # runs "what" -- command...: exit 0 with every rank past MPI_Init
 runs() {
     local what=$1 n=$2
     shift 3
-    if "$@" >"$tmp/out" 2>&1 && [ "$(grep -c '^ready' "$tmp/out")" -eq "$n" ]; then
-        echo "ok: $what runs"
-    else
-        echo "FAIL: $what should run"
-        sed 's/^/    /' "$tmp/out"
-        fail=1
-    fi
+    local ok=0
+    "$@" >"$tmp/out" 2>&1 && [ "$(grep -c '^ready' "$tmp/out")" -eq "$n" ] && ok=1
+    verdict $ok "$what runs" "$what should run"
 }
 
 echo "== variables: refused by mpiexec"
@@ -70,14 +71,10 @@ refused "MANIFOLD_PM=pmi3" "MANIFOLD_PM='pmi3'" "auto, pmi1, pmi2, pmix or singl
 echo "== variables: refused by MPI_Init (no mpiexec)"
 MANIFOLD_SHM=maybe "$prog" 0 >"$tmp/out" 2>&1
 rc=$?
-if [ $rc -ne 0 ] && grep -qF "MPI_Init: MANIFOLD_SHM='maybe' is not valid: accepted values are 1, 0, yes" "$tmp/out" &&
-    ! grep -q '^ready' "$tmp/out"; then
-    echo "ok: singleton: $(head -n 1 "$tmp/out")"
-else
-    echo "FAIL: a singleton with MANIFOLD_SHM=maybe (exit $rc)"
-    sed 's/^/    /' "$tmp/out"
-    fail=1
-fi
+ok=0
+[ $rc -ne 0 ] && grep -qF "MPI_Init: MANIFOLD_SHM='maybe' is not valid: accepted values are 1, 0, yes" "$tmp/out" &&
+    ! grep -q '^ready' "$tmp/out" && ok=1
+verdict $ok "singleton: $(head -n 1 "$tmp/out")" "a singleton with MANIFOLD_SHM=maybe (exit $rc)"
 
 echo "== variables: accepted"
 runs "MANIFOLD_SHM=off, TCP_EAGER_LIMIT=4K" 2 -- env MANIFOLD_SHM=off MANIFOLD_TCP_EAGER_LIMIT=4K "$mpiexec" -n 2 "$prog" 0
@@ -90,14 +87,11 @@ echo "== unknown names"
 MANIFOLD_FABRC=tcp MANIFOLD_CI_STAGES=test "$mpiexec" -n 4 "$prog" 0 >"$tmp/out" 2>&1
 rc=$?
 n=$(grep -c "MANIFOLD_FABRC is not a Manifold variable" "$tmp/out")
-if [ $rc -eq 0 ] && [ "$n" -eq 1 ] && grep -q "did you mean MANIFOLD_FABRIC?" "$tmp/out" &&
-    ! grep -q "MANIFOLD_CI_STAGES" "$tmp/out"; then
-    echo "ok: $(grep 'MANIFOLD_FABRC' "$tmp/out")"
-else
-    echo "FAIL: MANIFOLD_FABRC: exit $rc, $n warnings (want 0 and exactly 1 with a suggestion)"
-    sed 's/^/    /' "$tmp/out"
-    fail=1
-fi
+ok=0
+[ $rc -eq 0 ] && [ "$n" -eq 1 ] && grep -q "did you mean MANIFOLD_FABRIC?" "$tmp/out" &&
+    ! grep -q "MANIFOLD_CI_STAGES" "$tmp/out" && ok=1
+verdict $ok "$(grep 'MANIFOLD_FABRC' "$tmp/out")" \
+    "MANIFOLD_FABRC: exit $rc, $n warnings (want 0 and exactly 1 with a suggestion)"
 
 echo "== mpiexec options"
 refused "-n +2" "bad number of processes '+2'" -- "$mpiexec" -n +2 "$prog" 0

@@ -13,6 +13,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fabric/shm/shm.h"
+
 static socklen_t addr_of(struct sockaddr_un *sa, const char *name)
 {
     memset(sa, 0, sizeof *sa);
@@ -22,28 +24,6 @@ static socklen_t addr_of(struct sockaddr_un *sa, const char *name)
         n = sizeof sa->sun_path - 1;
     memcpy(sa->sun_path + 1, name + 1, n);
     return (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n);
-}
-
-static int send_fd(int fd, const struct sockaddr_un *sa, socklen_t len, int passed)
-{
-    union {
-        char buf[CMSG_SPACE(sizeof(int))];
-        struct cmsghdr align;
-    } ctl;
-    memset(&ctl, 0, sizeof ctl);
-    struct iovec iov = {(void *)"MFSHMSEG", 8};
-    struct msghdr m = {.msg_name = (void *)sa,
-                       .msg_namelen = len,
-                       .msg_iov = &iov,
-                       .msg_iovlen = 1,
-                       .msg_control = ctl.buf,
-                       .msg_controllen = sizeof ctl.buf};
-    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-    c->cmsg_level = SOL_SOCKET;
-    c->cmsg_type = SCM_RIGHTS;
-    c->cmsg_len = CMSG_LEN(sizeof(int));
-    memcpy(CMSG_DATA(c), &passed, sizeof passed);
-    return sendmsg(fd, &m, MSG_DONTWAIT) == 8;
 }
 
 int main(int argc, char **argv)
@@ -63,7 +43,7 @@ int main(int argc, char **argv)
             const struct sockaddr *to = (const struct sockaddr *)&sa;
             sent += sendto(fd, "\1", 1, MSG_DONTWAIT, to, len) == 1;
             sent += sendto(fd, "MFSHMREQ", 8, MSG_DONTWAIT, to, len) == 8;
-            sent += send_fd(fd, &sa, len, fd);
+            sent += mf_shm_doorbell_give(fd, to, len, fd) == 0; /* posing as local rank 0 */
             sent += sendto(fd, "garbage!garbage!", 16, MSG_DONTWAIT, to, len) == 16;
         }
         struct timespec ts = {0, 10 * 1000 * 1000};

@@ -221,32 +221,35 @@ int mf_shm_doorbell_recv_fd(int fd)
     return -1;
 }
 
+int mf_shm_doorbell_give(int fd, const struct sockaddr *to, socklen_t len, int seg_fd)
+{
+    union {
+        char buf[CMSG_SPACE(sizeof(int))];
+        struct cmsghdr align;
+    } ctl;
+    memset(&ctl, 0, sizeof ctl);
+    struct iovec iov = {(void *)mf_shm_seg, sizeof mf_shm_seg};
+    struct msghdr m = {.msg_name = (void *)to,
+                       .msg_namelen = len,
+                       .msg_iov = &iov,
+                       .msg_iovlen = 1,
+                       .msg_control = ctl.buf,
+                       .msg_controllen = sizeof ctl.buf};
+    struct cmsghdr *c = CMSG_FIRSTHDR(&m);
+    c->cmsg_level = SOL_SOCKET;
+    c->cmsg_type = SCM_RIGHTS;
+    c->cmsg_len = CMSG_LEN(sizeof(int));
+    memcpy(CMSG_DATA(c), &seg_fd, sizeof seg_fd);
+    return sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL) == (ssize_t)sizeof mf_shm_seg ? 0 : errno;
+}
+
 void mf_shm_doorbell_serve(int fd, int seg_fd)
 {
     mf_shm_dgram d;
     while (mf_shm_doorbell_take(fd, &d)) {
         mf_shm_dgram_done(&d);
-        if (!mf_shm_dgram_is(&d, mf_shm_req) || d.fromlen <= offsetof(struct sockaddr_un, sun_path))
-            continue;
-        union {
-            char buf[CMSG_SPACE(sizeof(int))];
-            struct cmsghdr align;
-        } ctl;
-        memset(&ctl, 0, sizeof ctl);
-        struct iovec iov = {(void *)mf_shm_seg, sizeof mf_shm_seg};
-        struct msghdr m = {.msg_name = &d.from,
-                           .msg_namelen = d.fromlen,
-                           .msg_iov = &iov,
-                           .msg_iovlen = 1,
-                           .msg_control = ctl.buf,
-                           .msg_controllen = sizeof ctl.buf};
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &seg_fd, sizeof seg_fd);
-        /* Lost (a full queue, a requester gone): the requester asks again. */
-        ssize_t n = sendmsg(fd, &m, MSG_DONTWAIT | MSG_NOSIGNAL);
-        (void)n;
+        if (mf_shm_dgram_is(&d, mf_shm_req) && d.fromlen > offsetof(struct sockaddr_un, sun_path))
+            /* Lost (a full queue, a requester gone): the requester asks again. */
+            mf_shm_doorbell_give(fd, (const struct sockaddr *)&d.from, d.fromlen, seg_fd);
     }
 }

@@ -246,24 +246,7 @@ static void test_foreign(uint64_t job_hash)
             _exit(11);
         if (sendto(fd, "MFSHMREQ", 8, 0, (struct sockaddr *)&sa0, len0) != 8)
             _exit(12);
-        union {
-            char buf[CMSG_SPACE(sizeof(int))];
-            struct cmsghdr align;
-        } ctl;
-        memset(&ctl, 0, sizeof ctl);
-        struct iovec iov = {(void *)"MFSHMSEG", 8};
-        struct msghdr m = {.msg_name = &sa1,
-                           .msg_namelen = len1,
-                           .msg_iov = &iov,
-                           .msg_iovlen = 1,
-                           .msg_control = ctl.buf,
-                           .msg_controllen = sizeof ctl.buf};
-        struct cmsghdr *c = CMSG_FIRSTHDR(&m);
-        c->cmsg_level = SOL_SOCKET;
-        c->cmsg_type = SCM_RIGHTS;
-        c->cmsg_len = CMSG_LEN(sizeof(int));
-        memcpy(CMSG_DATA(c), &fd, sizeof fd);
-        if (sendmsg(fd, &m, 0) != 8)
+        if (mf_shm_doorbell_give(fd, (struct sockaddr *)&sa1, len1, fd) != 0)
             _exit(13);
         char b = 1;
         if (write(sent[1], &b, 1) != 1 || read(answer[0], &b, 1) != 1)

@@ -47,6 +47,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -266,5 +267,7 @@ int mf_shm_doorbell_request(int fd, uint64_t job_hash, int rank);
 int mf_shm_doorbell_recv_fd(int fd);
 /* Creator: answers every waiting request from our uid with seg_fd. */
 void mf_shm_doorbell_serve(int fd, int seg_fd);
+/* Sends seg_fd as the segment to the socket at `to` (never blocks): 0 or an errno. */
+int mf_shm_doorbell_give(int fd, const struct sockaddr *to, socklen_t len, int seg_fd);
 
 #endif
