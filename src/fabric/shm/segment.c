@@ -175,16 +175,19 @@ int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_
 
     int rc = s->named ? mf_shm_space_check("/dev/shm", s->size) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS && ftruncate(fd, (off_t)s->size) != 0)
-        rc = mf_error(MPI_ERR_NO_MEM, "shm: cannot size /dev/shm%s to %zu KiB: %s", name,
-                      s->size >> 10, strerror(errno));
+        rc = mf_error(MPI_ERR_NO_MEM, "shm: cannot size %s%s to %zu KiB: %s",
+                      s->named ? "/dev/shm" : "the anonymous segment ", name, s->size >> 10,
+                      strerror(errno));
     if (rc == MPI_SUCCESS) {
         /* Reserve every page now: on tmpfs a shortage is ENOSPC here rather than SIGBUS later. */
         int e = posix_fallocate(fd, 0, (off_t)s->size);
         if (e != 0 && e != EOPNOTSUPP && e != EINVAL)
             rc = mf_error(MPI_ERR_NO_MEM,
-                          "shm: cannot reserve %zu KiB in /dev/shm for the shared segment: %s; "
-                          "enlarge /dev/shm (e.g. docker --shm-size) or set MANIFOLD_SHM=0",
-                          s->size >> 10, strerror(e));
+                          "shm: cannot reserve %zu KiB %s for the shared segment: %s; %s or set "
+                          "MANIFOLD_SHM=0",
+                          s->size >> 10, s->named ? "in /dev/shm" : "of shared memory", strerror(e),
+                          s->named ? "enlarge /dev/shm (e.g. docker --shm-size)"
+                                   : "raise the memory limit");
     }
     if (rc == MPI_SUCCESS) {
         /* MAP_POPULATE: page faults now (at most 64 MiB of rings), not one per 4 KiB of ring
