@@ -119,10 +119,14 @@ static void mf_shm_doorbell_foreign(uid_t uid, pid_t pid)
 {
     unsigned held;
     mf_shm_foreign_count++;
-    if (mf_ratelimit_pass(&mf_shm_foreign_rl, mf_shm_doorbell_clock(), &held))
+    if (mf_ratelimit_pass(&mf_shm_foreign_rl, mf_shm_doorbell_clock(), &held)) {
+        char more[64] = "";
+        if (held)
+            snprintf(more, sizeof more, " (and %u more since the last report)", held);
         mf_warn("shm: dropped a datagram to this rank's doorbell from uid %ld (pid %ld), not this "
-                "job's user (%u more since the last report)",
-                (long)uid, (long)pid, held);
+                "job's user%s",
+                (long)uid, (long)pid, more);
+    }
 }
 
 /* Takes the next datagram off the socket. 1: one from our uid is in *d (the caller owns
