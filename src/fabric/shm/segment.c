@@ -138,7 +138,7 @@ static void mf_shm_segment_fail(int fd, uint64_t secret, int code)
     munmap(h, MF_SHM_HDR_BYTES);
 }
 
-/* The named file, mode 0600 whatever the umask says. */
+/* The named file (mode 0600 from its creation: the umask only removes bits). */
 static int mf_shm_segment_open_named(const char *name)
 {
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
@@ -146,11 +146,6 @@ static int mf_shm_segment_open_named(const char *name)
         /* A namesake left by a crashed job of the same id: ours replaces it. */
         shm_unlink(name);
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-    }
-    if (fd >= 0 && fchmod(fd, 0600) != 0) {
-        close(fd);
-        shm_unlink(name);
-        return -1;
     }
     return fd;
 }
@@ -172,6 +167,13 @@ int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_
         fd = mf_shm_segment_open_named(name);
     if (fd < 0)
         return mf_error(MPI_ERR_OTHER, "shm: cannot create /dev/shm%s: %s", name, strerror(errno));
+    /* A memfd starts 0777: reachable only through our processes' /proc/<pid>/fd, but 0600 all
+     * the same, like the named file. */
+    if (!s->named && fchmod(fd, 0600) != 0) {
+        int e = errno;
+        close(fd);
+        return mf_error(MPI_ERR_OTHER, "shm: cannot make the segment private: %s", strerror(e));
+    }
 
     int rc = s->named ? mf_shm_space_check("/dev/shm", s->size) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS && ftruncate(fd, (off_t)s->size) != 0)

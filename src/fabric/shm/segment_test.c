@@ -97,7 +97,9 @@ static void test_create_attach(const char *name, uint64_t job_hash, bool handout
     CHECK(mf_shm_segment_create(&s, name, 2, cap, secret, handout) == 0);
     CHECK(s.named == !handout);
     if (handout) {
+        struct stat st;
         CHECK(!shm_exists(name));
+        CHECK(fstat(s.fd, &st) == 0 && (st.st_mode & 0777) == 0600);
     } else {
         /* Not yet unlinked (we have not arrived): private to our uid. */
         char path[128];
