@@ -61,14 +61,20 @@ static void mf_thread_level_raise(int required)
 static int mf_runtime_start(const char *function)
 {
     mf_g.main_thread = pthread_self();
+    /* Settings first: a bad value stops start-up before anything depends on it. */
+    int rc = mf_config_check();
+    if (rc)
+        return rc;
     mf_verbose_level = (int)mf_config_long("MANIFOLD_VERBOSE");
 
-    int rc = mf_pm_init(&mf_g.pm);
+    rc = mf_pm_init(&mf_g.pm);
     if (rc)
         return rc;
     mf_g.rank = mf_g.pm.rank;
     mf_g.size = mf_g.pm.size;
     mf_log_set_rank(mf_g.rank);
+    if (mf_g.rank == 0) /* once per job: every rank has the same environment */
+        mf_config_warn_unknown();
 
     if ((rc = mf_world_publish()) || (rc = mf_progress_init()) || (rc = mf_fabrics_open()) ||
         (rc = mf_pm_fence()) || (rc = mf_world_discover()) || (rc = mf_fabrics_start()) ||

@@ -24,7 +24,7 @@ esac
 sleep 0.5
 after=$(ls /dev/shm | grep -c manifold || true)
 [ "$after" -le "$before" ] || { echo "FAIL: /dev/shm: $(ls /dev/shm | grep manifold)"; fail=1; }
-name=$(basename "$prog" | cut -c1-15)
-if pgrep -x "$name" >/dev/null; then echo "FAIL: processes left: $(pgrep -ax "$name")"; fail=1; fi
+# By full path: another build tree's copy of the program may be running its own tests.
+if pgrep -f -- "^$prog" >/dev/null; then echo "FAIL: processes left: $(pgrep -af -- "^$prog")"; fail=1; fi
 [ $fail -eq 0 ] && echo "PASS"
 exit $fail

@@ -6,11 +6,11 @@
  * argument and exits with status 2; nothing is guessed.
  */
 #include <errno.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config_spec.h"
 #include "mpiexec.h"
 
 #ifndef MANIFOLD_VERSION_STRING
@@ -63,8 +63,10 @@ static const char mx_help[] =
     "  a line naming the host.\n"
     "\n"
     "Other:\n"
-    "  --info                list Manifold's environment variables with their current values,\n"
-    "                        the version and the fabrics built in\n"
+    "  --info                list Manifold's environment variables with their current values\n"
+    "                        and the values each accepts, the version and the fabrics built in.\n"
+    "                        mpiexec refuses a value that is not accepted (from the environment,\n"
+    "                        -x, -genv or -env) before any process starts\n"
     "  --version             print the version\n"
     "  -h, --help            this text\n"
     "  --                    end of options\n"
@@ -107,27 +109,20 @@ static int mx_usage(const char *fmt, const char *arg)
     return -1;
 }
 
-/* Strictly positive integer, no junk. */
+/* An integer in [1, 1000000]: digits only (no sign, blanks or junk). */
 static int mx_parse_np(const char *s, int *out)
 {
-    char *end;
-    errno = 0;
-    long v = strtol(s, &end, 10);
-    if (errno || end == s || *end || v < 1 || v > 1000000)
+    long long v;
+    if (*s == '-' || mf_config_parse_long(s, &v) != 0 || v < 1 || v > 1000000)
         return -1;
     *out = (int)v;
     return 0;
 }
 
+/* Seconds as --timeout and MPIEXEC_TIMEOUT take them: the same check as the variable's. */
 static int mx_parse_seconds(const char *s, double *out)
 {
-    char *end;
-    errno = 0;
-    double v = strtod(s, &end);
-    if (errno || end == s || *end || !isfinite(v) || v <= 0 || v > 1e9)
-        return -1;
-    *out = v;
-    return 0;
+    return mf_config_parse_seconds(s, 1e9, out);
 }
 
 static int mx_env_name_ok(const char *s, size_t len)
@@ -160,15 +155,47 @@ static void mx_print_info(void)
     printf("fabrics built in: %s\n", *MX_FABRICS ? MX_FABRICS : "(none yet)");
     printf("launcher: mpiexec (PMI-1 server; hosts through ssh or --launcher, one proxy per host); "
            "library also runs under MPICH Hydra (PMI-1) and as a singleton\n\n");
-    printf("Environment variables (value now; default; meaning):\n");
-#define MF_CONFIG_VAR(name, def, meaning)                                                          \
-    do {                                                                                           \
-        const char *v_ = getenv(#name);                                                            \
-        printf("  %-26s %s%s%s; default \"%s\"\n      %s\n", #name, v_ ? "\"" : "",                \
-               v_ ? v_ : "(unset)", v_ ? "\"" : "", def, meaning);                                 \
-    } while (0);
-#include "core/config_vars.def"
-#undef MF_CONFIG_VAR
+    printf("Environment variables (value now; default; meaning; accepted values):\n");
+    for (size_t i = 0; i < MF_CONFIG_NVARS; i++) {
+        const mf_config_var *c = &mf_config_vars[i];
+        const char *v = getenv(c->name);
+        char accepted[256];
+        mf_config_value_ok(c->check, "", accepted, sizeof accepted);
+        printf("  %-26s %s%s%s; default \"%s\"\n      %s\n      accepted: %s\n", c->name,
+               v ? "\"" : "", v ? v : "(unset)", v ? "\"" : "", c->def, c->meaning, accepted);
+    }
+}
+
+/* The value a rank of `app` gets for `name`: the last -x/-genv, then -env, else ours. */
+static const char *mx_effective(const mx_options *opt, const mx_app *app, const char *name)
+{
+    const char *v = getenv(name);
+    for (int i = 0; i < opt->nenvs; i++)
+        if (strcmp(opt->envs[i].name, name) == 0 && opt->envs[i].value)
+            v = opt->envs[i].value;
+    for (int i = 0; i < app->nenvs; i++)
+        if (strcmp(app->envs[i].name, name) == 0)
+            v = app->envs[i].value;
+    return v;
+}
+
+/* Refuses, before any rank starts, a value of one of the library's variables that MPI_Init
+ * would refuse (config_spec.h): every rank of every program gets what it is checked against. */
+static int mx_check_settings(const mx_options *opt)
+{
+    char msg[512];
+    for (int a = 0; a < opt->napps; a++)
+        for (size_t i = 0; i < MF_CONFIG_NVARS; i++)
+            if (!mf_config_check_one(&mf_config_vars[i],
+                                     mx_effective(opt, &opt->apps[a], mf_config_vars[i].name), msg,
+                                     sizeof msg)) {
+                fprintf(stderr,
+                        "mpiexec: %s\n(mpiexec --info lists every variable with the values "
+                        "it accepts)\n",
+                        msg);
+                return -1;
+            }
+    return 0;
 }
 
 static int mx_add_app(mx_options *opt)
@@ -202,12 +229,17 @@ static int mx_parse_map(mx_options *opt, const char *v)
     } else if (!strcmp(v, "node")) {
         opt->map_by = MX_MAP_NODE;
     } else if (!strncmp(v, "ppr:", 4)) {
-        char *end;
-        long n = strtol(v + 4, &end, 10);
-        if (n < 1 || n > 100000 || strcmp(end, ":node") != 0)
+        char n[16];
+        size_t len = strcspn(v + 4, ":");
+        int ppr;
+        if (len >= sizeof n || strcmp(v + 4 + len, ":node") != 0)
+            return -1;
+        memcpy(n, v + 4, len);
+        n[len] = '\0';
+        if (mx_parse_np(n, &ppr) != 0 || ppr > 100000)
             return -1;
         opt->map_by = MX_MAP_PPR;
-        opt->ppr = (int)n;
+        opt->ppr = ppr;
     } else {
         return -1;
     }
@@ -265,12 +297,12 @@ static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv,
             if (!next)
                 return mx_usage("%s needs a number of seconds", a);
             if (mx_parse_seconds(next, &opt->timeout) != 0)
-                return mx_usage("bad timeout '%s' (want seconds > 0)", next);
+                return mx_usage("bad timeout '%s' (want seconds above 0, e.g. 30 or 2.5)", next);
             *have_timeout = 1;
             i++;
         } else if (!strncmp(a, "--timeout=", 10)) {
             if (mx_parse_seconds(a + 10, &opt->timeout) != 0)
-                return mx_usage("bad timeout '%s' (want seconds > 0)", a + 10);
+                return mx_usage("bad timeout '%s' (want seconds above 0, e.g. 30 or 2.5)", a + 10);
             *have_timeout = 1;
         } else if (!strcmp(a, "--oversubscribe") || !strcmp(a, "-oversubscribe")) {
             opt->oversubscribe = 1;
@@ -379,6 +411,8 @@ int mx_options_parse(mx_options *opt, int argc, char **argv, int *exit_code)
     if (opt->map_by == MX_MAP_PPR && opt->nhosts == 0)
         return mx_usage("%s", "--map-by ppr:N:node needs --host or --hostfile");
 
+    if (mx_check_settings(opt) != 0)
+        return -1;
     if (!have_timeout) {
         const char *t = getenv("MPIEXEC_TIMEOUT");
         if (t && *t && mx_parse_seconds(t, &opt->timeout) != 0)

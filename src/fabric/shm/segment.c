@@ -2,19 +2,22 @@
  * segment.c — the host's shared segment: geometry, creation, mapping, early unlink.
  *
  * Contract (see shm.h for the layout):
- *   - Local rank 0 creates the segment (O_CREAT|O_EXCL, mode 0600) after checking that /dev/shm
- *     has room and reserves its pages with posix_fallocate, so a small /dev/shm is a clear MPI
- *     error naming the size needed, never a SIGBUS on first touch. If creation fails after the
- *     file exists, it leaves a header with status FAILED and the reason so that the other local
- *     ranks fail with the same message instead of timing out.
- *   - The other local ranks wait (bounded) for a header carrying the magic and this job's
- *     secret; a stale file of the same name from a crashed job is replaced by the creator and
- *     ignored by the waiters, who re-open the name until the fresh one appears.
- *   - Every rank counts itself in `arrived` once mapped; the last one unlinks the name, so
- *     nothing stays in /dev/shm however the job ends afterwards. detach unlinks if nobody did
- *     (a rank that never arrived).
- *   - A job killed during MPI_Init, before all its local ranks mapped the segment, leaves the name
- *     behind; the next creator on the host reaps such leftovers (mf_shm_segment_reap).
+ *   - Local rank 0 creates the segment with memfd_create and reserves its pages with
+ *     posix_fallocate, so a shortage is a clear MPI error, never a SIGBUS on first touch. The
+ *     other local ranks ask for its descriptor over the doorbells (doorbell.c: only our uid is
+ *     answered) until every one has counted itself in `arrived`; then the creator closes it. The
+ *     segment is never in /dev/shm, so a job killed at any moment leaves nothing behind.
+ *   - Fallback (no memfd_create, or a doorbell out of reach: ranks of one host in different
+ *     network namespaces): a /dev/shm file (O_CREAT|O_EXCL, mode 0600), created after checking
+ *     that /dev/shm has room. If creation fails after the file exists, it leaves a header with
+ *     status FAILED and the reason so that the other local ranks fail with the same message
+ *     instead of timing out. Waiters look for both, bounded in time; a stale file of the same
+ *     name from a crashed job is replaced by the creator and ignored by the waiters, who re-open
+ *     the name until the fresh one appears. The last rank to count itself in unlinks the name;
+ *     detach unlinks if nobody did (a rank that never arrived). A job killed before all its
+ *     local ranks mapped such a file leaves the name behind; the next creator on the host reaps
+ *     such leftovers (mf_shm_segment_reap), and mpiexec removes its job's at the end.
+ *   - Every rank checks that a segment it maps is owned by its uid and carries this job's secret.
  * Why the creator is chosen by local rank rather than by an O_EXCL race: local rank 0 is known
  * to every rank after the fence, and a fixed creator makes the stale-file case decidable.
  */
@@ -135,34 +138,58 @@ static void mf_shm_segment_fail(int fd, uint64_t secret, int code)
     munmap(h, MF_SHM_HDR_BYTES);
 }
 
-int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_t ring_cap,
-                          uint64_t secret)
+/* The named file (mode 0600 from its creation: the umask only removes bits). */
+static int mf_shm_segment_open_named(const char *name)
 {
-    memset(s, 0, sizeof *s);
-    snprintf(s->name, sizeof s->name, "%s", name);
-    mf_shm_segment_layout(s, nlocal, ring_cap);
-
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     if (fd < 0 && errno == EEXIST) {
         /* A namesake left by a crashed job of the same id: ours replaces it. */
         shm_unlink(name);
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     }
+    return fd;
+}
+
+int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_t ring_cap,
+                          uint64_t secret, bool anonymous)
+{
+    memset(s, 0, sizeof *s);
+    s->fd = -1;
+    snprintf(s->name, sizeof s->name, "%s", name);
+    mf_shm_segment_layout(s, nlocal, ring_cap);
+
+    /* Anonymous: never in /dev/shm, so no kill at any moment can leave it behind. The memfd
+     * carries the segment's name only for /proc/<pid>/maps. Without memfd_create (old kernel,
+     * seccomp) the named file is the fallback. */
+    int fd = anonymous ? memfd_create(name + 1, MFD_CLOEXEC) : -1;
+    s->named = fd < 0;
+    if (s->named)
+        fd = mf_shm_segment_open_named(name);
     if (fd < 0)
         return mf_error(MPI_ERR_OTHER, "shm: cannot create /dev/shm%s: %s", name, strerror(errno));
+    /* A memfd starts 0777: reachable only through our processes' /proc/<pid>/fd, but 0600 all
+     * the same, like the named file. */
+    if (!s->named && fchmod(fd, 0600) != 0) {
+        int e = errno;
+        close(fd);
+        return mf_error(MPI_ERR_OTHER, "shm: cannot make the segment private: %s", strerror(e));
+    }
 
-    int rc = mf_shm_space_check("/dev/shm", s->size);
+    int rc = s->named ? mf_shm_space_check("/dev/shm", s->size) : MPI_SUCCESS;
     if (rc == MPI_SUCCESS && ftruncate(fd, (off_t)s->size) != 0)
-        rc = mf_error(MPI_ERR_NO_MEM, "shm: cannot size /dev/shm%s to %zu KiB: %s", name,
-                      s->size >> 10, strerror(errno));
+        rc = mf_error(MPI_ERR_NO_MEM, "shm: cannot size %s%s to %zu KiB: %s",
+                      s->named ? "/dev/shm" : "the anonymous segment ", name, s->size >> 10,
+                      strerror(errno));
     if (rc == MPI_SUCCESS) {
         /* Reserve every page now: on tmpfs a shortage is ENOSPC here rather than SIGBUS later. */
         int e = posix_fallocate(fd, 0, (off_t)s->size);
         if (e != 0 && e != EOPNOTSUPP && e != EINVAL)
             rc = mf_error(MPI_ERR_NO_MEM,
-                          "shm: cannot reserve %zu KiB in /dev/shm for the shared segment: %s; "
-                          "enlarge /dev/shm (e.g. docker --shm-size) or set MANIFOLD_SHM=0",
-                          s->size >> 10, strerror(e));
+                          "shm: cannot reserve %zu KiB %s for the shared segment: %s; %s or set "
+                          "MANIFOLD_SHM=0",
+                          s->size >> 10, s->named ? "in /dev/shm" : "of shared memory", strerror(e),
+                          s->named ? "enlarge /dev/shm (e.g. docker --shm-size)"
+                                   : "raise the memory limit");
     }
     if (rc == MPI_SUCCESS) {
         /* MAP_POPULATE: page faults now (at most 64 MiB of rings), not one per 4 KiB of ring
@@ -175,15 +202,18 @@ int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_
         }
     }
     if (rc != MPI_SUCCESS) {
-        mf_shm_segment_fail(fd, secret, rc);
-        close(fd);
         /* The name stays until the waiters have read the reason; the last of them unlinks it
-         * (mf_shm_segment_attach counts failed arrivals too). */
+         * (mf_shm_segment_attach counts failed arrivals too). An anonymous segment reaches
+         * nobody: the waiters end with the job this failure ends. */
+        if (s->named)
+            mf_shm_segment_fail(fd, secret, rc);
+        close(fd);
         return rc;
     }
-    close(fd);
+    s->fd = fd; /* handed to the other local ranks by mf_shm_segment_arrive */
     /* The file is zero-filled: every ring starts empty and no rank sleeps. */
     mf_shm_seg_hdr *h = mf_shm_seg_hdr_of(s);
+    atomic_store_explicit(&h->unlinked, !s->named, memory_order_relaxed);
     h->secret = secret;
     h->version = MF_SHM_LAYOUT_VERSION;
     h->nlocal = (uint32_t)nlocal;
@@ -207,75 +237,102 @@ static void mf_shm_pause(void)
     nanosleep(&ts, NULL);
 }
 
-int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, int timeout_ms)
+/* Maps the segment behind fd (closed here) if it is this job's and ready. MPI_SUCCESS; 1 when it
+ * is not (yet): not written, or a stale namesake the creator is about to replace; or an error
+ * (the creator failed, inconsistent layout, no memory). */
+static int mf_shm_segment_map(mf_shm_segment *s, int fd, const char *name, uint64_t secret)
+{
+    struct stat st;
+    if (fstat(fd, &st) != 0 || (size_t)st.st_size < MF_SHM_HDR_BYTES || st.st_uid != getuid()) {
+        close(fd);
+        return 1;
+    }
+    mf_shm_seg_hdr *h = mmap(NULL, MF_SHM_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    if (h == MAP_FAILED) {
+        close(fd);
+        return 1;
+    }
+    if (atomic_load_explicit(&h->magic, memory_order_acquire) != MF_SHM_MAGIC ||
+        h->secret != secret || h->version != MF_SHM_LAYOUT_VERSION) {
+        munmap(h, MF_SHM_HDR_BYTES);
+        close(fd);
+        return 1;
+    }
+    if (atomic_load_explicit(&h->status, memory_order_relaxed) == MF_SHM_SEG_FAILED) {
+        char why[MF_SHM_ERRLEN];
+        snprintf(why, sizeof why, "%s", h->error);
+        munmap(h, MF_SHM_HDR_BYTES);
+        close(fd);
+        shm_unlink(name); /* nobody will use it */
+        return mf_error(MPI_ERR_NO_MEM, "shm: local rank 0 could not create the segment: %s", why);
+    }
+    int nlocal = (int)h->nlocal;
+    size_t cap = (size_t)h->ring_cap, total = (size_t)h->total_size;
+    munmap(h, MF_SHM_HDR_BYTES);
+    mf_shm_segment_layout(s, nlocal, cap);
+    if (total != s->size || (size_t)st.st_size < total) {
+        close(fd);
+        return mf_error(MPI_ERR_INTERN, "shm: /dev/shm%s has an inconsistent layout", name);
+    }
+    /* MAP_POPULATE: page faults now (at most 64 MiB of rings), not one per 4 KiB of ring
+     * traffic during the first lap, where they made the first small messages 2x slower. */
+    s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    close(fd);
+    if (s->base == MAP_FAILED) {
+        s->base = NULL;
+        return mf_error(MPI_ERR_NO_MEM, "shm: cannot map %zu KiB of shared memory: %s",
+                        s->size >> 10, strerror(errno));
+    }
+    return MPI_SUCCESS;
+}
+
+#define MF_SHM_REQUEST_MS 10 /* a lost request (full queue, creator not there yet) is repeated */
+
+int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, int timeout_ms,
+                          const mf_shm_channel *ch)
 {
     memset(s, 0, sizeof *s);
+    s->fd = -1;
     snprintf(s->name, sizeof s->name, "%s", name);
-    long deadline = mf_shm_now_ms() + timeout_ms;
+    long deadline = mf_shm_now_ms() + timeout_ms, next_request = 0;
     for (;; mf_shm_pause()) {
-        if (mf_shm_now_ms() > deadline)
+        long now = mf_shm_now_ms();
+        if (now > deadline)
             return mf_error(MPI_ERR_OTHER,
                             "shm: local rank 0 did not create /dev/shm%s within %d s", name,
                             timeout_ms / 1000);
-        int fd = shm_open(name, O_RDWR, 0);
-        if (fd < 0) {
-            if (errno == ENOENT)
-                continue;
-            return mf_error(MPI_ERR_OTHER, "shm: cannot open /dev/shm%s: %s", name,
-                            strerror(errno));
+        int rc = 1;
+        if (ch) {
+            if (now >= next_request) {
+                mf_shm_doorbell_request(ch->fd, ch->job_hash, ch->creator);
+                next_request = now + MF_SHM_REQUEST_MS;
+            }
+            int fd = mf_shm_doorbell_recv_fd(ch->fd);
+            if (fd >= 0)
+                rc = mf_shm_segment_map(s, fd, name, secret);
         }
-        struct stat st;
-        if (fstat(fd, &st) != 0 || (size_t)st.st_size < MF_SHM_HDR_BYTES) {
-            close(fd);
-            continue;
+        if (rc == 1) {
+            /* The creator fell back to a named segment (no memfd_create, or some local rank's
+             * doorbell out of its reach). */
+            int fd = shm_open(name, O_RDWR, 0);
+            if (fd >= 0) {
+                s->named = true;
+                rc = mf_shm_segment_map(s, fd, name, secret);
+            } else if (errno != ENOENT) {
+                return mf_error(MPI_ERR_OTHER, "shm: cannot open /dev/shm%s: %s", name,
+                                strerror(errno));
+            }
         }
-        mf_shm_seg_hdr *h = mmap(NULL, MF_SHM_HDR_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (h == MAP_FAILED) {
-            close(fd);
-            continue;
-        }
-        if (atomic_load_explicit(&h->magic, memory_order_acquire) != MF_SHM_MAGIC ||
-            h->secret != secret || h->version != MF_SHM_LAYOUT_VERSION) {
-            /* Not written yet, or a stale namesake the creator is about to replace. */
-            munmap(h, MF_SHM_HDR_BYTES);
-            close(fd);
-            continue;
-        }
-        if (atomic_load_explicit(&h->status, memory_order_relaxed) == MF_SHM_SEG_FAILED) {
-            char why[MF_SHM_ERRLEN];
-            snprintf(why, sizeof why, "%s", h->error);
-            munmap(h, MF_SHM_HDR_BYTES);
-            close(fd);
-            shm_unlink(name); /* nobody will use it */
-            return mf_error(MPI_ERR_NO_MEM, "shm: local rank 0 could not create the segment: %s",
-                            why);
-        }
-        int nlocal = (int)h->nlocal;
-        size_t cap = (size_t)h->ring_cap, total = (size_t)h->total_size;
-        munmap(h, MF_SHM_HDR_BYTES);
-        mf_shm_segment_layout(s, nlocal, cap);
-        if (total != s->size || (size_t)st.st_size < total) {
-            close(fd);
-            return mf_error(MPI_ERR_INTERN, "shm: /dev/shm%s has an inconsistent layout", name);
-        }
-        /* MAP_POPULATE: page faults now (at most 64 MiB of rings), not one per 4 KiB of ring
-         * traffic during the first lap, where they made the first small messages 2x slower. */
-        s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
-        close(fd);
-        if (s->base == MAP_FAILED) {
-            s->base = NULL;
-            return mf_error(MPI_ERR_NO_MEM, "shm: cannot map %zu KiB of shared memory: %s",
-                            s->size >> 10, strerror(errno));
-        }
-        return MPI_SUCCESS;
+        if (rc != 1)
+            return rc;
     }
 }
 
-int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms)
+int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms, const mf_shm_channel *ch)
 {
     mf_shm_seg_hdr *h = mf_shm_seg_hdr_of(s);
     uint32_t n = atomic_fetch_add_explicit(&h->arrived, 1, memory_order_acq_rel) + 1;
-    if (n == (uint32_t)s->nlocal) {
+    if (n == (uint32_t)s->nlocal && s->named) {
         shm_unlink(s->name);
         s->unlinked_by_us = true;
         atomic_store_explicit(&h->unlinked, 1, memory_order_release);
@@ -286,13 +343,21 @@ int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms)
             return mf_error(MPI_ERR_OTHER,
                             "shm: only %u of %d local ranks mapped the shared segment within %d s",
                             atomic_load(&h->arrived), s->nlocal, timeout_ms / 1000);
+        if (ch && s->fd >= 0)
+            mf_shm_doorbell_serve(ch->fd, s->fd);
         mf_shm_pause();
     }
+    if (s->fd >= 0)
+        close(s->fd); /* everyone has it: nothing more to hand out */
+    s->fd = -1;
     return MPI_SUCCESS;
 }
 
 void mf_shm_segment_detach(mf_shm_segment *s)
 {
+    if (s->fd >= 0)
+        close(s->fd);
+    s->fd = -1;
     if (!s->base)
         return;
     mf_shm_seg_hdr *h = mf_shm_seg_hdr_of(s);

@@ -21,7 +21,6 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
-#include <strings.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -38,7 +37,6 @@
 
 #define MF_SHM_BATCH 32             /* frames taken from one ring per progress pass */
 #define MF_SHM_MIN_FRAME (32 << 10) /* max_frame never below this: fewer, larger stream frames */
-#define MF_SHM_MAX_EAGER (1 << 20)  /* larger eager limits would make rings huge */
 #define MF_SHM_START_TIMEOUT_MS 60000
 #define MF_SHM_CLOSE_FLUSH_MS 200
 #define MF_SHM_LIVENESS_PASSES 4096 /* progress passes stuck on a full ring between pid checks */
@@ -472,14 +470,10 @@ static int mf_shm_open(mf_fabric *f)
  * process_vm_readv pull 1.5-4x from 128 KiB to 64 MiB (the kernel pins the pages it reads). */
 static int mf_shm_cma_setup(mf_shm_state *s)
 {
-    const char *mode = mf_config_str("MANIFOLD_SHM_CMA");
+    const char *mode = mf_config_str("MANIFOLD_SHM_CMA"); /* 0, 1 or auto (config_vars.def) */
     bool forced = strcmp(mode, "1") == 0;
     if (strcmp(mode, "0") == 0)
         return MPI_SUCCESS;
-    if (!forced && strcasecmp(mode, "auto") != 0) {
-        mf_warn("MANIFOLD_SHM_CMA=%s is not auto, 1 or 0; using 0", mode);
-        return MPI_SUCCESS;
-    }
     mf_shm_peer *p = &s->peers[(s->me + 1) % s->nlocal];
     int e = mf_shm_cma_probe(p->pid, p->info->probe_addr);
     if (e == 0) {
@@ -504,13 +498,9 @@ static int mf_shm_cma_setup(mf_shm_state *s)
 #define MF_SHM_BIG_EAGER_RANKS 16
 static void mf_shm_set_eager(mf_fabric *f, int nlocal)
 {
+    /* At most 1 MiB (config_vars.def): larger eager limits would make rings huge. */
     size_t eager = mf_config_size_or("MANIFOLD_SHM_EAGER_LIMIT",
                                      nlocal <= MF_SHM_BIG_EAGER_RANKS ? 65536 : 16384);
-    if (eager > MF_SHM_MAX_EAGER) {
-        mf_warn("MANIFOLD_SHM_EAGER_LIMIT=%zu is above the shm maximum; using %d", eager,
-                MF_SHM_MAX_EAGER);
-        eager = MF_SHM_MAX_EAGER;
-    }
     f->eager_limit = eager;
     /* An eager message is one frame, so max_frame covers the eager limit. */
     f->max_frame = eager > MF_SHM_MIN_FRAME ? eager : MF_SHM_MIN_FRAME;
@@ -546,8 +536,16 @@ static int mf_shm_start(mf_fabric *f)
         if (n > 0)
             mf_debug("shm: removed %d segments left in /dev/shm by killed jobs", n);
     }
-    int rc = me == 0 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_tag)
-                     : mf_shm_segment_attach(&s->seg, name, mf_g.job_tag, MF_SHM_START_TIMEOUT_MS);
+    /* The segment goes from rank 0 to the others over the doorbells when every one of them is
+     * within reach of rank 0 (all were bound before the fence that precedes start); the others
+     * look for both forms. */
+    mf_shm_channel ch = {s->doorbell, mf_g.job_hash, mf_g.local_ranks[0]};
+    bool handout = true;
+    for (int li = 1; me == 0 && li < nlocal; li++)
+        handout &= mf_shm_doorbell_check(mf_g.job_hash, mf_g.local_ranks[li]) == 0;
+    int rc = me == 0 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_tag, handout)
+                     : mf_shm_segment_attach(&s->seg, name, mf_g.job_tag,
+                                             MF_SHM_START_TIMEOUT_MS, &ch);
     if (rc == MPI_SUCCESS &&
         (s->seg.nlocal != nlocal || s->seg.ring_cap < mf_shm_frame_bytes(f->max_frame)))
         rc = mf_error(MPI_ERR_OTHER,
@@ -560,7 +558,7 @@ static int mf_shm_start(mf_fabric *f)
         mine->pid = (int32_t)getpid();
         mine->probe_addr = (uint64_t)(uintptr_t)&mf_shm_cma_probe_word;
         mine->membarrier_ok = s->membarrier_registered;
-        rc = mf_shm_segment_arrive(&s->seg, MF_SHM_START_TIMEOUT_MS);
+        rc = mf_shm_segment_arrive(&s->seg, MF_SHM_START_TIMEOUT_MS, &ch);
     }
     if (rc != MPI_SUCCESS) {
         mf_shm_segment_detach(&s->seg);

@@ -1,8 +1,11 @@
 /*
  * shm.h — internals of the shared-memory fabric (src/fabric/shm/), shared by its files.
  *
- * One segment per host per job lives in /dev/shm while the local ranks map it and is unlinked
- * as soon as the last of them has (so a crash later leaves nothing behind). Its layout:
+ * One segment per host per job. Local rank 0 creates it anonymous (memfd) and hands its
+ * descriptor to the other local ranks over their doorbells (doorbell.c), so it never appears in
+ * /dev/shm and no crash or kill at any moment can leave it behind. Only where that is impossible
+ * (no memfd_create, or a local rank's doorbell out of reach) is it a /dev/shm file, mode 0600,
+ * unlinked as soon as the last local rank has mapped it. Its layout:
  *
  *   [0, 4 KiB)         mf_shm_seg_hdr: magic (written last), job secret, geometry, status,
  *                      arrival counter, creator's error text
@@ -44,6 +47,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/socket.h>
 #include <sys/types.h>
 #include <sys/uio.h>
 
@@ -93,8 +97,17 @@ typedef struct mf_shm_segment {
     int nlocal;
     size_t ring_cap;
     size_t rings_off, ring_stride;
+    int fd;     /* creator: the segment's descriptor until every local rank has it; else -1 */
+    bool named; /* a /dev/shm file (the fallback), not a memfd */
     bool unlinked_by_us;
 } mf_shm_segment;
+
+/* How a local rank reaches local rank 0 for the segment: its own doorbell and rank 0's. */
+typedef struct mf_shm_channel {
+    int fd; /* this rank's doorbell */
+    uint64_t job_hash;
+    int creator; /* world rank of local rank 0 */
+} mf_shm_channel;
 
 /* Ring capacity for nlocal ranks whose frames carry at most max_frame payload bytes. */
 size_t mf_shm_ring_cap_for(int nlocal, size_t max_frame);
@@ -105,15 +118,18 @@ void mf_shm_segment_name(char *buf, size_t len, uint64_t job_hash, int node);
 /* Checks that `dir` (a tmpfs, normally /dev/shm) has `need` bytes free: MPI_SUCCESS or an
  * MPI_ERR_NO_MEM code whose message names both sizes and the remedy. */
 int mf_shm_space_check(const char *dir, size_t need);
-/* Creator (local rank 0): creates, sizes and initialises the segment, or leaves a FAILED header
- * behind (so that waiting peers can report why) and returns the error. */
+/* Creator (local rank 0): creates, sizes and initialises the segment — anonymous if asked and
+ * possible, else the named file `name` — or returns the error, leaving a named file with a FAILED
+ * header behind (so that waiting peers can report why). */
 int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_t ring_cap,
-                          uint64_t secret);
-/* Other local ranks: waits (at most timeout_ms) for the creator's segment and maps it. */
-int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, int timeout_ms);
+                          uint64_t secret, bool anonymous);
+/* Other local ranks: waits (at most timeout_ms) for the creator's segment and maps it: asks
+ * for the descriptor through ch (if not NULL) and looks for the named file. */
+int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, int timeout_ms,
+                          const mf_shm_channel *ch);
 /* Counts this rank in, unlinks the name if it was the last, then waits (at most timeout_ms)
- * until every local rank has mapped it. */
-int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms);
+ * until every local rank has mapped it; the creator meanwhile answers requests on ch. */
+int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms, const mf_shm_channel *ch);
 /* Removes this uid's segments in `dir` (/dev/shm) left by jobs killed during MPI_Init: older
  * than min_age_s (longer than any attach wait) and whose creator is dead or failed. Returns the
  * number removed. */
@@ -241,7 +257,17 @@ void mf_shm_doorbell_ring(int fd, mf_shm_rank_info *info, uint64_t job_hash, int
 /* Whether `rank`'s doorbell can be reached from here: 0, or the errno (e.g. ECONNREFUSED when
  * the ranks of one host live in different network namespaces). */
 int mf_shm_doorbell_check(uint64_t job_hash, int rank);
-/* Empties the socket of pending rings. */
+/* Empties the socket of pending rings (and of anything else: see doorbell.c). */
 void mf_shm_doorbell_drain(int fd);
+/* Datagrams dropped so far because they came from another uid. */
+unsigned long mf_shm_doorbell_dropped(void);
+/* Asks `rank` (local rank 0) for the segment's descriptor: 0 or an errno. */
+int mf_shm_doorbell_request(int fd, uint64_t job_hash, int rank);
+/* A segment descriptor received from our uid (the caller owns it), or -1 if none is waiting. */
+int mf_shm_doorbell_recv_fd(int fd);
+/* Creator: answers every waiting request from our uid with seg_fd. */
+void mf_shm_doorbell_serve(int fd, int seg_fd);
+/* Sends seg_fd as the segment to the socket at `to` (never blocks): 0 or an errno. */
+int mf_shm_doorbell_give(int fd, const struct sockaddr *to, socklen_t len, int seg_fd);
 
 #endif
