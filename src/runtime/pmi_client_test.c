@@ -130,6 +130,27 @@ static void expect_error(int line, int rc, int cls, const char *text)
     }
 }
 
+/* A client process initialises and aborts with code 3 and msg, against `script`: it must exit
+ * with 3 once the server, having received the abort, closes the connection. */
+static void expect_abort(int line, const mf_pm_ops *ops, const step *script, const char *msg)
+{
+    pid_t pid = start(script), client = fork();
+    if (client == 0) {
+        mf_pm_identity id;
+        if (ops->init(&id) != MPI_SUCCESS)
+            _exit(1);
+        ops->abort(3, msg);
+        _exit(1);
+    }
+    close(atoi(getenv("PMI_FD")));
+    int st, sst;
+    if (waitpid(client, &st, 0) != client || !WIFEXITED(st) || WEXITSTATUS(st) != 3 ||
+        waitpid(pid, &sst, 0) != pid || !WIFEXITED(sst) || WEXITSTATUS(sst) != 0) {
+        fprintf(stderr, "line %d: abort did not end the client with 3 after the request\n", line);
+        failures++;
+    }
+}
+
 #define P2_INIT                                                                                    \
     {                                                                                              \
         "cmd=init pmi_version=2 pmi_subversion=0\n",                                               \
@@ -231,18 +252,7 @@ static void test_pmi2(void)
         {"cmd=info-getjobattr;", "2:cmd=info-getjobattr-response;found=FALSE;rc=0;"},
         {"cmd=abort;isworld=TRUE;msg=bye_now;", NULL},
         {NULL, NULL}};
-    pid = start(abrt);
-    pid_t client = fork();
-    if (client == 0) {
-        if (ops->init(&id) != MPI_SUCCESS || id.universe_size != 4)
-            _exit(1);
-        ops->abort(3, "bye\nnow");
-        _exit(1);
-    }
-    close(atoi(getenv("PMI_FD")));
-    int st;
-    CHECK(waitpid(client, &st, 0) == client && WIFEXITED(st) && WEXITSTATUS(st) == 3);
-    CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    expect_abort(__LINE__, ops, abrt, "bye\nnow");
 
     unsetenv("PMI_JOBID");
 }
@@ -326,18 +336,7 @@ static void test_pmi1(void)
                                 P1_SETUP,
                                 {"cmd=abort exitcode=3 message=bye%20now\n", NULL},
                                 {NULL, NULL}};
-    pid = start(abrt);
-    pid_t client = fork();
-    if (client == 0) {
-        if (ops->init(&id) != MPI_SUCCESS)
-            _exit(1);
-        ops->abort(3, "bye now");
-        _exit(1);
-    }
-    close(atoi(getenv("PMI_FD")));
-    int st;
-    CHECK(waitpid(client, &st, 0) == client && WIFEXITED(st) && WEXITSTATUS(st) == 3);
-    CHECK(waitpid(pid, &st, 0) == pid && WIFEXITED(st) && WEXITSTATUS(st) == 0);
+    expect_abort(__LINE__, ops, abrt, "bye now");
 }
 
 /* PMI_PORT=host:port with PMI_ID: connect, initack, then the `set` lines give rank and size. */
