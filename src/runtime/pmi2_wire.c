@@ -4,11 +4,10 @@
 #include "runtime/pmi2_wire.h"
 #include "runtime/pmi_chars.h"
 
-#include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <strings.h>
+
+_Static_assert(MF_PMI2_BODY_MAX <= MF_PMI_LINE_MAX, "a PMI-2 body must fit in mf_pmi_msg");
 
 static int pmi2_value_char(unsigned char c)
 {
@@ -58,7 +57,7 @@ int mf_pmi2_parse_header(const char *hdr, size_t *body_len, const char **why)
     return 0;
 }
 
-int mf_pmi2_parse(mf_pmi2_msg *msg, const char *body, size_t len, const char **why)
+int mf_pmi2_parse(mf_pmi_msg *msg, const char *body, size_t len, const char **why)
 {
     const char *dummy;
     if (!why)
@@ -102,7 +101,7 @@ int mf_pmi2_parse(mf_pmi2_msg *msg, const char *body, size_t len, const char **w
             *why = "first field is not cmd=";
             return -1;
         }
-        if (msg->nfields == MF_PMI2_FIELDS_MAX) {
+        if (msg->nfields == MF_PMI_FIELDS_MAX) {
             *why = "too many fields";
             return -1;
         }
@@ -122,49 +121,10 @@ int mf_pmi2_parse(mf_pmi2_msg *msg, const char *body, size_t len, const char **w
     return 0;
 }
 
-const char *mf_pmi2_cmd(const mf_pmi2_msg *msg)
-{
-    return msg->nfields > 0 ? msg->vals[0] : "";
-}
-
-const char *mf_pmi2_get(const mf_pmi2_msg *msg, const char *key)
-{
-    for (int i = 1; i < msg->nfields; i++)
-        if (strcmp(msg->keys[i], key) == 0)
-            return msg->vals[i];
-    return NULL;
-}
-
-int mf_pmi2_get_int(const mf_pmi2_msg *msg, const char *key, long lo, long hi, int *out)
-{
-    const char *v = mf_pmi2_get(msg, key);
-    char *end;
-    if (!v || !*v)
-        return -1;
-    errno = 0;
-    long x = strtol(v, &end, 10);
-    if (errno || *end || x < lo || x > hi)
-        return -1;
-    *out = (int)x;
-    return 0;
-}
-
-int mf_pmi2_get_bool(const mf_pmi2_msg *msg, const char *key)
-{
-    const char *v = mf_pmi2_get(msg, key);
-    if (!v)
-        return -1;
-    if (strcasecmp(v, "TRUE") == 0)
-        return 1;
-    if (strcasecmp(v, "FALSE") == 0)
-        return 0;
-    return -1;
-}
-
 int mf_pmi2_format(char *buf, size_t cap, const char *cmd, const char *const *kv, int npairs)
 {
     if (!mf_pmi2_value_ok(cmd) || !*cmd || strchr(cmd, '=') || npairs < 0 ||
-        npairs >= MF_PMI2_FIELDS_MAX || cap < MF_PMI2_HDR_LEN + 1)
+        npairs >= MF_PMI_FIELDS_MAX || cap < MF_PMI2_HDR_LEN + 1)
         return -1;
     size_t body = strlen("cmd=") + strlen(cmd) + 1;
     for (int i = 0; i < npairs; i++) {

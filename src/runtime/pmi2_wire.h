@@ -23,35 +23,21 @@
 
 #include <stddef.h>
 
+#include "runtime/pmi_wire.h"
+
 #define MF_PMI2_HDR_LEN 6
 /* Longest body accepted or produced. Our requests carry at most a 64-byte key and a 1024-byte
  * value; servers answer in kind. (The header could express up to 999999.) */
 #define MF_PMI2_BODY_MAX 4096
-/* Most fields in one message (cmd included); Slurm's fullinit response has nine. */
-#define MF_PMI2_FIELDS_MAX 32
-
-typedef struct mf_pmi2_msg {
-    int nfields;                          /* fields[0] is always "cmd" */
-    const char *keys[MF_PMI2_FIELDS_MAX]; /* NUL-terminated, pointing into `storage` */
-    const char *vals[MF_PMI2_FIELDS_MAX];
-    char storage[MF_PMI2_BODY_MAX + 1];
-} mf_pmi2_msg;
 
 /* Decodes a 6-byte header into the body length: optional leading spaces, 1-6 digits, trailing
  * spaces only, value in [1, MF_PMI2_BODY_MAX]. Returns 0, or -1 with *why set (why may be NULL). */
 int mf_pmi2_parse_header(const char *hdr, size_t *body_len, const char **why);
 
 /* Parses a body of `len` bytes (no header) into *msg, copying it. Returns 0, or -1 with *why set
- * to a static English reason (why may be NULL). */
-int mf_pmi2_parse(mf_pmi2_msg *msg, const char *body, size_t len, const char **why);
-
-const char *mf_pmi2_cmd(const mf_pmi2_msg *msg);
-/* The value of `key`, or NULL if absent (the first occurrence wins). */
-const char *mf_pmi2_get(const mf_pmi2_msg *msg, const char *key);
-/* Decimal int in [lo, hi]: 0, or -1 if absent or malformed. */
-int mf_pmi2_get_int(const mf_pmi2_msg *msg, const char *key, long lo, long hi, int *out);
-/* TRUE/FALSE (any case): 1 or 0, or -1 if absent or neither. */
-int mf_pmi2_get_bool(const mf_pmi2_msg *msg, const char *key);
+ * to a static English reason (why may be NULL). The fields are read with pmi_wire.h's accessors
+ * (mf_pmi_cmd, mf_pmi_get, mf_pmi_get_int, mf_pmi_get_bool). */
+int mf_pmi2_parse(mf_pmi_msg *msg, const char *body, size_t len, const char **why);
 
 /* Formats header + `cmd=<cmd>;k1=v1;...;` into buf (NUL-terminated, not counted). `kv` holds
  * 2*npairs strings. Returns the total length (header included), or -1 if a key or value is not

@@ -15,18 +15,18 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static void fuzz_check_message(const mf_pmi2_msg *m)
+static void fuzz_check_message(const mf_pmi_msg *m)
 {
-    const char *kv[2 * MF_PMI2_FIELDS_MAX];
+    const char *kv[2 * MF_PMI_FIELDS_MAX];
     static char buf[MF_PMI2_HDR_LEN + MF_PMI2_BODY_MAX + 1];
-    static mf_pmi2_msg again;
-    if (m->nfields < 1 || m->nfields > MF_PMI2_FIELDS_MAX)
+    static mf_pmi_msg again;
+    if (m->nfields < 1 || m->nfields > MF_PMI_FIELDS_MAX)
         abort();
     for (int i = 1; i < m->nfields; i++) {
         kv[2 * (i - 1)] = m->keys[i];
         kv[2 * (i - 1) + 1] = m->vals[i];
     }
-    int len = mf_pmi2_format(buf, sizeof buf, mf_pmi2_cmd(m), kv, m->nfields - 1);
+    int len = mf_pmi2_format(buf, sizeof buf, mf_pmi_cmd(m), kv, m->nfields - 1);
     /* A body without its final ';' grows by one byte when formatted: it may then not fit. */
     if (len < 0)
         return;
@@ -39,13 +39,13 @@ static void fuzz_check_message(const mf_pmi2_msg *m)
         if (strcmp(again.keys[i], m->keys[i]) || strcmp(again.vals[i], m->vals[i]))
             abort();
     int v;
-    (void)mf_pmi2_get_int(m, "rc", -1000, 1000, &v);
-    (void)mf_pmi2_get_bool(m, "found");
+    (void)mf_pmi_get_int(m, "rc", -1000, 1000, &v);
+    (void)mf_pmi_get_bool(m, "found");
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    static mf_pmi2_msg m;
+    static mf_pmi_msg m;
     if (mf_pmi2_parse(&m, (const char *)data, size, NULL) == 0)
         fuzz_check_message(&m);
 

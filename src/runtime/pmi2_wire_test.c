@@ -17,7 +17,7 @@ static int failures;
         }                                                                                          \
     } while (0)
 
-static int parse(mf_pmi2_msg *m, const char *s)
+static int parse(mf_pmi_msg *m, const char *s)
 {
     const char *why = NULL;
     int rc = mf_pmi2_parse(m, s, strlen(s), &why);
@@ -58,30 +58,30 @@ static void test_header(void)
 
 static void test_parse(void)
 {
-    mf_pmi2_msg m;
+    mf_pmi_msg m;
     /* Slurm 22.05's fullinit response. */
     CHECK(parse(&m, "cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=3;size=4;"
                     "appnum=-1;debugged=FALSE;pmiverbose=FALSE;") == 0);
-    CHECK(strcmp(mf_pmi2_cmd(&m), "fullinit-response") == 0);
+    CHECK(strcmp(mf_pmi_cmd(&m), "fullinit-response") == 0);
     CHECK(m.nfields == 9);
     int v = -7;
-    CHECK(mf_pmi2_get_int(&m, "rank", 0, 100, &v) == 0 && v == 3);
-    CHECK(mf_pmi2_get_int(&m, "appnum", -1, 100, &v) == 0 && v == -1);
-    CHECK(mf_pmi2_get_int(&m, "appnum", 0, 100, &v) == -1);
-    CHECK(mf_pmi2_get_int(&m, "debugged", 0, 100, &v) == -1);
-    CHECK(mf_pmi2_get_int(&m, "missing", 0, 100, &v) == -1);
-    CHECK(mf_pmi2_get_bool(&m, "debugged") == 0);
-    CHECK(mf_pmi2_get_bool(&m, "rank") == -1);
-    CHECK(mf_pmi2_get_bool(&m, "missing") == -1);
+    CHECK(mf_pmi_get_int(&m, "rank", 0, 100, &v) == 0 && v == 3);
+    CHECK(mf_pmi_get_int(&m, "appnum", -1, 100, &v) == 0 && v == -1);
+    CHECK(mf_pmi_get_int(&m, "appnum", 0, 100, &v) == -1);
+    CHECK(mf_pmi_get_int(&m, "debugged", 0, 100, &v) == -1);
+    CHECK(mf_pmi_get_int(&m, "missing", 0, 100, &v) == -1);
+    CHECK(mf_pmi_get_bool(&m, "debugged") == 0);
+    CHECK(mf_pmi_get_bool(&m, "rank") == -1);
+    CHECK(mf_pmi_get_bool(&m, "missing") == -1);
 
     /* Last ';' optional, '=' inside values, empty values. */
     CHECK(parse(&m, "cmd=kvs-get-response;rc=0;found=TRUE;value=a=b") == 0);
-    CHECK(strcmp(mf_pmi2_get(&m, "value"), "a=b") == 0);
-    CHECK(mf_pmi2_get_bool(&m, "found") == 1);
+    CHECK(strcmp(mf_pmi_get(&m, "value"), "a=b") == 0);
+    CHECK(mf_pmi_get_bool(&m, "found") == 1);
     CHECK(parse(&m, "cmd=kvs-fence-response;rc=0;errmsg=;") == 0);
-    CHECK(strcmp(mf_pmi2_get(&m, "errmsg"), "") == 0);
+    CHECK(strcmp(mf_pmi_get(&m, "errmsg"), "") == 0);
     CHECK(parse(&m, "cmd=abort;msg=spaces are fine here;") == 0);
-    CHECK(strcmp(mf_pmi2_get(&m, "msg"), "spaces are fine here") == 0);
+    CHECK(strcmp(mf_pmi_get(&m, "msg"), "spaces are fine here") == 0);
 
     CHECK(parse(&m, "") != 0);
     CHECK(parse(&m, ";") != 0);
@@ -95,7 +95,7 @@ static void test_parse(void)
     CHECK(parse(&m, "cmd=x;k\x01=v;") != 0);
 
     char many[2048] = "cmd=x;";
-    for (int i = 0; i < MF_PMI2_FIELDS_MAX; i++)
+    for (int i = 0; i < MF_PMI_FIELDS_MAX; i++)
         strcat(many, "k=v;");
     CHECK(parse(&m, many) != 0);
 
@@ -117,10 +117,10 @@ static void test_format(void)
     CHECK(strcmp(buf + 6, want) == 0);
 
     size_t n;
-    mf_pmi2_msg m;
+    mf_pmi_msg m;
     CHECK(header(buf, &n) == 0 && n == strlen(want));
     CHECK(mf_pmi2_parse(&m, buf + 6, n, NULL) == 0 && m.nfields == 4);
-    CHECK(strcmp(mf_pmi2_get(&m, "pmijobid"), "12.0") == 0);
+    CHECK(strcmp(mf_pmi_get(&m, "pmijobid"), "12.0") == 0);
 
     CHECK(mf_pmi2_format(buf, sizeof buf, "kvs-fence", NULL, 0) == 6 + 14);
     CHECK(strcmp(buf, "14    cmd=kvs-fence;") == 0);

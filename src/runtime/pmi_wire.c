@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 /* Values: anything visible; space separates tokens, controls and DEL would break lines. */
 static int pmi_value_char(unsigned char c)
@@ -102,7 +103,7 @@ const char *mf_pmi_cmd(const mf_pmi_msg *msg)
 
 const char *mf_pmi_get(const mf_pmi_msg *msg, const char *key)
 {
-    for (int i = 0; i < msg->nfields; i++)
+    for (int i = 1; i < msg->nfields; i++)
         if (strcmp(msg->keys[i], key) == 0)
             return msg->vals[i];
     return NULL;
@@ -120,6 +121,18 @@ int mf_pmi_get_int(const mf_pmi_msg *msg, const char *key, long lo, long hi, int
         return -1;
     *out = (int)x;
     return 0;
+}
+
+int mf_pmi_get_bool(const mf_pmi_msg *msg, const char *key)
+{
+    const char *v = mf_pmi_get(msg, key);
+    if (!v)
+        return -1;
+    if (strcasecmp(v, "TRUE") == 0)
+        return 1;
+    if (strcasecmp(v, "FALSE") == 0)
+        return 0;
+    return -1;
 }
 
 /* Appends `s` at buf[*pos], keeping room for the trailing "\n\0". */

@@ -21,9 +21,11 @@
 /* Longest line accepted or produced, newline excluded. A value of MF_PM_VAL_MAX (1024) plus a
  * kvsname, a key and the command fit with room to spare. */
 #define MF_PMI_LINE_MAX 4096
-/* Most key=value tokens in one message (cmd included). */
-#define MF_PMI_FIELDS_MAX 16
+/* Most key=value tokens in one message (cmd included); Slurm's PMI-2 fullinit response has nine. */
+#define MF_PMI_FIELDS_MAX 32
 
+/* A parsed message, of either protocol: pmi2_wire.h parses PMI-2 bodies into the same structure,
+ * so that the accessors below and the client core (pmi_client.h) serve both. */
 typedef struct mf_pmi_msg {
     int nfields;                         /* fields[0] is always "cmd" */
     const char *keys[MF_PMI_FIELDS_MAX]; /* NUL-terminated, pointing into `storage` */
@@ -38,10 +40,12 @@ int mf_pmi_parse(mf_pmi_msg *msg, const char *line, size_t len, const char **why
 
 /* The command name (value of cmd=). */
 const char *mf_pmi_cmd(const mf_pmi_msg *msg);
-/* The value of `key`, or NULL if absent (the first occurrence wins). */
+/* The value of `key` among the fields after cmd=, or NULL if absent (the first occurrence wins). */
 const char *mf_pmi_get(const mf_pmi_msg *msg, const char *key);
 /* Parses the value of `key` as a decimal int in [lo, hi]. Returns 0, or -1 if absent/malformed. */
 int mf_pmi_get_int(const mf_pmi_msg *msg, const char *key, long lo, long hi, int *out);
+/* TRUE/FALSE (any case; PMI-2 uses them): 1 or 0, or -1 if absent or neither. */
+int mf_pmi_get_bool(const mf_pmi_msg *msg, const char *key);
 
 /* Formats `cmd=<cmd> k1=v1 ... \n` into buf (NUL-terminated). `kv` holds 2*npairs strings:
  * key, value, key, value... Returns the line length including the newline, or -1 if a key or value

@@ -62,11 +62,13 @@ static void test_parse(void)
     CHECK(parse(&m, "cmd=put k=v\x01") != 0);
     CHECK(parse(&m, "cmd=put k=v\x7f") != 0);
     CHECK(mf_pmi_parse(&m, "cmd=put k=v\0x", 13, NULL) != 0); /* embedded NUL */
-    CHECK(parse(&m, "cmd=a a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 j=10 k=11 l=12 m=13 n=14 o=15") ==
-          0);
-    CHECK(
-        parse(&m, "cmd=a a=1 b=2 c=3 d=4 e=5 f=6 g=7 h=8 i=9 j=10 k=11 l=12 m=13 n=14 o=15 p=16") !=
-        0);
+    /* cmd= and MF_PMI_FIELDS_MAX - 1 more fields fit; one more does not. */
+    char many[1024] = "cmd=a";
+    for (int i = 1; i < MF_PMI_FIELDS_MAX; i++)
+        strcat(many, " k=v");
+    CHECK(parse(&m, many) == 0 && m.nfields == MF_PMI_FIELDS_MAX);
+    strcat(many, " k=v");
+    CHECK(parse(&m, many) != 0);
 
     static char big[MF_PMI_LINE_MAX + 16];
     memset(big, 'x', sizeof big - 1);
