@@ -543,9 +543,9 @@ static int mf_shm_start(mf_fabric *f)
     bool handout = true;
     for (int li = 1; me == 0 && li < nlocal; li++)
         handout &= mf_shm_doorbell_check(mf_g.job_hash, mf_g.local_ranks[li]) == 0;
-    int rc = me == 0 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_tag, handout)
-                     : mf_shm_segment_attach(&s->seg, name, mf_g.job_tag,
-                                             MF_SHM_START_TIMEOUT_MS, &ch);
+    int rc = me == 0
+                 ? mf_shm_segment_create(&s->seg, name, nlocal, cap, mf_g.job_tag, handout)
+                 : mf_shm_segment_attach(&s->seg, name, mf_g.job_tag, MF_SHM_START_TIMEOUT_MS, &ch);
     if (rc == MPI_SUCCESS &&
         (s->seg.nlocal != nlocal || s->seg.ring_cap < mf_shm_frame_bytes(f->max_frame)))
         rc = mf_error(MPI_ERR_OTHER,
