@@ -7,6 +7,7 @@
 
 #include "api/api.h"
 #include "api/runtime.h"
+#include "coll/coll.h"
 #include "comm/comm.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -90,7 +91,11 @@ static int mf_runtime_start(const char *function)
 }
 
 /* The collective half of a teardown: sends the program no longer waits for (MPI_Request_free,
- * buffered sends) reach their peers, then a fence, after which no rank talks to another. */
+ * buffered sends) reach their peers; a barrier over the fabrics, during which every rank still
+ * answers its peers' control frames (a rank whose MPI_Wait on a cancelled send needs our
+ * CANCEL_ACK finishes it and only then reaches its own finalize: the process manager's fence
+ * alone moves no frames and would leave it waiting forever); then the fence, after which no
+ * rank talks to another. */
 static int mf_runtime_quiesce(const char *function)
 {
     int rc = mf_p2p_drain_sends(10.0);
@@ -98,7 +103,10 @@ static int mf_runtime_quiesce(const char *function)
         mf_warn("%s: sends still pending after 10 s (their receives were never posted?); "
                 "finalizing anyway",
                 function);
-    return mf_pm_fence(); /* the fence does not move messages: the drain above must */
+    mf_comm *world = mf_comm_world();
+    if (world && mf_coll_barrier(world) != MPI_SUCCESS)
+        mf_warn("%s: the closing barrier failed (a peer is gone?); finalizing anyway", function);
+    return mf_pm_fence();
 }
 
 /* The local half: closes what mf_runtime_start opened, after a quiesce. */
