@@ -90,22 +90,22 @@ static int mf_runtime_start(const char *function)
     return MPI_SUCCESS;
 }
 
-/* The collective half of a teardown: sends the program no longer waits for (MPI_Request_free,
- * buffered sends) reach their peers; a barrier over the fabrics, during which every rank still
- * answers its peers' control frames (a rank whose MPI_Wait on a cancelled send needs our
- * CANCEL_ACK finishes it and only then reaches its own finalize: the process manager's fence
- * alone moves no frames and would leave it waiting forever); then the fence, after which no
- * rank talks to another. */
+/* The collective half of a teardown. First a barrier over the fabrics, during which every rank
+ * still answers its peers (a rank whose MPI_Wait on a cancelled send needs our CANCEL_ACK
+ * finishes it and only then reaches its own finalize). Then sends the program no longer waits
+ * for (MPI_Request_free, buffered sends, the barrier's own last frames, perhaps queued behind a
+ * connection still authenticating) leave this process: every frame of the barrier is needed
+ * by its receiver, so each receiver is still progressing until it has it. Last the process
+ * manager's fence, which moves no frames, after which no rank talks to another. */
 static int mf_runtime_quiesce(const char *function)
 {
-    int rc = mf_p2p_drain_sends(10.0);
-    if (rc)
-        mf_warn("%s: sends still pending after 10 s (their receives were never posted?); "
-                "finalizing anyway",
-                function);
     mf_comm *world = mf_comm_world();
     if (world && mf_coll_barrier(world) != MPI_SUCCESS)
         mf_warn("%s: the closing barrier failed (a peer is gone?); finalizing anyway", function);
+    if (mf_p2p_drain_sends(10.0))
+        mf_warn("%s: sends still pending after 10 s (their receives were never posted?); "
+                "finalizing anyway",
+                function);
     return mf_pm_fence();
 }
 
