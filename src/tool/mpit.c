@@ -190,10 +190,21 @@ static int mf_t_pvar_register_locked(const mf_t_pvar_desc *d)
     for (int i = 0; i < mf_t_npvars; i++) {
         mf_t_pvar_var *v = mf_t_pvars[i];
         if (v->d.var_class == d->var_class && strcmp(v->d.name, d->name) == 0) {
-            v->d.counter = d->counter; /* the same variable from a new source */
+            /* The same variable from a new source. An accumulating one goes on from where the
+             * old source left it, so session handles never see it jump back. */
+            mf_t_val prev = mf_t_pvar_source(v);
+            v->d.counter = d->counter;
             v->d.read = d->read;
             v->d.arg = d->arg;
             v->attached = true;
+            v->offset = (mf_t_val){0};
+            if (v->accumulating) {
+                mf_t_val now = mf_t_pvar_source(v);
+                if (v->d.datatype == MPI_DOUBLE)
+                    v->offset.d = prev.d - now.d;
+                else
+                    v->offset.u = prev.u - now.u; /* modulo 2^64, undone by the addition */
+            }
             return i;
         }
     }
@@ -240,6 +251,10 @@ mf_t_val mf_t_pvar_source(const mf_t_pvar_var *v)
         x.u = mf_t_counter_value(v->d.counter);
     else
         v->d.read(v->d.arg, &x);
+    if (v->d.datatype == MPI_DOUBLE)
+        x.d += v->offset.d;
+    else
+        x.u += v->offset.u;
     return x;
 }
 

@@ -44,6 +44,7 @@ typedef struct mf_t_pvar_var {
     bool accumulating; /* COUNTER, TIMER, AGGREGATE: per-handle value from 0 while started */
     bool attached;     /* the source exists; otherwise `last` is the value */
     mf_t_val last;
+    mf_t_val offset; /* added to the source: continuity across rebinding (mf_t_pvar_register) */
 } mf_t_pvar_var;
 
 typedef struct mf_t_cvar_var {
