@@ -25,26 +25,57 @@
 #include "api/api.h"
 #include "tool/mpit_internal.h"
 
+/* Sessions and handles live in singly linked lists threaded through their first member. */
+typedef struct mf_t_link {
+    struct mf_t_link *next;
+} mf_t_link;
+
 struct mf_t_pvar { /* MPI_T_pvar_handle */
-    struct mf_t_pvar *next;
+    mf_t_link link;
     int index;
     bool started;
     mf_t_val acc, base; /* accumulating classes: value = acc + (started ? now - base : 0) */
 };
 
 struct mf_t_pvar_session { /* MPI_T_pvar_session */
-    struct mf_t_pvar_session *next;
-    struct mf_t_pvar *handles;
+    mf_t_link link;
+    mf_t_link *handles;
 };
 
 struct mf_t_cvar { /* MPI_T_cvar_handle */
-    struct mf_t_cvar *next;
+    mf_t_link link;
     int index, count;
 };
 
 static int mf_t_refcount; /* MPI_T_init_thread calls not yet finalized */
-static struct mf_t_pvar_session *mf_t_sessions;
-static struct mf_t_cvar *mf_t_cvar_handles;
+static mf_t_link *mf_t_sessions;
+static mf_t_link *mf_t_cvar_handles;
+
+/* The link that points at `item` in the list at *head, or NULL when item is not in the list: how
+ * every handle from a tool is checked before it is used. */
+static mf_t_link **mf_t_find(mf_t_link **head, const void *item)
+{
+    for (mf_t_link **p = head; *p; p = &(*p)->next)
+        if (*p == item)
+            return p;
+    return NULL;
+}
+
+static void mf_t_push(mf_t_link **head, mf_t_link *item)
+{
+    item->next = *head;
+    *head = item;
+}
+
+/* Unlinks and frees the item *p points at (a session with its handles). */
+static void mf_t_drop(mf_t_link **p, bool session)
+{
+    mf_t_link *item = *p;
+    *p = item->next;
+    while (session && ((struct mf_t_pvar_session *)item)->handles)
+        mf_t_drop(&((struct mf_t_pvar_session *)item)->handles, false);
+    free(item);
+}
 
 /* Body of every call but init: runs the block after it with the mutex held and rc set, unless
  * MPI_T is not initialized. MF_T_END unlocks and returns rc. */
@@ -129,21 +160,10 @@ int PMPI_T_finalize(void)
     MF_T_BEGIN()
     {
         if (--mf_t_refcount == 0) {
-            while (mf_t_sessions) {
-                struct mf_t_pvar_session *s = mf_t_sessions;
-                mf_t_sessions = s->next;
-                while (s->handles) {
-                    struct mf_t_pvar *h = s->handles;
-                    s->handles = h->next;
-                    free(h);
-                }
-                free(s);
-            }
-            while (mf_t_cvar_handles) {
-                struct mf_t_cvar *h = mf_t_cvar_handles;
-                mf_t_cvar_handles = h->next;
-                free(h);
-            }
+            while (mf_t_sessions)
+                mf_t_drop(&mf_t_sessions, true);
+            while (mf_t_cvar_handles)
+                mf_t_drop(&mf_t_cvar_handles, false);
         }
     }
     MF_T_END();
@@ -260,8 +280,7 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
             h->index = cvar_index;
             /* A string's count is the bytes its value needs, NUL included. */
             h->count = v->datatype == MPI_CHAR ? (int)strlen(mf_t_cvar_string(v)) + 1 : 1;
-            h->next = mf_t_cvar_handles;
-            mf_t_cvar_handles = h;
+            mf_t_push(&mf_t_cvar_handles, &h->link);
             *handle = h;
             *count = h->count;
         }
@@ -270,25 +289,21 @@ int PMPI_T_cvar_handle_alloc(int cvar_index, void *obj_handle, MPI_T_cvar_handle
 }
 MF_API_ALIAS(T_cvar_handle_alloc);
 
-static struct mf_t_cvar **mf_t_cvar_find(MPI_T_cvar_handle handle)
+static struct mf_t_cvar *mf_t_cvar_find(MPI_T_cvar_handle handle)
 {
-    for (struct mf_t_cvar **p = &mf_t_cvar_handles; *p; p = &(*p)->next)
-        if (*p == handle)
-            return p;
-    return NULL;
+    mf_t_link **p = mf_t_find(&mf_t_cvar_handles, handle);
+    return p ? (struct mf_t_cvar *)*p : NULL;
 }
 
 int PMPI_T_cvar_handle_free(MPI_T_cvar_handle *handle)
 {
     MF_T_BEGIN()
     {
-        struct mf_t_cvar **p = handle ? mf_t_cvar_find(*handle) : NULL;
+        mf_t_link **p = handle ? mf_t_find(&mf_t_cvar_handles, *handle) : NULL;
         if (!p) {
             rc = handle ? MPI_T_ERR_INVALID_HANDLE : MPI_T_ERR_INVALID;
         } else {
-            struct mf_t_cvar *h = *p;
-            *p = h->next;
-            free(h);
+            mf_t_drop(p, false);
             *handle = MPI_T_CVAR_HANDLE_NULL;
         }
     }
@@ -325,14 +340,14 @@ int PMPI_T_cvar_read(MPI_T_cvar_handle handle, void *buf)
 {
     MF_T_BEGIN()
     {
-        struct mf_t_cvar **p = mf_t_cvar_find(handle);
-        if (!p) {
+        struct mf_t_cvar *h = mf_t_cvar_find(handle);
+        if (!h) {
             rc = MPI_T_ERR_INVALID_HANDLE;
         } else if (!buf) {
             rc = MPI_T_ERR_INVALID;
         } else {
-            const mf_t_cvar_var *v = &mf_t_cvars[(*p)->index];
-            int len = (*p)->count;
+            const mf_t_cvar_var *v = &mf_t_cvars[h->index];
+            int len = h->count;
             if (v->datatype == MPI_CHAR)
                 mf_t_string(mf_t_cvar_string(v), buf, &len);
             else
@@ -428,8 +443,7 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
         } else if (!s) {
             rc = MPI_T_ERR_OUT_OF_SESSIONS;
         } else {
-            s->next = mf_t_sessions;
-            mf_t_sessions = s;
+            mf_t_push(&mf_t_sessions, &s->link);
             *session = s;
         }
     }
@@ -437,30 +451,21 @@ int PMPI_T_pvar_session_create(MPI_T_pvar_session *session)
 }
 MF_API_ALIAS(T_pvar_session_create);
 
-static struct mf_t_pvar_session **mf_t_session_find(MPI_T_pvar_session session)
+static struct mf_t_pvar_session *mf_t_session_find(MPI_T_pvar_session session)
 {
-    for (struct mf_t_pvar_session **p = &mf_t_sessions; *p; p = &(*p)->next)
-        if (*p == session)
-            return p;
-    return NULL;
+    mf_t_link **p = mf_t_find(&mf_t_sessions, session);
+    return p ? (struct mf_t_pvar_session *)*p : NULL;
 }
 
 int PMPI_T_pvar_session_free(MPI_T_pvar_session *session)
 {
     MF_T_BEGIN()
     {
-        struct mf_t_pvar_session **p = session ? mf_t_session_find(*session) : NULL;
+        mf_t_link **p = session ? mf_t_find(&mf_t_sessions, *session) : NULL;
         if (!p) {
             rc = session ? MPI_T_ERR_INVALID_SESSION : MPI_T_ERR_INVALID;
         } else {
-            struct mf_t_pvar_session *s = *p;
-            *p = s->next;
-            while (s->handles) {
-                struct mf_t_pvar *h = s->handles;
-                s->handles = h->next;
-                free(h);
-            }
-            free(s);
+            mf_t_drop(p, true);
             *session = MPI_T_PVAR_SESSION_NULL;
         }
     }
@@ -474,8 +479,8 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
     (void)obj_handle; /* every performance variable is bound to no object */
     MF_T_BEGIN()
     {
-        struct mf_t_pvar_session **p = mf_t_session_find(session);
-        rc = !p ? MPI_T_ERR_INVALID_SESSION : mf_t_index_ok(pvar_index, mf_t_npvars);
+        struct mf_t_pvar_session *s = mf_t_session_find(session);
+        rc = !s ? MPI_T_ERR_INVALID_SESSION : mf_t_index_ok(pvar_index, mf_t_npvars);
         if (!rc && (!handle || !count))
             rc = MPI_T_ERR_INVALID;
         struct mf_t_pvar *h = rc ? NULL : calloc(1, sizeof *h);
@@ -486,8 +491,7 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
             h->index = pvar_index;
             h->started = v->d.continuous; /* the others count from MPI_T_pvar_start on */
             h->base = mf_t_pvar_source(v);
-            h->next = (*p)->handles;
-            (*p)->handles = h;
+            mf_t_push(&s->handles, &h->link);
             *handle = h;
             *count = 1;
         }
@@ -496,25 +500,21 @@ int PMPI_T_pvar_handle_alloc(MPI_T_pvar_session session, int pvar_index, void *o
 }
 MF_API_ALIAS(T_pvar_handle_alloc);
 
-/* The handle's place in its session's list: MPI_SUCCESS, or the error for a bad session or a
- * handle that is not one of this session's (MPI_T_PVAR_ALL_HANDLES only where all_ok). */
+/* The session and the handle's place in its list: MPI_SUCCESS, or the error for a bad session
+ * or a handle that is not one of this session's. MPI_T_PVAR_ALL_HANDLES (*out NULL) is accepted
+ * only where all_ok. */
 static int mf_t_handle_find(MPI_T_pvar_session session, MPI_T_pvar_handle handle, bool all_ok,
-                            struct mf_t_pvar_session **s_out, struct mf_t_pvar ***out)
+                            struct mf_t_pvar_session **s_out, mf_t_link ***out)
 {
-    struct mf_t_pvar_session **sp = mf_t_session_find(session);
-    if (!sp)
+    struct mf_t_pvar_session *s = mf_t_session_find(session);
+    if (!s)
         return MPI_T_ERR_INVALID_SESSION;
-    *s_out = *sp;
+    *s_out = s;
     *out = NULL;
     if (handle == MPI_T_PVAR_ALL_HANDLES)
         return all_ok ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
-    for (struct mf_t_pvar **p = &(*sp)->handles; *p; p = &(*p)->next) {
-        if (*p == handle) {
-            *out = p;
-            return MPI_SUCCESS;
-        }
-    }
-    return MPI_T_ERR_INVALID_HANDLE;
+    *out = mf_t_find(&s->handles, handle);
+    return *out ? MPI_SUCCESS : MPI_T_ERR_INVALID_HANDLE;
 }
 
 int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handle)
@@ -522,12 +522,10 @@ int PMPI_T_pvar_handle_free(MPI_T_pvar_session session, MPI_T_pvar_handle *handl
     MF_T_BEGIN()
     {
         struct mf_t_pvar_session *s;
-        struct mf_t_pvar **p;
+        mf_t_link **p;
         rc = handle ? mf_t_handle_find(session, *handle, false, &s, &p) : MPI_T_ERR_INVALID;
         if (!rc) {
-            struct mf_t_pvar *h = *p;
-            *p = h->next;
-            free(h);
+            mf_t_drop(p, false);
             *handle = MPI_T_PVAR_HANDLE_NULL;
         }
     }
@@ -597,7 +595,7 @@ static int mf_t_pvar_op(MPI_T_pvar_session session, MPI_T_pvar_handle handle, en
     MF_T_BEGIN()
     {
         struct mf_t_pvar_session *s;
-        struct mf_t_pvar **p;
+        mf_t_link **p;
         bool all_ok = op == MF_T_START || op == MF_T_STOP || op == MF_T_RESET;
         rc = mf_t_handle_find(session, handle, all_ok, &s, &p);
         if (!rc && ((op == MF_T_READ || op == MF_T_READRESET) && !rbuf))
@@ -605,9 +603,10 @@ static int mf_t_pvar_op(MPI_T_pvar_session session, MPI_T_pvar_handle handle, en
         if (!rc && op == MF_T_WRITE && !wbuf)
             rc = MPI_T_ERR_INVALID;
         if (!rc && p) {
-            rc = mf_t_apply(*p, op, rbuf, wbuf);
+            rc = mf_t_apply((struct mf_t_pvar *)*p, op, rbuf, wbuf);
         } else if (!rc) {
-            for (struct mf_t_pvar *h = s->handles; h; h = h->next) {
+            for (mf_t_link *l = s->handles; l; l = l->next) {
+                struct mf_t_pvar *h = (struct mf_t_pvar *)l;
                 const mf_t_pvar_var *v = mf_t_pvars[h->index];
                 if (op == MF_T_RESET ? v->accumulating : !v->d.continuous)
                     mf_t_apply(h, op, NULL, NULL);

@@ -117,31 +117,30 @@ static int mf_t_pvar_register_locked(const mf_t_pvar_desc *d);
 /* Variables that measure from the first call on: registered with the areas. */
 static void mf_t_builtin_pvars_locked(void)
 {
-    static const char sends_scope[] =
+    static const char scope[] =
         "started by MPI_Send, MPI_Bsend, MPI_Ssend, MPI_Rsend, their nonblocking (MPI_I*) and "
         "large-count (_c) forms, to a rank other than MPI_PROC_NULL; not persistent sends, "
         "MPI_Sendrecv or the messages of collective operations";
-    static char sends_desc[sizeof sends_scope + 32], bytes_desc[sizeof sends_scope + 48];
-    snprintf(sends_desc, sizeof sends_desc, "messages %s", sends_scope);
-    snprintf(bytes_desc, sizeof bytes_desc, "bytes of data in the messages %s", sends_scope);
-    mf_t_pvar_register_locked(&(mf_t_pvar_desc){
-        .name = "p2p_api_messages_sent",
-        .desc = sends_desc,
-        .category = "p2p",
-        .var_class = MPI_T_PVAR_CLASS_COUNTER,
-        .datatype = MPI_UNSIGNED_LONG_LONG,
-        .verbosity = MPI_T_VERBOSITY_USER_BASIC,
-        .counter = &mf_t_api_sends,
-    });
-    mf_t_pvar_register_locked(&(mf_t_pvar_desc){
-        .name = "p2p_api_bytes_sent",
-        .desc = bytes_desc,
-        .category = "p2p",
-        .var_class = MPI_T_PVAR_CLASS_COUNTER,
-        .datatype = MPI_UNSIGNED_LONG_LONG,
-        .verbosity = MPI_T_VERBOSITY_USER_BASIC,
-        .counter = &mf_t_api_send_bytes,
-    });
+    static char descs[2][sizeof scope + 48];
+    const struct {
+        const char *name, *what;
+        const mf_t_counter *counter;
+    } api[] = {
+        {"p2p_api_messages_sent", "messages", &mf_t_api_sends},
+        {"p2p_api_bytes_sent", "bytes of data in the messages", &mf_t_api_send_bytes},
+    };
+    for (int i = 0; i < 2; i++) {
+        snprintf(descs[i], sizeof descs[i], "%s %s", api[i].what, scope);
+        mf_t_pvar_register_locked(&(mf_t_pvar_desc){
+            .name = api[i].name,
+            .desc = descs[i],
+            .category = "p2p",
+            .var_class = MPI_T_PVAR_CLASS_COUNTER,
+            .datatype = MPI_UNSIGNED_LONG_LONG,
+            .verbosity = MPI_T_VERBOSITY_USER_BASIC,
+            .counter = api[i].counter,
+        });
+    }
 }
 
 void mf_t_setup_locked(void)
