@@ -108,8 +108,8 @@ static mf_t_counter mf_t_api_sends, mf_t_api_send_bytes;
 
 void mf_t_count_api_send(uint64_t bytes)
 {
-    mf_t_count(&mf_t_api_sends, 1);
-    mf_t_count(&mf_t_api_send_bytes, bytes);
+    mf_t_count_serial(&mf_t_api_sends, 1);
+    mf_t_count_serial(&mf_t_api_send_bytes, bytes);
 }
 
 static int mf_t_pvar_register_locked(const mf_t_pvar_desc *d);

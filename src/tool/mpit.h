@@ -39,6 +39,15 @@ static inline void mf_t_count(mf_t_counter *c, uint64_t n)
     atomic_fetch_add_explicit(&c->v, n, memory_order_relaxed);
 }
 
+/* The same on a hot path whose writers are serialized (the caller holds the library lock, or
+ * the thread level lets one thread at a time into MPI): a plain load and store, no locked
+ * instruction; MPI_T readers on other threads still never see a torn value. */
+static inline void mf_t_count_serial(mf_t_counter *c, uint64_t n)
+{
+    atomic_store_explicit(&c->v, atomic_load_explicit(&c->v, memory_order_relaxed) + n,
+                          memory_order_relaxed);
+}
+
 static inline uint64_t mf_t_counter_value(const mf_t_counter *c)
 {
     return atomic_load_explicit(&((mf_t_counter *)c)->v, memory_order_relaxed);
@@ -77,7 +86,8 @@ void mf_t_pvar_detach(int index);
 int mf_t_category(const char *name, const char *desc, const char *parent);
 
 /* Counters kept here until the p2p engine has its own (see above): messages and bytes handed to
- * the MPI_Send family (src/api/p2p_send.c counts them). */
+ * the MPI_Send family. src/api/p2p_send.c counts them inside its MF_API_ENTER/EXIT section, so
+ * writers are serialized. */
 void mf_t_count_api_send(uint64_t bytes);
 
 #endif
