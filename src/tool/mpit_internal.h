@@ -74,8 +74,9 @@ bool mf_t_enum_ok(const struct mf_t_enum *e);
 /* The current value of a pvar's source. */
 mf_t_val mf_t_pvar_source(const mf_t_pvar_var *v);
 
-/* Control variables (mpit_cvar.c): builds mf_t_cvars; its value as the library sees it. For
- * MPI_CHAR, out->... is not used: mf_t_cvar_string gives the text. */
+/* Control variables (mpit_cvar.c): mf_t_cvars_setup_locked builds the table; a cvar's value as
+ * the library sees it is mf_t_cvar_value (member i for MPI_INT, u for MPI_UNSIGNED_LONG, d for
+ * MPI_DOUBLE) or, for MPI_CHAR, the text mf_t_cvar_string returns. */
 void mf_t_cvars_setup_locked(void);
 mf_t_val mf_t_cvar_value(const mf_t_cvar_var *v);
 const char *mf_t_cvar_string(const mf_t_cvar_var *v);
