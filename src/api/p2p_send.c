@@ -1,5 +1,6 @@
 /* Sends: MPI_Send, Bsend, Ssend, Rsend and their nonblocking and large-count forms. */
 #include "api/p2p_args.h"
+#include "tool/mpit.h"
 
 /* Every send entry point: check, start, then wait (blocking) or hand out a request. */
 static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
@@ -31,6 +32,8 @@ static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, 
         rc = mf_request_wait(r, NULL);
         mf_request_free(r);
     }
+    if (!rc && dest != MPI_PROC_NULL) /* MPI_T pvars p2p_api_messages_sent, _bytes_sent */
+        mf_t_count_api_send((uint64_t)count * mf_datatype_info(dt)->dt_size);
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
 }
