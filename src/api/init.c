@@ -19,21 +19,6 @@
 #include "p2p/p2p.h"
 #include "runtime/pm.h"
 
-static pthread_mutex_t mf_big_lock;
-static bool mf_lock_used; /* only MPI_THREAD_MULTIPLE pays for the lock */
-
-void mf_lock(void)
-{
-    if (mf_lock_used)
-        pthread_mutex_lock(&mf_big_lock);
-}
-
-void mf_unlock(void)
-{
-    if (mf_lock_used)
-        pthread_mutex_unlock(&mf_big_lock);
-}
-
 /* The runtime (process manager, fabrics, progress, the objects behind MPI_COMM_WORLD and
  * MPI_COMM_SELF) is shared by the world model and every session: see api/runtime.h.
  * mf_g.initialized says it is up; these say who uses it. */
@@ -48,14 +33,8 @@ static void mf_thread_level_raise(int required)
 {
     if (mf_runtime_users == 0 || required > mf_g.thread_level)
         mf_g.thread_level = required;
-    if (required == MPI_THREAD_MULTIPLE && !mf_lock_used) {
-        pthread_mutexattr_t attr;
-        pthread_mutexattr_init(&attr);
-        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-        pthread_mutex_init(&mf_big_lock, &attr);
-        pthread_mutexattr_destroy(&attr);
-        mf_lock_used = true;
-    }
+    if (required == MPI_THREAD_MULTIPLE)
+        mf_lock_enable();
 }
 
 static int mf_runtime_start(const char *function)
@@ -133,7 +112,7 @@ int mf_runtime_acquire(int required, int *provided, const char *function)
                         "session was open); it cannot be started again",
                         function);
     /* Under MPI_THREAD_MULTIPLE another thread may be in MPI (a second session, the world). */
-    bool locked = mf_lock_used;
+    bool locked = mf_lock_enabled();
     if (locked)
         mf_lock();
     mf_thread_level_raise(required);
