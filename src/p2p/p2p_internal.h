@@ -19,10 +19,7 @@ int mf_p2p_iprobe(int source, int tag, mf_comm *comm, unsigned ctx, bool take, i
 /* Receives a message taken by a matched probe into r (posted with rq_buf/count/dt set). */
 int mf_p2p_recv_message(mf_request *r, mf_unexpected *u);
 
-/* User handles for requests (MPI_Request) and matched messages (MPI_Message). */
-int mf_request_handle(mf_request *r, MPI_Request *handle);
-mf_request *mf_request_from_handle(MPI_Request handle);
-void mf_request_handle_free(mf_request *r);
+/* User handles for matched messages (MPI_Message); those of requests are in p2p.h. */
 int mf_message_handle(mf_unexpected *u, MPI_Message *handle);
 mf_unexpected *mf_message_take(MPI_Message handle);
 
