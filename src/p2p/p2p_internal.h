@@ -8,8 +8,15 @@
 #include "p2p/match.h"
 #include "p2p/request.h"
 
-/* MPI_SUCCESS, or the error recorded when `peer` (world rank) became unreachable. */
-int mf_p2p_peer_status(int peer);
+/* First error seen for each world rank once its fabric declared it unreachable; NULL until the
+ * first failure (protocol.c). */
+extern int *mf_p2p_peer_error;
+/* MPI_SUCCESS, or the error recorded when `peer` (world rank) became unreachable. Inline: every
+ * send and receive asks. */
+static inline int mf_p2p_peer_status(int peer)
+{
+    return mf_p2p_peer_error ? mf_p2p_peer_error[peer] : MPI_SUCCESS;
+}
 
 /* Looks for a message matching (source, tag) on comm's context + ctx after one progress pass.
  * Sets *flag and, when found, the status (source, tag, byte count). With `take`, the message

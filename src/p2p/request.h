@@ -19,7 +19,7 @@
 struct mf_unexpected;
 
 /* Strided data travels as iovecs over the user buffer when it takes at most MF_P2P_IOV_MAX pieces
- * averaging at least MF_P2P_IOV_MIN_PIECE bytes; otherwise it is packed (see protocol.c). */
+ * averaging at least MF_P2P_IOV_MIN_PIECE bytes; otherwise it is packed (see mf_p2p_stage in send.c). */
 #define MF_P2P_IOV_MAX 64
 #define MF_P2P_IOV_MIN_PIECE 256
 
