@@ -118,6 +118,22 @@ static inline size_t mf_p2p_match_status(MPI_Status *st, const mf_wire_hdr *h, s
     return take;
 }
 
+/* Starts request r on an operation: the user's buffer, count and type (referenced until r is
+ * destroyed), the peer's rank in the communicator, the tag and traffic class. Sends and receives
+ * alike; inline, every request of the eager path is set up here. */
+static inline void mf_p2p_request_op(mf_request *r, void *buf, MPI_Count count, mf_datatype *dt,
+                                     int rank, int tag, unsigned ctx)
+{
+    r->pub.r_active = true;
+    r->rq_buf = buf;
+    r->rq_count = count;
+    r->rq_dt = dt;
+    mf_datatype_retain(dt);
+    r->rq_rank = rank;
+    r->rq_tag = tag;
+    r->rq_ctx = ctx;
+}
+
 /* A receive request for the operation, not yet matched nor posted. */
 static inline mf_request *mf_p2p_recv_request(void *buf, MPI_Count count, mf_datatype *dt,
                                               int source, int tag, mf_comm *comm, unsigned ctx)
@@ -125,14 +141,7 @@ static inline mf_request *mf_p2p_recv_request(void *buf, MPI_Count count, mf_dat
     mf_request *r = mf_request_alloc(MF_REQ_RECV, comm);
     if (!r)
         return NULL;
-    r->pub.r_active = true;
-    r->rq_buf = buf;
-    r->rq_count = count;
-    r->rq_dt = dt;
-    mf_datatype_retain(dt);
-    r->rq_rank = source;
-    r->rq_tag = tag;
-    r->rq_ctx = ctx;
+    mf_p2p_request_op(r, buf, count, dt, source, tag, ctx);
     r->rq_bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
     return r;
 }

@@ -100,14 +100,7 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     if (!r)
         return mf_error(MPI_ERR_NO_MEM, "send: no memory for a request");
     *out = r;
-    r->pub.r_active = true;
-    r->rq_buf = (void *)buf;
-    r->rq_count = count;
-    r->rq_dt = dt;
-    mf_datatype_retain(dt);
-    r->rq_rank = dest;
-    r->rq_tag = tag;
-    r->rq_ctx = ctx;
+    mf_p2p_request_op(r, (void *)buf, count, dt, dest, tag, ctx);
     r->rq_mode = mode;
     r->rq_send_done.fd_fn = mf_p2p_send_done;
     if (dest == MPI_PROC_NULL) {
