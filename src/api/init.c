@@ -7,6 +7,7 @@
 
 #include "api/api.h"
 #include "api/runtime.h"
+#include "api/world.h"
 #include "comm/comm.h"
 #include "core/config.h"
 #include "core/error.h"
@@ -14,7 +15,6 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
-#include "core/world.h"
 #include "fabric/fabric.h"
 #include "p2p/p2p.h"
 #include "runtime/pm.h"

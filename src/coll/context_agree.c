@@ -6,7 +6,7 @@
  */
 #include <string.h>
 
-#include "comm/comm_internal.h"
+#include "coll/comm_build.h"
 #include "core/error.h"
 #include "p2p/p2p.h"
 

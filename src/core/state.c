@@ -1,12 +1,15 @@
 /*
- * lock.c — the library lock (state.h): one recursive mutex around the engine, taken by API entry
- * points only once some user asked for MPI_THREAD_MULTIPLE. Lives in core because every layer
- * may need to know about it; api/init.c decides when to switch it on (mf_lock_enable).
+ * state.c — the definitions behind state.h: mf_g, which MPI_Init fills (api/init.c, api/world.c),
+ * and the library lock: one recursive mutex around the engine, taken by API entry points only
+ * once some user asked for MPI_THREAD_MULTIPLE. Both live in core because every layer reads
+ * them; api/init.c decides when to switch the lock on (mf_lock_enable).
  */
 #include <pthread.h>
 #include <stdbool.h>
 
 #include "core/state.h"
+
+mf_state mf_g;
 
 static pthread_mutex_t mf_big_lock;
 static bool mf_lock_used; /* only MPI_THREAD_MULTIPLE pays for the lock */
