@@ -19,6 +19,13 @@
 #include "p2p/p2p.h"
 #include "runtime/pm.h"
 
+/* Core ends the job through the process manager's abort, which is above it: handed over when the
+ * library is loaded, so every fatal path, before MPI_Init too, takes it (log.h). */
+__attribute__((constructor)) static void mf_api_hand_abort_to_core(void)
+{
+    mf_job_abort_set(mf_pm_abort);
+}
+
 /* The runtime (process manager, fabrics, progress, the objects behind MPI_COMM_WORLD and
  * MPI_COMM_SELF) is shared by the world model and every session: see api/runtime.h.
  * mf_g.initialized says it is up; these say who uses it. */

@@ -9,7 +9,6 @@
 #include "core/handle.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "runtime/pm.h"
 
 static mf_errhandler mf_errh_fatal = {MPI_ERRORS_ARE_FATAL, 1, MF_ERRH_FATAL, NULL};
 static mf_errhandler mf_errh_return = {MPI_ERRORS_RETURN, 1, MF_ERRH_RETURN, NULL};
@@ -78,7 +77,7 @@ void mf_err_die(int code, const char *function, const char *object)
     char msg[MPI_MAX_ERROR_STRING + 2 * MPI_MAX_OBJECT_NAME];
     snprintf(msg, sizeof msg, "rank %d: %s failed on %s: %s", mf_g.rank, function, object, text);
     int exit_code = mf_error_class(code);
-    mf_pm_abort(exit_code > 0 && exit_code < 256 ? exit_code : 1, msg);
+    mf_job_abort(exit_code > 0 && exit_code < 256 ? exit_code : 1, msg);
 }
 
 int mf_err_session_dispatch(mf_errhandler *eh, MPI_Session session, int code, const char *function)
