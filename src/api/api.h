@@ -33,6 +33,18 @@
 #define MF_API_ENTER() mf_lock()
 #define MF_API_EXIT() mf_unlock()
 
+/* Dispatches a non-success code to comm's handler (comm may be NULL: MPI_COMM_WORLD's). Returns
+ * the code when the handler returns. `function` names the MPI function for the fatal message.
+ * (api/errhandler.c; core/errhandler.h has the handler objects and the fatal path.) */
+int mf_err_comm_dispatch(mf_comm *comm, int code, const char *function);
+/* Inline for the common MPI_SUCCESS: every entry point returns through here. */
+static inline int mf_err_comm(mf_comm *comm, int code, const char *function)
+{
+    return code == MPI_SUCCESS ? MPI_SUCCESS : mf_err_comm_dispatch(comm, code, function);
+}
+/* For calls that involve no object (MPI_Init, MPI_Type_*, ...): MPI_COMM_WORLD's handler. */
+int mf_err_world(int code, const char *function);
+
 /* MPI_ERR_OTHER unless MPI is initialized and not finalized. */
 int mf_check_initialized(const char *function);
 /* The checks below run on every call: each is an inline test of the valid case, with the

@@ -1,7 +1,7 @@
 /*
  * Communicator management (MPI-4.0 section 7.4): duplication, split, creation from groups,
- * freeing, comparison, names and info hints. The collective steps live in src/comm
- * (comm_create.c, context.c); this file checks arguments and decides, for each process, which
+ * freeing, comparison, names and info hints. The collective steps live in src/coll
+ * (comm_create.c, context_agree.c); this file checks arguments and decides, for each process, which
  * group it ends up in.
  */
 #include <stdio.h>
@@ -10,6 +10,7 @@
 
 #include "api/api.h"
 #include "comm/attr.h"
+#include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 #include "comm/info.h"
 #include "comm/topo.h"

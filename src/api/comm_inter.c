@@ -10,6 +10,7 @@
 #include <stdlib.h>
 
 #include "api/api.h"
+#include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 #include "p2p/p2p.h"
 

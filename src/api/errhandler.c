@@ -1,12 +1,51 @@
 /*
  * Error handlers on communicators (MPI-4.0 section 9.3), with the MPI-1 names MPICH still
- * exports (MPI_Errhandler_create/set/get). Dispatch itself is core/errhandler.c.
+ * exports (MPI_Errhandler_create/set/get), and the dispatch of an entry point's error to its
+ * communicator's handler (mf_err_comm, api.h). The handler objects, the fatal path and session
+ * dispatch are core's (core/errhandler.c), which knows nothing of communicators.
  *
  * MPI_ERRORS_ABORT is meant to abort only the processes of the communicator; Manifold's
  * process managers can only end a whole job, so it ends the job like MPI_ERRORS_ARE_FATAL
  * (the message names the communicator).
  */
+#include <stdio.h>
+
 #include "api/api.h"
+
+int mf_err_comm_dispatch(mf_comm *comm, int code, const char *function)
+{
+    if (code == MPI_SUCCESS)
+        return code;
+    mf_errhandler *eh = NULL;
+    if (comm)
+        eh = comm->c_errhandler;
+    else if (mf_g.initialized && !mf_g.finalized && mf_comm_world())
+        eh = mf_comm_world()->c_errhandler;
+    if (!eh)
+        eh = mf_errhandler_get(MPI_ERRORS_ARE_FATAL);
+    switch (eh->eh_kind) {
+    case MF_ERRH_RETURN:
+        return code;
+    case MF_ERRH_COMM: {
+        MPI_Comm h = comm ? comm->c_handle : MPI_COMM_WORLD;
+        ((MPI_Comm_errhandler_function *)eh->eh_fn)(&h, &code);
+        return code;
+    }
+    default: {
+        char object[MPI_MAX_OBJECT_NAME + 32];
+        if (comm && comm->c_name[0])
+            snprintf(object, sizeof object, "%s", comm->c_name);
+        else
+            snprintf(object, sizeof object, "%s", comm ? "a communicator" : "MPI_COMM_WORLD");
+        mf_err_die(code, function, object);
+    }
+    }
+}
+
+int mf_err_world(int code, const char *function)
+{
+    return mf_err_comm(NULL, code, function);
+}
 
 static int mf_api_errhandler(MPI_Errhandler h, mf_errhandler **out, const char *fn)
 {

@@ -7,6 +7,7 @@
 
 #include "api/api.h"
 #include "api/runtime.h"
+#include "api/world.h"
 #include "coll/coll.h"
 #include "comm/comm.h"
 #include "core/config.h"
@@ -15,24 +16,15 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
-#include "core/world.h"
 #include "fabric/fabric.h"
 #include "p2p/p2p.h"
 #include "runtime/pm.h"
 
-static pthread_mutex_t mf_big_lock;
-static bool mf_lock_used; /* only MPI_THREAD_MULTIPLE pays for the lock */
-
-void mf_lock(void)
+/* Core ends the job through the process manager's abort, which is above it: handed over when the
+ * library is loaded, so every fatal path, before MPI_Init too, takes it (log.h). */
+__attribute__((constructor)) static void mf_api_hand_abort_to_core(void)
 {
-    if (mf_lock_used)
-        pthread_mutex_lock(&mf_big_lock);
-}
-
-void mf_unlock(void)
-{
-    if (mf_lock_used)
-        pthread_mutex_unlock(&mf_big_lock);
+    mf_job_abort_set(mf_pm_abort);
 }
 
 /* The runtime (process manager, fabrics, progress, the objects behind MPI_COMM_WORLD and
@@ -49,14 +41,8 @@ static void mf_thread_level_raise(int required)
 {
     if (mf_runtime_users == 0 || required > mf_g.thread_level)
         mf_g.thread_level = required;
-    if (required == MPI_THREAD_MULTIPLE && !mf_lock_used) {
-        pthread_mutexattr_t attr;
-        pthread_mutexattr_init(&attr);
-        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-        pthread_mutex_init(&mf_big_lock, &attr);
-        pthread_mutexattr_destroy(&attr);
-        mf_lock_used = true;
-    }
+    if (required == MPI_THREAD_MULTIPLE)
+        mf_lock_enable();
 }
 
 static int mf_runtime_start(const char *function)
@@ -141,7 +127,7 @@ int mf_runtime_acquire(int required, int *provided, const char *function)
                         "session was open); it cannot be started again",
                         function);
     /* Under MPI_THREAD_MULTIPLE another thread may be in MPI (a second session, the world). */
-    bool locked = mf_lock_used;
+    bool locked = mf_lock_enabled();
     if (locked)
         mf_lock();
     mf_thread_level_raise(required);

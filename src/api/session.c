@@ -21,6 +21,7 @@
 
 #include "api/api.h"
 #include "api/runtime.h"
+#include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 #include "comm/info.h"
 #include "core/handle.h"

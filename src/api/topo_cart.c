@@ -8,6 +8,7 @@
 
 #include "api/api.h"
 #include "api/topo_util.h"
+#include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 #include "comm/topo.h"
 

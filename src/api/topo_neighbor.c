@@ -3,7 +3,7 @@
  * MPI_Neighbor_alltoall(v,w), their nonblocking (MPI_Ineighbor_*) and persistent
  * (MPI_Neighbor_*_init) forms, each with its _c form. The three forms share one body per
  * operation, as coll_nb.c does: it checks the arguments, turns them into one block per
- * neighbour, and then runs the blocking exchange of src/comm/topo_neighbor.c (nb == NULL) or
+ * neighbour, and then runs the blocking exchange of src/coll/topo_neighbor.c (nb == NULL) or
  * hands the blocks to the schedule engine (MF_NBC_NEIGHBOR, src/coll/nbc.h).
  */
 #include <stdint.h>
@@ -13,6 +13,7 @@
 #include "api/coll_check.h"
 #include "api/coll_nb.h"
 #include "api/topo_util.h"
+#include "coll/comm_build.h"
 #include "comm/topo.h"
 
 /* Resolves comm (with a topology) and its degrees. */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "api/api.h"
+#include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 
 int mf_topo_check_intra(const mf_comm *c, const char *fn)

@@ -20,8 +20,7 @@
 #include "comm/topo.h"
 #include "core/error.h"
 #include "core/progress.h"
-#include "p2p/p2p_internal.h"
-#include "p2p/request.h"
+#include "p2p/p2p.h"
 
 /* ---- Building ---------------------------------------------------------------------------- */
 
@@ -270,9 +269,9 @@ static bool nbc_advance(mf_nbc_sched *s, int *events)
 static void nbc_finish(mf_nbc_sched *s)
 {
     mf_request *r = s->s_req;
-    r->rq_error = s->s_error;
+    int error = s->s_error;
     nbc_sched_free(s);
-    mf_request_unbusy(r);
+    mf_request_end(r, error);
 }
 
 static void nbc_persist_reap(void);
@@ -363,8 +362,7 @@ int mf_nbc_sched_launch(mf_nbc_sched *s, mf_request **out)
         mf_request_free(r);
         return rc;
     }
-    r->pub.r_active = true;
-    r->rq_busy = 1;
+    mf_request_hold(r);
     int events = 0;
     if (nbc_advance(s, &events)) {
         nbc_finish(s);
@@ -505,13 +503,13 @@ static void nbc_persist_reap(void)
 {
     for (mf_nbc_persist **pp = &nbc_persistent; *pp;) {
         mf_nbc_persist *p = *pp;
-        if (!p->p_req->rq_released) {
+        if (!mf_request_released(p->p_req)) {
             pp = &p->p_next;
             continue;
         }
         *pp = p->p_next;
         int ns, nr;
-        nbc_array_lens(&p->p_args, p->p_req->pub.r_comm, &ns, &nr);
+        nbc_array_lens(&p->p_args, mf_request_info(p->p_req)->r_comm, &ns, &nr);
         nbc_args_release(&p->p_args, ns, nr);
         mf_request *r = p->p_req;
         free(p);
@@ -537,9 +535,7 @@ static int nbc_persist_new(const mf_nbc_args *a, mf_comm *comm, const char *fn, 
         mf_request_free(r);
         return rc;
     }
-    r->pub.r_persistent = true;
-    r->rq_busy = 1;
-    r->rq_buf = p; /* the operation as posted: its kept arguments */
+    mf_request_hold_persistent(r, p); /* the operation as posted: its kept arguments */
     p->p_req = r;
     p->p_next = nbc_persistent;
     nbc_persistent = p;
@@ -549,8 +545,8 @@ static int nbc_persist_new(const mf_nbc_args *a, mf_comm *comm, const char *fn, 
 
 int mf_nbc_start(mf_request *p)
 {
-    mf_nbc_persist *k = p->rq_buf;
-    return nbc_istart(&k->p_args, p->pub.r_comm, "MPI_Start", &p->rq_inner);
+    mf_nbc_persist *k = mf_request_owner_data(p);
+    return nbc_istart(&k->p_args, mf_request_info(p)->r_comm, "MPI_Start", mf_request_inner(p));
 }
 
 int mf_nbc_post(const mf_nbc_call *call, const mf_nbc_args *a, mf_comm *comm, const char *fn)

@@ -94,7 +94,8 @@ typedef struct mf_nbc_call {
  * fail with MPI_ERR_COMM. */
 int mf_nbc_post(const mf_nbc_call *call, const mf_nbc_args *a, mf_comm *comm, const char *fn);
 
-/* MPI_Start of a persistent collective request `p`: begins a new schedule in p->rq_inner. */
+/* MPI_Start of a persistent collective request `p`: begins a new schedule, which becomes
+ * *mf_request_inner(p). */
 int mf_nbc_start(mf_request *p);
 
 /* The internal form of mf_nbc_post for other modules: starts the collective and returns the

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 
 #include "coll/nbc_impl.h"
+#include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 #include "core/error.h"
 

@@ -16,6 +16,7 @@
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/state.h"
+#include "datatype/datatype.h"
 
 typedef int(mf_attr_copy_fn)(int oldobj, int keyval, void *extra_state, void *value_in,
                              void *value_out, int *flag);
@@ -322,6 +323,8 @@ struct mf_attr_list **mf_attr_side_list(mf_attr_kind kind, int obj, int create)
     mf_attr_side *s = calloc(1, sizeof *s);
     if (!s)
         return NULL;
+    if (kind == MF_ATTR_TYPE) /* from now on, a freed type may have attributes to delete */
+        mf_datatype_set_free_hook(mf_attr_type_free);
     s->s_kind = kind;
     s->s_obj = obj;
     s->s_next = mf_attr_sides;

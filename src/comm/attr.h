@@ -6,7 +6,9 @@
  * c_attrs; datatypes and windows keep theirs in a side table here, keyed by handle, so the
  * datatype and RMA layers only have to call the hooks below at dup and free time:
  *   MPI_Type_dup:  mf_attr_type_copy(oldtype, newtype)   (runs the copy callbacks)
- *   MPI_Type_free: mf_attr_type_free(type)               (runs the delete callbacks)
+ *   MPI_Type_free: mf_attr_type_free(type)               (runs the delete callbacks; the
+ *                  datatype layer, below this one, calls it as its free hook, which this file
+ *                  sets when a type first gets attributes)
  *   MPI_Win_free:  mf_attr_win_free(win)
  * All three return an MPI error code (a callback's failure), MPI_SUCCESS otherwise.
  *

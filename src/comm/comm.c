@@ -138,3 +138,12 @@ void mf_comm_finalize_builtin(void)
         builtin[i]->c_refs = 0;
     }
 }
+
+int mf_comm_free_user(mf_comm *c)
+{
+    int rc = mf_attr_delete_all(MF_ATTR_COMM, c->c_handle, &c->c_attrs);
+    if (rc)
+        return rc;
+    mf_comm_release(c);
+    return MPI_SUCCESS;
+}

@@ -38,18 +38,4 @@ int mf_cart_rank(const mf_topology *t, const int *coords); /* coords already wra
 int mf_topo_neighbors(const mf_comm *c, int *indegree, int **sources, int *outdegree,
                       int **destinations, bool *owned);
 
-/* ---- Neighborhood exchange (topo_neighbor.c) ----------------------------------------------
- * One block per neighbour: sends[j] goes to destination j, recvs[i] comes from source i, as
- * mf_topo_neighbors orders them; MPI_PROC_NULL neighbours are skipped (their receive blocks
- * stay untouched). Blocking, collective over c. Cartesian blocks are matched by direction
- * (a grid of size 1 or 2 in a periodic dimension has the same neighbour on both sides); graph
- * blocks between the same pair of processes are matched in order. */
-typedef struct mf_nb_block {
-    const void *buf; /* address of the block's first element */
-    MPI_Count count;
-    mf_datatype *dt;
-} mf_nb_block;
-
-int mf_topo_neighbor_exchange(mf_comm *c, const mf_nb_block *sends, const mf_nb_block *recvs);
-
 #endif

@@ -5,12 +5,10 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "comm/comm.h"
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "runtime/pm.h"
 
 static mf_errhandler mf_errh_fatal = {MPI_ERRORS_ARE_FATAL, 1, MF_ERRH_FATAL, NULL};
 static mf_errhandler mf_errh_return = {MPI_ERRORS_RETURN, 1, MF_ERRH_RETURN, NULL};
@@ -65,8 +63,7 @@ void mf_errhandler_release(mf_errhandler *eh)
     }
 }
 
-/* Prints the error and ends the job: the fatal handlers' behaviour. */
-static void __attribute__((noreturn)) mf_err_die(int code, const char *function, const char *object)
+void mf_err_die(int code, const char *function, const char *object)
 {
     char text[MPI_MAX_ERROR_STRING];
     int len;
@@ -80,42 +77,7 @@ static void __attribute__((noreturn)) mf_err_die(int code, const char *function,
     char msg[MPI_MAX_ERROR_STRING + 2 * MPI_MAX_OBJECT_NAME];
     snprintf(msg, sizeof msg, "rank %d: %s failed on %s: %s", mf_g.rank, function, object, text);
     int exit_code = mf_error_class(code);
-    mf_pm_abort(exit_code > 0 && exit_code < 256 ? exit_code : 1, msg);
-}
-
-int mf_err_comm_dispatch(mf_comm *comm, int code, const char *function)
-{
-    if (code == MPI_SUCCESS)
-        return code;
-    mf_errhandler *eh = NULL;
-    if (comm)
-        eh = comm->c_errhandler;
-    else if (mf_g.initialized && !mf_g.finalized && mf_comm_world())
-        eh = mf_comm_world()->c_errhandler;
-    if (!eh)
-        eh = &mf_errh_fatal;
-    switch (eh->eh_kind) {
-    case MF_ERRH_RETURN:
-        return code;
-    case MF_ERRH_COMM: {
-        MPI_Comm h = comm ? comm->c_handle : MPI_COMM_WORLD;
-        ((MPI_Comm_errhandler_function *)eh->eh_fn)(&h, &code);
-        return code;
-    }
-    default: {
-        char object[MPI_MAX_OBJECT_NAME + 32];
-        if (comm && comm->c_name[0])
-            snprintf(object, sizeof object, "%s", comm->c_name);
-        else
-            snprintf(object, sizeof object, "%s", comm ? "a communicator" : "MPI_COMM_WORLD");
-        mf_err_die(code, function, object);
-    }
-    }
-}
-
-int mf_err_world(int code, const char *function)
-{
-    return mf_err_comm(NULL, code, function);
+    mf_job_abort(exit_code > 0 && exit_code < 256 ? exit_code : 1, msg);
 }
 
 int mf_err_session_dispatch(mf_errhandler *eh, MPI_Session session, int code, const char *function)

@@ -1,8 +1,8 @@
 /*
  * errhandler.h — error handlers and their dispatch.
  *
- * Every API entry point ends with `return mf_err_comm(comm, rc, "MPI_Xxx")` (or the win/file/
- * session variant) so that a failure reaches the handler attached to the object involved:
+ * Every API entry point ends with `return mf_err_comm(comm, rc, "MPI_Xxx")` (api/api.h; or the
+ * win/file/session variant) so that a failure reaches the handler attached to the object involved:
  *   MPI_ERRORS_ARE_FATAL / MPI_ERRORS_ABORT: print "MPI_Xxx: <message>" naming the rank, and end
  *                         the job through the process manager;
  *   MPI_ERRORS_RETURN:    return the code to the caller;
@@ -36,17 +36,10 @@ mf_errhandler *mf_errhandler_get(MPI_Errhandler handle);
 void mf_errhandler_retain(mf_errhandler *eh);
 void mf_errhandler_release(mf_errhandler *eh);
 
-struct mf_comm;
-/* Dispatches a non-success code to comm's handler (comm may be NULL: MPI_COMM_WORLD's). Returns
- * the code when the handler returns. `function` names the MPI function for the fatal message. */
-int mf_err_comm_dispatch(struct mf_comm *comm, int code, const char *function);
-/* Inline for the common MPI_SUCCESS: every entry point returns through here. */
-static inline int mf_err_comm(struct mf_comm *comm, int code, const char *function)
-{
-    return code == MPI_SUCCESS ? MPI_SUCCESS : mf_err_comm_dispatch(comm, code, function);
-}
-/* For calls that involve no object (MPI_Init, MPI_Type_*, ...): MPI_COMM_WORLD's handler. */
-int mf_err_world(int code, const char *function);
+/* Prints "rank R: <function> failed on <object>: <text of code>" and ends the job through the
+ * process manager: what MPI_ERRORS_ARE_FATAL and MPI_ERRORS_ABORT do. The dispatch to a
+ * communicator's handler is the API's (mf_err_comm in api/api.h): core knows no communicators. */
+void mf_err_die(int code, const char *function, const char *object) __attribute__((noreturn));
 /* A session's handler `eh` (NULL: MPI_ERRORS_ARE_FATAL), for MPI_Session_* calls and for errors
  * of MPI_Session_init, which go to the handler it was given. */
 int mf_err_session_dispatch(mf_errhandler *eh, MPI_Session session, int code, const char *function);

@@ -18,6 +18,7 @@
 
 #include <mpi.h>
 #include <stdarg.h>
+#include <stdbool.h>
 
 #define MF_ERR_CLASS_MASK 0x7f
 #define MF_ERR_SLOT_SHIFT 7
@@ -41,12 +42,18 @@ const char *mf_error_class_text(int err_class);
 /* Raised by every exported function Manifold does not implement yet. */
 int mf_unsupported(const char *function);
 
-/* ---- Added by the error API (src/api/error.c): classes and codes from MPI_Add_error_* ------ */
+/* ---- Classes, codes and texts a program adds (MPI_Add_error_*, error_added.c) ------------- */
 /* The largest error code or class in use (the MPI_LASTUSEDCODE attribute): MPI_ERR_LASTCODE
  * until the program adds one. */
 int mf_error_last_used(void);
 /* Class and text of a code added with MPI_Add_error_code/class: 0 if `code` is such a code
  * (text may be "" when none was set), MPI_ERR_ARG otherwise. */
 int mf_error_dynamic(int code, int *err_class, const char **text);
+/* Whether `c` is a predefined class or an added class (not an added code). */
+bool mf_error_is_class(int c);
+/* Adds a code of class `err_class`, or a new class when err_class < 0; *out = the value. */
+int mf_error_add(int err_class, int *out);
+/* Sets the text of an added code or class: MPI_ERR_ARG if `code` was not added, MPI_ERR_NO_MEM. */
+int mf_error_add_text(int code, const char *text);
 
 #endif

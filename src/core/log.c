@@ -3,10 +3,9 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#include "runtime/pm.h"
 
 int mf_verbose_level;
 static int mf_log_rank = -1;
@@ -60,5 +59,22 @@ void mf_fatal(const char *fmt, ...)
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     mf_info("fatal: %s", msg);
-    mf_pm_abort(1, msg);
+    mf_job_abort(1, msg);
+}
+
+static mf_job_abort_fn mf_job_abort_hook;
+
+void mf_job_abort_set(mf_job_abort_fn fn)
+{
+    mf_job_abort_hook = fn;
+}
+
+void mf_job_abort(int code, const char *msg)
+{
+    if (mf_job_abort_hook)
+        mf_job_abort_hook(code, msg); /* does not return; if it did, exit below */
+    else if (msg && *msg)
+        fprintf(stderr, "%s\n", msg);
+    fflush(NULL);
+    _exit(code);
 }

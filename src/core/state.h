@@ -39,9 +39,13 @@ typedef struct mf_state {
 
 extern mf_state mf_g;
 
-/* The library lock. Taken by API entry points only when the thread level is MPI_THREAD_MULTIPLE
- * (a coarse lock around the engine: correct first, fine-grained later). Recursive. */
+/* The library lock (state.c). Taken by API entry points only when the thread level is
+ * MPI_THREAD_MULTIPLE (a coarse lock around the engine: correct first, fine-grained later).
+ * Recursive. mf_lock_enable() switches it on for good (MPI_Init_thread asking for
+ * MPI_THREAD_MULTIPLE, before the user can start threads); until then lock and unlock do nothing. */
 void mf_lock(void);
 void mf_unlock(void);
+void mf_lock_enable(void);
+bool mf_lock_enabled(void);
 
 #endif

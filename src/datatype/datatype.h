@@ -80,6 +80,11 @@ static inline void mf_datatype_release(mf_datatype *dt)
     if (dt && !mf_datatype_info(dt)->dt_builtin)
         mf_datatype_release_derived(dt);
 }
+/* Called with a derived type's handle when its last reference goes, before the handle is freed:
+ * how a layer above that keeps data per type (the attributes of comm/attr.c) runs its delete
+ * callbacks without the datatype layer knowing it. One hook; set before it can matter (comm/attr.c
+ * sets it when a type first gets attributes); NULL (the start) means nothing to do. */
+void mf_datatype_set_free_hook(int (*hook)(MPI_Datatype type));
 
 /* Number of whole elements and of basic elements in `bytes` stream bytes (MPI_Get_count and
  * MPI_Get_elements). *whole is MPI_UNDEFINED if bytes is not a multiple of the size. */

@@ -13,7 +13,6 @@
 
 #include "core/error.h"
 #include "core/handle.h"
-#include "comm/attr.h"
 #include "datatype/dt_internal.h"
 
 static mf_handle_table mf_dt_table = MF_HANDLE_TABLE_INIT(MF_CLASS_DATATYPE);
@@ -34,11 +33,19 @@ void mf_datatype_retain_derived(mf_datatype *dt)
         dt->dt_refs++;
 }
 
+static int (*mf_dt_free_hook)(MPI_Datatype type);
+
+void mf_datatype_set_free_hook(int (*hook)(MPI_Datatype type))
+{
+    mf_dt_free_hook = hook;
+}
+
 void mf_datatype_release_derived(mf_datatype *dt)
 {
     if (!dt || dt->pub.dt_builtin || --dt->dt_refs > 0)
         return;
-    mf_attr_type_free(dt->pub.dt_handle); /* delete callbacks of the type's attributes */
+    if (mf_dt_free_hook)
+        mf_dt_free_hook(dt->pub.dt_handle); /* delete callbacks of the type's attributes */
     mf_handle_free(&mf_dt_table, dt->pub.dt_handle);
     mf_dt_destroy(dt); /* releases the types named in the contents */
 }

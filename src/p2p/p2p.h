@@ -97,8 +97,33 @@ int mf_p2p_drain_sends(double seconds);
  * messages that arrived but were never received. */
 void mf_p2p_finalize(void);
 
+/* User handles for requests (MPI_Request). */
+int mf_request_handle(mf_request *r, MPI_Request *handle);
+mf_request *mf_request_from_handle(MPI_Request handle);
+void mf_request_handle_free(mf_request *r);
+
 /* Lets a layer above complete its own requests (nonblocking collectives, generalized requests). */
 mf_request *mf_request_new(mf_request_kind kind, mf_comm *comm);
 void mf_request_complete(mf_request *r);
+
+/* Requests whose work a layer above drives (a nonblocking collective's schedule). The owner
+ * holds one outstanding step from mf_request_hold until it calls mf_request_unbusy (or
+ * mf_request_end, which records the error first); the request completes when no step is left
+ * and is freed then if its creator already released it. These keep src/coll out of the fields
+ * of struct mf_request, which are p2p's (request.h). */
+/* Takes the owner's step on a request that starts now (r_active). */
+void mf_request_hold(mf_request *r);
+/* Takes the owner's step on a persistent request and keeps `data` (the owner's, see
+ * mf_request_owner_data) for its starts; the step lasts until the user frees the request. */
+void mf_request_hold_persistent(mf_request *r, void *data);
+void *mf_request_owner_data(const mf_request *r);
+/* Where a start of persistent request r stores the request doing the work of that start. */
+mf_request **mf_request_inner(mf_request *r);
+/* Whether the creator has called mf_request_free on r. */
+bool mf_request_released(const mf_request *r);
+/* Drops one step; completes r when it was the last, frees it if released too. */
+void mf_request_unbusy(mf_request *r);
+/* Records `error` as r's outcome (its status' MPI_ERROR), then drops the owner's step. */
+void mf_request_end(mf_request *r, int error);
 
 #endif

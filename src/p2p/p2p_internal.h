@@ -8,8 +8,15 @@
 #include "p2p/match.h"
 #include "p2p/request.h"
 
-/* MPI_SUCCESS, or the error recorded when `peer` (world rank) became unreachable. */
-int mf_p2p_peer_status(int peer);
+/* First error seen for each world rank once its fabric declared it unreachable; NULL until the
+ * first failure (protocol.c). */
+extern int *mf_p2p_peer_error;
+/* MPI_SUCCESS, or the error recorded when `peer` (world rank) became unreachable. Inline: every
+ * send and receive asks. */
+static inline int mf_p2p_peer_status(int peer)
+{
+    return mf_p2p_peer_error ? mf_p2p_peer_error[peer] : MPI_SUCCESS;
+}
 
 /* Looks for a message matching (source, tag) on comm's context + ctx after one progress pass.
  * Sets *flag and, when found, the status (source, tag, byte count). With `take`, the message
@@ -19,10 +26,7 @@ int mf_p2p_iprobe(int source, int tag, mf_comm *comm, unsigned ctx, bool take, i
 /* Receives a message taken by a matched probe into r (posted with rq_buf/count/dt set). */
 int mf_p2p_recv_message(mf_request *r, mf_unexpected *u);
 
-/* User handles for requests (MPI_Request) and matched messages (MPI_Message). */
-int mf_request_handle(mf_request *r, MPI_Request *handle);
-mf_request *mf_request_from_handle(MPI_Request handle);
-void mf_request_handle_free(mf_request *r);
+/* User handles for matched messages (MPI_Message); those of requests are in p2p.h. */
 int mf_message_handle(mf_unexpected *u, MPI_Message *handle);
 mf_unexpected *mf_message_take(MPI_Message handle);
 

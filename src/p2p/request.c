@@ -195,6 +195,40 @@ void mf_request_unbusy(mf_request *r)
     mf_request_maybe_destroy(r);
 }
 
+void mf_request_hold(mf_request *r)
+{
+    r->pub.r_active = true;
+    r->rq_busy = 1;
+}
+
+void mf_request_hold_persistent(mf_request *r, void *data)
+{
+    r->pub.r_persistent = true;
+    r->rq_busy = 1;
+    r->rq_buf = data;
+}
+
+void *mf_request_owner_data(const mf_request *r)
+{
+    return r->rq_buf;
+}
+
+mf_request **mf_request_inner(mf_request *r)
+{
+    return &r->rq_inner;
+}
+
+bool mf_request_released(const mf_request *r)
+{
+    return r->rq_released;
+}
+
+void mf_request_end(mf_request *r, int error)
+{
+    r->rq_error = error;
+    mf_request_unbusy(r);
+}
+
 void mf_request_free(mf_request *r)
 {
     if (!r || r == &mf_request_sent_obj)

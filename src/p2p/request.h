@@ -19,7 +19,7 @@
 struct mf_unexpected;
 
 /* Strided data travels as iovecs over the user buffer when it takes at most MF_P2P_IOV_MAX pieces
- * averaging at least MF_P2P_IOV_MIN_PIECE bytes; otherwise it is packed (see protocol.c). */
+ * averaging at least MF_P2P_IOV_MIN_PIECE bytes; otherwise it is packed (see mf_p2p_stage in send.c). */
 #define MF_P2P_IOV_MAX 64
 #define MF_P2P_IOV_MIN_PIECE 256
 
@@ -97,8 +97,6 @@ int mf_request_register_wire(mf_request *r);
 mf_request *mf_request_by_wire(uint64_t id);
 /* Calls fn on every live request that is not complete (fn may finish it, not free it). */
 void mf_request_foreach_pending(void (*fn)(mf_request *r, void *arg), void *arg);
-/* Drops one protocol step; frees the request if that was the last reference. */
-void mf_request_unbusy(mf_request *r);
 /* Marks complete with the status fields; runs the on_complete hook. */
 void mf_request_finish(mf_request *r);
 

@@ -1,10 +1,10 @@
 /*
  * Building communicators: the collective steps shared by MPI_Comm_dup, split, create,
- * create_group, Intercomm_create and merge (see comm_internal.h). The API files decide who
+ * create_group, Intercomm_create and merge (see comm_build.h). The API files decide who
  * takes part and which group each process ends in; this file agrees the context ids and makes
  * the objects.
  */
-#include "comm/comm_internal.h"
+#include "coll/comm_build.h"
 
 #include <stdlib.h>
 
@@ -152,15 +152,6 @@ int mf_comm_idup_commit(mf_comm *parent, mf_comm *c, const uint32_t *ids)
     if (rc)
         mf_attr_delete_all(MF_ATTR_COMM, c->c_handle, &c->c_attrs);
     return rc;
-}
-
-int mf_comm_free_user(mf_comm *c)
-{
-    int rc = mf_attr_delete_all(MF_ATTR_COMM, c->c_handle, &c->c_attrs);
-    if (rc)
-        return rc;
-    mf_comm_release(c);
-    return MPI_SUCCESS;
 }
 
 /* Orders the members of one color by (key, rank in the parent): MPI_Comm_split's rule. */

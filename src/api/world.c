@@ -1,5 +1,5 @@
 /* Host layout of the job: see world.h. */
-#include "core/world.h"
+#include "api/world.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,8 +12,6 @@
 #include "core/state.h"
 #include "fabric/shm/shm_name.h"
 #include "runtime/pm.h"
-
-mf_state mf_g;
 
 /* Fills what is derived from mf_g.job_secret. The shm tag is a MAC of a fixed label: 64 bits that
  * differ between jobs without telling anything about the key. */

@@ -1,12 +1,12 @@
 /*
- * Mini-collectives over participants (see comm_internal.h): a binomial-tree reduce and
+ * Mini-collectives over participants (see comm_build.h): a binomial-tree reduce and
  * broadcast, and a ring allgather, on point-to-point messages of the parent's collective
  * context. They carry only a few hundred bytes per creation, so simplicity beats speed here.
  */
 #include <stdlib.h>
 #include <string.h>
 
-#include "comm/comm_internal.h"
+#include "coll/comm_build.h"
 #include "core/error.h"
 #include "p2p/p2p.h"
 

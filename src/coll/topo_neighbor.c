@@ -1,11 +1,12 @@
 /*
- * The exchange behind the blocking neighborhood collectives (see topo.h): every receive is
+ * The exchange behind the blocking neighborhood collectives (see comm_build.h): every receive is
  * posted, then every send, then all are awaited, so no ordering between neighbours can
  * deadlock. Traffic uses the communicator's collective context with tags of the communicator
  * module's reserved range (MF_TAG_NEIGHBOR + slot), never a user's.
  */
 #include <stdlib.h>
 
+#include "coll/comm_build.h"
 #include "comm/topo.h"
 #include "core/error.h"
 #include "p2p/p2p.h"

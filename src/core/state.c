@@ -1,0 +1,44 @@
+/*
+ * state.c — the definitions behind state.h: mf_g, which MPI_Init fills (api/init.c, api/world.c),
+ * and the library lock: one recursive mutex around the engine, taken by API entry points only
+ * once some user asked for MPI_THREAD_MULTIPLE. Both live in core because every layer reads
+ * them; api/init.c decides when to switch the lock on (mf_lock_enable).
+ */
+#include <pthread.h>
+#include <stdbool.h>
+
+#include "core/state.h"
+
+mf_state mf_g;
+
+static pthread_mutex_t mf_big_lock;
+static bool mf_lock_used; /* only MPI_THREAD_MULTIPLE pays for the lock */
+
+void mf_lock(void)
+{
+    if (mf_lock_used)
+        pthread_mutex_lock(&mf_big_lock);
+}
+
+void mf_unlock(void)
+{
+    if (mf_lock_used)
+        pthread_mutex_unlock(&mf_big_lock);
+}
+
+bool mf_lock_enabled(void)
+{
+    return mf_lock_used;
+}
+
+void mf_lock_enable(void)
+{
+    if (mf_lock_used)
+        return;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&mf_big_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    mf_lock_used = true;
+}

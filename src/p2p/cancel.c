@@ -1,0 +1,67 @@
+/*
+ * cancel.c — MPI_Cancel. A receive not matched yet leaves its queue and completes cancelled. A
+ * send asks its receiver (CANCEL) to drop the message if not matched yet; the receiver's
+ * CANCEL_ACK (dispatched by protocol.c) says whether it did, and the send completes then.
+ */
+#include "core/error.h"
+#include "p2p/p2p_internal.h"
+#include "p2p/protocol.h"
+
+/* MPI_Cancel of a send: ask the receiver to drop the message if it has not matched it. The
+ * answer (CANCEL_ACK) comes after the message itself, whether its frame is still queued here
+ * or waits in the receiver's unexpected queue; until then the request is not complete. An
+ * eager send complete here only means the fabric has the data: while the program holds the
+ * request it is reopened for the answer (requests whose completion a layer above watches,
+ * rq_on_complete, are not). A complete rendezvous or synchronous send was matched: not
+ * cancelled. So are sends that never had a request (mf_request_sent). */
+static bool mf_p2p_cancel_send(mf_request *r)
+{
+    if (!r->rq_wire_id || r->rq_cancel_asked || r->rq_peer < 0 || r->rq_error ||
+        mf_p2p_peer_status(r->rq_peer))
+        return false;
+    if (r->pub.r_complete) {
+        bool matched = r->rq_bytes > r->rq_fabric->eager_limit || r->rq_mode == MF_SEND_SYNC;
+        if (matched || r->rq_on_complete)
+            return false;
+        r->pub.r_complete = false;
+    }
+    mf_wire_hdr h = {.type = MF_MSG_CANCEL,
+                     .context = r->pub.r_comm->c_context + r->rq_ctx,
+                     .src = (int32_t)r->pub.r_comm->c_rank,
+                     .sreq = r->rq_wire_id};
+    r->rq_cancel_asked = true;
+    r->rq_busy++; /* the CANCEL_ACK */
+    if (mf_p2p_send_ctrl(r->rq_fabric, r->rq_peer, &h)) {
+        r->rq_cancel_asked = false;
+        mf_request_unbusy(r); /* completes a reopened request again */
+        return false;
+    }
+    return true;
+}
+
+/* The receiver answered a CANCEL: `dropped` when the message is gone, so the send is
+ * cancelled and the CTS, FIN or SYNC_ACK it waited for will not come. */
+void mf_p2p_on_cancel_ack(mf_request *r, bool dropped)
+{
+    r->rq_cancel_asked = false;
+    if (dropped) {
+        mf_status_set_cancelled(&r->pub.r_status, true);
+        mf_p2p_release_rkey(r);
+        if (r->rq_awaits_peer) {
+            r->rq_awaits_peer = false;
+            mf_request_unbusy(r); /* never the last step: the answer's is still held */
+        }
+    }
+    mf_request_unbusy(r); /* the CANCEL_ACK */
+}
+
+bool mf_p2p_cancel(mf_request *r)
+{
+    if (r->pub.r_kind == MF_REQ_SEND)
+        return mf_p2p_cancel_send(r);
+    if (r->pub.r_kind != MF_REQ_RECV || r->pub.r_complete || !mf_match_unpost(r))
+        return false; /* matched receives complete normally */
+    mf_status_set_cancelled(&r->pub.r_status, true);
+    mf_request_finish(r);
+    return true;
+}
