@@ -5,14 +5,8 @@
 
 #include "core/auth.h"
 #include "core/ratelimit.h"
-
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define UNIT_CHECK_FATAL
+#include "unit_check.h"
 
 int main(void)
 {

@@ -13,16 +13,7 @@
 #include "core/config.h"
 #include "core/config_spec.h"
 #include "core/error.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 static bool ok(const char *check, const char *value)
 {
@@ -153,8 +144,8 @@ int main(void)
     test_kinds();
     test_messages();
     test_unknown();
-    if (failures) {
-        fprintf(stderr, "config_test: %d check(s) failed\n", failures);
+    if (unit_check_failures) {
+        fprintf(stderr, "config_test: %d check(s) failed\n", unit_check_failures);
         return 1;
     }
     printf("config_test: ok\n");

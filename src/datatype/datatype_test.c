@@ -12,17 +12,7 @@
 #include <string.h>
 
 #include "datatype/dt_internal.h"
-
-static int failures;
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            failures++;                                                                            \
-            fprintf(stderr, "%s:%d: ", __FILE__, __LINE__);                                        \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 /* ---- reference type maps ---- */
 struct ref {
@@ -91,7 +81,7 @@ static size_t rnd(size_t n)
 static void compare(const char *what, const mf_datatype *dt, const struct ref *r, size_t count)
 {
     const struct mf_datatype_public *p = mf_datatype_info(dt);
-    CHECK(p->dt_size == ref_size(r), "%s: size %zu, reference %zu", what, p->dt_size, ref_size(r));
+    CHECKF(p->dt_size == ref_size(r), "%s: size %zu, reference %zu", what, p->dt_size, ref_size(r));
     size_t total = count * p->dt_size;
     char *want = malloc(total + 1), *got = malloc(total + 1);
     for (size_t i = 0; i < ARENA; i++)
@@ -99,7 +89,7 @@ static void compare(const char *what, const mf_datatype *dt, const struct ref *r
     ref_pack(r, p->dt_extent, arena_src + BASE, count, want);
 
     mf_datatype_pack(dt, arena_src + BASE, count, 0, got, total);
-    CHECK(!memcmp(want, got, total), "%s: whole pack differs", what);
+    CHECKF(!memcmp(want, got, total), "%s: whole pack differs", what);
 
     /* pieces at arbitrary offsets, in order, then reversed order for unpack */
     for (int trial = 0; trial < 20; trial++) {
@@ -110,7 +100,7 @@ static void compare(const char *what, const mf_datatype *dt, const struct ref *r
             mf_datatype_pack(dt, arena_src + BASE, count, off, got + off, len);
             off += len;
         }
-        CHECK(!memcmp(want, got, total), "%s: pack in pieces differs (trial %d)", what, trial);
+        CHECKF(!memcmp(want, got, total), "%s: pack in pieces differs (trial %d)", what, trial);
 
         memset(arena_dst, 0, ARENA);
         size_t end = total;
@@ -121,7 +111,7 @@ static void compare(const char *what, const mf_datatype *dt, const struct ref *r
         }
         char *again = malloc(total + 1);
         ref_pack(r, p->dt_extent, arena_dst + BASE, count, again);
-        CHECK(!memcmp(want, again, total), "%s: unpack in pieces differs (trial %d)", what, trial);
+        CHECKF(!memcmp(want, again, total), "%s: unpack in pieces differs (trial %d)", what, trial);
         free(again);
     }
 
@@ -132,16 +122,16 @@ static void compare(const char *what, const mf_datatype *dt, const struct ref *r
         struct iovec iov[3];
         size_t bytes;
         int n = mf_datatype_iov(dt, arena_src + BASE, count, pos, iov, 3, &bytes);
-        CHECK(n > 0 && bytes > 0, "%s: iov made no progress at %zu", what, pos);
+        CHECKF(n > 0 && bytes > 0, "%s: iov made no progress at %zu", what, pos);
         if (n <= 0 || !bytes)
             break;
         size_t q = pos;
         for (int i = 0; i < n; i++) {
-            CHECK(!memcmp(iov[i].iov_base, want + q, iov[i].iov_len), "%s: iov %d at %zu", what, i,
-                  q);
+            CHECKF(!memcmp(iov[i].iov_base, want + q, iov[i].iov_len), "%s: iov %d at %zu", what, i,
+                   q);
             q += iov[i].iov_len;
         }
-        CHECK(q - pos == bytes, "%s: iov bytes %zu, vectors cover %zu", what, bytes, q - pos);
+        CHECKF(q - pos == bytes, "%s: iov bytes %zu, vectors cover %zu", what, bytes, q - pos);
         pos += bytes;
     }
     free(want);
@@ -177,22 +167,22 @@ static void test_builtins(void)
     };
     for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
         mf_datatype *dt = bt(t[i].h);
-        CHECK(dt, "builtin 0x%x not found", (unsigned)t[i].h);
+        CHECKF(dt, "builtin 0x%x not found", (unsigned)t[i].h);
         if (!dt)
             continue;
-        CHECK(dt->pub.dt_size == t[i].size, "%s size %zu", t[i].name, dt->pub.dt_size);
-        CHECK(dt->pub.dt_extent == t[i].extent, "%s extent %ld", t[i].name,
-              (long)dt->pub.dt_extent);
-        CHECK(!strcmp(mf_datatype_name(dt), t[i].name), "%s named %s", t[i].name,
-              mf_datatype_name(dt));
+        CHECKF(dt->pub.dt_size == t[i].size, "%s size %zu", t[i].name, dt->pub.dt_size);
+        CHECKF(dt->pub.dt_extent == t[i].extent, "%s extent %ld", t[i].name,
+               (long)dt->pub.dt_extent);
+        CHECKF(!strcmp(mf_datatype_name(dt), t[i].name), "%s named %s", t[i].name,
+               mf_datatype_name(dt));
     }
-    CHECK(!mf_datatype_get(MPI_DATATYPE_NULL), "MPI_DATATYPE_NULL resolves");
-    CHECK(!mf_datatype_get(0x4c000415), "unknown builtin resolves");
-    CHECK(!mf_datatype_get(0x8c000009), "unknown pair resolves");
-    CHECK(mf_datatype_kind(bt(MPI_UNSIGNED)) == MF_DT_KIND_UNSIGNED, "kind of MPI_UNSIGNED");
-    CHECK(mf_datatype_ctype(bt(MPI_LONG)) == MF_DT_C_INT64, "ctype of MPI_LONG");
-    CHECK(mf_datatype_basic_type(bt(MPI_SHORT_INT)) == MPI_SHORT_INT, "basic of MPI_SHORT_INT");
-    CHECK(bt(MPI_INT)->pub.dt_contig && !bt(MPI_SHORT_INT)->pub.dt_contig, "contig flags");
+    CHECKF(!mf_datatype_get(MPI_DATATYPE_NULL), "MPI_DATATYPE_NULL resolves");
+    CHECKF(!mf_datatype_get(0x4c000415), "unknown builtin resolves");
+    CHECKF(!mf_datatype_get(0x8c000009), "unknown pair resolves");
+    CHECKF(mf_datatype_kind(bt(MPI_UNSIGNED)) == MF_DT_KIND_UNSIGNED, "kind of MPI_UNSIGNED");
+    CHECKF(mf_datatype_ctype(bt(MPI_LONG)) == MF_DT_C_INT64, "ctype of MPI_LONG");
+    CHECKF(mf_datatype_basic_type(bt(MPI_SHORT_INT)) == MPI_SHORT_INT, "basic of MPI_SHORT_INT");
+    CHECKF(bt(MPI_INT)->pub.dt_contig && !bt(MPI_SHORT_INT)->pub.dt_contig, "contig flags");
 
     /* the padded pair: the stream skips the hole after the short */
     struct {
@@ -205,7 +195,7 @@ static void test_builtins(void)
     int n;
     memcpy(&s, out + 6, 2);
     memcpy(&n, out + 8, 4);
-    CHECK(s == -2 && n == 20, "MPI_SHORT_INT stream: %d %d", s, n);
+    CHECKF(s == -2 && n == 20, "MPI_SHORT_INT stream: %d %d", s, n);
 }
 
 static void test_layouts(void)
@@ -218,7 +208,7 @@ static void test_layouts(void)
     mf_dt_build_contiguous(i4, 5, &t);
     struct ref *r = ref_vector(ri, 1, 5, 0);
     r->extent = 20;
-    CHECK(t->pub.dt_contig && t->pub.dt_extent == 20, "contiguous(5, int)");
+    CHECKF(t->pub.dt_contig && t->pub.dt_extent == 20, "contiguous(5, int)");
     compare("contiguous", t, r, 3);
     mf_dt_destroy(t);
     free(r);
@@ -226,8 +216,8 @@ static void test_layouts(void)
     /* vector: 4 blocks of 3 ints, stride 5 ints */
     mf_dt_build_hvector(i4, 4, 3, 20, &t);
     r = ref_vector(ri, 4, 3, 20);
-    CHECK(t->pub.dt_extent == 4 * 3 * 4 + 3 * 2 * 4, "vector extent %ld", (long)t->pub.dt_extent);
-    CHECK(t->dt_nfast == 1, "vector is one run, got %zu", t->dt_nfast);
+    CHECKF(t->pub.dt_extent == 4 * 3 * 4 + 3 * 2 * 4, "vector extent %ld", (long)t->pub.dt_extent);
+    CHECKF(t->dt_nfast == 1, "vector is one run, got %zu", t->dt_nfast);
     r->extent = t->pub.dt_extent;
     compare("vector", t, r, 4);
 
@@ -235,8 +225,8 @@ static void test_layouts(void)
     mf_datatype *t2;
     mf_dt_build_hvector(t, 3, 2, -200, &t2);
     struct ref *r2 = ref_vector(r, 3, 2, -200);
-    CHECK(t2->pub.dt_lb == -400, "negative stride lb %ld", (long)t2->pub.dt_lb);
-    CHECK(t2->pub.dt_true_lb == -400, "negative stride true lb %ld", (long)t2->pub.dt_true_lb);
+    CHECKF(t2->pub.dt_lb == -400, "negative stride lb %ld", (long)t2->pub.dt_lb);
+    CHECKF(t2->pub.dt_true_lb == -400, "negative stride true lb %ld", (long)t2->pub.dt_true_lb);
     r2->extent = t2->pub.dt_extent;
     compare("vector of vector, negative stride", t2, r2, 2);
     mf_dt_destroy(t2);
@@ -252,9 +242,9 @@ static void test_layouts(void)
     for (int i = 0; i < 5; i++)
         for (int j = 0; j < bl[i]; j++)
             ref_add(r, rd, ds[i] + 8 * j);
-    CHECK(t->pub.dt_lb == 0 && t->pub.dt_extent == 64, "hindexed extent %ld",
-          (long)t->pub.dt_extent);
-    CHECK(t->pub.dt_true_lb == 0 && t->pub.dt_true_extent == 64, "hindexed true extent");
+    CHECKF(t->pub.dt_lb == 0 && t->pub.dt_extent == 64, "hindexed extent %ld",
+           (long)t->pub.dt_extent);
+    CHECKF(t->pub.dt_true_lb == 0 && t->pub.dt_true_extent == 64, "hindexed true extent");
     r->extent = 64;
     compare("hindexed", t, r, 3);
     mf_dt_destroy(t);
@@ -270,10 +260,10 @@ static void test_layouts(void)
     MPI_Aint sds[] = {0, 8, 16};
     mf_datatype *sty[] = {c1, d8, i4};
     mf_dt_build_struct(3, sbl, sds, sty, &t);
-    CHECK(t->pub.dt_extent == (MPI_Aint)sizeof(struct s1), "struct extent %ld, sizeof %zu",
-          (long)t->pub.dt_extent, sizeof(struct s1));
-    CHECK(t->pub.dt_size == 21, "struct size %zu", t->pub.dt_size);
-    CHECK(mf_datatype_basic_type(t) == MPI_DATATYPE_NULL, "struct mixes types");
+    CHECKF(t->pub.dt_extent == (MPI_Aint)sizeof(struct s1), "struct extent %ld, sizeof %zu",
+           (long)t->pub.dt_extent, sizeof(struct s1));
+    CHECKF(t->pub.dt_size == 21, "struct size %zu", t->pub.dt_size);
+    CHECKF(mf_datatype_basic_type(t) == MPI_DATATYPE_NULL, "struct mixes types");
     r = calloc(1, sizeof *r);
     ref_add(r, rc, 0);
     ref_add(r, rd, 8);
@@ -283,18 +273,18 @@ static void test_layouts(void)
     compare("struct", t, r, 5);
     MPI_Count whole, basic;
     mf_datatype_count(t, 21 * 2 + 9, &whole, &basic);
-    CHECK(whole == MPI_UNDEFINED && basic == 2 * 5 + 2, "elements: %ld %ld", (long)whole,
-          (long)basic);
+    CHECKF(whole == MPI_UNDEFINED && basic == 2 * 5 + 2, "elements: %ld %ld", (long)whole,
+           (long)basic);
     mf_datatype_count(t, 21 * 2 + 10, &whole, &basic);
-    CHECK(basic == MPI_UNDEFINED, "elements of a partial int: %ld", (long)basic);
+    CHECKF(basic == MPI_UNDEFINED, "elements of a partial int: %ld", (long)basic);
 
     /* resized with a negative lb, then a vector of it: extents step by the new extent */
     mf_datatype *rs;
     mf_dt_build_resized(t, -8, 48, &rs);
-    CHECK(rs->pub.dt_lb == -8 && rs->pub.dt_extent == 48, "resized bounds");
+    CHECKF(rs->pub.dt_lb == -8 && rs->pub.dt_extent == 48, "resized bounds");
     mf_dt_build_contiguous(rs, 3, &t2);
-    CHECK(t2->pub.dt_lb == -8 && t2->pub.dt_extent == 144, "contiguous of resized: %ld %ld",
-          (long)t2->pub.dt_lb, (long)t2->pub.dt_extent);
+    CHECKF(t2->pub.dt_lb == -8 && t2->pub.dt_extent == 144, "contiguous of resized: %ld %ld",
+           (long)t2->pub.dt_lb, (long)t2->pub.dt_extent);
     r2 = ref_vector(r, 1, 3, 0);
     r2->n = 0;
     for (int j = 0; j < 3; j++)
@@ -310,10 +300,10 @@ static void test_layouts(void)
     MPI_Aint d2[] = {0, 48};
     mf_datatype *ty2[] = {rs, c1};
     mf_dt_build_struct(2, b2, d2, ty2, &t2);
-    CHECK(t2->pub.dt_lb == -8 && t2->pub.dt_extent == 48, "struct with resized: %ld %ld",
-          (long)t2->pub.dt_lb, (long)t2->pub.dt_extent);
-    CHECK(t2->pub.dt_true_lb == 0 && t2->pub.dt_true_extent == 49, "struct true extent: %ld %ld",
-          (long)t2->pub.dt_true_lb, (long)t2->pub.dt_true_extent);
+    CHECKF(t2->pub.dt_lb == -8 && t2->pub.dt_extent == 48, "struct with resized: %ld %ld",
+           (long)t2->pub.dt_lb, (long)t2->pub.dt_extent);
+    CHECKF(t2->pub.dt_true_lb == 0 && t2->pub.dt_true_extent == 49, "struct true extent: %ld %ld",
+           (long)t2->pub.dt_true_lb, (long)t2->pub.dt_true_extent);
     mf_dt_destroy(t2);
     mf_dt_destroy(rs);
     mf_dt_destroy(t);
@@ -331,15 +321,15 @@ static void test_grid(void)
         {4, 1, &st[0], &ln[0]}, {5, 1, &st[1], &ln[1]}, {6, 1, &st[2], &ln[2]}};
     mf_datatype *t;
     mf_dt_build_grid(bt(MPI_INT), 3, dims, MPI_ORDER_C, &t);
-    CHECK(t->pub.dt_lb == 0 && t->pub.dt_extent == 4 * 5 * 6 * 4, "subarray C extent");
+    CHECKF(t->pub.dt_lb == 0 && t->pub.dt_extent == 4 * 5 * 6 * 4, "subarray C extent");
     struct ref *r = calloc(1, sizeof *r), *ri = ref_basic(4);
     for (int a = 1; a < 3; a++)
         for (int b = 2; b < 5; b++)
             for (int c = 3; c < 5; c++)
                 ref_add(r, ri, ((a * 5 + b) * 6 + c) * 4);
     r->extent = 480;
-    CHECK(t->pub.dt_true_lb == ((1 * 5 + 2) * 6 + 3) * 4, "subarray true lb %ld",
-          (long)t->pub.dt_true_lb);
+    CHECKF(t->pub.dt_true_lb == ((1 * 5 + 2) * 6 + 3) * 4, "subarray true lb %ld",
+           (long)t->pub.dt_true_lb);
     compare("subarray C", t, r, 2);
     mf_dt_destroy(t);
 
@@ -363,7 +353,7 @@ static void test_grid(void)
     for (int i = 0; i < 4; i++)
         ref_add(r, rd, want[i] * 8);
     r->extent = 80;
-    CHECK(t->pub.dt_extent == 80 && t->pub.dt_size == 32, "cyclic grid extent/size");
+    CHECKF(t->pub.dt_extent == 80 && t->pub.dt_size == 32, "cyclic grid extent/size");
     compare("cyclic", t, r, 3);
     mf_dt_destroy(t);
     free(r);
@@ -376,13 +366,13 @@ static void test_big_count(void)
     /* a vector with a million blocks must stay one run, and locate offsets deep inside */
     mf_datatype *t;
     mf_dt_build_hvector(bt(MPI_INT), 1000000, 1, 8, &t);
-    CHECK(t->dt_nruns == 1 && t->dt_nfast == 1, "million-block vector has %zu runs", t->dt_nruns);
+    CHECKF(t->dt_nruns == 1 && t->dt_nfast == 1, "million-block vector has %zu runs", t->dt_nruns);
     int *src = malloc(2000000 * sizeof(int));
     for (int i = 0; i < 2000000; i++)
         src[i] = i;
     int got[4];
     mf_datatype_pack(t, src, 1, 4 * 777777, got, sizeof got);
-    CHECK(got[0] == 2 * 777777 && got[3] == 2 * 777780, "deep offset pack: %d %d", got[0], got[3]);
+    CHECKF(got[0] == 2 * 777777 && got[3] == 2 * 777780, "deep offset pack: %d %d", got[0], got[3]);
     free(src);
     mf_dt_destroy(t);
 }
@@ -392,32 +382,32 @@ static void test_external32(void)
     int32_t i = 0x01020304;
     unsigned char out[32];
     mf_dt_pack_external(bt(MPI_INT), &i, 1, out);
-    CHECK(out[0] == 1 && out[1] == 2 && out[2] == 3 && out[3] == 4, "int external32");
+    CHECKF(out[0] == 1 && out[1] == 2 && out[2] == 3 && out[3] == 4, "int external32");
     long l = -2;
     mf_dt_pack_external(bt(MPI_LONG), &l, 1, out);
-    CHECK(bt(MPI_LONG)->dt_ext32_size == 4 && out[0] == 0xff && out[3] == 0xfe,
-          "long external32 is 4 bytes");
+    CHECKF(bt(MPI_LONG)->dt_ext32_size == 4 && out[0] == 0xff && out[3] == 0xfe,
+           "long external32 is 4 bytes");
     long back = 0;
     mf_dt_unpack_external(bt(MPI_LONG), out, &back, 1);
-    CHECK(back == -2, "long external32 back: %ld", back);
+    CHECKF(back == -2, "long external32 back: %ld", back);
     l = 1L << 40;
-    CHECK(mf_dt_pack_external(bt(MPI_LONG), &l, 1, out) != MPI_SUCCESS, "long overflow detected");
+    CHECKF(mf_dt_pack_external(bt(MPI_LONG), &l, 1, out) != MPI_SUCCESS, "long overflow detected");
     double d = 1.0;
     mf_dt_pack_external(bt(MPI_DOUBLE), &d, 1, out);
-    CHECK(out[0] == 0x3f && out[1] == 0xf0 && out[7] == 0, "double external32");
+    CHECKF(out[0] == 0x3f && out[1] == 0xf0 && out[7] == 0, "double external32");
     long double ld = -1.5L, ldb = 0;
     mf_dt_pack_external(bt(MPI_LONG_DOUBLE), &ld, 1, out);
     /* binary128 of -1.5: sign 1, exponent 0x3fff, fraction 1000... */
-    CHECK(out[0] == 0xbf && out[1] == 0xff && out[2] == 0x80 && out[3] == 0 && out[15] == 0,
-          "long double external32: %02x %02x %02x", out[0], out[1], out[2]);
+    CHECKF(out[0] == 0xbf && out[1] == 0xff && out[2] == 0x80 && out[3] == 0 && out[15] == 0,
+           "long double external32: %02x %02x %02x", out[0], out[1], out[2]);
     mf_dt_unpack_external(bt(MPI_LONG_DOUBLE), out, &ldb, 1);
-    CHECK(ldb == ld, "long double back");
+    CHECKF(ldb == ld, "long double back");
     struct {
         double v;
         int i;
     } di = {2.0, 7};
     mf_dt_pack_external(bt(MPI_DOUBLE_INT), &di, 1, out);
-    CHECK(out[0] == 0x40 && out[11] == 7, "double_int external32");
+    CHECKF(out[0] == 0x40 && out[11] == 7, "double_int external32");
 }
 
 int main(void)
@@ -427,8 +417,8 @@ int main(void)
     test_grid();
     test_big_count();
     test_external32();
-    if (failures) {
-        fprintf(stderr, "%d failures\n", failures);
+    if (unit_check_failures) {
+        fprintf(stderr, "%d failures\n", unit_check_failures);
         return 1;
     }
     printf("datatype unit tests passed\n");

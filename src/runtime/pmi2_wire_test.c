@@ -6,16 +6,7 @@
 #include <string.h>
 
 #include "runtime/pmi2_wire.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 static int parse(mf_pmi_msg *m, const char *s)
 {
@@ -23,7 +14,7 @@ static int parse(mf_pmi_msg *m, const char *s)
     int rc = mf_pmi2_parse(m, s, strlen(s), &why);
     if (rc != 0 && !why) {
         fprintf(stderr, "no reason given for rejecting '%s'\n", s);
-        failures++;
+        unit_check_failures++;
     }
     return rc;
 }
@@ -34,7 +25,7 @@ static int header(const char *h, size_t *n)
     int rc = mf_pmi2_parse_header(h, n, &why);
     if (rc != 0 && !why) {
         fprintf(stderr, "no reason given for rejecting header '%.6s'\n", h);
-        failures++;
+        unit_check_failures++;
     }
     return rc;
 }
@@ -151,8 +142,8 @@ int main(void)
     test_header();
     test_parse();
     test_format();
-    if (failures) {
-        fprintf(stderr, "%d check(s) failed\n", failures);
+    if (unit_check_failures) {
+        fprintf(stderr, "%d check(s) failed\n", unit_check_failures);
         return 1;
     }
     printf("pmi2_wire_test: ok\n");

@@ -17,16 +17,7 @@
 
 #include "core/error.h"
 #include "runtime/pm.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 /* One exchange of the script: the request must contain `expect`; `reply` is then sent as is, or
  * with a PMI-2 length header when it starts with "2:", or the connection is closed when it is
@@ -111,7 +102,7 @@ static void finish(int line, pid_t pid)
     int st;
     if (waitpid(pid, &st, 0) != pid || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
         fprintf(stderr, "line %d: the server's script was not followed\n", line);
-        failures++;
+        unit_check_failures++;
     }
 }
 
@@ -126,7 +117,7 @@ static void expect_error(int line, int rc, int cls, const char *text)
     if (rc == MPI_SUCCESS || mf_error_class(rc) != cls || !strstr(msg, text)) {
         fprintf(stderr, "line %d: expected class %d with '%s', got rc=%d '%s'\n", line, cls, text,
                 rc, msg);
-        failures++;
+        unit_check_failures++;
     }
 }
 
@@ -147,7 +138,7 @@ static void expect_abort(int line, const mf_pm_ops *ops, const step *script, con
     if (waitpid(client, &st, 0) != client || !WIFEXITED(st) || WEXITSTATUS(st) != 3 ||
         waitpid(pid, &sst, 0) != pid || !WIFEXITED(sst) || WEXITSTATUS(sst) != 0) {
         fprintf(stderr, "line %d: abort did not end the client with 3 after the request\n", line);
-        failures++;
+        unit_check_failures++;
     }
 }
 
@@ -350,7 +341,7 @@ static void test_pmi1_port(void)
     if (lfd < 0 || bind(lfd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(lfd, 1) != 0 ||
         getsockname(lfd, (struct sockaddr *)&sa, &salen) != 0) {
         perror("listen");
-        failures++;
+        unit_check_failures++;
         return;
     }
     static const step ok[] = {
@@ -391,7 +382,7 @@ int main(void)
     test_pmi2();
     test_pmi1();
     test_pmi1_port();
-    if (failures)
-        fprintf(stderr, "%d failure(s)\n", failures);
-    return failures ? 1 : 0;
+    if (unit_check_failures)
+        fprintf(stderr, "%d failure(s)\n", unit_check_failures);
+    return unit_check_failures ? 1 : 0;
 }

@@ -7,16 +7,7 @@
 #include <string.h>
 
 #include "runtime/pmi_wire.h"
-
-static int failures;
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 static int parse(mf_pmi_msg *m, const char *s)
 {
@@ -24,7 +15,7 @@ static int parse(mf_pmi_msg *m, const char *s)
     int rc = mf_pmi_parse(m, s, strlen(s), &why);
     if (rc != 0 && !why) {
         fprintf(stderr, "no reason given for rejecting '%s'\n", s);
-        failures++;
+        unit_check_failures++;
     }
     return rc;
 }
@@ -170,8 +161,8 @@ int main(void)
     test_format();
     test_hex_escape();
     test_lines();
-    if (failures) {
-        fprintf(stderr, "pmi_wire_test: %d failures\n", failures);
+    if (unit_check_failures) {
+        fprintf(stderr, "pmi_wire_test: %d failures\n", unit_check_failures);
         return 1;
     }
     printf("pmi_wire_test: all checks passed\n");

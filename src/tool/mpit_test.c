@@ -9,22 +9,12 @@
 #include <string.h>
 
 #include "tool/mpit.h"
+#include "unit_check.h"
 
-static int failures;
-
-#define CHECK(cond, ...)                                                                           \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: ", __FILE__, __LINE__);                          \
-            fprintf(stderr, __VA_ARGS__);                                                          \
-            fputc('\n', stderr);                                                                   \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
 #define EXPECT(call, want)                                                                         \
     do {                                                                                           \
         int rc_ = (call);                                                                          \
-        CHECK(rc_ == (want), "%s returned %d, expected %d", #call, rc_, (int)(want));              \
+        CHECKF(rc_ == (want), "%s returned %d, expected %d", #call, rc_, (int)(want));             \
     } while (0)
 #define OK(call) EXPECT(call, MPI_SUCCESS)
 
@@ -33,7 +23,7 @@ static unsigned long queue_length;
 
 static void read_seconds(void *arg, void *out)
 {
-    CHECK(arg == &seconds, "callback argument");
+    CHECKF(arg == &seconds, "callback argument");
     *(double *)out = seconds;
 }
 
@@ -66,17 +56,17 @@ int main(void)
 
     /* A category for one fabric instance, below "tcp". */
     int cat = mf_t_category("tcp0", "tcp fabric instance 0", "tcp");
-    CHECK(cat == ncat0, "new category index %d, want %d", cat, ncat0);
-    CHECK(mf_t_category("tcp0", "again", "tcp") == cat, "the same name made a second category");
+    CHECKF(cat == ncat0, "new category index %d, want %d", cat, ncat0);
+    CHECKF(mf_t_category("tcp0", "again", "tcp") == cat, "the same name made a second category");
     OK(MPI_T_category_get_num(&ncat1));
-    CHECK(ncat1 == ncat0 + 1, "%d categories, want %d", ncat1, ncat0 + 1);
+    CHECKF(ncat1 == ncat0 + 1, "%d categories, want %d", ncat1, ncat0 + 1);
     int s1 = stamp();
-    CHECK(s1 > s0, "category_changed did not advance: %d -> %d", s0, s1);
+    CHECKF(s1 > s0, "category_changed did not advance: %d -> %d", s0, s1);
     int tcp = -1, subs[64], nsub = 0;
     OK(MPI_T_category_get_index("tcp", &tcp));
     OK(MPI_T_category_get_info(tcp, NULL, NULL, NULL, NULL, NULL, NULL, &nsub));
     OK(MPI_T_category_get_categories(tcp, 64, subs));
-    CHECK(nsub >= 1 && subs[nsub - 1] == cat, "tcp0 is not below tcp");
+    CHECKF(nsub >= 1 && subs[nsub - 1] == cat, "tcp0 is not below tcp");
 
     /* A counter. */
     static mf_t_counter frames, frames2;
@@ -88,14 +78,14 @@ int main(void)
                         .verbosity = MPI_T_VERBOSITY_TUNER_BASIC,
                         .counter = &frames};
     int pv = mf_t_pvar_register(&d);
-    CHECK(pv == npvar0, "counter index %d, want %d", pv, npvar0);
-    CHECK(stamp() > s1, "category_changed did not advance for a new pvar");
+    CHECKF(pv == npvar0, "counter index %d, want %d", pv, npvar0);
+    CHECKF(stamp() > s1, "category_changed did not advance for a new pvar");
     OK(MPI_T_pvar_get_index("tcp0_frames_sent", MPI_T_PVAR_CLASS_COUNTER, &idx));
-    CHECK(idx == pv, "get_index %d", idx);
+    CHECKF(idx == pv, "get_index %d", idx);
     int npv = 0, members[8];
     OK(MPI_T_category_get_info(cat, NULL, NULL, NULL, NULL, NULL, &npv, NULL));
     OK(MPI_T_category_get_pvars(cat, 8, members));
-    CHECK(npv == 1 && members[0] == pv, "tcp0 lists %d pvars", npv);
+    CHECKF(npv == 1 && members[0] == pv, "tcp0 lists %d pvars", npv);
 
     MPI_T_pvar_session s;
     MPI_T_pvar_handle h, ht, hq;
@@ -104,24 +94,24 @@ int main(void)
     OK(MPI_T_pvar_handle_alloc(s, pv, NULL, &h, &count));
     OK(MPI_T_pvar_start(s, h));
     mf_t_count(&frames, 5);
-    CHECK(read_u(s, h) == 5, "counter read %llu, want 5", read_u(s, h));
+    CHECKF(read_u(s, h) == 5, "counter read %llu, want 5", read_u(s, h));
 
     /* The instance closes and a new one registers the same name with a fresh counter. */
     mf_t_pvar_detach(pv);
     mf_t_count(&frames, 100);
-    CHECK(read_u(s, h) == 5, "detached counter moved: %llu", read_u(s, h));
+    CHECKF(read_u(s, h) == 5, "detached counter moved: %llu", read_u(s, h));
     int st = stamp();
-    CHECK(mf_t_pvar_register(&(mf_t_pvar_desc){.name = "tcp0_frames_sent",
-                                               .desc = "frames tcp instance 0 sent",
-                                               .category = "tcp0",
-                                               .var_class = MPI_T_PVAR_CLASS_COUNTER,
-                                               .datatype = MPI_UNSIGNED_LONG_LONG,
-                                               .counter = &frames2}) == pv,
-          "registering again made a new variable");
-    CHECK(stamp() == st, "rebinding changed the categories");
-    CHECK(read_u(s, h) == 5, "rebound counter jumped: %llu", read_u(s, h));
+    CHECKF(mf_t_pvar_register(&(mf_t_pvar_desc){.name = "tcp0_frames_sent",
+                                                .desc = "frames tcp instance 0 sent",
+                                                .category = "tcp0",
+                                                .var_class = MPI_T_PVAR_CLASS_COUNTER,
+                                                .datatype = MPI_UNSIGNED_LONG_LONG,
+                                                .counter = &frames2}) == pv,
+           "registering again made a new variable");
+    CHECKF(stamp() == st, "rebinding changed the categories");
+    CHECKF(read_u(s, h) == 5, "rebound counter jumped: %llu", read_u(s, h));
     mf_t_count(&frames2, 2);
-    CHECK(read_u(s, h) == 7, "rebound counter read %llu, want 7", read_u(s, h));
+    CHECKF(read_u(s, h) == 7, "rebound counter read %llu, want 7", read_u(s, h));
 
     /* A timer through a callback, in seconds. */
     int pt = mf_t_pvar_register(&(mf_t_pvar_desc){.name = "tcp0_send_time",
@@ -132,17 +122,17 @@ int main(void)
                                                   .continuous = true,
                                                   .read = read_seconds,
                                                   .arg = &seconds});
-    CHECK(pt == pv + 1, "timer index %d", pt);
+    CHECKF(pt == pv + 1, "timer index %d", pt);
     seconds = 1.5;
     OK(MPI_T_pvar_handle_alloc(s, pt, NULL, &ht, &count));
     EXPECT(MPI_T_pvar_start(s, ht), MPI_T_ERR_PVAR_NO_STARTSTOP); /* continuous */
     seconds = 2.0;
     double t = -1;
     OK(MPI_T_pvar_read(s, ht, &t));
-    CHECK(t == 0.5, "timer read %g, want 0.5", t);
+    CHECKF(t == 0.5, "timer read %g, want 0.5", t);
     OK(MPI_T_pvar_readreset(s, ht, &t));
     OK(MPI_T_pvar_read(s, ht, &t));
-    CHECK(t == 0.0, "timer after readreset %g", t);
+    CHECKF(t == 0.0, "timer after readreset %g", t);
 
     /* A level: the current value, read-only, continuous. */
     int pq = mf_t_pvar_register(&(mf_t_pvar_desc){.name = "tcp0_send_queue",
@@ -154,42 +144,42 @@ int main(void)
     int ro = 0, cont = 0, atomic = 1;
     OK(MPI_T_pvar_get_info(pq, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &ro, &cont,
                            &atomic));
-    CHECK(ro && cont && !atomic, "level: readonly %d continuous %d atomic %d", ro, cont, atomic);
+    CHECKF(ro && cont && !atomic, "level: readonly %d continuous %d atomic %d", ro, cont, atomic);
     OK(MPI_T_pvar_handle_alloc(s, pq, NULL, &hq, &count));
     queue_length = 42;
     unsigned long q = 0;
     OK(MPI_T_pvar_read(s, hq, &q));
-    CHECK(q == 42, "level read %lu", q);
+    CHECKF(q == 42, "level read %lu", q);
     EXPECT(MPI_T_pvar_stop(s, hq), MPI_T_ERR_PVAR_NO_STARTSTOP);
     EXPECT(MPI_T_pvar_reset(s, hq), MPI_T_ERR_PVAR_NO_WRITE);
     EXPECT(MPI_T_pvar_readreset(s, hq, &q), MPI_T_ERR_PVAR_NO_WRITE);
     EXPECT(MPI_T_pvar_write(s, hq, &q), MPI_T_ERR_PVAR_NO_WRITE);
     OK(MPI_T_pvar_reset(s, MPI_T_PVAR_ALL_HANDLES)); /* skips the level */
-    CHECK(read_u(s, h) == 0, "reset of all handles left %llu", read_u(s, h));
+    CHECKF(read_u(s, h) == 0, "reset of all handles left %llu", read_u(s, h));
 
     /* Refused descriptions. */
     npvar0 = 0;
     OK(MPI_T_pvar_get_num(&npvar0));
     d.name = "bad";
     d.category = "no_such_category";
-    CHECK(mf_t_pvar_register(&d) == -1, "unknown category accepted");
+    CHECKF(mf_t_pvar_register(&d) == -1, "unknown category accepted");
     d.category = "tcp0";
     d.read = read_queue; /* both sources */
-    CHECK(mf_t_pvar_register(&d) == -1, "two sources accepted");
+    CHECKF(mf_t_pvar_register(&d) == -1, "two sources accepted");
     d.read = NULL;
     d.datatype = MPI_INT;
-    CHECK(mf_t_pvar_register(&d) == -1, "MPI_INT accepted");
+    CHECKF(mf_t_pvar_register(&d) == -1, "MPI_INT accepted");
     d.datatype = MPI_UNSIGNED_LONG_LONG;
     d.name = NULL;
-    CHECK(mf_t_pvar_register(&d) == -1, "no name accepted");
-    CHECK(mf_t_pvar_register(NULL) == -1, "NULL accepted");
+    CHECKF(mf_t_pvar_register(&d) == -1, "no name accepted");
+    CHECKF(mf_t_pvar_register(NULL) == -1, "NULL accepted");
     int npvar1 = 0;
     OK(MPI_T_pvar_get_num(&npvar1));
-    CHECK(npvar1 == npvar0, "a refused variable was counted");
+    CHECKF(npvar1 == npvar0, "a refused variable was counted");
 
     OK(MPI_T_pvar_session_free(&s));
     OK(MPI_T_finalize());
-    if (failures)
-        fprintf(stderr, "%d failures\n", failures);
-    return failures != 0;
+    if (unit_check_failures)
+        fprintf(stderr, "%d failures\n", unit_check_failures);
+    return unit_check_failures != 0;
 }

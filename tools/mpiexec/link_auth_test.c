@@ -10,15 +10,7 @@
 
 #include "link.h"
 #include "link_auth.h"
-
-static int failures;
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 static const char *const names[] = {"node0", "node1"};
 
@@ -102,7 +94,7 @@ int main(void)
     mx_auth_responder(&r, &k, names, 2);
     CHECK(mx_auth_feed(&r, MX_M_JOB, 0, "", 0, &out) == MX_AUTH_FAIL && out.o_type == 0);
 
-    if (failures)
-        fprintf(stderr, "link_auth_test: %d checks failed\n", failures);
-    return failures != 0;
+    if (unit_check_failures)
+        fprintf(stderr, "link_auth_test: %d checks failed\n", unit_check_failures);
+    return unit_check_failures != 0;
 }
