@@ -1,0 +1,54 @@
+#!/bin/sh
+# Fabric instances and routes, observed through MANIFOLD_REPORT=fabrics:
+#   two-instances  two tcp instances over two interface settings (lo, and 127.0.0.0/8, which
+#                  selects lo too: every host has it) both carry traffic, each to its peers;
+#   two-ifaces     the same over lo and the first other up interface (skipped without one);
+#   rma-route      MANIFOLD_RMA_FABRIC puts one-sided traffic on its own instance: the report
+#                  shows it, point-to-point stays where it was;
+#   bad-setting    a malformed fabric or interface setting stops mpiexec with the variable named.
+# Usage: rails_test.sh CASE (MPIEXEC, PROG in the environment).
+set -u
+case_=$1
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+fail() { echo "FAIL ($case_): $*"; cat "$out"; exit 1; }
+run() { MANIFOLD_SHM=0 MANIFOLD_REPORT=fabrics "$@" "$MPIEXEC" -n 3 --timeout 60 "$PROG" >"$out" 2>&1; }
+# Rank R's count of sent frames on instance I.
+sent() { sed -n "s/^manifold\[$1\]: fabric $2 .*: sent \([0-9]*\) frames.*/\1/p" "$out"; }
+
+case $case_ in
+two-instances | two-ifaces)
+    second=127.0.0.0/8
+    if [ "$case_" = two-ifaces ]; then
+        second=$(ip -o -4 addr show up 2>/dev/null | awk '$2 != "lo" { print $2; exit }')
+        [ -n "$second" ] || { echo "SKIP: no up IPv4 interface besides lo"; exit 77; }
+    fi
+    run env MANIFOLD_FABRIC="tcp:lo,tcp:$second" || fail "the job failed"
+    # Rank 0 reaches rank 2 on rail (0+2)%2 = tcp0 and rank 1 on tcp1: both must carry frames.
+    for inst in tcp0 tcp1; do
+        n=$(sent 0 $inst)
+        [ -n "$n" ] && [ "$n" -gt 0 ] || fail "rank 0 sent nothing over $inst"
+    done
+    grep -q "^manifold\[0\]: fabric tcp1 (tcp over $second)" "$out" || fail "tcp1 is not over $second"
+    grep -q "^manifold\[0\]: peers 0 via self0; 2 via tcp0; 1 via tcp1" "$out" ||
+        fail "rank 0's routes are not reported"
+    ;;
+rma-route)
+    run env MANIFOLD_FABRIC=tcp MANIFOLD_RMA_FABRIC=tcp:127.0.0.1/32 || fail "the job failed"
+    grep -q "^manifold\[0\]: peers 0 via self0; 1-2 via tcp0 " "$out" || fail "p2p moved"
+    grep -q "^manifold\[0\]: one-sided: peers 0 via self0; 1-2 via tcp1 " "$out" ||
+        fail "one-sided traffic is not routed to its own instance"
+    ;;
+bad-setting)
+    for v in "MANIFOLD_FABRIC=udp" "MANIFOLD_FABRIC=tcp:" "MANIFOLD_RMA_FABRIC=tcp:10.0.0.0/33" \
+        "MANIFOLD_IF=10.0.0/8"; do
+        if run env "$v"; then fail "$v was accepted"; fi
+        grep -q "^mpiexec: ${v%%=*}='${v#*=}' is not valid" "$out" || fail "$v: no clear error"
+    done
+    ;;
+*)
+    echo "unknown case $case_"
+    exit 2
+    ;;
+esac
+echo "PASS ($case_)"
