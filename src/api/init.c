@@ -34,6 +34,24 @@ void mf_unlock(void)
         pthread_mutex_unlock(&mf_big_lock);
 }
 
+bool mf_trylock(void)
+{
+    return !mf_lock_used || pthread_mutex_trylock(&mf_big_lock) == 0;
+}
+
+/* Sets the lock up; it stays (threads may already hold it). */
+static void mf_lock_enable(void)
+{
+    if (mf_lock_used)
+        return;
+    pthread_mutexattr_t attr;
+    pthread_mutexattr_init(&attr);
+    pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+    pthread_mutex_init(&mf_big_lock, &attr);
+    pthread_mutexattr_destroy(&attr);
+    mf_lock_used = true;
+}
+
 /* The runtime (process manager, fabrics, progress, the objects behind MPI_COMM_WORLD and
  * MPI_COMM_SELF) is shared by the world model and every session: see api/runtime.h.
  * mf_g.initialized says it is up; these say who uses it. */
@@ -48,14 +66,8 @@ static void mf_thread_level_raise(int required)
 {
     if (mf_runtime_users == 0 || required > mf_g.thread_level)
         mf_g.thread_level = required;
-    if (required == MPI_THREAD_MULTIPLE && !mf_lock_used) {
-        pthread_mutexattr_t attr;
-        pthread_mutexattr_init(&attr);
-        pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
-        pthread_mutex_init(&mf_big_lock, &attr);
-        pthread_mutexattr_destroy(&attr);
-        mf_lock_used = true;
-    }
+    if (required == MPI_THREAD_MULTIPLE)
+        mf_lock_enable();
 }
 
 static int mf_runtime_start(const char *function)
@@ -86,7 +98,11 @@ static int mf_runtime_start(const char *function)
         return mf_error(MPI_ERR_INTERN, "%s: the predefined datatypes failed to initialise",
                         function);
     mf_g.initialized = true;
-    return MPI_SUCCESS;
+    /* The progress thread (MANIFOLD_ASYNC_PROGRESS=1) shares the engine: the lock is needed
+     * from now on, whatever the thread level. */
+    if (mf_config_bool("MANIFOLD_ASYNC_PROGRESS"))
+        mf_lock_enable();
+    return mf_progress_thread_start();
 }
 
 /* The collective half of a teardown: sends the program no longer waits for (MPI_Request_free,
@@ -138,9 +154,10 @@ int mf_runtime_acquire(int required, int *provided, const char *function)
         mf_lock();
     mf_thread_level_raise(required);
     int rc = MPI_SUCCESS;
-    if (mf_runtime_users == 0 && mf_runtime_idle)
-        mf_runtime_idle = false; /* still up: nothing to start */
-    else if (mf_runtime_users == 0)
+    if (mf_runtime_users == 0 && mf_runtime_idle) {
+        mf_runtime_idle = false; /* still up: only the progress thread to restart */
+        rc = mf_progress_thread_start();
+    } else if (mf_runtime_users == 0)
         rc = mf_runtime_start(function);
     if (!rc)
         mf_runtime_users++;
@@ -158,6 +175,7 @@ int mf_runtime_release(bool world, const char *function)
     int rc = MPI_SUCCESS;
     if (--mf_runtime_users == 0) {
         rc = mf_runtime_quiesce(function);
+        mf_progress_thread_stop(); /* idle or closing: nothing moves from here without a call */
         if (world) {
             int rc2 = mf_runtime_close();
             rc = rc ? rc : rc2;

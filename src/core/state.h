@@ -40,8 +40,11 @@ typedef struct mf_state {
 extern mf_state mf_g;
 
 /* The library lock. Taken by API entry points only when the thread level is MPI_THREAD_MULTIPLE
- * (a coarse lock around the engine: correct first, fine-grained later). Recursive. */
+ * or the progress thread runs (MANIFOLD_ASYNC_PROGRESS=1); a coarse lock around the engine:
+ * correct first, fine-grained later. Recursive. */
 void mf_lock(void);
 void mf_unlock(void);
+/* Takes the lock if it is free (always true when the lock is not in use). */
+bool mf_trylock(void);
 
 #endif

@@ -142,12 +142,18 @@ typedef struct mf_fabric_ops {
      * peer are reported through mf_fabric_peer_failed(), not returned. */
     int (*progress)(mf_fabric *f);
 
-    /* Sleeping. The engine sleeps only when every active fabric agrees:
-     *   wait_fd:       an fd that becomes readable when this fabric has work (-1: none, the
-     *                  engine then wakes every poll_interval_us to call progress);
+    /* Sleeping. The engine sleeps only when every active instance agrees:
+     *   wait_fd:       an fd that becomes readable when this instance has work (-1: none);
+     *                  how long the engine may sleep is poll_interval_us: > 0 bounds every
+     *                  sleep (to the nanosecond where the kernel allows, see core/progress.h),
+     *                  0 leaves it to the wait fd, or, without one, says nothing can arrive
+     *                  while the engine sleeps (self: only its own sends queue work);
      *   sleep_prepare: arm wake-ups (e.g. set "I sleep" in shared memory, fi_trywait) and return
-     *                  true if it is safe to sleep, false if work arrived meanwhile;
-     *   sleep_end:     called after waking (disarm). */
+     *                  true if it is safe to sleep, false if work arrived meanwhile; may be
+     *                  called again while armed (each sleeping thread arms);
+     *   sleep_end:     called once the last sleeping thread woke (disarm). Between the two,
+     *                  `sleepers` > 0 and progress may run in another thread: it must leave
+     *                  the wake-ups armed. */
     int (*wait_fd)(mf_fabric *f);
     bool (*sleep_prepare)(mf_fabric *f);
     void (*sleep_end)(mf_fabric *f);
@@ -219,8 +225,12 @@ struct mf_fabric {
     unsigned flags;           /* enum mf_fabric_flags */
     size_t eager_limit;       /* largest message the p2p layer sends eagerly on this instance */
     size_t max_frame;         /* largest payload of one send (<= cls->max_message) */
-    int poll_interval_us;     /* with wait_fd -1: how often a sleeping engine must poll */
+    int poll_interval_us;     /* > 0: longest sleep the engine may take (see wait_fd) */
     bool opened;              /* set by the registry */
+    /* Threads asleep in the engine on this instance's wait fd (the progress thread, mostly),
+     * kept by the engine: progress may run while another thread sleeps, and must then keep the
+     * wait fd complete (tcp stays out of its quiet regime). */
+    int sleepers;
     mf_fabric_counters counters;
     /* Identity and settings, set by the registry before open. */
     const mf_fabric_class *cls;

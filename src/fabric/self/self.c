@@ -203,7 +203,7 @@ static void mf_self_init(mf_fabric *f)
     f->flags = MF_FABRIC_RGET | MF_FABRIC_INJECT;
     f->eager_limit = 65536;
     f->max_frame = MF_WIRE_MAX_FRAME;
-    f->poll_interval_us = 1000;
+    f->poll_interval_us = 0; /* nothing arrives while asleep: frames to self are queued by send */
 }
 
 const mf_fabric_class mf_self_class = {

@@ -293,7 +293,9 @@ static int mf_tcp_progress(mf_fabric *f)
 {
     mf_tcp *t = mf_tcp_of(f);
     int n = mf_tcp_report_failures(t);
-    mf_tcp_set_quiet(t, t->t_nconns == t->t_nup && t->t_nup <= MF_TCP_DIRECT_MAX);
+    /* Not quiet while another thread sleeps on our epoll fd (fabric.h, sleepers). */
+    mf_tcp_set_quiet(t,
+                     t->t_nconns == t->t_nup && t->t_nup <= MF_TCP_DIRECT_MAX && f->sleepers == 0);
     if (t->t_quiet) {
         n += mf_tcp_progress_direct(t);
         if (t->t_nout || t->t_epoll_due || ++t->t_pass % MF_TCP_EPOLL_EVERY == 0)
