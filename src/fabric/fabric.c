@@ -19,6 +19,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "fabric/fabric_spec.h"
+#include "fabric/fault/fault.h"
 
 static const mf_fabric_class *const mf_fabric_classes[] = {
 #define MF_FABRIC(name) &mf_##name##_class,
@@ -26,8 +27,9 @@ static const mf_fabric_class *const mf_fabric_classes[] = {
 #undef MF_FABRIC
 };
 #define MF_NUM_CLASSES ((int)(sizeof mf_fabric_classes / sizeof mf_fabric_classes[0]))
-/* self, shm, and at most MF_FABRIC_SPEC_MAX entries in each of the two settings. */
-#define MF_MAX_INSTANCES (2 + 2 * MF_FABRIC_SPEC_MAX)
+/* self, shm, at most MF_FABRIC_SPEC_MAX entries in each of the two settings, and their fault
+ * wrappers. */
+#define MF_MAX_INSTANCES (2 * (2 + 2 * MF_FABRIC_SPEC_MAX))
 
 static struct {
     mf_fabric *inst[MF_MAX_INSTANCES]; /* opened, in priority order */
@@ -55,7 +57,7 @@ static bool mf_fabric_class_ok(const mf_fabric_class *c)
            c->instance_size >= sizeof(mf_fabric) && o && o->size >= sizeof *o && o->open &&
            o->start && o->close && o->reachable && o->send && o->progress && o->wait_fd &&
            o->sleep_prepare && o->sleep_end && o->rkey_make && o->rkey_release && o->rget &&
-           o->tx_idle;
+           o->tx_idle && o->break_peer;
 }
 
 mf_fabric *mf_fabric_instance_new(const mf_fabric_class *cls, int index, const char *ifaces)
@@ -166,6 +168,60 @@ static int mf_fabric_open_setting(enum mf_route_fn fn, const char *var, const ch
     return MPI_SUCCESS;
 }
 
+/* Replaces instance `inner` by `by` wherever the settings put it. */
+static void mf_fabric_substitute(mf_fabric *inner, mf_fabric *by)
+{
+    if (mf_reg.self == inner)
+        mf_reg.self = by;
+    if (mf_reg.shm == inner)
+        mf_reg.shm = by;
+    for (int fn = 0; fn < MF_ROUTE_NFN; fn++)
+        for (int i = 0; i < mf_reg.nnet[fn]; i++)
+            if (mf_reg.net[fn][i] == inner)
+                mf_reg.net[fn][i] = by;
+}
+
+/* MANIFOLD_FAULT (tests): wraps the instances it names in fault-injection instances. */
+static int mf_fabric_open_faults(void)
+{
+    const char *spec = mf_config_str("MANIFOLD_FAULT");
+    if (!*spec)
+        return MPI_SUCCESS;
+    mf_fault_entry e[MF_FAULT_MAX];
+    char why[256];
+    int n = mf_fault_parse(spec, e, MF_FAULT_MAX, why, sizeof why);
+    if (n < 0)
+        return mf_error(MPI_ERR_ARG, "MPI_Init: MANIFOLD_FAULT='%s': %s", spec, why);
+    for (int k = 0; k < n; k++) {
+        mf_fabric *inner = NULL;
+        for (int i = 0; i < mf_reg.ninst && !inner; i++)
+            if (strcmp(mf_reg.inst[i]->name, e[k].instance) == 0 &&
+                mf_reg.inst[i]->cls != &mf_fault_class)
+                inner = mf_reg.inst[i];
+        if (!inner)
+            return mf_error(MPI_ERR_ARG,
+                            "MPI_Init: MANIFOLD_FAULT names %s, which this job does not open "
+                            "(MANIFOLD_REPORT=fabrics lists the instances)",
+                            e[k].instance);
+        if ((e[k].set.break_after_bytes >= 0 || e[k].set.break_after_ms >= 0) &&
+            inner->ops->break_peer == mf_fabric_no_break_peer)
+            return mf_error(MPI_ERR_ARG, "MPI_Init: MANIFOLD_FAULT: %s cannot break connections",
+                            inner->name);
+        int index = 0;
+        for (int i = 0; i < mf_reg.ninst; i++)
+            index += mf_reg.inst[i]->cls == &mf_fault_class;
+        mf_fabric *w = mf_fabric_instance_new(&mf_fault_class, index, "");
+        if (!w)
+            return mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for a fault wrapper");
+        mf_fault_wrap(w, inner, &e[k].set);
+        w->opened = true;
+        mf_reg.inst[mf_reg.ninst++] = w;
+        mf_fabric_substitute(inner, w);
+        mf_warn("fault injection: %s wraps %s (MANIFOLD_FAULT)", w->name, inner->name);
+    }
+    return MPI_SUCCESS;
+}
+
 int mf_fabrics_open(void)
 {
     int rc = mf_fabric_instance_open(&mf_self_class, "", &mf_reg.self);
@@ -185,6 +241,7 @@ int mf_fabrics_open(void)
     if (rc == MPI_SUCCESS) {
         mf_reg.net[MF_ROUTE_CTRL][0] = mf_reg.net[MF_ROUTE_P2P][0];
         mf_reg.nnet[MF_ROUTE_CTRL] = mf_reg.nnet[MF_ROUTE_P2P] > 0;
+        rc = mf_fabric_open_faults();
     }
     return rc;
 }
@@ -434,6 +491,11 @@ int mf_fabric_no_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset, cons
 int mf_fabric_no_wait_fd(mf_fabric *f)
 {
     return -1;
+}
+
+int mf_fabric_no_break_peer(mf_fabric *f, int peer)
+{
+    return mf_error(MPI_ERR_UNSUPPORTED_OPERATION, "fabric %s: cannot break a connection", f->name);
 }
 
 bool mf_fabric_always_sleep(mf_fabric *f)

@@ -175,6 +175,12 @@ typedef struct mf_fabric_ops {
     int (*rx_peek)(mf_fabric *f, int peer, mf_wire_hdr *hdr);
     void (*rx_take)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                     int niov);
+
+    /* Fault injection (the fault wrapper, fault/): breaks the connection to `peer` the way a
+     * network failure would, both ends noticing; the peer then fails through the usual path
+     * (mf_fabric_peer_failed, reported from progress). Not called from upcalls. Classes
+     * without connections point it at mf_fabric_no_break_peer. */
+    int (*break_peer)(mf_fabric *f, int peer);
 } mf_fabric_ops;
 
 /* Capabilities of a class (mf_fabric_class.caps): what the transport can do at all. An
@@ -270,6 +276,7 @@ void mf_fabric_no_rkey_release(mf_fabric *f, uint64_t rkey);
 int mf_fabric_no_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
                       int niov, size_t len, mf_fabric_done *done);
 int mf_fabric_no_wait_fd(mf_fabric *f);
+int mf_fabric_no_break_peer(mf_fabric *f, int peer);
 bool mf_fabric_always_sleep(mf_fabric *f);
 void mf_fabric_no_sleep_end(mf_fabric *f);
 

@@ -196,6 +196,7 @@ static const mf_fabric_ops mf_self_ops = {
     .sleep_prepare = mf_self_sleep_prepare,
     .sleep_end = mf_fabric_no_sleep_end,
     .tx_idle = mf_self_tx_idle,
+    .break_peer = mf_fabric_no_break_peer,
 };
 
 static void mf_self_init(mf_fabric *f)

@@ -680,6 +680,7 @@ static const mf_fabric_ops mf_shm_ops = {
     .tx_idle = mf_shm_tx_idle,
     .rx_peek = mf_shm_rx_peek,
     .rx_take = mf_shm_rx_take,
+    .break_peer = mf_fabric_no_break_peer,
 };
 
 /* Defaults of a zeroed instance. */

@@ -49,6 +49,7 @@ static int mf_tcp_wait_fd(mf_fabric *f);
 static bool mf_tcp_sleep_prepare(mf_fabric *f);
 static void mf_tcp_sleep_end(mf_fabric *f);
 static bool mf_tcp_tx_idle(mf_fabric *f);
+static int mf_tcp_break_peer(mf_fabric *f, int peer);
 
 static const mf_fabric_ops mf_tcp_ops = {
     .size = sizeof(mf_fabric_ops),
@@ -65,6 +66,7 @@ static const mf_fabric_ops mf_tcp_ops = {
     .sleep_prepare = mf_tcp_sleep_prepare,
     .sleep_end = mf_tcp_sleep_end,
     .tx_idle = mf_tcp_tx_idle,
+    .break_peer = mf_tcp_break_peer,
 };
 
 /* Defaults of a zeroed instance. */
@@ -404,4 +406,27 @@ static int mf_tcp_close(mf_fabric *f)
         mf_stream_out_fail(&t->t_peers[r].p_out, rc ? rc : MPI_ERR_OTHER);
     mf_tcp_release(t);
     return rc;
+}
+
+/* Fault injection: the peer's connection goes down as if the network cut it. Shutting the
+ * socket down makes the peer read an end of stream without our goodbye (its failure); ours is
+ * reported from the next progress, naming the cause. */
+static int mf_tcp_break_peer(mf_fabric *f, int peer)
+{
+    mf_tcp *t = mf_tcp_of(f);
+    if (peer < 0 || peer >= t->t_npeers || peer == mf_g.rank)
+        return mf_error(MPI_ERR_INTERN, "%s: cannot break the connection to rank %d", f->name,
+                        peer);
+    mf_tcp_peer *p = &t->t_peers[peer];
+    if (p->p_up)
+        shutdown(p->p_up->c_fd, SHUT_RDWR);
+    if (p->p_dialing)
+        shutdown(p->p_dialing->c_fd, SHUT_RDWR);
+    mf_tcp_peer_fail(t, peer,
+                     mf_error(MPI_ERR_OTHER,
+                              "%s: connection to rank %d broken (fault injection, "
+                              "MANIFOLD_FAULT)",
+                              f->name, peer),
+                     MF_TCP_FAIL_DEFERRED);
+    return MPI_SUCCESS;
 }
