@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "runtime/pm.h"
 #include "fabric/fabric_spec.h"
 #include "fabric/fault/fault.h"
 
@@ -267,7 +268,7 @@ static mf_fabric *mf_fabric_report_pick(int r, enum mf_route_fn fn)
     return fn == MF_ROUTE_P2P ? mf_reg.pick[r] : mf_route_of(r, fn)->rails[0];
 }
 
-/* One line per rank with MANIFOLD_VERBOSE=1 or MANIFOLD_REPORT=fabrics: which instance carries
+/* One line per rank with MANIFOLD_VERBOSE=1: which instance carries
  * `fn` to which peers, as rank ranges ("peers 0 via self0; 1-3 via shm0; 4-7 via tcp0"). */
 static void mf_fabric_report(enum mf_route_fn fn)
 {
@@ -297,7 +298,7 @@ static void mf_fabric_report(enum mf_route_fn fn)
             mf_g.hostname, mf_g.local_size, mf_g.local_size == 1 ? "" : "s");
 }
 
-/* MANIFOLD_REPORT=fabrics, at finalize: what each instance in use carried. */
+/* MANIFOLD_VERBOSE=1, at finalize: what each instance in use carried, per rank. */
 static void mf_fabric_report_counters(void)
 {
     for (int i = 0; i < mf_reg.nused; i++) {
@@ -318,6 +319,157 @@ static void mf_fabric_report_counters(void)
 static bool mf_fabric_reporting(void)
 {
     return strcmp(mf_config_str("MANIFOLD_REPORT"), "fabrics") == 0;
+}
+
+/* ---- The job's report (MANIFOLD_REPORT=fabrics, mpiexec --report-fabrics) ----
+ *
+ * At finalize every rank publishes what it used and carried through the process manager, one
+ * value per rank ("mf.report.<rank>"):
+ *   <hostname>|<fn>.<node>=<inst>+<inst>;...|<inst>=<txf>/<txb>/<rxf>/<rxb>;...
+ * and after a fence rank 0 prints, once for the job, one line per host pair and function (the
+ * instances used from ranks of the first host to ranks of the second) and one per host and
+ * instance with what the host's ranks sent and received through it. */
+
+#define MF_REPORT_MAX_NODES 256
+#define MF_REPORT_MAX_LINES 512
+
+typedef struct mf_report_route {
+    int from, to, fn;
+    char insts[96]; /* "tcp0+tcp1", a union over the ranks of `from` */
+} mf_report_route;
+
+typedef struct mf_report_count {
+    int node;
+    char inst[16];
+    unsigned long long txf, txb, rxf, rxb;
+} mf_report_count;
+
+/* Adds name to the '+'-separated set (when not in it). */
+static void mf_report_union(char *set, size_t cap, const char *name, size_t len)
+{
+    for (const char *p = set; *p;) {
+        size_t n = strcspn(p, "+");
+        if (n == len && strncmp(p, name, len) == 0)
+            return;
+        p += n + (p[n] == '+');
+    }
+    size_t used = strlen(set);
+    snprintf(set + used, cap - used, "%s%.*s", used ? "+" : "", (int)len, name);
+}
+
+static void mf_fabric_report_publish(void)
+{
+    char val[MF_PM_VAL_MAX], key[MF_PM_KEY_MAX];
+    size_t n = 0;
+    mf_fabric_append(val, sizeof val, &n, "%s|", mf_g.hostname);
+    for (int fn = 0; fn < MF_ROUTE_NFN; fn++)
+        for (int node = 0; node < mf_g.num_nodes && node < MF_REPORT_MAX_NODES; node++) {
+            char insts[96] = "";
+            for (int r = 0; r < mf_g.size; r++)
+                if (mf_g.node_of[r] == node) {
+                    const mf_route *rt = mf_route_of(r, fn);
+                    mf_fabric *one = fn == MF_ROUTE_P2P ? mf_reg.pick[r] : rt->rails[0];
+                    mf_report_union(insts, sizeof insts, one->name, strlen(one->name));
+                }
+            if (*insts)
+                mf_fabric_append(val, sizeof val, &n, "%d.%d=%s;", fn, node, insts);
+        }
+    mf_fabric_append(val, sizeof val, &n, "|");
+    for (int i = 0; i < mf_reg.nused; i++) {
+        const mf_fabric_counters *c = &mf_reg.used[i]->counters;
+        mf_fabric_append(val, sizeof val, &n, "%s=%llu/%llu/%llu/%llu;", mf_reg.used[i]->name,
+                         (unsigned long long)c->tx_frames, (unsigned long long)c->tx_bytes,
+                         (unsigned long long)c->rx_frames, (unsigned long long)c->rx_bytes);
+    }
+    snprintf(key, sizeof key, "mf.report.%d", mf_g.rank);
+    if (mf_pm_put(key, val) != MPI_SUCCESS)
+        mf_warn("fabric report: cannot publish this rank's part");
+}
+
+/* Rank 0: merges one rank's value into the tables. */
+static void mf_fabric_report_merge(int rank, const char *val, char (*hosts)[64],
+                                   mf_report_route *routes, int *nroutes, mf_report_count *counts,
+                                   int *ncounts)
+{
+    int from = mf_g.node_of[rank];
+    size_t hl = strcspn(val, "|");
+    if (from < MF_REPORT_MAX_NODES)
+        snprintf(hosts[from], sizeof hosts[from], "%.*s", (int)hl, val);
+    const char *p = val + hl + (val[hl] == '|');
+    while (*p && *p != '|') { /* fn.node=insts; */
+        int fn, node, used = 0;
+        size_t len = strcspn(p, ";|");
+        if (sscanf(p, "%d.%d=%n", &fn, &node, &used) == 2 && used > 0 && (size_t)used <= len) {
+            int k = 0;
+            while (k < *nroutes &&
+                   !(routes[k].from == from && routes[k].to == node && routes[k].fn == fn))
+                k++;
+            if (k == *nroutes && *nroutes < MF_REPORT_MAX_LINES)
+                routes[(*nroutes)++] = (mf_report_route){from, node, fn, ""};
+            if (k < *nroutes)
+                for (const char *q = p + used; q < p + len;) {
+                    size_t nl = strcspn(q, "+;|");
+                    mf_report_union(routes[k].insts, sizeof routes[k].insts, q, nl);
+                    q += nl + (q[nl] == '+');
+                }
+        }
+        p += len + (p[len] == ';');
+    }
+    p += *p == '|';
+    while (*p) { /* inst=txf/txb/rxf/rxb; */
+        size_t len = strcspn(p, ";"), nl = strcspn(p, "=;");
+        unsigned long long v[4];
+        if (nl < len && nl < 16 &&
+            sscanf(p + nl + 1, "%llu/%llu/%llu/%llu", &v[0], &v[1], &v[2], &v[3]) == 4) {
+            int k = 0;
+            while (k < *ncounts && !(counts[k].node == from && strlen(counts[k].inst) == nl &&
+                                     strncmp(counts[k].inst, p, nl) == 0))
+                k++;
+            if (k == *ncounts && *ncounts < MF_REPORT_MAX_LINES) {
+                counts[k] = (mf_report_count){.node = from};
+                snprintf(counts[k].inst, sizeof counts[k].inst, "%.*s", (int)nl, p);
+                (*ncounts)++;
+            }
+            if (k < *ncounts) {
+                counts[k].txf += v[0];
+                counts[k].txb += v[1];
+                counts[k].rxf += v[2];
+                counts[k].rxb += v[3];
+            }
+        }
+        p += len + (p[len] == ';');
+    }
+}
+
+/* Collective (every rank calls it at finalize, the settings being the same everywhere). */
+static void mf_fabric_job_report(void)
+{
+    mf_fabric_report_publish();
+    if (mf_pm_fence() != MPI_SUCCESS) {
+        mf_warn("fabric report: the process manager's fence failed; no report");
+        return;
+    }
+    if (mf_g.rank != 0)
+        return;
+    static char hosts[MF_REPORT_MAX_NODES][64];
+    static mf_report_route routes[MF_REPORT_MAX_LINES];
+    static mf_report_count counts[MF_REPORT_MAX_LINES];
+    int nroutes = 0, ncounts = 0;
+    memset(hosts, 0, sizeof hosts);
+    for (int r = 0; r < mf_g.size; r++) {
+        char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
+        snprintf(key, sizeof key, "mf.report.%d", r);
+        if (mf_pm_get(key, val, sizeof val) == MPI_SUCCESS)
+            mf_fabric_report_merge(r, val, hosts, routes, &nroutes, counts, &ncounts);
+    }
+    for (int k = 0; k < nroutes; k++)
+        mf_info("fabrics: %s %s -> %s: %s", mf_route_fn_name(routes[k].fn),
+                routes[k].from < MF_REPORT_MAX_NODES ? hosts[routes[k].from] : "?",
+                routes[k].to < MF_REPORT_MAX_NODES ? hosts[routes[k].to] : "?", routes[k].insts);
+    for (int k = 0; k < ncounts; k++)
+        mf_info("fabrics: %s %s: sent %llu frames, %llu bytes; received %llu frames, %llu bytes",
+                counts[k].node < MF_REPORT_MAX_NODES ? hosts[counts[k].node] : "?", counts[k].inst,
+                counts[k].txf, counts[k].txb, counts[k].rxf, counts[k].rxb);
 }
 
 /* The index of the route equal to r, added if new; -1 without memory. */
@@ -403,7 +555,7 @@ int mf_fabrics_start(void)
         if (in_use)
             mf_reg.used[mf_reg.nused++] = mf_reg.inst[i];
     }
-    if (mf_verbose_level >= 1 || mf_fabric_reporting()) {
+    if (mf_verbose_level >= 1) {
         mf_fabric_report(MF_ROUTE_P2P);
         bool rma_differs = false;
         for (int r = 0; r < size; r++)
@@ -417,6 +569,8 @@ int mf_fabrics_start(void)
 int mf_fabrics_finalize(void)
 {
     int first = MPI_SUCCESS;
+    if (mf_reg.pick && mf_fabric_reporting())
+        mf_fabric_job_report();
     for (int i = mf_reg.ninst - 1; i >= 0; i--) {
         mf_fabric *f = mf_reg.inst[i];
         int rc = f->ops->close(f);
@@ -424,7 +578,7 @@ int mf_fabrics_finalize(void)
             first = rc;
         f->opened = false;
     }
-    if (mf_reg.pick && mf_fabric_reporting())
+    if (mf_reg.pick && mf_verbose_level >= 1)
         mf_fabric_report_counters();
     for (int i = 0; i < mf_reg.ninst; i++)
         mf_fabric_instance_free(mf_reg.inst[i]);

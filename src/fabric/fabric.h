@@ -20,7 +20,11 @@
  *   route     per peer and per function (MF_ROUTE_P2P, MF_ROUTE_RMA, MF_ROUTE_CTRL): the
  *             instance(s) ("rails") that carry it, built at start from MANIFOLD_FABRIC,
  *             MANIFOLD_RMA_FABRIC, MANIFOLD_IF and reachability (grammar: fabric_spec.h).
- *             The layers above ask mf_route(peer, function), never for a fabric by name.
+ *             The layers above ask mf_route_of(peer, function) (or mf_fabric_of(peer), the
+ *             p2p rail), never for a fabric by name.
+ *   wrapper   a class whose instance sits over another instance, in its place in the routes
+ *             (fault/: the fault injection of MANIFOLD_FAULT; later the multirail striper). The
+ *             wrapped instance keeps its state and upcalls; the registry owns both.
  *
  * Lifecycle (driven by src/fabric/fabric.c, the registry, from MPI_Init):
  *   1. create    the registry allocates one zeroed instance per (class, interfaces) that a

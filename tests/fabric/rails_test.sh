@@ -1,18 +1,21 @@
 #!/bin/sh
-# Fabric instances and routes, observed through MANIFOLD_REPORT=fabrics:
+# Fabric instances and routes, observed through what ranks report (MANIFOLD_VERBOSE=1: per rank;
+# mpiexec --report-fabrics: once per job):
 #   two-instances  two tcp instances over two interface settings (lo, and 127.0.0.0/8, which
 #                  selects lo too: every host has it) both carry traffic, each to its peers;
 #   two-ifaces     the same over lo and the first other up interface (skipped without one);
 #   rma-route      MANIFOLD_RMA_FABRIC puts one-sided traffic on its own instance: the report
 #                  shows it, point-to-point stays where it was;
-#   bad-setting    a malformed fabric or interface setting stops mpiexec with the variable named.
+#   bad-setting    a malformed fabric or interface setting stops mpiexec with the variable named;
+#   job-report     --report-fabrics: rank 0 alone prints one line per host pair and function
+#                  with the instances used, and what each instance carried on the host.
 # Usage: rails_test.sh CASE (MPIEXEC, PROG in the environment).
 set -u
 case_=$1
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 fail() { echo "FAIL ($case_): $*"; cat "$out"; exit 1; }
-run() { MANIFOLD_SHM=0 MANIFOLD_REPORT=fabrics "$@" "$MPIEXEC" -n 3 --timeout 60 "$PROG" >"$out" 2>&1; }
+run() { MANIFOLD_SHM=0 MANIFOLD_VERBOSE=1 "$@" "$MPIEXEC" -n 3 --timeout 60 "$PROG" >"$out" 2>&1; }
 # Rank R's count of sent frames on instance I.
 sent() { sed -n "s/^manifold\[$1\]: fabric $2 .*: sent \([0-9]*\) frames.*/\1/p" "$out"; }
 
@@ -44,6 +47,23 @@ bad-setting)
         "MANIFOLD_IF=10.0.0/8"; do
         if run env "$v"; then fail "$v was accepted"; fi
         grep -q "^mpiexec: ${v%%=*}='${v#*=}' is not valid" "$out" || fail "$v: no clear error"
+    done
+    ;;
+job-report)
+    MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp:lo,tcp:127.0.0.0/8 MANIFOLD_RMA_FABRIC=tcp:127.0.0.1/32 \
+        "$MPIEXEC" -n 3 --timeout 60 --report-fabrics "$PROG" >"$out" 2>&1 || fail "the job failed"
+    host=$(sed -n 's/^manifold\[0\]: fabrics: p2p \([^ ]*\) -> .*/\1/p' "$out")
+    [ -n "$host" ] || fail "no p2p line"
+    [ "$(grep -c ': fabrics: ' "$out")" = "$(grep -c '^manifold\[0\]: fabrics: ' "$out")" ] ||
+        fail "a rank other than 0 reported"
+    [ "$(grep -c ': fabrics: p2p ' "$out")" = 1 ] || fail "not one p2p line for the one host pair"
+    grep -q "^manifold\[0\]: fabrics: p2p $host -> $host: self0+tcp[01]+tcp[01]\$" "$out" ||
+        fail "the p2p line does not list self0 and both rails"
+    grep -q "^manifold\[0\]: fabrics: rma $host -> $host: self0+tcp2\$" "$out" ||
+        fail "the rma line does not show its own instance"
+    for inst in tcp0 tcp1; do
+        grep -q "^manifold\[0\]: fabrics: $host $inst: sent [1-9][0-9]* frames, [1-9][0-9]* bytes; received [1-9]" "$out" ||
+            fail "no traffic reported on $inst"
     done
     ;;
 *)
