@@ -67,15 +67,17 @@ mf_fabric *mf_fabric_instance_new(const mf_fabric_class *cls, int index, const c
         mf_warn("fabric class %s: incomplete ops table", cls->name ? cls->name : "(unnamed)");
         return NULL;
     }
-    mf_fabric *f = calloc(1, cls->instance_size);
+    ifaces = ifaces ? ifaces : "";
+    size_t ilen = strlen(ifaces) + 1;
+    mf_fabric *f = calloc(1, cls->instance_size + ilen);
     if (!f)
         return NULL;
+    f->ifaces = memcpy((char *)f + cls->instance_size, ifaces, ilen);
     f->cls = cls;
     f->ops = cls->ops;
     f->index = index;
     snprintf(f->iname, sizeof f->iname, "%s%d", cls->name, index);
     f->name = f->iname;
-    snprintf(f->ifaces, sizeof f->ifaces, "%s", ifaces ? ifaces : "");
     cls->init(f);
     if (f->max_frame == 0 || f->max_frame > cls->max_message || f->max_frame > MF_WIRE_MAX_FRAME) {
         mf_warn("fabric %s: invalid max_frame", f->name);
@@ -308,11 +310,12 @@ static void mf_fabric_report_counters(void)
                 "received %llu frames, %llu bytes (eager %llu, rendezvous %llu); "
                 "%llu connections",
                 f->name, f->cls->name, *f->ifaces ? " over " : "", f->ifaces,
-                (unsigned long long)c->tx_frames, (unsigned long long)c->tx_bytes,
-                (unsigned long long)c->tx_eager, (unsigned long long)c->tx_rndv,
-                (unsigned long long)c->rx_frames, (unsigned long long)c->rx_bytes,
-                (unsigned long long)c->rx_eager, (unsigned long long)c->rx_rndv,
-                (unsigned long long)c->connections);
+                (unsigned long long)mf_fabric_frames(c->tx_frames), (unsigned long long)c->tx_bytes,
+                (unsigned long long)c->tx_frames[MF_MSG_EAGER],
+                (unsigned long long)c->tx_frames[MF_MSG_RTS],
+                (unsigned long long)mf_fabric_frames(c->rx_frames), (unsigned long long)c->rx_bytes,
+                (unsigned long long)c->rx_frames[MF_MSG_EAGER],
+                (unsigned long long)c->rx_frames[MF_MSG_RTS], (unsigned long long)c->connections);
     }
 }
 
@@ -377,9 +380,10 @@ static void mf_fabric_report_publish(void)
     mf_fabric_append(val, sizeof val, &n, "|");
     for (int i = 0; i < mf_reg.nused; i++) {
         const mf_fabric_counters *c = &mf_reg.used[i]->counters;
-        mf_fabric_append(val, sizeof val, &n, "%s=%llu/%llu/%llu/%llu;", mf_reg.used[i]->name,
-                         (unsigned long long)c->tx_frames, (unsigned long long)c->tx_bytes,
-                         (unsigned long long)c->rx_frames, (unsigned long long)c->rx_bytes);
+        mf_fabric_append(
+            val, sizeof val, &n, "%s=%llu/%llu/%llu/%llu;", mf_reg.used[i]->name,
+            (unsigned long long)mf_fabric_frames(c->tx_frames), (unsigned long long)c->tx_bytes,
+            (unsigned long long)mf_fabric_frames(c->rx_frames), (unsigned long long)c->rx_bytes);
     }
     snprintf(key, sizeof key, "mf.report.%d", mf_g.rank);
     if (mf_pm_put(key, val) != MPI_SUCCESS)

@@ -205,14 +205,25 @@ enum mf_fabric_caps {
 #define MF_FABRIC_CLASS_VERSION 1
 
 /* What an instance carried. Plain counters, written under the library lock; a reader on another
- * thread (MPI_T) takes the lock or accepts a torn 64-bit read on 32-bit hosts. */
+ * thread (MPI_T) takes the lock or accepts a torn 64-bit read on 32-bit hosts. Frames are
+ * counted by wire type (one increment per frame on the hot path): the totals and the eager and
+ * rendezvous counts are read with the functions below. */
+#define MF_FABRIC_COUNT_TYPES 16 /* > MF_MSG_TYPE_MAX, a power of two: the type is masked */
 typedef struct mf_fabric_counters {
-    uint64_t tx_frames, tx_bytes; /* frames handed to send and taken, payload bytes */
-    uint64_t rx_frames, rx_bytes; /* frames delivered upward, payload bytes */
-    uint64_t tx_eager, tx_rndv;   /* EAGER frames sent, rendezvous started (RTS) */
-    uint64_t rx_eager, rx_rndv;
+    uint64_t tx_bytes, rx_bytes;               /* payload bytes sent, delivered upward */
+    uint64_t tx_frames[MF_FABRIC_COUNT_TYPES]; /* frames taken by send, by wire type */
+    uint64_t rx_frames[MF_FABRIC_COUNT_TYPES]; /* frames delivered upward, by wire type */
     uint64_t connections; /* connections established (connection-based classes) */
 } mf_fabric_counters;
+
+/* All frames of one direction (frames[] is tx_frames or rx_frames). */
+static inline uint64_t mf_fabric_frames(const uint64_t *frames)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < MF_FABRIC_COUNT_TYPES; i++)
+        n += frames[i];
+    return n;
+}
 
 typedef struct mf_fabric_class {
     unsigned version; /* MF_FABRIC_CLASS_VERSION */
@@ -224,9 +235,6 @@ typedef struct mf_fabric_class {
     /* Fills the defaults of a zeroed instance (base fields included); cannot fail. */
     void (*init)(mf_fabric *f);
 } mf_fabric_class;
-
-/* Most interfaces one instance setting may name (its text, "lo,eth0"). */
-#define MF_FABRIC_IFACES_MAX 256
 
 struct mf_fabric {
     /* Hot fields first: the p2p layer reads them on every message. */
@@ -244,34 +252,28 @@ struct mf_fabric {
     mf_fabric_counters counters;
     /* Identity and settings, set by the registry before open. */
     const mf_fabric_class *cls;
-    int index;                         /* among the instances of its class: tcp<index> */
-    char iname[16];                    /* "tcp0" */
-    char ifaces[MF_FABRIC_IFACES_MAX]; /* IP classes: interfaces, MANIFOLD_IF syntax ("": all) */
-    void *upcall_ctx;                  /* the layer above's, for its upcalls; NULL by default */
+    int index;          /* among the instances of its class: tcp<index> */
+    char iname[16];     /* "tcp0" */
+    const char *ifaces; /* IP classes: interfaces, MANIFOLD_IF syntax ("": all); kept after the
+                           instance struct, so the hot fields of a class stay close together */
+    void *upcall_ctx;   /* the layer above's, for its upcalls; NULL by default */
 };
 
 /* The instance struct that embeds base `f` as its member `member`. */
 #define MF_FABRIC_CONTAINER(f, type, member) ((type *)(void *)((char *)(f)-offsetof(type, member)))
 
 /* Counting, for fabrics: a frame committed to the wire (not on MF_FABRIC_BUSY or an error), and
- * a frame delivered upward. */
-static inline void mf_fabric_count(uint64_t *frames, uint64_t *bytes, uint64_t *eager,
-                                   uint64_t *rndv, const mf_wire_hdr *hdr)
-{
-    (*frames)++;
-    *bytes += hdr->len;
-    *eager += hdr->type == MF_MSG_EAGER;
-    *rndv += hdr->type == MF_MSG_RTS;
-}
+ * a frame delivered upward. Eager messages are tx_frames[MF_MSG_EAGER], rendezvous started
+ * tx_frames[MF_MSG_RTS]. */
 static inline void mf_fabric_count_tx(mf_fabric *f, const mf_wire_hdr *hdr)
 {
-    mf_fabric_counters *c = &f->counters;
-    mf_fabric_count(&c->tx_frames, &c->tx_bytes, &c->tx_eager, &c->tx_rndv, hdr);
+    f->counters.tx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)]++;
+    f->counters.tx_bytes += hdr->len;
 }
 static inline void mf_fabric_count_rx(mf_fabric *f, const mf_wire_hdr *hdr)
 {
-    mf_fabric_counters *c = &f->counters;
-    mf_fabric_count(&c->rx_frames, &c->rx_bytes, &c->rx_eager, &c->rx_rndv, hdr);
+    f->counters.rx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)]++;
+    f->counters.rx_bytes += hdr->len;
 }
 
 /* ---- Stubs for unsupported optional ops ---- */

@@ -241,7 +241,7 @@ void mf_fault_wrap(mf_fabric *f, mf_fabric *inner, const mf_fault_settings *set)
     if ((set->break_after_ms >= 0 || set->down_ms >= 0) &&
         (f->poll_interval_us == 0 || f->poll_interval_us > 1000))
         f->poll_interval_us = 1000;
-    snprintf(f->ifaces, sizeof f->ifaces, "%s", inner->name);
+    f->ifaces = inner->name; /* reports say what it wraps */
 }
 
 /* Reads one "key=value" of an entry into set; false when unknown or malformed. */
