@@ -73,7 +73,11 @@ static int mf_runtime_start(const char *function)
         return mf_error(MPI_ERR_INTERN, "%s: the predefined datatypes failed to initialise",
                         function);
     mf_g.initialized = true;
-    return MPI_SUCCESS;
+    /* The progress thread (MANIFOLD_ASYNC_PROGRESS=1) shares the engine: the lock is needed
+     * from now on, whatever the thread level. */
+    if (mf_config_bool("MANIFOLD_ASYNC_PROGRESS"))
+        mf_lock_enable();
+    return mf_progress_thread_start();
 }
 
 /* The collective half of a teardown. First a barrier over the fabrics, during which every rank
@@ -132,9 +136,10 @@ int mf_runtime_acquire(int required, int *provided, const char *function)
         mf_lock();
     mf_thread_level_raise(required);
     int rc = MPI_SUCCESS;
-    if (mf_runtime_users == 0 && mf_runtime_idle)
-        mf_runtime_idle = false; /* still up: nothing to start */
-    else if (mf_runtime_users == 0)
+    if (mf_runtime_users == 0 && mf_runtime_idle) {
+        mf_runtime_idle = false; /* still up: only the progress thread to restart */
+        rc = mf_progress_thread_start();
+    } else if (mf_runtime_users == 0)
         rc = mf_runtime_start(function);
     if (!rc)
         mf_runtime_users++;
@@ -152,6 +157,7 @@ int mf_runtime_release(bool world, const char *function)
     int rc = MPI_SUCCESS;
     if (--mf_runtime_users == 0) {
         rc = mf_runtime_quiesce(function);
+        mf_progress_thread_stop(); /* idle or closing: nothing moves from here without a call */
         if (world) {
             int rc2 = mf_runtime_close();
             rc = rc ? rc : rc2;

@@ -12,6 +12,9 @@
  *   "seconds HI"         a decimal number of seconds, above 0 and at most HI
  *   "enum A|B|C"         exactly one of the words
  *   "interfaces"         comma-separated interface names (shell patterns) or IPv4 CIDRs
+ *                        (core/netif.h)
+ *   "fabrics A|B"        fabric entries CLASS[:IFACE+IFACE], comma-separated, CLASS one of the
+ *                        words (core/fabric_spec.h)
  *   "ports"              a TCP port, or LOW-HIGH with 1 <= LOW <= HIGH <= 65535
  *   "string"             anything
  * An unset or empty variable always means its default and is never checked.
@@ -27,6 +30,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+
+#include "core/fabric_spec.h"
+#include "core/netif.h"
 
 typedef struct mf_config_var {
     const char *name;
@@ -159,39 +165,6 @@ static inline int mf_config_parse_ports(const char *s, int *lo, int *hi)
     return 0;
 }
 
-/* One entry of an interface list: an IPv4 CIDR "a.b.c.d/bits" or an interface name pattern. */
-static inline bool mf_config_iface_ok(const char *tok, size_t len)
-{
-    char t[64];
-    if (len == 0 || len >= sizeof t)
-        return false;
-    memcpy(t, tok, len);
-    t[len] = '\0';
-    for (size_t i = 0; i < len; i++)
-        if (isspace((unsigned char)t[i]) || !isprint((unsigned char)t[i]))
-            return false;
-    char *slash = strchr(t, '/');
-    if (!slash)
-        return true;
-    *slash = '\0';
-    struct in_addr a;
-    long long bits;
-    return inet_pton(AF_INET, t, &a) == 1 && mf_config_parse_long(slash + 1, &bits) == 0 &&
-           bits >= 0 && bits <= 32;
-}
-
-static inline bool mf_config_ifaces_ok(const char *s)
-{
-    for (;;) {
-        size_t n = strcspn(s, ",");
-        if (!mf_config_iface_ok(s, n))
-            return false;
-        if (!s[n])
-            return true;
-        s += n + 1;
-    }
-}
-
 /* Whether `value` passes `check`; if not, `accepted` says what would (always filled). */
 static inline bool mf_config_value_ok(const char *check, const char *value, char *accepted,
                                       size_t len)
@@ -240,7 +213,19 @@ static inline bool mf_config_value_ok(const char *check, const char *value, char
         snprintf(accepted, len,
                  "comma-separated interface names (shell patterns such as eth*) or IPv4 CIDRs "
                  "such as 10.1.0.0/16");
-        return mf_config_ifaces_ok(value);
+        return mf_netif_spec_ok(value, NULL, 0);
+    }
+    if (strncmp(check, "fabrics ", 8) == 0) {
+        mf_fabric_spec_entry e[MF_FABRIC_SPEC_MAX];
+        char why[160];
+        bool ok =
+            mf_fabric_spec_parse(value, check + 8, e, MF_FABRIC_SPEC_MAX, why, sizeof why) > 0;
+        snprintf(accepted, len,
+                 "FABRIC or FABRIC:IFACE+IFACE, comma-separated, FABRIC one of %s%s%.96s",
+                 check + 8, ok ? "" : " (here: ", ok ? "" : why);
+        if (!ok && strlen(accepted) + 1 < len)
+            strcat(accepted, ")");
+        return ok;
     }
     if (strcmp(check, "ports") == 0) {
         int lo, hi;

@@ -23,8 +23,8 @@ static bool ok(const char *check, const char *value)
 
 static void test_table(void)
 {
-    static const char *const kinds[] = {"bool",  "int ",       "size ", "seconds ",
-                                        "enum ", "interfaces", "ports", "string"};
+    static const char *const kinds[] = {"bool",       "int ",  "size ",  "seconds ", "enum ",
+                                        "interfaces", "ports", "string", "fabrics "};
     for (size_t i = 0; i < MF_CONFIG_NVARS; i++) {
         const mf_config_var *v = &mf_config_vars[i];
         bool known = false;
@@ -71,6 +71,15 @@ static void test_kinds(void)
     CHECK(!ok("interfaces", "eth0,") && !ok("interfaces", "10.0.0.0/33") &&
           !ok("interfaces", "10.0.0/8") && !ok("interfaces", "eth 0") && !ok("interfaces", ",") &&
           !ok("interfaces", "1.2.3.4/"));
+    /* Fabric settings (core/fabric_spec.h): entries CLASS[:IFACE+IFACE], comma-separated. */
+    CHECK(ok("fabrics tcp", "tcp") && ok("fabrics tcp", "tcp:eth0") &&
+          ok("fabrics tcp", "tcp:lo,tcp:eth0") && ok("fabrics tcp|sctp", "sctp:eth*+10.0.0.0/8"));
+    CHECK(!ok("fabrics tcp", "udp") && !ok("fabrics tcp", "tcp:") && !ok("fabrics tcp", "tcp,") &&
+          !ok("fabrics tcp", "tcp:10.0.0.0/33") && !ok("fabrics tcp", ":eth0") &&
+          !ok("fabrics tcp", "tcp:eth0+") && !ok("fabrics tcp", "tc"));
+    char why[512];
+    CHECK(!mf_config_value_ok("fabrics tcp", "tcp:1.2.3.4/99", why, sizeof why) &&
+          strstr(why, "1.2.3.4/99") && strstr(why, "FABRIC:IFACE"));
     CHECK(ok("ports", "5000") && ok("ports", "5000-5100") && ok("ports", "1-65535"));
     CHECK(!ok("ports", "0") && !ok("ports", "5100-5000") && !ok("ports", "5000-70000") &&
           !ok("ports", "-5") && !ok("ports", "5000--5100") && !ok("ports", "a-b") &&

@@ -2,10 +2,14 @@
 #include "core/progress.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -15,27 +19,49 @@
 #include "core/state.h"
 #include "fabric/fabric.h"
 
-#define MF_PROGRESS_MAX_HOOKS 16
-/* Upper bound on one sleep even when every fabric has an fd: a lost wake-up then costs latency,
- * never a hang. */
-#define MF_PROGRESS_MAX_SLEEP_MS 100
 /* While spinning, the clock (and the lock, for other threads) is looked at every this many idle
  * polls; a poll costs tens of nanoseconds, so the spin budget overshoots by about a microsecond. */
 #define MF_PROGRESS_CLOCK_EVERY 32
+/* Events taken from epoll per sleep: the engine only needs to know that something is ready. */
+#define MF_PROGRESS_EVENTS 16
 
-static struct {
+typedef struct mf_progress_hook_entry {
     mf_progress_hook fn;
     void *arg;
-} mf_progress_hooks[MF_PROGRESS_MAX_HOOKS];
-static int mf_progress_nhooks;
-static int mf_progress_epfd = -1;
-static int mf_progress_spin_ns;
-/* Oversubscribed hosts: after the spin, poll and yield the core (sched_yield) this long before
- * sleeping. A yield hands the core to a rank that has work at once, where a sleep/wake-up pair
- * through the doorbell costs tens of microseconds per message. */
-static long long mf_progress_yield_ns;
-/* Fds already added to the epoll set, by fabric index. */
-static int mf_progress_watched[8];
+} mf_progress_hook_entry;
+
+/* A descriptor in the epoll set: which instance or source it belongs to, so that a changed
+ * wait fd replaces the old one. */
+typedef struct mf_progress_watch {
+    const void *owner;
+    int fd;
+} mf_progress_watch;
+
+/* The engine's state: the process's one engine, not a fabric's (fabrics keep none). */
+static struct {
+    int epfd;
+    int spin_ns; /* -1: not decided yet (first wait, once the host layout is known) */
+    /* Oversubscribed hosts: after the spin, poll and yield the core (sched_yield) this long
+     * before sleeping. A yield hands the core to a rank that has work at once, where a
+     * sleep/wake-up pair through the doorbell costs tens of microseconds per message. */
+    long long yield_ns;
+    mf_progress_hook_entry *hooks;
+    int nhooks, hooks_cap;
+    mf_progress_source **sources;
+    int nsources, sources_cap;
+    mf_progress_watch *watch; /* instances' wait fds in the epoll set */
+    int nwatch, watch_cap;
+    int sleepers;      /* threads inside a sleep: the first arms the instances, the last disarms */
+    bool late_pending; /* the last sleep ran into the cap: the next busy pass counts as late */
+    bool have_pwait2;  /* epoll_pwait2 works here (nanosecond timeouts) */
+    mf_progress_stats stats;
+    /* The progress thread. */
+    pthread_t thread;
+    bool thread_running;
+    atomic_bool thread_stop;
+    atomic_bool thread_left_asleep; /* it stopped inside a sleep, without the lock */
+    mf_progress_source thread_wake; /* an eventfd that stop rings */
+} mf_pe = {.epfd = -1, .spin_ns = -1, .thread_wake = {.fd = -1}};
 
 static long long mf_now_ns(void)
 {
@@ -44,44 +70,125 @@ static long long mf_now_ns(void)
     return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
 }
 
+/* Grows *arr (of *cap elements of size sz) to hold n + 1. */
+static int mf_progress_grow(void **arr, int *cap, int n, size_t sz)
+{
+    if (n < *cap)
+        return MPI_SUCCESS;
+    int ncap = *cap ? 2 * *cap : 8;
+    void *p = realloc(*arr, (size_t)ncap * sz);
+    if (!p)
+        return mf_error(MPI_ERR_NO_MEM, "progress: no memory for %d entries", ncap);
+    *arr = p;
+    *cap = ncap;
+    return MPI_SUCCESS;
+}
+
+/* epoll_pwait2 through the system call (glibc's wrapper is recent): nanosecond timeouts. */
+static int mf_progress_epoll_ns(struct epoll_event *evs, int max, long long ns)
+{
+#ifdef SYS_epoll_pwait2
+    if (mf_pe.have_pwait2) {
+        struct timespec ts = {.tv_sec = ns / 1000000000ll, .tv_nsec = ns % 1000000000ll};
+        return (int)syscall(SYS_epoll_pwait2, mf_pe.epfd, evs, max, &ts, NULL, (size_t)0);
+    }
+#endif
+    /* Whole milliseconds, rounded up: never down to 0, which would make the sleep a spin. */
+    return epoll_wait(mf_pe.epfd, evs, max, (int)((ns + 999999) / 1000000));
+}
+
 int mf_progress_init(void)
 {
-    mf_progress_epfd = epoll_create1(EPOLL_CLOEXEC);
-    if (mf_progress_epfd < 0)
+    mf_pe.epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (mf_pe.epfd < 0)
         return mf_error(MPI_ERR_OTHER, "MPI_Init: epoll_create1 failed: %s", strerror(errno));
-    for (size_t i = 0; i < sizeof mf_progress_watched / sizeof mf_progress_watched[0]; i++)
-        mf_progress_watched[i] = -1;
-    /* The spin budget is decided once the host layout is known (first wait). */
-    mf_progress_spin_ns = -1;
+    mf_pe.spin_ns = -1;
+    mf_pe.have_pwait2 = false;
+#ifdef SYS_epoll_pwait2
+    struct epoll_event ev;
+    mf_pe.have_pwait2 = true;
+    mf_pe.have_pwait2 = mf_progress_epoll_ns(&ev, 1, 0) >= 0; /* ENOSYS on kernels before 5.11 */
+#endif
+    memset(&mf_pe.stats, 0, sizeof mf_pe.stats);
     return MPI_SUCCESS;
 }
 
 void mf_progress_finalize(void)
 {
-    if (mf_progress_epfd >= 0)
-        close(mf_progress_epfd);
-    mf_progress_epfd = -1;
-    mf_progress_nhooks = 0;
+    mf_progress_thread_stop();
+    if (mf_pe.epfd >= 0)
+        close(mf_pe.epfd);
+    mf_pe.epfd = -1;
+    for (int i = 0; i < mf_pe.nsources; i++)
+        mf_pe.sources[i]->watched = false;
+    free(mf_pe.hooks);
+    free(mf_pe.sources);
+    free(mf_pe.watch);
+    mf_pe.hooks = NULL;
+    mf_pe.sources = NULL;
+    mf_pe.watch = NULL;
+    mf_pe.nhooks = mf_pe.hooks_cap = mf_pe.nsources = mf_pe.sources_cap = 0;
+    mf_pe.nwatch = mf_pe.watch_cap = 0;
+    mf_pe.sleepers = 0;
 }
 
 int mf_progress_hook_add(mf_progress_hook fn, void *arg)
 {
-    if (mf_progress_nhooks == MF_PROGRESS_MAX_HOOKS)
-        return mf_error(MPI_ERR_INTERN, "progress: more than %d hooks", MF_PROGRESS_MAX_HOOKS);
-    mf_progress_hooks[mf_progress_nhooks].fn = fn;
-    mf_progress_hooks[mf_progress_nhooks].arg = arg;
-    mf_progress_nhooks++;
+    int rc = mf_progress_grow((void **)&mf_pe.hooks, &mf_pe.hooks_cap, mf_pe.nhooks,
+                              sizeof *mf_pe.hooks);
+    if (rc)
+        return rc;
+    mf_pe.hooks[mf_pe.nhooks++] = (mf_progress_hook_entry){fn, arg};
     return MPI_SUCCESS;
 }
 
 void mf_progress_hook_remove(mf_progress_hook fn, void *arg)
 {
-    for (int i = 0; i < mf_progress_nhooks; i++) {
-        if (mf_progress_hooks[i].fn == fn && mf_progress_hooks[i].arg == arg) {
-            mf_progress_hooks[i] = mf_progress_hooks[--mf_progress_nhooks];
+    for (int i = 0; i < mf_pe.nhooks; i++) {
+        if (mf_pe.hooks[i].fn == fn && mf_pe.hooks[i].arg == arg) {
+            mf_pe.hooks[i] = mf_pe.hooks[--mf_pe.nhooks];
             return;
         }
     }
+}
+
+int mf_progress_source_add(mf_progress_source *src)
+{
+    int rc = mf_progress_grow((void **)&mf_pe.sources, &mf_pe.sources_cap, mf_pe.nsources,
+                              sizeof *mf_pe.sources);
+    if (rc)
+        return rc;
+    src->watched = false;
+    if (src->fd >= 0) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.ptr = src};
+        if (epoll_ctl(mf_pe.epfd, EPOLL_CTL_ADD, src->fd, &ev) != 0)
+            return mf_error(MPI_ERR_OTHER, "progress: cannot watch descriptor %d: %s", src->fd,
+                            strerror(errno));
+        src->watched = true;
+    }
+    mf_pe.sources[mf_pe.nsources++] = src;
+    return MPI_SUCCESS;
+}
+
+void mf_progress_source_remove(mf_progress_source *src)
+{
+    for (int i = 0; i < mf_pe.nsources; i++) {
+        if (mf_pe.sources[i] != src)
+            continue;
+        if (src->watched && mf_pe.epfd >= 0)
+            epoll_ctl(mf_pe.epfd, EPOLL_CTL_DEL, src->fd, NULL);
+        src->watched = false;
+        /* Order kept: sources are polled in the order they were added. */
+        memmove(&mf_pe.sources[i], &mf_pe.sources[i + 1],
+                (size_t)(mf_pe.nsources - i - 1) * sizeof *mf_pe.sources);
+        mf_pe.nsources--;
+        return;
+    }
+}
+
+void mf_progress_get_stats(mf_progress_stats *out)
+{
+    *out = mf_pe.stats;
 }
 
 int mf_progress_poll(void)
@@ -90,35 +197,127 @@ int mf_progress_poll(void)
     int nf = mf_fabrics_active(&fabrics), n = 0;
     for (int i = 0; i < nf; i++)
         n += fabrics[i]->ops->progress(fabrics[i]);
-    for (int i = 0; i < mf_progress_nhooks; i++)
-        n += mf_progress_hooks[i].fn(mf_progress_hooks[i].arg);
+    for (int i = 0; i < mf_pe.nsources; i++)
+        if (mf_pe.sources[i]->poll)
+            n += mf_pe.sources[i]->poll(mf_pe.sources[i]->arg);
+    for (int i = 0; i < mf_pe.nhooks; i++)
+        n += mf_pe.hooks[i].fn(mf_pe.hooks[i].arg);
+    if (n > 0 && mf_pe.late_pending) {
+        mf_pe.stats.late_wakeups++;
+        mf_pe.late_pending = false;
+    }
     return n;
 }
 
-/* Asks every fabric whether it may sleep; returns the sleep timeout in ms, or 0 if one of them
- * has work (those already prepared are told sleep_end). */
-static int mf_progress_prepare_sleep(mf_fabric **fabrics, int nf)
+/* Puts instance f's wait fd into the epoll set (replacing an older one of f's). */
+static void mf_progress_watch_fd(mf_fabric *f, int fd)
 {
-    int timeout = MF_PROGRESS_MAX_SLEEP_MS;
-    for (int i = 0; i < nf; i++) {
+    int i = 0;
+    while (i < mf_pe.nwatch && mf_pe.watch[i].owner != f)
+        i++;
+    if (i < mf_pe.nwatch && mf_pe.watch[i].fd == fd)
+        return;
+    if (i < mf_pe.nwatch)
+        epoll_ctl(mf_pe.epfd, EPOLL_CTL_DEL, mf_pe.watch[i].fd, NULL);
+    else if (mf_progress_grow((void **)&mf_pe.watch, &mf_pe.watch_cap, mf_pe.nwatch,
+                              sizeof *mf_pe.watch) != MPI_SUCCESS)
+        return; /* not watched: the sleep is bounded by the cap */
+    else
+        mf_pe.nwatch++;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = f};
+    if (epoll_ctl(mf_pe.epfd, EPOLL_CTL_ADD, fd, &ev) != 0 && errno != EEXIST)
+        fd = -1;
+    mf_pe.watch[i] = (mf_progress_watch){f, fd};
+}
+
+/* Lowers *ns to bound (when bound >= 0). */
+static void mf_progress_bound(long long *ns, long long bound)
+{
+    if (bound >= 0 && bound < *ns)
+        *ns = bound;
+}
+
+/* Asks every instance and source how long the engine may sleep and arms the instances; returns
+ * the timeout in ns, or 0 when one of them has work. Every sleeper arms (a pass made meanwhile
+ * may have disarmed something, e.g. tcp's quiet regime), only the last to wake disarms; so a
+ * sleeper that finds work disarms only when nobody else sleeps. See progress.h. */
+static long long mf_progress_prepare_sleep(mf_fabric **fabrics, int nf)
+{
+    long long ns = MF_PROGRESS_MAX_SLEEP_MS * 1000000ll;
+    int armed = 0;
+    for (int i = 0; i < nf && ns > 0; i++) {
         mf_fabric *f = fabrics[i];
         int fd = f->ops->wait_fd(f);
-        if (fd < 0) {
-            int ms = f->poll_interval_us / 1000;
-            if (ms < timeout)
-                timeout = ms;
-        } else if (i < 8 && mf_progress_watched[i] != fd) {
-            struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
-            if (epoll_ctl(mf_progress_epfd, EPOLL_CTL_ADD, fd, &ev) == 0 || errno == EEXIST)
-                mf_progress_watched[i] = fd;
-        }
-        if (!f->ops->sleep_prepare(f)) {
-            for (int j = 0; j <= i; j++)
-                fabrics[j]->ops->sleep_end(fabrics[j]);
-            return 0;
-        }
+        if (fd >= 0)
+            mf_progress_watch_fd(f, fd);
+        if (f->poll_interval_us > 0)
+            mf_progress_bound(&ns, (long long)f->poll_interval_us * 1000);
+        armed++;
+        if (!f->ops->sleep_prepare(f))
+            ns = 0;
     }
-    return timeout;
+    for (int i = 0; i < mf_pe.nsources && ns > 0; i++)
+        if (mf_pe.sources[i]->sleep_ns)
+            mf_progress_bound(&ns, mf_pe.sources[i]->sleep_ns(mf_pe.sources[i]->arg));
+    if (ns <= 0 && mf_pe.sleepers == 0)
+        for (int j = 0; j < armed; j++)
+            fabrics[j]->ops->sleep_end(fabrics[j]);
+    return ns < 0 ? 0 : ns;
+}
+
+/* Returned by a wait of the progress thread told to stop while it slept: the lock is not held. */
+#define MF_PROGRESS_STOPPED (-1)
+
+/* The progress thread takes the lock back without blocking on it, so that the thread stopping
+ * it can hold the lock while it waits: false (lock not taken) once it is told to stop. */
+static bool mf_progress_thread_relock(void)
+{
+    while (!mf_trylock()) {
+        if (atomic_load(&mf_pe.thread_stop))
+            return false;
+        struct timespec pause = {0, 20000}; /* the lock holder is in MPI: it progresses */
+        nanosleep(&pause, NULL);
+    }
+    return true;
+}
+
+/* Set in the progress thread only: it is that thread; it gave the lock up for good (stopped). */
+static _Thread_local bool mf_pt_self, mf_pt_unlocked;
+
+static bool mf_progress_in_thread(void)
+{
+    return mf_pt_self;
+}
+
+/* Sleeps at most ns in epoll, the lock released. */
+static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns)
+{
+    struct epoll_event evs[MF_PROGRESS_EVENTS];
+    mf_pe.sleepers++;
+    for (int i = 0; i < nf; i++)
+        fabrics[i]->sleepers++;
+    mf_pe.stats.sleeps++;
+    mf_pe.stats.sleep_ns += (uint64_t)ns;
+    mf_unlock();
+    int r = mf_progress_epoll_ns(evs, MF_PROGRESS_EVENTS, ns);
+    int err = errno;
+    if (!mf_progress_in_thread())
+        mf_lock();
+    else if (!mf_progress_thread_relock()) {
+        mf_pt_unlocked = true;
+        atomic_store(&mf_pe.thread_left_asleep, true); /* the stopper ends the sleep for us */
+        return MF_PROGRESS_STOPPED;
+    }
+    for (int i = 0; i < nf; i++)
+        fabrics[i]->sleepers--;
+    if (--mf_pe.sleepers == 0)
+        for (int i = 0; i < nf; i++)
+            fabrics[i]->ops->sleep_end(fabrics[i]);
+    if (r == 0 && ns >= MF_PROGRESS_MAX_SLEEP_MS * 1000000ll)
+        mf_pe.late_pending = true;
+    if (r < 0 && err != EINTR)
+        return mf_error(MPI_ERR_INTERN, "progress: epoll_wait failed: %s", strerror(err));
+    return MPI_SUCCESS;
 }
 
 static int mf_progress_poll_all(void *arg)
@@ -131,15 +330,21 @@ int mf_progress_wait(bool (*done)(void *arg), void *arg)
     return mf_progress_wait_poll(done, mf_progress_poll_all, arg);
 }
 
-int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void *arg)
+/* The spin and yield budgets, from the settings and the host layout (first wait). */
+static void mf_progress_budgets(void)
 {
-    if (mf_progress_spin_ns < 0) {
-        const char *s = mf_config_str("MANIFOLD_SPIN_US");
-        long us = *s ? mf_config_long("MANIFOLD_SPIN_US") : (mf_g.oversubscribed ? 0 : 50);
-        mf_progress_spin_ns = (int)(us < 0 ? 0 : us > 1000000 ? 1000000000 : us * 1000);
-        long yus = mf_g.oversubscribed ? mf_config_long("MANIFOLD_YIELD_US") : 0;
-        mf_progress_yield_ns = yus < 0 ? 0 : (long long)yus * 1000;
-    }
+    const char *s = mf_config_str("MANIFOLD_SPIN_US");
+    long us = *s ? mf_config_long("MANIFOLD_SPIN_US") : (mf_g.oversubscribed ? 0 : 50);
+    mf_pe.spin_ns = (int)(us < 0 ? 0 : us > 1000000 ? 1000000000 : us * 1000);
+    long yus = mf_g.oversubscribed ? mf_config_long("MANIFOLD_YIELD_US") : 0;
+    mf_pe.yield_ns = yus < 0 ? 0 : (long long)yus * 1000;
+}
+
+/* The wait loop; spin_ns and yield_ns are the budgets before a sleep (the progress thread has
+ * none: it sleeps as soon as a pass finds nothing). */
+static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), void *arg,
+                            long long spin_ns, long long yield_ns)
+{
     long long idle_since = -1; /* read the clock only once polling finds nothing */
     unsigned idle_polls = 0;
     while (!done(arg)) {
@@ -153,19 +358,18 @@ int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void 
         /* An idle poll of shared memory costs less than reading the clock (vDSO, tens of ns):
          * look at the time only every MF_PROGRESS_CLOCK_EVERY idle polls, so that a message
          * arriving while we spin is seen at once, not after a clock read. */
-        if (++idle_polls % MF_PROGRESS_CLOCK_EVERY != 0 && idle_since >= 0 &&
-            mf_progress_spin_ns > 0)
+        if (++idle_polls % MF_PROGRESS_CLOCK_EVERY != 0 && idle_since >= 0 && spin_ns > 0)
             continue;
         if (idle_since < 0)
             idle_since = mf_now_ns();
         long long idle = mf_now_ns() - idle_since;
-        if (idle < mf_progress_spin_ns) {
+        if (idle < spin_ns) {
             /* Let other threads in (MPI_THREAD_MULTIPLE): they may hold what we wait for. */
             mf_unlock();
             mf_lock();
             continue;
         }
-        if (idle < mf_progress_spin_ns + mf_progress_yield_ns) {
+        if (idle < spin_ns + yield_ns) {
             mf_unlock();
             sched_yield();
             mf_lock();
@@ -173,21 +377,122 @@ int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void 
         }
         mf_fabric **fabrics;
         int nf = mf_fabrics_active(&fabrics);
-        int timeout = mf_progress_prepare_sleep(fabrics, nf);
-        if (timeout == 0) {
+        long long ns = mf_progress_prepare_sleep(fabrics, nf);
+        if (ns == 0) {
             if (mf_g.oversubscribed)
                 sched_yield();
             continue;
         }
-        struct epoll_event evs[8];
-        mf_unlock();
-        int r = epoll_wait(mf_progress_epfd, evs, 8, timeout);
-        mf_lock();
-        for (int i = 0; i < nf; i++)
-            fabrics[i]->ops->sleep_end(fabrics[i]);
-        if (r < 0 && errno != EINTR)
-            return mf_error(MPI_ERR_INTERN, "progress: epoll_wait failed: %s", strerror(errno));
+        int rc = mf_progress_sleep(fabrics, nf, ns);
+        if (rc)
+            return rc;
         idle_since = -1;
     }
     return MPI_SUCCESS;
+}
+
+int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void *arg)
+{
+    if (mf_pe.spin_ns < 0)
+        mf_progress_budgets();
+    return mf_progress_loop(done, poll, arg, mf_pe.spin_ns, mf_pe.yield_ns);
+}
+
+/* ---- The progress thread ---- */
+
+static bool mf_progress_thread_stopping(void *arg)
+{
+    return atomic_load(&mf_pe.thread_stop);
+}
+
+/* One pass; after a busy one the lock is offered to the application's threads (a mutex is not
+ * fair: without the yield the thread would keep it for as long as work flows). */
+static int mf_progress_thread_pass(void *arg)
+{
+    int n = mf_progress_poll();
+    if (n > 0) {
+        mf_pe.stats.thread_passes++;
+        mf_unlock();
+        sched_yield();
+        if (!mf_progress_thread_relock())
+            mf_pt_unlocked = true; /* told to stop: the loop ends on its condition */
+    }
+    return n;
+}
+
+/* Drains the stop eventfd (a wake-up only). */
+static int mf_progress_thread_drain(void *arg)
+{
+    uint64_t v;
+    while (read(mf_pe.thread_wake.fd, &v, sizeof v) > 0)
+        ;
+    return 0;
+}
+
+static void *mf_progress_thread_main(void *arg)
+{
+    mf_pt_self = true;
+    if (!mf_progress_thread_relock())
+        return NULL;
+    int rc = mf_progress_loop(mf_progress_thread_stopping, mf_progress_thread_pass, NULL, 0, 0);
+    if (!mf_pt_unlocked)
+        mf_unlock();
+    if (rc && rc != MF_PROGRESS_STOPPED)
+        mf_warn("progress thread: stopped on an engine failure");
+    return NULL;
+}
+
+int mf_progress_thread_start(void)
+{
+    if (!mf_config_bool("MANIFOLD_ASYNC_PROGRESS") || mf_pe.thread_running)
+        return MPI_SUCCESS;
+    mf_pe.thread_wake = (mf_progress_source){.fd = -1, .poll = mf_progress_thread_drain};
+    mf_pe.thread_wake.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (mf_pe.thread_wake.fd < 0)
+        return mf_error(MPI_ERR_OTHER, "MPI_Init: eventfd for the progress thread: %s",
+                        strerror(errno));
+    int rc = mf_progress_source_add(&mf_pe.thread_wake);
+    if (rc)
+        goto fail;
+    atomic_store(&mf_pe.thread_stop, false);
+    int err = pthread_create(&mf_pe.thread, NULL, mf_progress_thread_main, NULL);
+    if (err) {
+        mf_progress_source_remove(&mf_pe.thread_wake);
+        rc = mf_error(MPI_ERR_OTHER, "MPI_Init: cannot start the progress thread: %s",
+                      strerror(err));
+        goto fail;
+    }
+    mf_pe.thread_running = true;
+    mf_verbose("progress thread started (MANIFOLD_ASYNC_PROGRESS=1)");
+    return MPI_SUCCESS;
+fail:
+    close(mf_pe.thread_wake.fd);
+    mf_pe.thread_wake.fd = -1;
+    return rc;
+}
+
+void mf_progress_thread_stop(void)
+{
+    if (!mf_pe.thread_running)
+        return;
+    atomic_store(&mf_pe.thread_stop, true);
+    uint64_t one = 1;
+    if (write(mf_pe.thread_wake.fd, &one, sizeof one) < 0)
+        mf_warn("progress thread: cannot wake it to stop: %s", strerror(errno));
+    /* The caller may hold the lock (recursively): the thread never blocks on it, see
+     * mf_progress_thread_relock. */
+    pthread_join(mf_pe.thread, NULL);
+    mf_pe.thread_running = false;
+    if (atomic_exchange(&mf_pe.thread_left_asleep, false)) {
+        mf_fabric **fabrics;
+        int nf = mf_fabrics_active(&fabrics);
+        for (int i = 0; i < nf; i++)
+            fabrics[i]->sleepers--;
+        if (--mf_pe.sleepers == 0)
+            for (int i = 0; i < nf; i++)
+                fabrics[i]->ops->sleep_end(fabrics[i]);
+    }
+    mf_progress_source_remove(&mf_pe.thread_wake);
+    close(mf_pe.thread_wake.fd);
+    mf_pe.thread_wake.fd = -1;
 }

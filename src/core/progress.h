@@ -1,19 +1,41 @@
 /*
- * progress.h — the progress engine: one loop that drives every fabric in use.
+ * progress.h — the progress engine: one loop that drives every fabric instance in use and any
+ * number of other sources of work.
  *
- * mf_progress_poll() makes one non-blocking pass over the active fabrics (and the registered
- * hooks, e.g. nonblocking-collective schedules). mf_progress_wait() blocks until a condition
- * holds: it polls for a short spin budget (MANIFOLD_SPIN_US; none when the host is
- * oversubscribed, so ranks yield the core at once), then asks each fabric whether it may sleep
- * (sleep_prepare) and sleeps in epoll on their wait fds — shm peers ring a per-process doorbell,
- * sockets wake it directly, poll-only fabrics bound the sleep with their poll interval.
+ * mf_progress_poll() makes one non-blocking pass over the active instances and the registered
+ * sources. mf_progress_wait() blocks until a condition holds: it polls for a short spin budget
+ * (MANIFOLD_SPIN_US; none when the host is oversubscribed, so ranks yield the core at once), then
+ * asks each instance and source whether it may sleep and sleeps in epoll on their descriptors.
  *
- * Both are called with the library lock held; mf_progress_wait releases it while sleeping.
+ * Sleeping. What wakes an instance is its wait_fd (shm peers ring a per-process doorbell, tcp
+ * sockets wake it directly); how long it may sleep is its poll_interval_us (fabric.h): > 0 bounds
+ * the sleep (a poll-only instance), 0 with a wait_fd leaves it unbounded, 0 without one means
+ * nothing arrives while asleep (self). A source says the same through its fields below. The
+ * timeout is kept to the nanosecond where the kernel has epoll_pwait2 (else rounded up to the
+ * millisecond, never down to 0, which would be a spin): an instance that asks for 300 µs sleeps
+ * 300 µs. No sleep lasts longer than MF_PROGRESS_MAX_SLEEP_MS, so a lost wake-up costs latency,
+ * never a hang; such late wake-ups are counted (mf_progress_stats).
+ *
+ * Busy ranks do not pay for idle ones: a pass only calls each active instance's progress (an
+ * idle instance answers at once); descriptors are looked at only before a sleep.
+ *
+ * The progress thread (MANIFOLD_ASYNC_PROGRESS=1, mf_progress_thread_start): a thread that,
+ * under the library lock like any caller, sleeps in the engine and makes passes whenever a
+ * source has work, so that rendezvous transfers (and, later, passive-target one-sided
+ * operations) complete while the application computes without calling MPI. Several threads may
+ * wait at once: the first to sleep arms the instances (sleep_prepare), the last to wake
+ * disarms them (sleep_end).
+ *
+ * All functions are called with the library lock held; waits release it while sleeping.
  */
 #ifndef MF_CORE_PROGRESS_H
 #define MF_CORE_PROGRESS_H
 
 #include <stdbool.h>
+#include <stdint.h>
+
+/* No sleep is longer: a lost wake-up costs at most this. */
+#define MF_PROGRESS_MAX_SLEEP_MS 100
 
 int mf_progress_init(void);
 void mf_progress_finalize(void);
@@ -29,9 +51,37 @@ int mf_progress_wait(bool (*done)(void *arg), void *arg);
 int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void *arg);
 
 /* Extra work done on every pass (schedules of nonblocking collectives, generalized requests).
- * fn returns the number of events it handled. */
+ * fn returns the number of events it handled. Any number. */
 typedef int (*mf_progress_hook)(void *arg);
 int mf_progress_hook_add(mf_progress_hook fn, void *arg);
 void mf_progress_hook_remove(mf_progress_hook fn, void *arg);
+
+/* A source of work beside the fabric instances: a descriptor that becomes readable when it has
+ * work (an eventfd a library's own thread rings, a timerfd, a socket), a pass, and how long it
+ * lets the engine sleep. The caller owns the struct and keeps it alive until removed. */
+typedef struct mf_progress_source {
+    int fd;                 /* -1: none */
+    int (*poll)(void *arg); /* events handled; may be NULL (the fd is only a wake-up) */
+    /* Nanoseconds from now the engine may sleep (< 0: no bound from this source); NULL: none. */
+    long long (*sleep_ns)(void *arg);
+    void *arg;
+    bool watched; /* engine's: in the epoll set */
+} mf_progress_source;
+int mf_progress_source_add(mf_progress_source *src);
+void mf_progress_source_remove(mf_progress_source *src);
+
+/* What the engine did, for tests and MPI_T. */
+typedef struct mf_progress_stats {
+    uint64_t sleeps;        /* sleeps entered */
+    uint64_t sleep_ns;      /* nanoseconds asked for, summed (unbounded sleeps count the cap) */
+    uint64_t late_wakeups;  /* sleeps that ran into MF_PROGRESS_MAX_SLEEP_MS with work waiting */
+    uint64_t thread_passes; /* passes made by the progress thread that handled events */
+} mf_progress_stats;
+void mf_progress_get_stats(mf_progress_stats *out);
+
+/* The progress thread, when MANIFOLD_ASYNC_PROGRESS=1 (else a no-op): started once the fabrics
+ * are up (the library lock must then be in use), stopped before they close. */
+int mf_progress_thread_start(void);
+void mf_progress_thread_stop(void);
 
 #endif

@@ -1,7 +1,7 @@
 /*
  * state.c — the definitions behind state.h: mf_g, which MPI_Init fills (api/init.c, api/world.c),
  * and the library lock: one recursive mutex around the engine, taken by API entry points only
- * once some user asked for MPI_THREAD_MULTIPLE. Both live in core because every layer reads
+ * once some user asked for MPI_THREAD_MULTIPLE or the progress thread runs. Both live in core because every layer reads
  * them; api/init.c decides when to switch the lock on (mf_lock_enable).
  */
 #include <pthread.h>
@@ -24,6 +24,11 @@ void mf_unlock(void)
 {
     if (mf_lock_used)
         pthread_mutex_unlock(&mf_big_lock);
+}
+
+bool mf_trylock(void)
+{
+    return !mf_lock_used || pthread_mutex_trylock(&mf_big_lock) == 0;
 }
 
 bool mf_lock_enabled(void)

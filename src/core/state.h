@@ -40,11 +40,14 @@ typedef struct mf_state {
 extern mf_state mf_g;
 
 /* The library lock (state.c). Taken by API entry points only when the thread level is
- * MPI_THREAD_MULTIPLE (a coarse lock around the engine: correct first, fine-grained later).
- * Recursive. mf_lock_enable() switches it on for good (MPI_Init_thread asking for
- * MPI_THREAD_MULTIPLE, before the user can start threads); until then lock and unlock do nothing. */
+ * MPI_THREAD_MULTIPLE or the progress thread runs (MANIFOLD_ASYNC_PROGRESS=1); a coarse lock
+ * around the engine: correct first, fine-grained later. Recursive. mf_lock_enable() switches it
+ * on for good (before the user or the library can start threads); until then lock and unlock
+ * do nothing. */
 void mf_lock(void);
 void mf_unlock(void);
+/* Takes the lock if it is free (always true when the lock is not in use). */
+bool mf_trylock(void);
 void mf_lock_enable(void);
 bool mf_lock_enabled(void);
 

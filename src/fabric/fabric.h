@@ -6,39 +6,67 @@
  * datatypes: that is the point-to-point layer (src/p2p), which calls the ops below and receives
  * frames through the two upcalls at the end of this file.
  *
+ * Three notions (as libfabric and nng separate them):
+ *   class     one per transport (self, shm, tcp): an mf_fabric_class with its ops table (with
+ *             its size and the class version), its capabilities (MF_FABRIC_CAP_*, max message,
+ *             default eager limit) and the size of its instance struct. Listed in fabrics.def.
+ *             Optional ops point at the mf_fabric_no_* stubs, never NULL.
+ *   instance  an mf_fabric: one opened use of a class with its own state, settings (the
+ *             interfaces it runs over), name ("tcp0", "tcp1"), upcall context and counters. A
+ *             class's instance struct embeds mf_fabric first (container_of, see
+ *             MF_FABRIC_CONTAINER); a process may hold several instances of one class (tcp over
+ *             lo and over eth0). No fabric keeps file-scope mutable state: everything hangs off
+ *             the instance, which the registry allocates and frees.
+ *   route     per peer and per function (MF_ROUTE_P2P, MF_ROUTE_RMA, MF_ROUTE_CTRL): the
+ *             instance(s) ("rails") that carry it, built at start from MANIFOLD_FABRIC,
+ *             MANIFOLD_RMA_FABRIC, MANIFOLD_IF and reachability (grammar: fabric_spec.h).
+ *             The layers above ask mf_route_of(peer, function) (or mf_fabric_of(peer), the
+ *             p2p rail), never for a fabric by name.
+ *   wrapper   a class whose instance sits over another instance, in its place in the routes
+ *             (fault/: the fault injection of MANIFOLD_FAULT; later the multirail striper). The
+ *             wrapped instance keeps its state and upcalls; the registry owns both.
+ *
  * Lifecycle (driven by src/fabric/fabric.c, the registry, from MPI_Init):
- *   1. register  every compiled-in fabric exports `mf_fabric *mf_<name>_fabric(void)` returning its
- *                static instance; the registry checks that the mandatory ops are set (ops that a
- *                fabric does not support point at the mf_fabric_no_* stubs, never NULL).
- *   2. open      op `open`: create endpoints, publish this rank's address with mf_pm_put().
- *                Returns MF_FABRIC_UNAVAILABLE (not an error) when the fabric cannot run here;
- *                it is then never used.
+ *   1. create    the registry allocates one zeroed instance per (class, interfaces) that a
+ *                setting names (self and shm always, unless MANIFOLD_SHM=0), calls the class's
+ *                `init` (defaults; cannot fail) and checks the ops table.
+ *   2. open      op `open`: create endpoints, publish this rank's address with mf_pm_put() under
+ *                a key naming the instance ("mf.tcp1.<rank>"). Returns MF_FABRIC_UNAVAILABLE
+ *                (not an error) when the instance cannot run here; it is then never used.
  *   3. fence     MPI_Init calls mf_pm_fence() once for all fabrics and learns every rank's host.
  *   4. start     op `start`: anything that needs the peers' published data (e.g. shm maps the
  *                host's segment). Connections are still opened lazily, on first send.
- *   5. select    for each peer the registry asks `reachable` of the fabrics in priority order
- *                (self, shm, then the network fabric named by MANIFOLD_FABRIC) and binds the
- *                peer to the first that answers true.
+ *   5. route     for each peer and function the registry asks `reachable` of the candidate
+ *                instances (self; shm for the host; the instances the setting names) and builds
+ *                the peer's routes. Every rank builds the same routes (same settings, same host
+ *                layout), so a peer reaches us on the instance we reach it on.
  *   6. run       send / rget / progress / sleep support, below.
  *   7. close     op `close`: flush what is queued (bounded wait), close endpoints, release every
- *                OS resource (nothing may remain in /dev/shm or as a socket).
+ *                OS resource (nothing may remain in /dev/shm or as a socket). The registry then
+ *                frees the instance.
  *
  * Threading: all ops are called with the library lock held (see core/state.h), from one thread
- * at a time. A fabric that runs its own threads (usrsctp, some libfabric providers) must hand
- * their events to `progress` through its own queue and wake sleepers through its wait fd
- * (an eventfd is fine); upcalls happen only inside `progress` (or inside `send` for nothing).
+ * at a time — the application's threads or the progress thread (MANIFOLD_ASYNC_PROGRESS=1),
+ * which takes the same lock. A fabric that runs its own threads (usrsctp, some libfabric
+ * providers) must hand their events to `progress` through its own queue and wake sleepers
+ * through its wait fd (an eventfd is fine); upcalls happen only inside `progress`.
  *
- * Ordering: frames to one peer arrive in the order they were sent unless the fabric declares
- * MF_FABRIC_UNORDERED (the p2p layer then restores order by sequence; not needed by self, shm,
- * tcp).
+ * Ordering: frames to one peer over one instance arrive in the order they were sent unless the
+ * instance declares MF_FABRIC_UNORDERED (the p2p layer then restores order by sequence; not
+ * needed by self, shm, tcp). The p2p layer sends all its frames to one peer over one instance.
  *
- * Buffers: `send` always copies the header before it returns. It may keep the iovec array and
- * the memory it describes until it reports completion (the caller keeps both alive until then).
- * Control frames (hdr->len == 0) pass a `done` that does nothing; fabrics may call it or not.
+ * Buffers (ownership): `send` always copies the header before it returns. It may keep the iovec
+ * array and the memory it describes until it reports completion (the caller keeps both alive
+ * until then). Control frames (hdr->len == 0) pass a `done` that does nothing; fabrics may call
+ * it or not. Arriving payloads go where the upcall's sink says; the fabric owns nothing of it.
  *
  * Errors: ops return MPI_SUCCESS or an MPI error code built with mf_error() naming the fabric, the
  * peer and the cause. A peer that becomes unreachable (connection reset, process gone) is
  * reported once through mf_fabric_peer_failed(); later sends to it fail at once.
+ *
+ * Counters: every instance counts what it carried (mf_fabric_counters: frames and bytes in and
+ * out, eager and rendezvous starts, connections) for `--report-fabrics` and MPI_T; fabrics
+ * count with mf_fabric_count_tx/rx where a frame is committed or delivered.
  */
 #ifndef MF_FABRIC_FABRIC_H
 #define MF_FABRIC_FABRIC_H
@@ -118,12 +146,18 @@ typedef struct mf_fabric_ops {
      * peer are reported through mf_fabric_peer_failed(), not returned. */
     int (*progress)(mf_fabric *f);
 
-    /* Sleeping. The engine sleeps only when every active fabric agrees:
-     *   wait_fd:       an fd that becomes readable when this fabric has work (-1: none, the
-     *                  engine then wakes every poll_interval_us to call progress);
+    /* Sleeping. The engine sleeps only when every active instance agrees:
+     *   wait_fd:       an fd that becomes readable when this instance has work (-1: none);
+     *                  how long the engine may sleep is poll_interval_us: > 0 bounds every
+     *                  sleep (to the nanosecond where the kernel allows, see core/progress.h),
+     *                  0 leaves it to the wait fd, or, without one, says nothing can arrive
+     *                  while the engine sleeps (self: only its own sends queue work);
      *   sleep_prepare: arm wake-ups (e.g. set "I sleep" in shared memory, fi_trywait) and return
-     *                  true if it is safe to sleep, false if work arrived meanwhile;
-     *   sleep_end:     called after waking (disarm). */
+     *                  true if it is safe to sleep, false if work arrived meanwhile; may be
+     *                  called again while armed (each sleeping thread arms);
+     *   sleep_end:     called once the last sleeping thread woke (disarm). Between the two,
+     *                  `sleepers` > 0 and progress may run in another thread: it must leave
+     *                  the wake-ups armed. */
     int (*wait_fd)(mf_fabric *f);
     bool (*sleep_prepare)(mf_fabric *f);
     void (*sleep_end)(mf_fabric *f);
@@ -145,17 +179,102 @@ typedef struct mf_fabric_ops {
     int (*rx_peek)(mf_fabric *f, int peer, mf_wire_hdr *hdr);
     void (*rx_take)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                     int niov);
+
+    /* Fault injection (the fault wrapper, fault/): breaks the connection to `peer` the way a
+     * network failure would, both ends noticing; the peer then fails through the usual path
+     * (mf_fabric_peer_failed, reported from progress). Not called from upcalls. Classes
+     * without connections point it at mf_fabric_no_break_peer. */
+    int (*break_peer)(mf_fabric *f, int peer);
 } mf_fabric_ops;
 
-struct mf_fabric {
-    const mf_fabric_ops *ops;
-    const char *name;     /* "self", "shm", "tcp": also the folder and the symbol prefix */
-    unsigned flags;       /* enum mf_fabric_flags */
-    size_t eager_limit;   /* largest message the p2p layer sends eagerly on this fabric */
-    size_t max_frame;     /* largest payload of one send (<= MF_WIRE_MAX_FRAME) */
-    int poll_interval_us; /* with wait_fd -1: how often a sleeping engine must poll */
-    bool opened;          /* set by the registry */
+/* Capabilities of a class (mf_fabric_class.caps): what the transport can do at all. An
+ * instance's run-time `flags` say what it does here (e.g. shm pulls with CMA only when the
+ * probe worked). */
+enum mf_fabric_caps {
+    MF_FABRIC_CAP_RELIABLE = 1u << 0,   /* frames are never lost while the peer lives */
+    MF_FABRIC_CAP_ORDERED = 1u << 1,    /* frames to one peer arrive in order */
+    MF_FABRIC_CAP_TAGGED = 1u << 2,     /* matches MPI envelopes itself (none yet) */
+    MF_FABRIC_CAP_RMA_READ = 1u << 3,   /* reads a peer's memory (rget) */
+    MF_FABRIC_CAP_RMA_WRITE = 1u << 4,  /* writes a peer's memory (none yet) */
+    MF_FABRIC_CAP_RMA_ATOMIC = 1u << 5, /* atomics on a peer's memory (none yet) */
+    MF_FABRIC_CAP_RAIL = 1u << 6,       /* several instances may carry one route (rails) */
+    MF_FABRIC_CAP_NETWORK = 1u << 7,    /* crosses hosts; named by MANIFOLD_FABRIC */
+    MF_FABRIC_CAP_IFACES = 1u << 8,     /* runs over IP interfaces: "class:iface" is accepted */
 };
+
+#define MF_FABRIC_CLASS_VERSION 1
+
+/* What an instance carried. Plain counters, written under the library lock; a reader on another
+ * thread (MPI_T) takes the lock or accepts a torn 64-bit read on 32-bit hosts. Frames are
+ * counted by wire type (one increment per frame on the hot path): the totals and the eager and
+ * rendezvous counts are read with the functions below. */
+#define MF_FABRIC_COUNT_TYPES 16 /* > MF_MSG_TYPE_MAX, a power of two: the type is masked */
+typedef struct mf_fabric_counters {
+    uint64_t tx_bytes, rx_bytes;               /* payload bytes sent, delivered upward */
+    uint64_t tx_frames[MF_FABRIC_COUNT_TYPES]; /* frames taken by send, by wire type */
+    uint64_t rx_frames[MF_FABRIC_COUNT_TYPES]; /* frames delivered upward, by wire type */
+    uint64_t connections; /* connections established (connection-based classes) */
+} mf_fabric_counters;
+
+/* All frames of one direction (frames[] is tx_frames or rx_frames). */
+static inline uint64_t mf_fabric_frames(const uint64_t *frames)
+{
+    uint64_t n = 0;
+    for (int i = 0; i < MF_FABRIC_COUNT_TYPES; i++)
+        n += frames[i];
+    return n;
+}
+
+typedef struct mf_fabric_class {
+    unsigned version; /* MF_FABRIC_CLASS_VERSION */
+    const char *name; /* "self", "shm", "tcp": also the folder and the symbol prefix */
+    const mf_fabric_ops *ops;
+    unsigned caps;        /* enum mf_fabric_caps */
+    size_t max_message;   /* largest payload of one send (<= MF_WIRE_MAX_FRAME) */
+    size_t instance_size; /* sizeof the class's instance struct (mf_fabric first) */
+    /* Fills the defaults of a zeroed instance (base fields included); cannot fail. */
+    void (*init)(mf_fabric *f);
+} mf_fabric_class;
+
+struct mf_fabric {
+    /* Hot fields first: the p2p layer reads them on every message. */
+    const mf_fabric_ops *ops; /* == cls->ops, copied so a send costs one load */
+    const char *name;         /* the instance name, iname ("tcp0"), for messages */
+    unsigned flags;           /* enum mf_fabric_flags */
+    size_t eager_limit;       /* largest message the p2p layer sends eagerly on this instance */
+    size_t max_frame;         /* largest payload of one send (<= cls->max_message) */
+    int poll_interval_us;     /* > 0: longest sleep the engine may take (see wait_fd) */
+    bool opened;              /* set by the registry */
+    /* Threads asleep in the engine on this instance's wait fd (the progress thread, mostly),
+     * kept by the engine: progress may run while another thread sleeps, and must then keep the
+     * wait fd complete (tcp stays out of its quiet regime). */
+    int sleepers;
+    mf_fabric_counters counters;
+    /* Identity and settings, set by the registry before open. */
+    const mf_fabric_class *cls;
+    int index;          /* among the instances of its class: tcp<index> */
+    char iname[16];     /* "tcp0" */
+    const char *ifaces; /* IP classes: interfaces, MANIFOLD_IF syntax ("": all); kept after the
+                           instance struct, so the hot fields of a class stay close together */
+    void *upcall_ctx;   /* the layer above's, for its upcalls; NULL by default */
+};
+
+/* The instance struct that embeds base `f` as its member `member`. */
+#define MF_FABRIC_CONTAINER(f, type, member) ((type *)(void *)((char *)(f)-offsetof(type, member)))
+
+/* Counting, for fabrics: a frame committed to the wire (not on MF_FABRIC_BUSY or an error), and
+ * a frame delivered upward. Eager messages are tx_frames[MF_MSG_EAGER], rendezvous started
+ * tx_frames[MF_MSG_RTS]. */
+static inline void mf_fabric_count_tx(mf_fabric *f, const mf_wire_hdr *hdr)
+{
+    f->counters.tx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)]++;
+    f->counters.tx_bytes += hdr->len;
+}
+static inline void mf_fabric_count_rx(mf_fabric *f, const mf_wire_hdr *hdr)
+{
+    f->counters.rx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)]++;
+    f->counters.rx_bytes += hdr->len;
+}
 
 /* ---- Stubs for unsupported optional ops ---- */
 int mf_fabric_no_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
@@ -163,6 +282,7 @@ void mf_fabric_no_rkey_release(mf_fabric *f, uint64_t rkey);
 int mf_fabric_no_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
                       int niov, size_t len, mf_fabric_done *done);
 int mf_fabric_no_wait_fd(mf_fabric *f);
+int mf_fabric_no_break_peer(mf_fabric *f, int peer);
 bool mf_fabric_always_sleep(mf_fabric *f);
 void mf_fabric_no_sleep_end(mf_fabric *f);
 
@@ -177,24 +297,60 @@ void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabr
  * peer and the cause. Pending and future operations with that peer fail with it. */
 void mf_fabric_peer_failed(mf_fabric *f, int peer, int code);
 
-/* ---- Constructors: each returns its fabric's static instance (listed in fabrics.def) ---- */
-mf_fabric *mf_self_fabric(void);
-mf_fabric *mf_shm_fabric(void);
-mf_fabric *mf_tcp_fabric(void);
+/* ---- Classes (listed in fabrics.def) ---- */
+#define MF_FABRIC(name) extern const mf_fabric_class mf_##name##_class;
+#include "fabric/fabrics.def"
+#undef MF_FABRIC
 
 /* ---- Registry (fabric.c) ---- */
 
+/* A new instance of `cls` (zeroed, then cls->init), named <class><index>, over interfaces
+ * `ifaces` (MANIFOLD_IF syntax; "" for all, or the class does not use interfaces); NULL without
+ * memory or when the class's table is incomplete (a programming error, logged). Not opened.
+ * The registry makes its own; unit tests use this to drive one instance directly. */
+mf_fabric *mf_fabric_instance_new(const mf_fabric_class *cls, int index, const char *ifaces);
+void mf_fabric_instance_free(mf_fabric *f);
+
 /* Init is split around the process manager's fence, which MPI_Init performs:
- * mf_fabrics_open() opens every usable fabric (publishing addresses); after the fence and once
- * mf_g knows every rank's host, mf_fabrics_start() starts them and binds each peer. */
+ * mf_fabrics_open() opens every instance the settings ask for (publishing addresses); after the
+ * fence and once mf_g knows every rank's host, mf_fabrics_start() starts them and builds every
+ * peer's routes (below). */
 int mf_fabrics_open(void);
 int mf_fabrics_start(void);
-/* True when every fabric in use has sent everything it was handed (see tx_idle). */
+/* True when every instance in use has sent everything it was handed (see tx_idle). */
 bool mf_fabrics_tx_idle(void);
 int mf_fabrics_finalize(void);
-/* The fabric bound to `peer` (world rank). */
+/* ---- Routes ---- */
+
+enum mf_route_fn {
+    MF_ROUTE_P2P,  /* point-to-point messages (MANIFOLD_FABRIC) */
+    MF_ROUTE_RMA,  /* one-sided traffic (MANIFOLD_RMA_FABRIC, default as p2p) */
+    MF_ROUTE_CTRL, /* control frames of layers above (as p2p: its first rail) */
+    MF_ROUTE_NFN
+};
+#define MF_ROUTE_MAX_RAILS 8
+
+/* The instances that carry one function to one peer: self for our own rank, shm for a peer on
+ * our host (when shm is on and reaches it), else the instances the setting names that reach
+ * it, in the setting's order. Never empty once mf_fabrics_start() succeeded. */
+typedef struct mf_route {
+    int nrails;
+    mf_fabric *rails[MF_ROUTE_MAX_RAILS];
+} mf_route;
+
+/* The route of `fn` to `peer` (world rank); valid from mf_fabrics_start() to finalize. */
+const mf_route *mf_route_of(int peer, enum mf_route_fn fn);
+/* "p2p", "rma", "ctrl". */
+const char *mf_route_fn_name(enum mf_route_fn fn);
+
+/* The instance the p2p layer uses for `peer`: one rail of its p2p route. Until the multirail
+ * wrapper stripes one message over several rails, all p2p frames to a peer take one rail (MPI
+ * order is per instance); with several rails, peer p's is rails[(me + p) % nrails], the same
+ * seen from either end, so the rails share the peers. */
 mf_fabric *mf_fabric_of(int peer);
-/* The fabrics in use, for the progress engine. */
+/* The instances in use (in some peer's route), for the progress engine. */
 int mf_fabrics_active(mf_fabric ***list);
+/* Every opened instance, in use or not (for reports). */
+int mf_fabrics_all(mf_fabric ***list);
 
 #endif

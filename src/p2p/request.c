@@ -360,9 +360,12 @@ static bool mf_sends_drained(void *arg)
     /* Requests may be done while fabrics still hold copies of eager frames (e.g. for a
      * connection still being set up). */
     bool busy = !mf_fabrics_tx_idle();
+    /* A send to a peer that failed waits for nothing more: its protocol answers (CTS, FIN)
+     * will never come. */
     for (mf_request *r = mf_live_head; r && !busy; r = r->rq_live_next)
         busy = r->pub.r_kind == MF_REQ_SEND && r->pub.r_active &&
-               (!r->pub.r_complete || r->rq_busy > 0);
+               (!r->pub.r_complete || r->rq_busy > 0) &&
+               !(r->rq_peer >= 0 && mf_p2p_peer_status(r->rq_peer));
     if (!busy) {
         d->deadline_ns = 0; /* drained */
         return true;

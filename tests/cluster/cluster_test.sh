@@ -66,7 +66,7 @@ apps)
         expect_rc 0
         expect_out ' No Errors'
         for i in 1 2 3 4; do
-            expect_err "^manifold\[[0-9]*\]: .* via shm; .* via tcp (host ${prefix}$i, 2 ranks here)"
+            expect_err "^manifold\[[0-9]*\]: .* via shm0; .* via tcp0 (host ${prefix}$i, 2 ranks here)"
         done
         [ "$(grep -c 'via shm' "$err")" -ge 8 ] || fail "$prog: not every rank reported its fabrics"
     done

@@ -16,7 +16,7 @@ job=$!
 wait_file "$dir/ready" 300 "$job"
 fail=0
 if [ -e "$dir/ready" ]; then
-    hash=$(sed -n 's/.*published mf\.tcp\.0=.* (job \([0-9a-f]*\)).*/\1/p' "$dir/err" | head -1)
+    hash=$(sed -n 's/.*published mf\.tcp0\.0=.* (job \([0-9a-f]*\)).*/\1/p' "$dir/err" | head -1)
     "$impostor" attack "$(cat "$dir/port")" "$hash" 3 0 1 "$(cat "$dir/secret")" || fail=1
 else
     echo "FAIL: the job never got ready"

@@ -42,6 +42,8 @@ static const char mx_help[] =
     "                        allowed; it is detected and processes are told to yield the CPU\n"
     "  --bind-to core|none   pin local rank i of each host to core i (default none)\n"
     "  --report-bindings     print one line per rank saying where it is bound\n"
+    "  --report-fabrics      at the end, once per job: the fabric instances used per host pair\n"
+    "                        and function, and what each carried (same as MANIFOLD_REPORT=fabrics)\n"
     "\n"
     "Hosts (docs/CLUSTER.md):\n"
     "  --host H1[:S],H2[:S]  run on these hosts, S slots each (default 1); -H is the same\n"
@@ -332,6 +334,9 @@ static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv,
             i++;
         } else if (!strcmp(a, "--report-bindings") || !strcmp(a, "-report-bindings")) {
             opt->report_bindings = 1;
+        } else if (!strcmp(a, "--report-fabrics") || !strcmp(a, "-report-fabrics")) {
+            /* The library reports (src/fabric/fabric.c); every rank inherits the setting. */
+            setenv("MANIFOLD_REPORT", "fabrics", 1);
         } else if (!strcmp(a, "--launcher") || !strcmp(a, "-launcher") ||
                    !strcmp(a, "--launcher-exec") || !strcmp(a, "-launcher-exec")) {
             if (!next || !*next)

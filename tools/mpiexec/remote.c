@@ -25,7 +25,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <fnmatch.h>
 #include <ifaddrs.h>
 #include <limits.h>
 #include <net/if.h>
@@ -43,6 +42,7 @@
 #include "core/ratelimit.h"
 #include "link.h"
 #include "link_auth.h"
+#include "core/netif.h"
 #include "mpiexec.h"
 
 #define MX_START_TIMEOUT 30.0
@@ -88,63 +88,33 @@ struct mx_remote {
     int r_rank0_host;
 };
 
-static int mx_cidr_match(const char *tok, struct in_addr a)
-{
-    const char *slash = strchr(tok, '/');
-    char ip[INET_ADDRSTRLEN];
-    size_t n = (size_t)(slash - tok);
-    if (n >= sizeof ip)
-        return 0;
-    memcpy(ip, tok, n);
-    ip[n] = '\0';
-    char *end;
-    long bits = strtol(slash + 1, &end, 10);
-    struct in_addr net;
-    if (*end || bits < 0 || bits > 32 || inet_pton(AF_INET, ip, &net) != 1)
-        return 0;
-    uint32_t mask = bits == 0 ? 0 : htonl(~0u << (32 - bits));
-    return (a.s_addr & mask) == (net.s_addr & mask);
-}
-
-/* Same selection rule as the tcp fabric (src/fabric/tcp/tcp_if.c): MANIFOLD_IF by interface name
- * pattern or CIDR; by default every up interface but container/VM bridges. */
-static int mx_if_wanted(const char *spec, const char *name, struct in_addr a)
-{
-    if (!*spec)
-        return strncmp(name, "docker", 6) && strncmp(name, "virbr", 5) && strncmp(name, "br-", 3);
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", spec);
-    for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
-        if (strchr(tok, '/') ? mx_cidr_match(tok, a) : fnmatch(tok, name, 0) == 0)
-            return 1;
-    return 0;
-}
-
 /* Listens and fills r_addrs ("ip,ip,...": non-loopback first) and r_port. */
 static int mx_remote_listen(struct mx_remote *rm)
 {
     const char *spec = getenv("MANIFOLD_IF");
     spec = spec ? spec : "";
-    struct ifaddrs *ifs;
-    if (getifaddrs(&ifs) != 0) {
+    /* The library's selection (core/netif): the same interfaces, the same verdict on a bad
+     * entry. */
+    char bad[MF_NETIF_ENTRY_MAX + 1];
+    if (!mf_netif_spec_ok(spec, bad, sizeof bad)) {
+        fprintf(stderr,
+                "mpiexec: MANIFOLD_IF='%s': entry '%s' is neither an interface name nor an "
+                "IPv4 CIDR such as 10.1.0.0/16\n",
+                spec, bad);
+        return -1;
+    }
+    mf_netif ifs[32];
+    int nfound = mf_netif_select(spec, ifs, 32);
+    if (nfound < 0) {
         fprintf(stderr, "mpiexec: cannot list network interfaces: %s\n", strerror(errno));
         return -1;
     }
     char loop[128] = "";
-    struct in_addr only = {0};
-    int nfound = 0;
     size_t used = 0;
-    for (struct ifaddrs *i = ifs; i; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
-            continue;
-        struct in_addr a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-        if (!mx_if_wanted(spec, i->ifa_name, a))
-            continue;
+    for (int i = 0; i < nfound; i++) {
         char ip[INET_ADDRSTRLEN];
-        inet_ntop(AF_INET, &a, ip, sizeof ip);
-        if (strstr(rm->r_addrs, ip) || strstr(loop, ip))
-            continue;
-        if (i->ifa_flags & IFF_LOOPBACK) {
+        inet_ntop(AF_INET, &ifs[i].addr, ip, sizeof ip);
+        if (ifs[i].loopback) {
             if (strlen(loop) + strlen(ip) + 2 < sizeof loop)
                 snprintf(loop + strlen(loop), sizeof loop - strlen(loop), "%s%s", *loop ? "," : "",
                          ip);
@@ -152,12 +122,10 @@ static int mx_remote_listen(struct mx_remote *rm)
             used += (size_t)snprintf(rm->r_addrs + used, sizeof rm->r_addrs - used, "%s%s",
                                      used ? "," : "", ip);
         }
-        only = a;
-        nfound++;
     }
-    freeifaddrs(ifs);
     if (*loop)
         snprintf(rm->r_addrs + used, sizeof rm->r_addrs - used, "%s%s", used ? "," : "", loop);
+    struct in_addr only = nfound > 0 ? ifs[nfound - 1].addr : (struct in_addr){0};
     if (nfound == 0) {
         fprintf(stderr,
                 "mpiexec: MANIFOLD_IF='%s' matches no up IPv4 interface to listen on for "

@@ -26,7 +26,10 @@ typedef struct mf_self {
     mf_self_frame *s_head, *s_tail;
 } mf_self;
 
-static mf_self mf_self_instance;
+static mf_self *mf_self_of(mf_fabric *f)
+{
+    return MF_FABRIC_CONTAINER(f, mf_self, s_fabric);
+}
 
 /* Copies up to `len` bytes gathered from src iovecs, starting `skip` bytes in, into dst iovecs. */
 static void mf_self_copy(const struct iovec *dst, int ndst, const struct iovec *src, int nsrc,
@@ -67,7 +70,7 @@ static int mf_self_start(mf_fabric *f)
 
 static int mf_self_close(mf_fabric *f)
 {
-    mf_self *s = (mf_self *)f;
+    mf_self *s = mf_self_of(f);
     while (s->s_head) {
         mf_self_frame *fr = s->s_head;
         s->s_head = fr->sf_next;
@@ -86,7 +89,7 @@ static bool mf_self_reachable(mf_fabric *f, int peer)
 static int mf_self_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                         int niov, mf_fabric_done *done)
 {
-    mf_self *s = (mf_self *)f;
+    mf_self *s = mf_self_of(f);
     mf_self_frame *fr = calloc(1, sizeof *fr);
     if (!fr)
         return mf_error(MPI_ERR_NO_MEM, "self: no memory to queue a frame");
@@ -114,6 +117,7 @@ static int mf_self_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
     else
         s->s_head = fr;
     s->s_tail = fr;
+    mf_fabric_count_tx(f, hdr);
     return rc;
 }
 
@@ -133,7 +137,7 @@ static int mf_self_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
 
 static int mf_self_progress(mf_fabric *f)
 {
-    mf_self *s = (mf_self *)f;
+    mf_self *s = mf_self_of(f);
     if (!s->s_head)
         return 0; /* the usual pass: nothing sent to ourselves */
     /* Deliver only what was queued before this pass: upcalls may queue more (e.g. a CTS). */
@@ -145,6 +149,7 @@ static int mf_self_progress(mf_fabric *f)
         if (!s->s_head)
             s->s_tail = NULL;
         mf_fabric_sink sink = {0};
+        mf_fabric_count_rx(f, &fr->sf_hdr);
         mf_fabric_rx_header(f, mf_g.rank, &fr->sf_hdr, &sink);
         if (fr->sf_copy) {
             struct iovec whole = {fr->sf_copy, fr->sf_hdr.len};
@@ -168,12 +173,12 @@ static int mf_self_progress(mf_fabric *f)
 
 static bool mf_self_sleep_prepare(mf_fabric *f)
 {
-    return ((mf_self *)f)->s_head == NULL;
+    return (mf_self_of(f))->s_head == NULL;
 }
 
 static bool mf_self_tx_idle(mf_fabric *f)
 {
-    return ((mf_self *)f)->s_head == NULL;
+    return (mf_self_of(f))->s_head == NULL;
 }
 
 static const mf_fabric_ops mf_self_ops = {
@@ -191,17 +196,23 @@ static const mf_fabric_ops mf_self_ops = {
     .sleep_prepare = mf_self_sleep_prepare,
     .sleep_end = mf_fabric_no_sleep_end,
     .tx_idle = mf_self_tx_idle,
+    .break_peer = mf_fabric_no_break_peer,
 };
 
-mf_fabric *mf_self_fabric(void)
+static void mf_self_init(mf_fabric *f)
 {
-    mf_self_instance.s_fabric = (mf_fabric){
-        .ops = &mf_self_ops,
-        .name = "self",
-        .flags = MF_FABRIC_RGET | MF_FABRIC_INJECT,
-        .eager_limit = 65536,
-        .max_frame = MF_WIRE_MAX_FRAME,
-        .poll_interval_us = 1000,
-    };
-    return &mf_self_instance.s_fabric;
+    f->flags = MF_FABRIC_RGET | MF_FABRIC_INJECT;
+    f->eager_limit = 65536;
+    f->max_frame = MF_WIRE_MAX_FRAME;
+    f->poll_interval_us = 0; /* nothing arrives while asleep: frames to self are queued by send */
 }
+
+const mf_fabric_class mf_self_class = {
+    .version = MF_FABRIC_CLASS_VERSION,
+    .name = "self",
+    .ops = &mf_self_ops,
+    .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RMA_READ,
+    .max_message = MF_WIRE_MAX_FRAME,
+    .instance_size = sizeof(mf_self),
+    .init = mf_self_init,
+};

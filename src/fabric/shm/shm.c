@@ -87,7 +87,7 @@ static int mf_shm_membarrier(int cmd)
 
 static mf_shm_state *mf_shm_of(mf_fabric *f)
 {
-    return (mf_shm_state *)f;
+    return MF_FABRIC_CONTAINER(f, mf_shm_state, base);
 }
 
 static mf_shm_peer *mf_shm_peer_of(mf_shm_state *s, int peer)
@@ -188,11 +188,15 @@ static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
                         (unsigned long long)hdr->len, peer, f->max_frame);
     if (!p->pend_head && mf_shm_ring_push(&p->out, hdr, iov, niov)) {
         mf_shm_notify(s, p);
+        mf_fabric_count_tx(f, hdr);
         return MF_FABRIC_DONE;
     }
     if (!done)
         return MF_FABRIC_BUSY; /* an inject (MF_FABRIC_INJECT) that must not be queued */
-    return mf_shm_queue(s, p, hdr, iov, niov, done);
+    int rc = mf_shm_queue(s, p, hdr, iov, niov, done);
+    if (rc == MF_FABRIC_PENDING)
+        mf_fabric_count_tx(f, hdr);
+    return rc;
 }
 
 /* Writes queued frames to p in order while they fit. Returns frames written. */
@@ -245,6 +249,7 @@ static int mf_shm_flush(mf_shm_state *s)
 static void mf_shm_take(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h,
                         const struct iovec *iov, int niov)
 {
+    mf_fabric_count_rx(&s->base, h);
     if (h->len > 0 && niov > 0)
         mf_shm_ring_copy_out(&p->in, h, iov, niov);
     if (mf_shm_ring_pop(&p->in, h))
@@ -675,18 +680,25 @@ static const mf_fabric_ops mf_shm_ops = {
     .tx_idle = mf_shm_tx_idle,
     .rx_peek = mf_shm_rx_peek,
     .rx_take = mf_shm_rx_take,
+    .break_peer = mf_fabric_no_break_peer,
 };
 
-static mf_shm_state mf_shm_instance = {
-    .base = {.ops = &mf_shm_ops,
-             .flags = MF_FABRIC_INJECT,
-             .name = "shm",
-             .eager_limit = 16384,
-             .max_frame = MF_SHM_MIN_FRAME},
-    .doorbell = -1,
-};
-
-mf_fabric *mf_shm_fabric(void)
+/* Defaults of a zeroed instance. */
+static void mf_shm_init(mf_fabric *f)
 {
-    return &mf_shm_instance.base;
+    mf_shm_state *s = mf_shm_of(f);
+    f->flags = MF_FABRIC_INJECT;
+    f->eager_limit = 16384;
+    f->max_frame = MF_SHM_MIN_FRAME;
+    s->doorbell = -1;
 }
+
+const mf_fabric_class mf_shm_class = {
+    .version = MF_FABRIC_CLASS_VERSION,
+    .name = "shm",
+    .ops = &mf_shm_ops,
+    .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RMA_READ,
+    .max_message = MF_WIRE_MAX_FRAME,
+    .instance_size = sizeof(mf_shm_state),
+    .init = mf_shm_init,
+};

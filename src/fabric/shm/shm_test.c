@@ -194,7 +194,8 @@ static void setup_rank(int rank, int n)
     mf_g.job_tag = job_hash ^ 0x1234;
     for (int r = 0; r < n; r++)
         rx_next[r] = 0;
-    F = mf_shm_fabric();
+    F = mf_fabric_instance_new(&mf_shm_class, 0, "");
+    CHECK(F != NULL);
     CHECK(F->ops->open(F) == MPI_SUCCESS);
     CHECK(F->ops->start(F) == MPI_SUCCESS);
     for (int r = 0; r < n; r++)
@@ -277,6 +278,7 @@ static void scenario_order_rget(int rank, int n)
         idle_progress();
     CHECK(failed_peer < 0);
     CHECK(F->ops->close(F) == MPI_SUCCESS);
+    mf_fabric_instance_free(F);
     if (rank == 0)
         printf("shm_test: %d ranks: %d ordered frames per pair, rget %s: ok\n", n, FRAMES,
                rget ? "3 MiB checked" : "unavailable (skipped)");
@@ -380,6 +382,7 @@ static void scenario_perf(int rank, int n)
     while (outstanding > 0)
         F->ops->progress(F);
     CHECK(F->ops->close(F) == MPI_SUCCESS);
+    mf_fabric_instance_free(F);
     if (rank == 0)
         printf("shm_test: one-way latency %.3f us (8 B), streaming %.2f GB/s (%zu B frames)\n", lat,
                bw, fl);
@@ -425,6 +428,7 @@ static void scenario_dead_peer(int rank, int n)
     rc = send_frame(1, MF_MSG_EAGER, 0, pat, 10, 0);
     CHECK(rc > 0); /* later sends fail at once */
     F->ops->close(F);
+    mf_fabric_instance_free(F);
     printf("shm_test: dead peer reported (%s): %s\n", dead_by_rget ? "rget" : "full ring",
            failed_msg);
     _exit(0);
@@ -480,6 +484,7 @@ static void scenario_inject(int rank, int n)
         CHECK(seq == INJECT_FRAMES && outstanding == 0);
     }
     F->ops->close(F);
+    mf_fabric_instance_free(F);
     if (rank == 0)
         printf("shm_test: inject: refused when full or behind a queued frame, order kept\n");
     _exit(0);

@@ -49,6 +49,7 @@ static int mf_tcp_wait_fd(mf_fabric *f);
 static bool mf_tcp_sleep_prepare(mf_fabric *f);
 static void mf_tcp_sleep_end(mf_fabric *f);
 static bool mf_tcp_tx_idle(mf_fabric *f);
+static int mf_tcp_break_peer(mf_fabric *f, int peer);
 
 static const mf_fabric_ops mf_tcp_ops = {
     .size = sizeof(mf_fabric_ops),
@@ -65,26 +66,33 @@ static const mf_fabric_ops mf_tcp_ops = {
     .sleep_prepare = mf_tcp_sleep_prepare,
     .sleep_end = mf_tcp_sleep_end,
     .tx_idle = mf_tcp_tx_idle,
+    .break_peer = mf_tcp_break_peer,
 };
 
-mf_tcp mf_tcp_g = {
-    .t_base = {.ops = &mf_tcp_ops,
-               .name = "tcp",
-               .flags = MF_FABRIC_NETWORK,
-               .eager_limit = 65536,
-               .max_frame = MF_WIRE_MAX_FRAME,
-               .poll_interval_us = 0},
-    .t_epfd = -1,
-    .t_reserve_fd = -1,
-    .t_rl_refused = MF_RATELIMIT_INIT(10.0),
-    .t_rl_shed = MF_RATELIMIT_INIT(10.0),
-    .t_rl_accept = MF_RATELIMIT_INIT(10.0),
-};
-
-mf_fabric *mf_tcp_fabric(void)
+/* Defaults of a zeroed instance. */
+static void mf_tcp_init(mf_fabric *f)
 {
-    return &mf_tcp_g.t_base;
+    mf_tcp *t = mf_tcp_of(f);
+    f->flags = MF_FABRIC_NETWORK;
+    f->eager_limit = 65536;
+    f->max_frame = MF_WIRE_MAX_FRAME;
+    t->t_epfd = -1;
+    t->t_reserve_fd = -1;
+    t->t_rl_refused = (mf_ratelimit)MF_RATELIMIT_INIT(10.0);
+    t->t_rl_shed = (mf_ratelimit)MF_RATELIMIT_INIT(10.0);
+    t->t_rl_accept = (mf_ratelimit)MF_RATELIMIT_INIT(10.0);
 }
+
+const mf_fabric_class mf_tcp_class = {
+    .version = MF_FABRIC_CLASS_VERSION,
+    .name = "tcp",
+    .ops = &mf_tcp_ops,
+    .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RAIL |
+            MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
+    .max_message = MF_WIRE_MAX_FRAME,
+    .instance_size = sizeof(mf_tcp),
+    .init = mf_tcp_init,
+};
 
 static void mf_tcp_release(mf_tcp *t)
 {
@@ -144,7 +152,7 @@ static int mf_tcp_open_bounds(mf_tcp *t)
 
 static int mf_tcp_open(mf_fabric *f)
 {
-    mf_tcp *t = (mf_tcp *)f;
+    mf_tcp *t = mf_tcp_of(f);
     int rc = mf_tcp_open_bounds(t);
     if (rc)
         return rc;
@@ -173,11 +181,12 @@ static int mf_tcp_open(mf_fabric *f)
     rc = mf_tcp_listen(t, pub, sizeof pub);
     if (rc)
         goto fail;
-    snprintf(key, sizeof key, "mf.tcp.%d", mf_g.rank);
+    snprintf(key, sizeof key, "mf.%s.%d", f->name, mf_g.rank);
     rc = mf_pm_put(key, pub);
     if (rc)
         goto fail;
-    mf_debug("tcp: published %s=%s (job %016llx)", key, pub, (unsigned long long)mf_g.job_hash);
+    mf_debug("%s: published %s=%s (job %016llx)", f->name, key, pub,
+             (unsigned long long)mf_g.job_hash);
     return MPI_SUCCESS;
 fail:
     mf_tcp_release(t);
@@ -200,7 +209,7 @@ static bool mf_tcp_reachable(mf_fabric *f, int peer)
 static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                        int niov, mf_fabric_done *done)
 {
-    mf_tcp *t = (mf_tcp *)f;
+    mf_tcp *t = mf_tcp_of(f);
     if (peer < 0 || peer >= t->t_npeers || peer == mf_g.rank)
         return mf_error(MPI_ERR_INTERN, "tcp: send to invalid rank %d", peer);
     if (hdr->len > f->max_frame)
@@ -240,6 +249,7 @@ static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
         mf_tcp_peer_fail(t, peer, code, MF_TCP_FAIL_DEFERRED);
         return code;
     }
+    mf_fabric_count_tx(f, hdr);
     if (c && !mf_stream_out_empty(&p->p_out))
         mf_tcp_conn_update(t, c);
     return rc;
@@ -283,9 +293,11 @@ static int mf_tcp_progress_epoll(mf_tcp *t)
 
 static int mf_tcp_progress(mf_fabric *f)
 {
-    mf_tcp *t = (mf_tcp *)f;
+    mf_tcp *t = mf_tcp_of(f);
     int n = mf_tcp_report_failures(t);
-    mf_tcp_set_quiet(t, t->t_nconns == t->t_nup && t->t_nup <= MF_TCP_DIRECT_MAX);
+    /* Not quiet while another thread sleeps on our epoll fd (fabric.h, sleepers). */
+    mf_tcp_set_quiet(t,
+                     t->t_nconns == t->t_nup && t->t_nup <= MF_TCP_DIRECT_MAX && f->sleepers == 0);
     if (t->t_quiet) {
         n += mf_tcp_progress_direct(t);
         if (t->t_nout || t->t_epoll_due || ++t->t_pass % MF_TCP_EPOLL_EVERY == 0)
@@ -302,7 +314,7 @@ static int mf_tcp_progress(mf_fabric *f)
 
 static int mf_tcp_wait_fd(mf_fabric *f)
 {
-    return ((mf_tcp *)f)->t_epfd;
+    return (mf_tcp_of(f))->t_epfd;
 }
 
 /* A failure noticed inside send is reported by the next progress: do not sleep past it.
@@ -310,7 +322,7 @@ static int mf_tcp_wait_fd(mf_fabric *f)
  * the engine's wait returns at once for it. */
 static bool mf_tcp_sleep_prepare(mf_fabric *f)
 {
-    mf_tcp *t = (mf_tcp *)f;
+    mf_tcp *t = mf_tcp_of(f);
     mf_tcp_set_quiet(t, false);
     return t->t_nfailing == 0;
 }
@@ -319,7 +331,7 @@ static bool mf_tcp_sleep_prepare(mf_fabric *f)
  * epoll reports: the next pass asks it (and makes the fabric quiet again if it can be). */
 static void mf_tcp_sleep_end(mf_fabric *f)
 {
-    ((mf_tcp *)f)->t_epoll_due = true;
+    (mf_tcp_of(f))->t_epoll_due = true;
 }
 
 double mf_tcp_now(void)
@@ -341,12 +353,12 @@ static bool mf_tcp_all_flushed(mf_tcp *t)
 
 static bool mf_tcp_tx_idle(mf_fabric *f)
 {
-    return mf_tcp_all_flushed((mf_tcp *)f);
+    return mf_tcp_all_flushed(mf_tcp_of(f));
 }
 
 static int mf_tcp_close(mf_fabric *f)
 {
-    mf_tcp *t = (mf_tcp *)f;
+    mf_tcp *t = mf_tcp_of(f);
     if (!t->t_peers)
         return MPI_SUCCESS;
     /* 1. Let queued frames drain, for a bounded time (the peers must be progressing). */
@@ -394,4 +406,27 @@ static int mf_tcp_close(mf_fabric *f)
         mf_stream_out_fail(&t->t_peers[r].p_out, rc ? rc : MPI_ERR_OTHER);
     mf_tcp_release(t);
     return rc;
+}
+
+/* Fault injection: the peer's connection goes down as if the network cut it. Shutting the
+ * socket down makes the peer read an end of stream without our goodbye (its failure); ours is
+ * reported from the next progress, naming the cause. */
+static int mf_tcp_break_peer(mf_fabric *f, int peer)
+{
+    mf_tcp *t = mf_tcp_of(f);
+    if (peer < 0 || peer >= t->t_npeers || peer == mf_g.rank)
+        return mf_error(MPI_ERR_INTERN, "%s: cannot break the connection to rank %d", f->name,
+                        peer);
+    mf_tcp_peer *p = &t->t_peers[peer];
+    if (p->p_up)
+        shutdown(p->p_up->c_fd, SHUT_RDWR);
+    if (p->p_dialing)
+        shutdown(p->p_dialing->c_fd, SHUT_RDWR);
+    mf_tcp_peer_fail(t, peer,
+                     mf_error(MPI_ERR_OTHER,
+                              "%s: connection to rank %d broken (fault injection, "
+                              "MANIFOLD_FAULT)",
+                              f->name, peer),
+                     MF_TCP_FAIL_DEFERRED);
+    return MPI_SUCCESS;
 }

@@ -2,8 +2,9 @@
  * tcp.h — internals of the tcp fabric (the contract it implements is fabric.h).
  *
  * Shape: one epoll fd holds every socket of the fabric and is the fabric's wait fd. Each chosen
- * interface has a listening socket (tcp_if.c); its addresses are published as "mf.tcp.<rank>" =
- * "ip:port,ip:port,...". Connections open lazily on the first send to a peer (tcp_conn.c): until
+ * interface of the instance has a listening socket (tcp_if.c); its addresses are published as
+ * "mf.<instance>.<rank>" = "ip:port,ip:port,..." ("mf.tcp0.3"). Each instance (tcp0, tcp1: one
+ * per interface setting, see fabric.h) is independent: its own sockets, peers and counters. Connections open lazily on the first send to a peer (tcp_conn.c): until
  * one is up, frames wait in the peer's outbound queue (stream/), which belongs to the peer, not
  * to a connection — so whichever connection wins a simultaneous connect, every frame is written
  * exactly once, on it, in order.
@@ -99,8 +100,9 @@ struct mf_tcp_conn {
     mf_stream_io c_io;
     mf_stream_in c_in; /* valid when c_in_ready */
     bool c_in_ready;
-    char c_where[64];    /* remote "ip:port", for messages */
-    mf_tcp_conn *c_next; /* on mf_tcp.conns or mf_tcp.grave */
+    char c_where[64];     /* remote "ip:port", for messages */
+    mf_tcp_conn *c_next;  /* on mf_tcp.conns or mf_tcp.grave */
+    struct mf_tcp *c_tcp; /* the instance it belongs to */
 };
 
 typedef struct mf_tcp_peer {
@@ -115,7 +117,7 @@ typedef struct mf_tcp_peer {
 } mf_tcp_peer;
 
 typedef struct mf_tcp {
-    mf_fabric t_base; /* first: the registry sees an mf_fabric */
+    mf_fabric t_base; /* first: the registry sees an mf_fabric (an instance, "tcp0") */
     int t_epfd;
     mf_tcp_listener t_listeners[MF_TCP_MAX_ADDRS];
     int t_nlisteners;
@@ -145,7 +147,10 @@ typedef struct mf_tcp {
     mf_ratelimit t_rl_accept;  /* accept failures, descriptors exhausted */
 } mf_tcp;
 
-extern mf_tcp mf_tcp_g;
+static inline mf_tcp *mf_tcp_of(mf_fabric *f)
+{
+    return MF_FABRIC_CONTAINER(f, mf_tcp, t_base);
+}
 
 /* tcp_if.c: opens a listener on every chosen interface, adds them to the epoll fd, and writes
  * the published value ("ip:port,...") into pub. MPI_SUCCESS, MF_FABRIC_UNAVAILABLE (no usable

@@ -47,7 +47,7 @@ void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
 }
 
 static struct sockaddr_in self;
-static mf_tcp *t = &mf_tcp_g;
+static mf_tcp *t;
 
 static int dial(void)
 {
@@ -287,18 +287,22 @@ int main(void)
     mf_g.node_of = node_of;
     mf_g.job_hash = 0xfeedbeef;
     mf_auth_secret_generate(&mf_g.job_secret);
-    setenv("MANIFOLD_IF", "lo", 1);
-    mf_fabric *f = &t->t_base;
+    mf_fabric *f = mf_fabric_instance_new(&mf_tcp_class, 0, "lo");
+    if (!f)
+        return 11;
+    t = mf_tcp_of(f);
     if (f->ops->open(f) != MPI_SUCCESS)
         return 11;
     char val[MF_PM_VAL_MAX];
-    if (mf_pm_get("mf.tcp.0", val, sizeof val) != 0 || mf_tcp_parse_addrs(val, true, &self, 1) != 1)
+    if (mf_pm_get("mf.tcp0.0", val, sizeof val) != 0 ||
+        mf_tcp_parse_addrs(val, true, &self, 1) != 1)
         return 12;
     test_cap();
     test_deadline();
     test_emfile();
     test_reserve();
     f->ops->close(f);
+    mf_fabric_instance_free(f);
     printf("tcp_auth_test: %s\n", failures ? "FAILED" : "ok");
     return failures ? 1 : 0;
 }

@@ -39,7 +39,8 @@
 static void mf_tcp_on_header(void *ctx, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
 {
     mf_tcp_conn *c = ctx;
-    mf_fabric_rx_header(&mf_tcp_g.t_base, c->c_peer, hdr, sink);
+    mf_fabric_count_rx(&c->c_tcp->t_base, hdr);
+    mf_fabric_rx_header(&c->c_tcp->t_base, c->c_peer, hdr, sink);
 }
 
 /* Sets the epoll mask of c; 0 takes it out of the epoll set (c_events 0: not in it). */
@@ -62,6 +63,7 @@ static mf_tcp_conn *mf_tcp_conn_new(mf_tcp *t, int fd, bool outgoing, int peer)
     if (!c)
         return NULL;
     c->c_kind = MF_TCP_CONN;
+    c->c_tcp = t;
     c->c_fd = fd;
     c->c_peer = peer;
     c->c_outgoing = outgoing;
@@ -364,6 +366,7 @@ static int mf_tcp_conn_establish(mf_tcp *t, mf_tcp_conn *c)
     c->c_in_ready = true;
     c->c_state = MF_TCP_UP;
     t->t_nup++;
+    t->t_base.counters.connections++;
     p->p_up = c;
     if (p->p_dialing == c)
         p->p_dialing = NULL;
@@ -464,7 +467,7 @@ int mf_tcp_dial(mf_tcp *t, int peer)
     mf_tcp_peer *p = &t->t_peers[peer];
     if (p->p_naddrs < 0) {
         char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
-        snprintf(key, sizeof key, "mf.tcp.%d", peer);
+        snprintf(key, sizeof key, "mf.%s.%d", t->t_base.name, peer);
         int rc = mf_pm_get(key, val, sizeof val);
         if (rc)
             return mf_error(MPI_ERR_OTHER,

@@ -1,11 +1,9 @@
 /*
  * tcp_if.c — which interfaces the tcp fabric listens on, and the published address list.
  *
- * MANIFOLD_IF (comma-separated) selects IPv4 interfaces by name (shell patterns: "eth*") or by
- * CIDR ("10.1.0.0/16"); when it is set, exactly the matching interfaces are used and matching
- * none is an error (a typo must not silently move traffic elsewhere). When it is empty, every up
- * interface is used except container and VM bridges (docker*, virbr*, br-*), whose addresses
- * other hosts cannot reach. Loopback is listened on by default too, but only peers on the same
+ * The instance's interfaces (its setting "tcp:lo+eth0", else MANIFOLD_IF; syntax and defaults
+ * in core/netif.h) select IPv4 interfaces; when they are set, exactly the matching ones
+ * are used and matching none is an error (a typo must not silently move traffic elsewhere). Loopback is listened on by default too, but only peers on the same
  * host are ever given it (mf_tcp_parse_addrs), so a job on one host works without any network.
  *
  * Ports: ephemeral (the kernel picks) unless MANIFOLD_PORT_RANGE=LOW-HIGH confines them, e.g.
@@ -15,9 +13,6 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fnmatch.h>
-#include <ifaddrs.h>
-#include <net/if.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -29,6 +24,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/netif.h"
 
 void mf_tcp_addr_str(const struct sockaddr_in *a, char *buf, size_t len)
 {
@@ -46,70 +42,6 @@ void mf_tcp_tune(mf_tcp *t, int fd)
         setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &t->t_sockbuf, sizeof t->t_sockbuf);
         setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &t->t_sockbuf, sizeof t->t_sockbuf);
     }
-}
-
-static bool mf_tcp_is_bridge(const char *name)
-{
-    return strncmp(name, "docker", 6) == 0 || strncmp(name, "virbr", 5) == 0 ||
-           strncmp(name, "br-", 3) == 0;
-}
-
-/* Parses "a.b.c.d/bits"; false when malformed. */
-static bool mf_tcp_cidr_parse(const char *tok, struct in_addr *net, uint32_t *mask)
-{
-    const char *slash = strchr(tok, '/');
-    char ip[INET_ADDRSTRLEN];
-    size_t n = (size_t)(slash - tok);
-    if (!slash || n >= sizeof ip || !slash[1])
-        return false;
-    memcpy(ip, tok, n);
-    ip[n] = '\0';
-    char *end;
-    long bits = strtol(slash + 1, &end, 10);
-    if (*end || bits < 0 || bits > 32 || inet_pton(AF_INET, ip, net) != 1)
-        return false;
-    *mask = bits == 0 ? 0 : htonl(~0u << (32 - bits));
-    return true;
-}
-
-/* Whether interface `name` with address `a` matches one token of MANIFOLD_IF. */
-static bool mf_tcp_if_token_matches(const char *tok, const char *name, struct in_addr a)
-{
-    if (!strchr(tok, '/'))
-        return fnmatch(tok, name, 0) == 0;
-    struct in_addr net;
-    uint32_t mask;
-    return mf_tcp_cidr_parse(tok, &net, &mask) && (a.s_addr & mask) == (net.s_addr & mask);
-}
-
-/* Reports malformed CIDR entries of MANIFOLD_IF instead of letting them match nothing. */
-static int mf_tcp_if_check(const char *spec)
-{
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", spec);
-    for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        struct in_addr net;
-        uint32_t mask;
-        if (strchr(tok, '/') && !mf_tcp_cidr_parse(tok, &net, &mask))
-            return mf_error(MPI_ERR_ARG,
-                            "tcp: MANIFOLD_IF entry '%s' is not a valid IPv4 CIDR "
-                            "(expected e.g. 10.1.0.0/16)",
-                            tok);
-    }
-    return MPI_SUCCESS;
-}
-
-static bool mf_tcp_if_wanted(const char *spec, const char *name, struct in_addr a)
-{
-    if (!*spec)
-        return !mf_tcp_is_bridge(name);
-    char copy[512];
-    snprintf(copy, sizeof copy, "%s", spec);
-    for (char *save, *tok = strtok_r(copy, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
-        if (mf_tcp_if_token_matches(tok, name, a))
-            return true;
-    }
-    return false;
 }
 
 /* Parses MANIFOLD_PORT_RANGE. 0 with lo = hi = 0 for ephemeral ports. */
@@ -175,39 +107,34 @@ static int mf_tcp_listen_one(mf_tcp *t, struct in_addr addr, int lo, int hi, int
 
 int mf_tcp_listen(mf_tcp *t, char *pub, size_t publen)
 {
-    const char *spec = mf_config_str("MANIFOLD_IF");
+    const char *spec = t->t_base.ifaces;
     int lo, hi;
     int rc = mf_tcp_port_range(&lo, &hi);
-    if (rc == MPI_SUCCESS)
-        rc = mf_tcp_if_check(spec);
     if (rc)
         return rc;
-    struct ifaddrs *ifs;
-    if (getifaddrs(&ifs) != 0)
-        return mf_error(MPI_ERR_OTHER, "tcp: cannot list network interfaces: %s", strerror(errno));
+    char bad[MF_NETIF_ENTRY_MAX + 1];
+    if (!mf_netif_spec_ok(spec, bad, sizeof bad))
+        return mf_error(MPI_ERR_ARG,
+                        "%s: interface entry '%s' (of '%s') is neither an interface name nor an "
+                        "IPv4 CIDR such as 10.1.0.0/16",
+                        t->t_base.name, bad, spec);
+    mf_netif ifs[MF_TCP_MAX_ADDRS];
+    int nifs = mf_netif_select(spec, ifs, MF_TCP_MAX_ADDRS);
+    if (nifs < 0)
+        return mf_error(MPI_ERR_OTHER, "%s: cannot list network interfaces: %s", t->t_base.name,
+                        strerror(errno));
     size_t used = 0;
     pub[0] = '\0';
-    for (struct ifaddrs *i = ifs; i && rc == MPI_SUCCESS; i = i->ifa_next) {
-        if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || !(i->ifa_flags & IFF_UP))
-            continue;
-        struct in_addr a = ((struct sockaddr_in *)i->ifa_addr)->sin_addr;
-        if (!mf_tcp_if_wanted(spec, i->ifa_name, a))
-            continue;
-        bool dup = false;
-        for (int k = 0; k < t->t_nlisteners; k++)
-            dup |= t->t_listeners[k].l_addr.sin_addr.s_addr == a.s_addr;
-        if (dup || t->t_nlisteners == MF_TCP_MAX_ADDRS)
-            continue;
+    for (int i = 0; i < nifs; i++) {
         mf_tcp_listener *l = &t->t_listeners[t->t_nlisteners];
-        rc = mf_tcp_listen_one(t, a, lo, hi, &l->l_fd, &l->l_addr);
+        rc = mf_tcp_listen_one(t, ifs[i].addr, lo, hi, &l->l_fd, &l->l_addr);
         if (rc)
-            break;
+            return rc;
         l->l_kind = MF_TCP_LISTENER;
         struct epoll_event ev = {.events = EPOLLIN, .data.ptr = l};
         if (epoll_ctl(t->t_epfd, EPOLL_CTL_ADD, l->l_fd, &ev) != 0) {
-            rc = mf_error(MPI_ERR_OTHER, "tcp: epoll_ctl failed: %s", strerror(errno));
             close(l->l_fd);
-            break;
+            return mf_error(MPI_ERR_OTHER, "tcp: epoll_ctl failed: %s", strerror(errno));
         }
         t->t_nlisteners++;
         char s[64];
@@ -215,15 +142,12 @@ int mf_tcp_listen(mf_tcp *t, char *pub, size_t publen)
         int n = snprintf(pub + used, publen - used, "%s%s", used ? "," : "", s);
         if (n > 0 && (size_t)n < publen - used)
             used += (size_t)n;
-        mf_debug("tcp: listening on %s (%s)", s, i->ifa_name);
+        mf_debug("%s: listening on %s (%s)", t->t_base.name, s, ifs[i].name);
     }
-    freeifaddrs(ifs);
-    if (rc)
-        return rc;
     if (t->t_nlisteners == 0) {
         if (*spec)
-            return mf_error(MPI_ERR_ARG, "tcp: MANIFOLD_IF='%s' matches no up IPv4 interface",
-                            spec);
+            return mf_error(MPI_ERR_ARG, "%s: interfaces '%s' match no up IPv4 interface",
+                            t->t_base.name, spec);
         return MF_FABRIC_UNAVAILABLE;
     }
     return MPI_SUCCESS;

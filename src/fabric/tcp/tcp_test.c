@@ -199,19 +199,21 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
         rx_buf[r] = malloc(rx_cap);
     unsigned char *tx_buf = malloc(rx_cap);
 
-    mf_fabric *f = mf_tcp_fabric();
+    mf_fabric *f = mf_fabric_instance_new(&mf_tcp_class, 0, getenv("MANIFOLD_IF"));
+    if (!f)
+        return 11;
     if (f->ops->open(f) != MPI_SUCCESS)
         return 11;
     /* Address exchange through the parent: ours up, everyone's down. */
     char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX] = "";
-    snprintf(key, sizeof key, "mf.tcp.%d", rank);
+    snprintf(key, sizeof key, "mf.tcp0.%d", rank);
     mf_pm_get(key, val, sizeof val);
     if (write(wfd, val, sizeof val) != (ssize_t)sizeof val)
         return 12;
     for (int r = 0; r < np; r++) {
         if (read(rfd, val, sizeof val) != (ssize_t)sizeof val)
             return 13;
-        snprintf(key, sizeof key, "mf.tcp.%d", r);
+        snprintf(key, sizeof key, "mf.tcp0.%d", r);
         if (r != rank)
             mf_pm_put(key, val);
     }
@@ -299,7 +301,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
     } else if (strcmp(scenario, "remote") == 0) {
         /* Another host must not be given loopback: without a real interface the send fails
          * with a message saying so; with one, frames flow over it. */
-        snprintf(key, sizeof key, "mf.tcp.%d", peer);
+        snprintf(key, sizeof key, "mf.tcp0.%d", peer);
         mf_pm_get(key, val, sizeof val);
         bool routable = false;
         for (char *p = val; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
@@ -313,6 +315,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
                 return 70;
             printf("remote: no routable interface here (%s)\n", msg);
             f->ops->close(f);
+            mf_fabric_instance_free(f);
             return 0;
         }
         if (rc != MF_FABRIC_DONE)
@@ -387,6 +390,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
         printf("death: %s\n", failed_msg);
     }
     rc = f->ops->close(f);
+    mf_fabric_instance_free(f);
     if ((strcmp(scenario, "traffic") == 0 || strcmp(scenario, "alltoall") == 0 ||
          strcmp(scenario, "remote") == 0 || strcmp(scenario, "sleep") == 0) &&
         (rc != MPI_SUCCESS || failed_peer >= 0)) {
