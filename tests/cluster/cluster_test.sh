@@ -78,14 +78,14 @@ ifsel)
     MANIFOLD_VERBOSE=2 run --host "$H" --launcher "$L" -x MANIFOLD_IF=$R2.0/24 $P ring
     expect_rc 0
     expect_out "^ring ok 8$"
-    grep -q "tcp: listening on $R2\.[0-9]*:[0-9]* (rail2)" "$err" || fail "no tcp listener on rail 2"
-    grep -q "tcp: listening on $R1\." "$err" && fail "tcp listened on rail 1 with MANIFOLD_IF=rail 2"
+    grep -q "tcp[0-9]*: listening on $R2\.[0-9]*:[0-9]* (rail2)" "$err" || fail "no tcp listener on rail 2"
+    grep -q "tcp[0-9]*: listening on $R1\." "$err" && fail "tcp listened on rail 1 with MANIFOLD_IF=rail 2"
     # By name, for mpiexec (its bridge) and the ranks (rail1); then rail 1 down everywhere and
     # the job still runs on rail 2 chosen by CIDR.
     MANIFOLD_IF="rail1,$prefix-br1" MANIFOLD_VERBOSE=2 run --host "$H" --launcher "$L" $P ring
     expect_rc 0
-    grep -q "tcp: listening on $R1\.[0-9]*:[0-9]* (rail1)" "$err" || fail "no tcp listener on rail1"
-    grep -q "tcp: listening on $R2\." "$err" && fail "tcp listened on rail 2 with MANIFOLD_IF=rail1"
+    grep -q "tcp[0-9]*: listening on $R1\.[0-9]*:[0-9]* (rail1)" "$err" || fail "no tcp listener on rail1"
+    grep -q "tcp[0-9]*: listening on $R2\." "$err" && fail "tcp listened on rail 2 with MANIFOLD_IF=rail1"
     for i in 1 2 3 4; do nc rail-down ${prefix}$i 1; done
     MANIFOLD_IF=$R2.0/24 run --host "$H" --launcher "$L" --timeout 30 $P ring
     expect_rc 0
