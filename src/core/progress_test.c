@@ -16,15 +16,7 @@
 #include <unistd.h>
 
 #include "core/progress.h"
-
-static int failures;
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 static double clock_s(clockid_t id)
 {
@@ -149,6 +141,6 @@ int main(void)
     test_submillisecond();
     test_many_sources();
     mf_progress_finalize();
-    printf("progress_test: %s\n", failures ? "FAILED" : "ok");
-    return failures ? 1 : 0;
+    printf("progress_test: %s\n", unit_check_failures ? "FAILED" : "ok");
+    return unit_check_failures ? 1 : 0;
 }

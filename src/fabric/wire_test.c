@@ -8,15 +8,7 @@
 #include <string.h>
 
 #include "fabric/wire.h"
-
-static int failures;
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 static bool same(const mf_wire_hdr *a, const mf_wire_hdr *b)
 {
@@ -167,8 +159,8 @@ int main(void)
     test_roundtrips();
     test_layout();
     test_rejections();
-    if (failures) {
-        fprintf(stderr, "wire_test: %d failure(s)\n", failures);
+    if (unit_check_failures) {
+        fprintf(stderr, "wire_test: %d failure(s)\n", unit_check_failures);
         return 1;
     }
     printf("wire_test: ok\n");

@@ -13,14 +13,8 @@
 #include <unistd.h>
 
 #include "fabric/shm/shm.h"
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define UNIT_CHECK_FATAL
+#include "unit_check.h"
 
 #define BIG (3 << 20)
 

@@ -12,14 +12,8 @@
 #include <string.h>
 
 #include "fabric/shm/shm.h"
-
-#define CHECK(cond)                                                                                \
-    do {                                                                                           \
-        if (!(cond)) {                                                                             \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);               \
-            exit(1);                                                                               \
-        }                                                                                          \
-    } while (0)
+#define UNIT_CHECK_FATAL
+#include "unit_check.h"
 
 typedef struct test_ring {
     mf_shm_ring_ctl *ctl;

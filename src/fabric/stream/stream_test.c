@@ -17,15 +17,7 @@
 #include <mpi.h>
 
 #include "fabric/stream/stream.h"
-
-static int failures;
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 /* ---- A receiver that checks what arrives against a deterministic pattern ---- */
 
@@ -496,8 +488,8 @@ int main(void)
     test_dead_peer();
     test_hello();
     test_partial_counts();
-    if (failures) {
-        fprintf(stderr, "stream_test: %d failure(s)\n", failures);
+    if (unit_check_failures) {
+        fprintf(stderr, "stream_test: %d failure(s)\n", unit_check_failures);
         return 1;
     }
     printf("stream_test: ok\n");

@@ -27,19 +27,11 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "fabric/tcp/tcp.h"
-
-static int failures;
-#define CHECK(c)                                                                                   \
-    do {                                                                                           \
-        if (!(c)) {                                                                                \
-            fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #c);                  \
-            failures++;                                                                            \
-        }                                                                                          \
-    } while (0)
+#include "unit_check.h"
 
 void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
 {
-    failures++; /* no frame may ever arrive */
+    unit_check_failures++; /* no frame may ever arrive */
 }
 
 void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
@@ -303,6 +295,6 @@ int main(void)
     test_reserve();
     f->ops->close(f);
     mf_fabric_instance_free(f);
-    printf("tcp_auth_test: %s\n", failures ? "FAILED" : "ok");
-    return failures ? 1 : 0;
+    printf("tcp_auth_test: %s\n", unit_check_failures ? "FAILED" : "ok");
+    return unit_check_failures ? 1 : 0;
 }
