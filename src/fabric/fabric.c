@@ -20,6 +20,7 @@
 #include "core/state.h"
 #include "runtime/pm.h"
 #include "core/fabric_spec.h"
+#include "fabric/fabric_mpit.h"
 #include "fabric/fault/fault.h"
 
 static const mf_fabric_class *const mf_fabric_classes[] = {
@@ -122,6 +123,7 @@ static int mf_fabric_instance_open(const mf_fabric_class *cls, const char *iface
     }
     f->opened = true;
     mf_reg.inst[mf_reg.ninst++] = f;
+    mf_fabric_mpit_publish(f);
     *out = f;
     return MPI_SUCCESS;
 }
@@ -584,6 +586,7 @@ int mf_fabrics_finalize(void)
     }
     if (mf_reg.pick && mf_verbose_level >= 1)
         mf_fabric_report_counters();
+    mf_fabric_mpit_detach_all(); /* tools may read them after MPI_Finalize */
     for (int i = 0; i < mf_reg.ninst; i++)
         mf_fabric_instance_free(mf_reg.inst[i]);
     free(mf_reg.routes);

@@ -1,0 +1,27 @@
+/*
+ * fabric_mpit.h — what every fabric instance carried, published as MPI_T performance variables
+ * (src/tool/mpit.h), one category per instance under its class's category:
+ *
+ *   <inst>_bytes_sent / _bytes_received           payload bytes (frame headers excluded)
+ *   <inst>_frames_sent / _frames_received         frames of every kind (data and control)
+ *   <inst>_eager_sent                             messages sent eagerly (EAGER frames)
+ *   <inst>_rendezvous_sent / _rendezvous_received rendezvous started (RTS frames)
+ *   <inst>_connections                            connections set up (network classes only)
+ *
+ * All are counters (MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG), read from the instance's
+ * mf_fabric_counters; nothing is added to the data path. Instances are published when they open
+ * and frozen at their last values when they close (MPI_Finalize), so a tool can still read them
+ * afterwards; a second MPI_Init (after a session) rebinds the same names.
+ */
+#ifndef MF_FABRIC_FABRIC_MPIT_H
+#define MF_FABRIC_FABRIC_MPIT_H
+
+#include "fabric/fabric.h"
+
+/* Publishes instance f's counters. Failures (no memory) are reported by the MPI_T registry and
+ * leave the instance unpublished; they never fail MPI_Init. */
+void mf_fabric_mpit_publish(mf_fabric *f);
+/* Freezes every published counter at its current value (before the instances are freed). */
+void mf_fabric_mpit_detach_all(void);
+
+#endif
