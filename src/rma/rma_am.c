@@ -140,20 +140,15 @@ static int rma_post_hdr(mf_win *w)
 
 /* ---- target side -------------------------------------------------------------------------- */
 
-static char *rma_target_addr(const mf_win *w, int64_t off)
-{
-    if (w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        return (char *)(uintptr_t)off;
-    return (char *)w->w_base + off;
-}
-
-/* Copies between the target segments and a contiguous stream (gather: window -> stream). */
-static void rma_segments(const mf_win *w, const mf_rma_hdr *h, const int64_t *seg, char *stream,
+/* Copies between the target segments at `base` (NULL: the offsets are addresses, dynamic
+ * windows) and a contiguous stream (gather: window -> stream). */
+static void rma_segments(char *base, const mf_rma_hdr *h, const int64_t *seg, char *stream,
                          bool gather)
 {
     size_t at = 0;
     for (int i = 0; i < h->h_nseg; i++) {
-        char *addr = rma_target_addr(w, h->h_disp + seg[2 * i]);
+        int64_t off = h->h_disp + seg[2 * i];
+        char *addr = base ? base + off : (char *)(uintptr_t)off;
         size_t len = (size_t)seg[2 * i + 1];
         if (gather)
             memcpy(stream + at, addr, len);
@@ -231,20 +226,64 @@ static int rma_lock_drain(mf_win *w)
     return rc;
 }
 
+static int rma_reduce(MPI_Datatype type, MPI_Op op, const char *in, char *cur, size_t bytes);
+
+/* Applies a data operation (put, get, accumulate, get_accumulate, compare-and-swap) to the
+ * memory at base; the caller holds the target's atomicity domain. For the fetching kinds
+ * *fetched receives the target data as it was (malloc'd, *bytes long), else NULL. */
+static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char *data,
+                      char **fetched, size_t *bytes_out)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < h->h_nseg; i++)
+        bytes += (size_t)seg[2 * i + 1];
+    *fetched = NULL;
+    *bytes_out = bytes;
+    if (h->h_kind == MF_RMA_PUT) {
+        rma_segments(base, h, seg, data, false);
+        return MPI_SUCCESS;
+    }
+    char *cur = malloc(bytes + 1);
+    if (!cur)
+        return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
+    rma_segments(base, h, seg, cur, true);
+    if (h->h_kind == MF_RMA_GET) {
+        *fetched = cur;
+        return MPI_SUCCESS;
+    }
+    char *old = NULL;
+    if (h->h_kind != MF_RMA_ACC) {
+        if (!(old = malloc(bytes + 1))) {
+            free(cur);
+            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
+        }
+        memcpy(old, cur, bytes);
+    }
+    int rc = MPI_SUCCESS;
+    if (h->h_kind == MF_RMA_CAS) {
+        if (memcmp(cur, data + bytes, bytes) == 0)
+            memcpy(cur, data, bytes);
+    } else {
+        rc = rma_reduce(h->h_type, h->h_op, data, cur, bytes);
+    }
+    if (!rc)
+        rma_segments(base, h, seg, cur, false);
+    free(cur);
+    if (rc)
+        free(old);
+    else
+        *fetched = old;
+    return rc;
+}
+
 /* Applies one operation. Returns true when t was kept (a lock request queued). */
 static int rma_apply(mf_win *w, struct mf_rma_tgt *t, bool *kept)
 {
     const mf_rma_hdr *h = &t->t_hdr;
     const int64_t *seg = (const int64_t *)(void *)t->t_payload;
     char *data = (char *)t->t_payload + (size_t)h->h_nseg * 2 * sizeof(int64_t);
-    size_t bytes = 0;
-    for (int i = 0; i < h->h_nseg; i++)
-        bytes += (size_t)seg[2 * i + 1];
     *kept = false;
     switch (h->h_kind) {
-    case MF_RMA_PUT:
-        rma_segments(w, h, seg, data, false);
-        return rma_reply(w, t, NULL, 0);
     case MF_RMA_LOCK_SHARED:
     case MF_RMA_LOCK_EXCL:
         if (rma_lock_grantable(w, h->h_kind) && !w->w_lq_head)
@@ -270,35 +309,13 @@ static int rma_apply(mf_win *w, struct mf_rma_tgt *t, bool *kept)
     default:
         break;
     }
-    /* get, accumulate, get_accumulate, compare_and_swap: the target data as a stream first */
-    char *cur = malloc(bytes + 1);
-    if (!cur)
-        return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
-    rma_segments(w, h, seg, cur, true);
-    if (h->h_kind == MF_RMA_GET)
-        return rma_reply(w, t, cur, bytes);
-    char *old = NULL;
-    if (h->h_kind != MF_RMA_ACC && !(old = malloc(bytes + 1))) {
-        free(cur);
-        return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
-    }
-    if (old)
-        memcpy(old, cur, bytes);
-    int rc = MPI_SUCCESS;
-    if (h->h_kind == MF_RMA_CAS) {
-        if (memcmp(cur, data + bytes, bytes) == 0)
-            memcpy(cur, data, bytes);
-    } else {
-        rc = rma_reduce(h->h_type, h->h_op, data, cur, bytes);
-    }
-    if (!rc)
-        rma_segments(w, h, seg, cur, false);
-    free(cur);
-    if (rc) {
-        free(old);
+    char *fetched;
+    size_t bytes;
+    int rc = rma_update(w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC ? NULL : (char *)w->w_base, h, seg,
+                        data, &fetched, &bytes);
+    if (rc)
         return rc;
-    }
-    return old ? rma_reply(w, t, old, bytes) : rma_reply(w, t, NULL, 0);
+    return fetched ? rma_reply(w, t, fetched, bytes) : rma_reply(w, t, NULL, 0);
 }
 
 /* Takes arrived headers, posts their payload receives and applies, in arrival order, every
