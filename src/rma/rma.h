@@ -20,9 +20,15 @@
  * post (target to origins) and complete (origins to target, after their flush); passive target
  * = lock requests queued at the target's lock manager, granted by an empty reply.
  *
- * Windows of flavor MPI_WIN_FLAVOR_SHARED live in one shared mapping per node (shm_open),
- * rank i's part right after rank i-1's; the application loads and stores through it, and RMA
- * operations on it go through the same emulation (so through the same atomicity domain).
+ * Back end "direct": windows of flavor MPI_WIN_FLAVOR_SHARED, and MPI_WIN_FLAVOR_ALLOCATE when
+ * every rank shares the host, live in one mapping per node (shm_open), rank i's part right
+ * after rank i-1's, behind one slot per rank (struct mf_rma_slot). The application loads and
+ * stores through it; an origin applies its operations itself, with the same code the target
+ * of the emulation runs (so with the same semantics), complete when the call returns.
+ * Accumulating operations take the target's spin lock in its slot: one atomicity domain per
+ * window, as the emulation's one-at-a-time service is. Passive-target locks are a
+ * reader/writer word in the slot, so lock/put/unlock needs nothing from the target. A window
+ * uses one back end for all its targets, so the atomicity domain never splits.
  *
  * All functions are called with the library lock held.
  */
@@ -64,7 +70,12 @@ typedef struct mf_win {
     char *w_seg;
     size_t w_seg_len;
     size_t *w_seg_off;
-    bool w_owns_base; /* allocate flavor: w_base is ours to free */
+    bool w_owns_base; /* allocate flavor off the node-wide mapping: w_base is ours to free */
+    /* direct back end: every rank of the window shares this host and the mapping, so origins
+     * load and store into the target's part themselves; w_slots (at the start of the mapping,
+     * one per rank) hold the target's accumulate lock and its passive-target lock word */
+    bool w_direct;
+    struct mf_rma_slot *w_slots;
 
     mf_errhandler *w_errhandler;
     struct mf_info *w_info; /* the hints in use (MPI_Win_get_info) */
@@ -168,6 +179,16 @@ int mf_rma_control(mf_win *w, enum mf_rma_kind kind, int target);
  * every operation from and to this rank and stops serving it (the ranks agree first). */
 int mf_rma_window_open(mf_win *w);
 int mf_rma_window_close(mf_win *w);
+
+/* The per-rank slot at the head of a direct window's mapping. */
+struct mf_rma_slot {
+    int s_acc; /* 1 while an origin applies an accumulating operation here */
+    int s_rw;  /* passive target: 0 free, n > 0 shared holders, -1 exclusive */
+    char s_pad[56];
+};
+/* Passive-target lock and unlock of rank's part of a direct window (type MPI_LOCK_*). */
+int mf_rma_direct_lock(mf_win *w, int rank, int type);
+void mf_rma_direct_unlock(mf_win *w, int rank, int type);
 
 #define MF_RMA_TAG_HDR 1
 #define MF_RMA_TAG_DATA 2

@@ -3,6 +3,7 @@
  * window's private communicator (see rma.h for the protocol), origin and target side, and the
  * progress hook that serves every window.
  */
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -511,6 +512,64 @@ static int rma_layout(mf_datatype *dt, MPI_Count count, int64_t **segs, int *nse
     return MPI_SUCCESS;
 }
 
+/* ---- direct back end ------------------------------------------------------------------- */
+
+/* Waits for a word in the shared slots to change, serving this rank's own duties meanwhile. */
+static void rma_direct_pause(void)
+{
+    mf_progress_poll();
+    sched_yield();
+}
+
+/* Applies the operation to the target's part of the mapping under the target's accumulate
+ * lock (every operation takes it: put and get stay ordered with accumulates, as the
+ * emulation's one-at-a-time service orders them), unpacks what it fetched, frees the
+ * payload. Complete on return; a request-based form gets a request complete already. */
+static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, int64_t *payload,
+                      mf_request **req)
+{
+    struct mf_rma_slot *slot = &w->w_slots[a->target];
+    char *data = (char *)payload + (size_t)h->h_nseg * 2 * sizeof(int64_t), *fetched = NULL;
+    size_t bytes = 0;
+    while (__atomic_exchange_n(&slot->s_acc, 1, __ATOMIC_ACQUIRE))
+        rma_direct_pause();
+    int rc = rma_update(w->w_seg + w->w_seg_off[a->target], h, payload, data, &fetched, &bytes);
+    __atomic_store_n(&slot->s_acc, 0, __ATOMIC_RELEASE);
+    if (!rc && fetched && a->result)
+        mf_datatype_unpack(a->result_dt, a->result, (size_t)a->result_count, 0, fetched, bytes);
+    free(fetched);
+    free(payload);
+    if (!rc && req) {
+        if (!(*req = mf_request_new(MF_REQ_COLL, w->w_comm)))
+            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
+        mf_request_hold(*req);
+        mf_request_end(*req, MPI_SUCCESS);
+    }
+    return rc;
+}
+
+int mf_rma_direct_lock(mf_win *w, int rank, int type)
+{
+    int *word = &w->w_slots[rank].s_rw;
+    for (;;) {
+        int v = __atomic_load_n(word, __ATOMIC_RELAXED);
+        int want = type == MPI_LOCK_SHARED ? v + 1 : -1;
+        if ((type == MPI_LOCK_SHARED ? v >= 0 : v == 0) &&
+            __atomic_compare_exchange_n(word, &v, want, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+            return MPI_SUCCESS;
+        rma_direct_pause();
+    }
+}
+
+void mf_rma_direct_unlock(mf_win *w, int rank, int type)
+{
+    int *word = &w->w_slots[rank].s_rw;
+    if (type == MPI_LOCK_SHARED)
+        __atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
+    else
+        __atomic_store_n(word, 0, __ATOMIC_RELEASE);
+}
+
 int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
 {
     const struct mf_datatype_public *ti = mf_datatype_info(a->target_dt);
@@ -575,6 +634,8 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
         if (a->kind == MF_RMA_CAS)
             mf_datatype_pack(a->origin_dt, a->compare, 1, 0, payload + seglen + tbytes, tbytes);
     }
+    if (w->w_direct)
+        return rma_direct(w, &h, a, (int64_t *)(void *)payload, req);
     rc = rma_issue(w, &h, a->target, fetches ? a->result : NULL, a->result_count, a->result_dt,
                    fetches ? tbytes : 0, req, NULL);
     if (rc) {
@@ -606,6 +667,7 @@ static bool rma_flushed(void *arg)
 int mf_rma_flush(mf_win *w, int target)
 {
     struct rma_wait x = {w, target};
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct operations: visible before what follows */
     return mf_progress_wait(rma_flushed, &x);
 }
 

@@ -131,6 +131,29 @@ int mf_rma_wait(mf_win *w, bool test_only, bool *done, const char *fn)
     return rc;
 }
 
+/* Asks for rank's lock (granted when acknowledged) or takes it in the shared slot. */
+static int rma_lock_one(mf_win *w, int type, int rank)
+{
+    if (w->w_direct)
+        return mf_rma_direct_lock(w, rank, type);
+    int rc =
+        mf_rma_control(w, type == MPI_LOCK_SHARED ? MF_RMA_LOCK_SHARED : MF_RMA_LOCK_EXCL, rank);
+    return rc ? rc : mf_rma_flush(w, rank);
+}
+
+/* Releases rank's lock once every operation to it completed. */
+static int rma_unlock_one(mf_win *w, int rank)
+{
+    int rc = mf_rma_flush(w, rank);
+    if (w->w_direct) {
+        mf_rma_direct_unlock(w, rank, w->w_locked[rank]);
+        return rc;
+    }
+    if (!rc)
+        rc = mf_rma_control(w, MF_RMA_UNLOCK, rank);
+    return rc ? rc : mf_rma_flush(w, rank);
+}
+
 int mf_rma_lock(mf_win *w, int type, int rank, const char *fn)
 {
     if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE)
@@ -141,10 +164,7 @@ int mf_rma_lock(mf_win *w, int type, int rank, const char *fn)
     if (w->w_locked[rank] || (w->w_epoch & (MF_RMA_EPOCH_START | MF_RMA_EPOCH_LOCKALL)))
         return mf_error(MPI_ERR_RMA_SYNC, "%s: an access epoch to rank %d is already open", fn,
                         rank);
-    int rc =
-        mf_rma_control(w, type == MPI_LOCK_SHARED ? MF_RMA_LOCK_SHARED : MF_RMA_LOCK_EXCL, rank);
-    if (!rc)
-        rc = mf_rma_flush(w, rank); /* granted when acknowledged */
+    int rc = rma_lock_one(w, type, rank);
     if (!rc) {
         w->w_locked[rank] = type;
         w->w_nlocked++;
@@ -157,11 +177,7 @@ int mf_rma_unlock(mf_win *w, int rank, const char *fn)
 {
     if (!w->w_locked[rank] || (w->w_epoch & MF_RMA_EPOCH_LOCKALL))
         return mf_error(MPI_ERR_RMA_SYNC, "%s: rank %d is not locked by MPI_Win_lock", fn, rank);
-    int rc = mf_rma_flush(w, rank);
-    if (!rc)
-        rc = mf_rma_control(w, MF_RMA_UNLOCK, rank);
-    if (!rc)
-        rc = mf_rma_flush(w, rank);
+    int rc = rma_unlock_one(w, rank);
     w->w_locked[rank] = 0;
     if (--w->w_nlocked == 0)
         w->w_epoch &= ~MF_RMA_EPOCH_LOCK;
@@ -174,9 +190,10 @@ int mf_rma_lock_all(mf_win *w, const char *fn)
         return mf_error(MPI_ERR_RMA_SYNC, "%s: an access epoch is already open on win", fn);
     int rc = MPI_SUCCESS;
     for (int i = 0; i < w->w_comm->c_size && !rc; i++)
-        rc = mf_rma_control(w, MF_RMA_LOCK_SHARED, i);
+        rc = w->w_direct ? mf_rma_direct_lock(w, i, MPI_LOCK_SHARED)
+                         : mf_rma_control(w, MF_RMA_LOCK_SHARED, i);
     if (!rc)
-        rc = mf_rma_flush(w, -1);
+        rc = mf_rma_flush(w, -1); /* emulated: all granted */
     for (int i = 0; i < w->w_comm->c_size; i++)
         w->w_locked[i] = MPI_LOCK_SHARED;
     w->w_epoch |= MF_RMA_EPOCH_LOCKALL;
@@ -187,11 +204,9 @@ int mf_rma_unlock_all(mf_win *w, const char *fn)
 {
     if (!(w->w_epoch & MF_RMA_EPOCH_LOCKALL))
         return mf_error(MPI_ERR_RMA_SYNC, "%s: no MPI_Win_lock_all epoch is open on win", fn);
-    int rc = mf_rma_flush(w, -1);
+    int rc = MPI_SUCCESS;
     for (int i = 0; i < w->w_comm->c_size && !rc; i++)
-        rc = mf_rma_control(w, MF_RMA_UNLOCK, i);
-    if (!rc)
-        rc = mf_rma_flush(w, -1);
+        rc = rma_unlock_one(w, i);
     for (int i = 0; i < w->w_comm->c_size; i++)
         w->w_locked[i] = 0;
     w->w_epoch &= ~MF_RMA_EPOCH_LOCKALL;

@@ -67,14 +67,16 @@ static bool mf_win_one_host(const mf_comm *comm)
 static int mf_win_map_shared(mf_win *w, const char *fn)
 {
     mf_comm *c = w->w_comm;
-    size_t total = 0;
+    /* the slots first, a page for alignment of rank 0's part */
+    size_t slots = ((size_t)c->c_size * sizeof(struct mf_rma_slot) + 4095) & ~(size_t)4095;
+    size_t total = slots;
     if (!(w->w_seg_off = calloc((size_t)c->c_size, sizeof *w->w_seg_off)))
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory", fn);
     for (int i = 0; i < c->c_size; i++) {
         w->w_seg_off[i] = total;
         total += (size_t)w->w_sizes[i];
     }
-    w->w_seg_len = total ? total : 1;
+    w->w_seg_len = total;
     static unsigned seq;
     char name[96];
     snprintf(name, sizeof name, "/manifold-rma-%016llx-%d-%u", (unsigned long long)mf_g.job_hash,
@@ -108,8 +110,11 @@ static int mf_win_map_shared(mf_win *w, const char *fn)
     if (!rc && any)
         rc = mf_error(MPI_ERR_NO_MEM, "%s: cannot map a shared segment of %zu bytes", fn,
                       w->w_seg_len);
-    if (!rc)
+    if (!rc) {
         w->w_base = w->w_seg + w->w_seg_off[c->c_rank];
+        w->w_slots = (struct mf_rma_slot *)(void *)w->w_seg;
+        w->w_direct = true;
+    }
     return rc;
 }
 
@@ -185,6 +190,10 @@ int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, mf_
         w->w_base = base;
         break;
     case MPI_WIN_FLAVOR_ALLOCATE:
+        if (mf_win_one_host(comm)) {
+            rc = mf_win_map_shared(w, fn);
+            break;
+        }
         if (posix_memalign(&w->w_base, 64, size ? (size_t)size : 1)) {
             w->w_base = NULL;
             rc = mf_error(MPI_ERR_NO_MEM, "%s: cannot allocate %ld bytes", fn, (long)size);
@@ -244,7 +253,7 @@ int mf_win_free(mf_win *w, const char *fn)
 int mf_win_shared_query(mf_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void **base,
                         const char *fn)
 {
-    if (w->w_flavor != MPI_WIN_FLAVOR_SHARED)
+    if (w->w_flavor != MPI_WIN_FLAVOR_SHARED) /* allocate may share memory too, unannounced */
         return mf_error(MPI_ERR_RMA_FLAVOR, "%s: win was not created by MPI_Win_allocate_shared",
                         fn);
     if (rank == MPI_PROC_NULL) {

@@ -6,12 +6,33 @@
  * right.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "mftest.h"
 
 #define N 100
 
 static int rank, size;
+static int use_create; /* argv[1] "create": MPI_Win_create windows (the emulated back end) */
+
+/* A window of `bytes`; *(void **)baseptr gets its memory. */
+static void win_new(MPI_Aint bytes, int unit, void *baseptr, MPI_Win *win)
+{
+    if (use_create) {
+        void *mem = calloc(1, (size_t)bytes);
+        *(void **)baseptr = mem;
+        MF_CHECK_MPI(MPI_Win_create(mem, bytes, unit, MPI_INFO_NULL, MPI_COMM_WORLD, win));
+    } else {
+        MF_CHECK_MPI(MPI_Win_allocate(bytes, unit, MPI_INFO_NULL, MPI_COMM_WORLD, baseptr, win));
+    }
+}
+
+static void win_done(MPI_Win *win, void *mem)
+{
+    MF_CHECK_MPI(MPI_Win_free(win));
+    if (use_create)
+        free(mem);
+}
 
 static int cmp_long(const void *a, const void *b)
 {
@@ -24,10 +45,10 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    use_create = argc > 1 && !strcmp(argv[1], "create");
     long *mem;
     MPI_Win win;
-    MF_CHECK_MPI(MPI_Win_allocate(8 * sizeof(long), sizeof(long), MPI_INFO_NULL, MPI_COMM_WORLD,
-                                  &mem, &win));
+    win_new(8 * sizeof(long), sizeof(long), &mem, &win);
     for (int i = 0; i < 8; i++)
         mem[i] = 0;
     mem[3] = -1;
@@ -93,15 +114,14 @@ int main(int argc, char **argv)
         MF_CHECK(mem[2] == (long)size * N, "locked counter %ld, want %d", mem[2], size * N);
     free(all);
     free(swaps);
-    MF_CHECK_MPI(MPI_Win_free(&win));
+    win_done(&win, mem);
 
     /* 5. MAXLOC on MPI_DOUBLE_INT (12 bytes of data in a 16-byte element), two per origin */
     struct {
         double v;
         int i;
     } * pm, pv[2];
-    MF_CHECK_MPI(
-        MPI_Win_allocate(2 * sizeof *pm, sizeof *pm, MPI_INFO_NULL, MPI_COMM_WORLD, &pm, &win));
+    win_new(2 * sizeof *pm, sizeof *pm, &pm, &win);
     pm[0].v = pm[1].v = -1.0;
     pm[0].i = pm[1].i = -1;
     pv[0].v = rank;
@@ -116,6 +136,6 @@ int main(int argc, char **argv)
                  pm[0].i);
         MF_CHECK(pm[1].v == 0 && pm[1].i == 0, "MAXLOC[1] = (%g, %d)", pm[1].v, pm[1].i);
     }
-    MF_CHECK_MPI(MPI_Win_free(&win));
+    win_done(&win, pm);
     return mftest_finish();
 }

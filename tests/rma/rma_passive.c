@@ -7,8 +7,10 @@
  *
  * "compute": rank 0 computes for 2 s without calling MPI while the others lock/put/unlock it;
  * each epoch must finish in well under that. This needs progress independent of the target's
- * MPI calls (the asynchronous progress thread of the fabric layer, MANIFOLD_ASYNC_PROGRESS=1,
- * or a load/store back end); until one exists it is registered but disabled.
+ * MPI calls. A second argument picks the window: "allocate" (default; on one host the direct
+ * load/store back end, which has it) or "create" (the emulated back end, which needs the
+ * asynchronous progress thread of the fabric layer, MANIFOLD_ASYNC_PROGRESS=1; registered
+ * disabled until that lands).
  */
 #include <string.h>
 #include <time.h>
@@ -30,10 +32,17 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int compute = argc > 1 && !strcmp(argv[1], "compute");
-    int *mem;
+    int create = argc > 2 && !strcmp(argv[2], "create");
+    int *mem, buf[64];
     MPI_Win win;
-    MF_CHECK_MPI(
-        MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    if (create) {
+        mem = buf;
+        MF_CHECK_MPI(
+            MPI_Win_create(mem, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    } else {
+        MF_CHECK_MPI(MPI_Win_allocate(64 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD,
+                                      &mem, &win));
+    }
     for (int i = 0; i < 64; i++)
         mem[i] = -1;
     MPI_Barrier(MPI_COMM_WORLD);
