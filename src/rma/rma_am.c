@@ -319,6 +319,49 @@ static int rma_apply(mf_win *w, struct mf_rma_tgt *t, bool *kept)
     return fetched ? rma_reply(w, t, fetched, bytes) : rma_reply(w, t, NULL, 0);
 }
 
+/* Every field of an arriving header within what an origin of this library sends: a peer's
+ * bug or a corrupted frame must not make the target allocate or write without bound. */
+static bool rma_header_ok(const mf_win *w, const mf_rma_hdr *h)
+{
+    if (h->h_kind < MF_RMA_PUT || h->h_kind > MF_RMA_CLOSE || h->h_nseg < 0 || h->h_data < 0 ||
+        h->h_result < 0 || h->h_reply_tag < MF_RMA_TAG_REPLY)
+        return false;
+    if (w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return true;
+    /* a segment is at least one byte and lies in the window; data at most twice that (CAS) */
+    return h->h_nseg <= w->w_size && h->h_data <= 2 * (int64_t)w->w_size &&
+           h->h_result <= (int64_t)w->w_size;
+}
+
+/* The segments of an arrived payload lie in this rank's window, cover h_result bytes for the
+ * fetching kinds and h_data (twice for compare-and-swap) for those that carry data. */
+static bool rma_segments_ok(const mf_win *w, const struct mf_rma_tgt *t)
+{
+    const mf_rma_hdr *h = &t->t_hdr;
+    const int64_t *seg = (const int64_t *)(void *)t->t_payload;
+    int64_t total = 0;
+    for (int i = 0; i < h->h_nseg; i++) {
+        int64_t off = h->h_disp + seg[2 * i], len = seg[2 * i + 1];
+        if (len < 0 ||
+            (w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC && (off < 0 || off > (int64_t)w->w_size - len)))
+            return false;
+        total += len;
+    }
+    switch (h->h_kind) {
+    case MF_RMA_PUT:
+    case MF_RMA_ACC:
+        return h->h_data == total;
+    case MF_RMA_CAS:
+        return h->h_data == 2 * total && h->h_result == total;
+    case MF_RMA_GACC:
+        return (h->h_data == total || h->h_data == 0) && h->h_result == total;
+    case MF_RMA_GET:
+        return h->h_result == total;
+    default:
+        return h->h_nseg == 0;
+    }
+}
+
 /* Takes arrived headers, posts their payload receives and applies, in arrival order, every
  * operation whose payload is in. */
 static int rma_serve(mf_win *w, int *events)
@@ -332,6 +375,11 @@ static int rma_serve(mf_win *w, int *events)
         t->t_source = mf_request_info(w->w_hdr_req)->r_status.MPI_SOURCE;
         mf_request_free(w->w_hdr_req);
         w->w_hdr_req = NULL;
+        if (!rma_header_ok(w, &t->t_hdr)) {
+            mf_warn("RMA target: dropped a malformed operation header from rank %d", t->t_source);
+            t->t_hdr.h_kind = MF_RMA_PUT, t->t_hdr.h_nseg = 0, t->t_hdr.h_data = 0;
+            t->t_hdr.h_result = 0; /* answered with an empty acknowledgement */
+        }
         size_t len = (size_t)t->t_hdr.h_nseg * 2 * sizeof(int64_t) + (size_t)t->t_hdr.h_data;
         if (len) {
             if (!(t->t_payload = malloc(len)))
@@ -357,6 +405,12 @@ static int rma_serve(mf_win *w, int *events)
             mf_request_free(t->t_req);
         t->t_req = NULL;
         bool kept = false;
+        if (!rma_segments_ok(w, t)) {
+            mf_warn("RMA target: dropped an operation from rank %d addressing memory outside "
+                    "the window",
+                    t->t_source);
+            t->t_hdr.h_kind = MF_RMA_PUT, t->t_hdr.h_nseg = 0;
+        }
         rc = rma_apply(w, t, &kept);
         free(t->t_payload);
         t->t_payload = NULL;

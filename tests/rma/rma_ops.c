@@ -230,6 +230,31 @@ static void concurrent(int mode)
     }
 }
 
+/* A transfer far above any eager limit (rendezvous underneath the emulation), put then get. */
+static void big(void)
+{
+    enum { NB = 1 << 18 };
+    int *src = malloc(NB * sizeof(int)), *back = malloc(NB * sizeof(int)), *wm;
+    MPI_Win bw;
+    MF_CHECK_MPI(MPI_Win_create(wm = malloc(NB * sizeof(int)), NB * sizeof(int), sizeof(int),
+                                MPI_INFO_NULL, MPI_COMM_WORLD, &bw));
+    for (int i = 0; i < NB; i++)
+        src[i] = rank * 7 + i;
+    int t = (rank + 1) % size, from = (rank + size - 1) % size;
+    MPI_Win_fence(0, bw);
+    MF_CHECK_MPI(MPI_Put(src, NB, MPI_INT, t, 0, NB, MPI_INT, bw));
+    MPI_Win_fence(0, bw);
+    MF_CHECK_MPI(MPI_Get(back, NB, MPI_INT, t, 0, NB, MPI_INT, bw));
+    MPI_Win_fence(0, bw);
+    for (int i = 0; i < NB; i += 997)
+        MF_CHECK(wm[i] == from * 7 + i && back[i] == rank * 7 + i, "big [%d]: %d %d", i, wm[i],
+                 back[i]);
+    MF_CHECK_MPI(MPI_Win_free(&bw));
+    free(src);
+    free(back);
+    free(wm);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -265,6 +290,7 @@ int main(int argc, char **argv)
         if (flavor == 0)
             free(mem);
     }
+    big();
     MPI_Group_free(&prev_g);
     MPI_Group_free(&next_g);
     MPI_Group_free(&world);
