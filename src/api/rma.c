@@ -55,8 +55,10 @@ static int rma_call(mf_rma_args *a, MPI_Datatype ot, MPI_Datatype rt, MPI_Dataty
         if (!(a->op = mf_op_get(op)) || !a->op->op_builtin)
             rc =
                 mf_error(MPI_ERR_OP, "%s: op=0x%x is not a predefined operation", fn, (unsigned)op);
-        else if (op != MPI_REPLACE && op != MPI_NO_OP)
-            rc = mf_op_check(a->op, a->target_dt, fn);
+        else if (op != MPI_REPLACE && op != MPI_NO_OP && a->target_count > 0)
+            rc = mf_op_check(a->op, a->target_dt, fn); /* nothing to combine: nothing to check
+                                                           (MPICH accepts these; mpi4py sends
+                                                           them) */
         if (!rc && op != MPI_NO_OP && a->origin_dt &&
             mf_datatype_basic_type(a->origin_dt) != mf_datatype_basic_type(a->target_dt))
             rc = mf_error(MPI_ERR_TYPE,

@@ -152,6 +152,14 @@ static void errors(void)
     rc = MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_FLOAT, MPI_SUM, win);
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_TYPE, "accumulate int onto float: class %d", cls);
+    /* no elements: nothing to combine, accepted whatever the op (MPICH does; mpi4py relies on
+     * it); one element of MPI_BYTE with MPI_SUM is MPI_ERR_OP */
+    char c0 = 0, r0 = 0;
+    MF_CHECK_MPI(
+        MPI_Get_accumulate(&c0, 0, MPI_BYTE, &r0, 0, MPI_BYTE, 0, 0, 0, MPI_BYTE, MPI_SUM, win));
+    rc = MPI_Get_accumulate(&c0, 1, MPI_BYTE, &r0, 1, MPI_BYTE, 0, 0, 1, MPI_BYTE, MPI_SUM, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_OP, "MPI_SUM on MPI_BYTE: class %d", cls);
     rc = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_RMA_SYNC, "second lock: class %d", cls);
