@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
+#include "core/state.h"
 #include "rma/rma.h"
 
 /* The header every operation starts with (fixed size: the target's posted receive). */
@@ -568,11 +569,15 @@ static int rma_layout(mf_datatype *dt, MPI_Count count, int64_t **segs, int *nse
 
 /* ---- direct back end ------------------------------------------------------------------- */
 
-/* Waits for a word in the shared slots to change, serving this rank's own duties meanwhile. */
+/* Waits for a word in the shared slots to change, serving this rank's own duties meanwhile
+ * and letting other threads of this process into the library (one of them may hold the lock
+ * this thread waits for). */
 static void rma_direct_pause(void)
 {
     mf_progress_poll();
+    mf_unlock();
     sched_yield();
+    mf_lock();
 }
 
 /* Applies the operation to the target's part of the mapping under the target's accumulate

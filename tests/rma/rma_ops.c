@@ -100,13 +100,25 @@ static void close_epoch(int mode, int target)
         break;
     case M_PSCW:
         MF_CHECK_MPI(MPI_Win_complete(win));
-        MF_CHECK_MPI(MPI_Win_wait(win));
+        if (rank % 2) { /* odd ranks poll with MPI_Win_test, even ones block in MPI_Win_wait */
+            int flag = 0;
+            while (!flag)
+                MF_CHECK_MPI(MPI_Win_test(win, &flag));
+        } else {
+            MF_CHECK_MPI(MPI_Win_wait(win));
+        }
         break;
     case M_LOCK:
         MF_CHECK_MPI(MPI_Win_unlock(target, win));
         break;
     default:
+        if (mode == M_REQ) {
+            MF_CHECK_MPI(MPI_Win_flush_local(target, win));
+            MF_CHECK_MPI(MPI_Win_flush_local_all(win));
+            MF_CHECK_MPI(MPI_Win_flush(target, win));
+        }
         MF_CHECK_MPI(MPI_Win_flush_all(win));
+        MF_CHECK_MPI(MPI_Win_sync(win));
         MF_CHECK_MPI(MPI_Win_unlock_all(win));
         break;
     }
