@@ -125,6 +125,44 @@ static void dynamic(void)
     free(all);
 }
 
+/* A window over a subcommunicator (the odd and the even world ranks), two of them in flight
+ * at once: ranks of the window are the subcommunicator's; PSCW groups are translated. */
+static void split(void)
+{
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &sub); /* reversed order inside */
+    int sr, ss;
+    MPI_Comm_rank(sub, &sr);
+    MPI_Comm_size(sub, &ss);
+    int a[2] = {-1, -1}, b[2] = {-1, -1};
+    MPI_Win wa, wb;
+    MF_CHECK_MPI(MPI_Win_create(a, sizeof a, sizeof(int), MPI_INFO_NULL, sub, &wa));
+    MF_CHECK_MPI(MPI_Win_create(b, sizeof b, sizeof(int), MPI_INFO_NULL, sub, &wb));
+    MPI_Group g, pg, ng;
+    MPI_Win_get_group(wa, &g);
+    int p = (sr + ss - 1) % ss, n = (sr + 1) % ss;
+    MPI_Group_incl(g, 1, &p, &pg);
+    MPI_Group_incl(g, 1, &n, &ng);
+    MF_CHECK_MPI(MPI_Win_post(pg, 0, wa));
+    MF_CHECK_MPI(MPI_Win_start(ng, 0, wa));
+    MF_CHECK_MPI(MPI_Win_lock_all(0, wb));
+    int va = 10 + sr, vb = 20 + sr;
+    MF_CHECK_MPI(MPI_Put(&va, 1, MPI_INT, n, 1, 1, MPI_INT, wa));
+    MF_CHECK_MPI(MPI_Accumulate(&vb, 1, MPI_INT, n, 0, 1, MPI_INT, MPI_REPLACE, wb));
+    MF_CHECK_MPI(MPI_Win_unlock_all(wb));
+    MF_CHECK_MPI(MPI_Win_complete(wa));
+    MF_CHECK_MPI(MPI_Win_wait(wa));
+    MPI_Barrier(sub);
+    MF_CHECK(a[1] == 10 + p && b[0] == 20 + p, "split windows: a[1]=%d b[0]=%d from %d", a[1], b[0],
+             p);
+    MPI_Group_free(&g);
+    MPI_Group_free(&pg);
+    MPI_Group_free(&ng);
+    MF_CHECK_MPI(MPI_Win_free(&wb));
+    MF_CHECK_MPI(MPI_Win_free(&wa));
+    MPI_Comm_free(&sub);
+}
+
 static void errors(void)
 {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -253,6 +291,7 @@ int main(int argc, char **argv)
 
     shared();
     dynamic();
+    split();
     errors();
     return mftest_finish();
 }
