@@ -30,7 +30,10 @@
  * reader/writer word in the slot, so lock/put/unlock needs nothing from the target. A window
  * uses one back end for all its targets, so the atomicity domain never splits.
  *
- * All functions are called with the library lock held.
+ * All functions are called with the library lock held, the progress hook included: a progress
+ * thread (issue 12, MANIFOLD_ASYNC_PROGRESS) that runs hooks must hold it too. With one, the
+ * emulated passive target stops depending on the target's MPI calls (tests/rma/rma_passive.c,
+ * "compute create", registered disabled until then).
  */
 #ifndef MF_RMA_RMA_H
 #define MF_RMA_RMA_H
