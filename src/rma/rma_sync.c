@@ -20,6 +20,7 @@ int mf_rma_fence(mf_win *w, int assert_, const char *fn)
     int rc = mf_rma_flush(w, -1);
     if (!rc)
         rc = mf_coll_barrier(w->w_comm);
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct windows: others' stores seen from here */
     w->w_epoch = (assert_ & MPI_MODE_NOSUCCEED) ? MF_RMA_EPOCH_NONE : MF_RMA_EPOCH_FENCE;
     return rc;
 }
