@@ -10,7 +10,8 @@
 
 static int rank, size;
 
-static void check_attrs(MPI_Win win, void *base, MPI_Aint bytes, int unit, int flavor)
+static void check_attrs(MPI_Win win, MPI_Comm comm, void *base, MPI_Aint bytes, int unit,
+                        int flavor)
 {
     void *v;
     int flag = 0;
@@ -28,7 +29,7 @@ static void check_attrs(MPI_Win win, void *base, MPI_Aint bytes, int unit, int f
     MPI_Group g, wg;
     int cmp;
     MF_CHECK_MPI(MPI_Win_get_group(win, &g));
-    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_group(comm, &wg);
     MPI_Group_compare(g, wg, &cmp);
     MF_CHECK(cmp == MPI_IDENT, "window group differs from the communicator's");
     MPI_Group_free(&g);
@@ -62,7 +63,7 @@ static void shared(void)
     /* rank 0 of the node contributes nothing: MPI_PROC_NULL must find rank 1 */
     MPI_Aint bytes = nr == 0 && ns > 1 ? 0 : (MPI_Aint)(4 * sizeof(int));
     MF_CHECK_MPI(MPI_Win_allocate_shared(bytes, sizeof(int), MPI_INFO_NULL, node, &mine, &win));
-    check_attrs(win, mine, bytes, sizeof(int), MPI_WIN_FLAVOR_SHARED);
+    check_attrs(win, node, mine, bytes, sizeof(int), MPI_WIN_FLAVOR_SHARED);
     for (int i = 0; i < (int)(bytes / sizeof(int)); i++)
         mine[i] = 100 * nr + i;
     MPI_Win_fence(0, win);
@@ -101,11 +102,34 @@ static void shared(void)
     MPI_Comm_free(&node);
 }
 
+/* MPI_Win_allocate_shared over MPI_COMM_WORLD: fine on one host, MPI_ERR_RMA_SHARED when the
+ * world spans hosts (the twohosts tests), agreed by every rank. */
+static void across_hosts(void)
+{
+    MPI_Comm node;
+    int ns;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &ns);
+    MPI_Comm_free(&node);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int *p, cls;
+    MPI_Win win;
+    int rc =
+        MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &p, &win);
+    MPI_Error_class(rc, &cls);
+    if (ns == size)
+        MF_CHECK(rc == MPI_SUCCESS && MPI_Win_free(&win) == MPI_SUCCESS,
+                 "allocate_shared on one host failed");
+    else
+        MF_CHECK(cls == MPI_ERR_RMA_SHARED, "allocate_shared across hosts: class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
 static void dynamic(void)
 {
     MPI_Win win;
     MF_CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
-    check_attrs(win, MPI_BOTTOM, 0, 1, MPI_WIN_FLAVOR_DYNAMIC);
+    check_attrs(win, MPI_COMM_WORLD, MPI_BOTTOM, 0, 1, MPI_WIN_FLAVOR_DYNAMIC);
     long *buf = calloc(4, sizeof(long));
     MF_CHECK_MPI(MPI_Win_attach(win, buf, 4 * sizeof(long)));
     MPI_Aint addr, *all = malloc((size_t)size * sizeof *all);
@@ -245,7 +269,7 @@ int main(int argc, char **argv)
     MPI_Win win;
     MF_CHECK_MPI(MPI_Win_create(buf, sizeof buf, sizeof(double), info, MPI_COMM_WORLD, &win));
     MPI_Info_free(&info);
-    check_attrs(win, buf, sizeof buf, sizeof(double), MPI_WIN_FLAVOR_CREATE);
+    check_attrs(win, MPI_COMM_WORLD, buf, sizeof buf, sizeof(double), MPI_WIN_FLAVOR_CREATE);
     char name[MPI_MAX_OBJECT_NAME];
     int len;
     MF_CHECK_MPI(MPI_Win_get_name(win, name, &len));
@@ -285,11 +309,12 @@ int main(int argc, char **argv)
     double *mem;
     MF_CHECK_MPI(MPI_Win_allocate_c(64, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
     MF_CHECK(mem != NULL && ((size_t)mem % 8) == 0, "allocate returned %p", (void *)mem);
-    check_attrs(win, mem, 64, 8, MPI_WIN_FLAVOR_ALLOCATE);
+    check_attrs(win, MPI_COMM_WORLD, mem, 64, 8, MPI_WIN_FLAVOR_ALLOCATE);
     mem[7] = 1.5;
     MF_CHECK_MPI(MPI_Win_free(&win));
 
     shared();
+    across_hosts();
     dynamic();
     split();
     errors();
