@@ -20,15 +20,17 @@
  * post (target to origins) and complete (origins to target, after their flush); passive target
  * = lock requests queued at the target's lock manager, granted by an empty reply.
  *
- * Back end "direct": windows of flavor MPI_WIN_FLAVOR_SHARED, and MPI_WIN_FLAVOR_ALLOCATE when
- * every rank shares the host, live in one mapping per node (shm_open), rank i's part right
- * after rank i-1's, behind one slot per rank (struct mf_rma_slot). The application loads and
- * stores through it; an origin applies its operations itself, with the same code the target
- * of the emulation runs (so with the same semantics), complete when the call returns.
- * Accumulating operations take the target's spin lock in its slot: one atomicity domain per
- * window, as the emulation's one-at-a-time service is. Passive-target locks are a
- * reader/writer word in the slot, so lock/put/unlock needs nothing from the target. A window
- * uses one back end for all its targets, so the atomicity domain never splits.
+ * Back end "direct", chosen per target: windows of flavor MPI_WIN_FLAVOR_SHARED and
+ * MPI_WIN_FLAVOR_ALLOCATE live in one mapping per host (shm_open) for the window's ranks on
+ * that host, rank i's part right after the previous same-host rank's, behind one slot per rank
+ * (struct mf_rma_slot). The application loads and stores through it (shared flavor); an origin
+ * applies its operations to a same-host target itself, with the same code the target of the
+ * emulation runs (so with the same semantics), complete when the call returns; targets on
+ * other hosts get active messages. Every operation on a mapped part, direct or served for a
+ * remote origin, takes the target's spin lock in its slot: one atomicity domain per target,
+ * whichever back end carried the operation. Passive-target locks are a reader/writer word in
+ * the slot, which the target's lock manager also takes for remote origins, so a same-host
+ * lock/put/unlock needs nothing from the target.
  *
  * All functions are called with the library lock held, the progress hook included: a progress
  * thread (issue 12, MANIFOLD_ASYNC_PROGRESS) that runs hooks must hold it too. With one, the
@@ -60,6 +62,16 @@ enum mf_rma_epoch {
     MF_RMA_EPOCH_LOCKALL = 8 /* MPI_Win_lock_all .. unlock_all */
 };
 
+/* A target's locks: in the host's mapping for mapped windows (one per rank, at its head), in
+ * the window object otherwise. s_acc is held while an operation is applied to the target's
+ * memory (by a same-host origin or by the target serving a remote one); s_rw is the
+ * passive-target lock: 0 free, n > 0 shared holders, -1 exclusive. */
+struct mf_rma_slot {
+    int s_acc;
+    int s_rw;
+    char s_pad[56];
+};
+
 typedef struct mf_win {
     MPI_Win w_handle;
     mf_comm *w_comm; /* private duplicate of the creating communicator */
@@ -73,12 +85,12 @@ typedef struct mf_win {
     char *w_seg;
     size_t w_seg_len;
     size_t *w_seg_off;
-    bool w_owns_base; /* allocate flavor off the node-wide mapping: w_base is ours to free */
-    /* direct back end: every rank of the window shares this host and the mapping, so origins
-     * load and store into the target's part themselves; w_slots (at the start of the mapping,
-     * one per rank) hold the target's accumulate lock and its passive-target lock word */
-    bool w_direct;
+    /* direct back end: the ranks of the window on this host share one mapping, so origins
+     * load and store into a same-host target's part themselves; w_slots (at the start of the
+     * mapping, one per rank of this host) hold each target's accumulate lock and its
+     * passive-target lock word; w_slot_of[rank] is rank's slot, -1 for other hosts' ranks */
     struct mf_rma_slot *w_slots;
+    int *w_slot_of;
 
     mf_errhandler *w_errhandler;
     struct mf_info *w_info; /* the hints in use (MPI_Win_get_info) */
@@ -92,10 +104,10 @@ typedef struct mf_win {
     unsigned char w_hdr_in[64];
     struct mf_rma_tgt *w_tq_head, *w_tq_tail;
     bool w_closing;
-    /* lock manager of this rank's window part */
-    int w_lock_excl;                          /* rank holding it exclusively, or -1 */
-    int w_lock_shared;                        /* number of shared holders */
-    struct mf_rma_tgt *w_lq_head, *w_lq_tail; /* lock requests waiting */
+    /* lock manager of this rank's window part: requests from remote origins waiting for the
+     * lock word of this rank's slot (w_own unless mapped) */
+    struct mf_rma_slot w_own;
+    struct mf_rma_tgt *w_lq_head, *w_lq_tail;
     /* replies and payloads in flight from this rank */
     struct mf_rma_send *w_sends;
 
@@ -183,15 +195,19 @@ int mf_rma_control(mf_win *w, enum mf_rma_kind kind, int target);
 int mf_rma_window_open(mf_win *w);
 int mf_rma_window_close(mf_win *w);
 
-/* The per-rank slot at the head of a direct window's mapping. */
-struct mf_rma_slot {
-    int s_acc; /* 1 while an origin applies an accumulating operation here */
-    int s_rw;  /* passive target: 0 free, n > 0 shared holders, -1 exclusive */
-    char s_pad[56];
-};
-/* Passive-target lock and unlock of rank's part of a direct window (type MPI_LOCK_*). */
+/* This rank's own slot (its locks). */
+static inline struct mf_rma_slot *mf_rma_own_slot(mf_win *w)
+{
+    return w->w_slots ? &w->w_slots[w->w_slot_of[w->w_comm->c_rank]] : &w->w_own;
+}
+/* Whether operations to `rank` go direct (it shares this host's mapping). */
+static inline bool mf_rma_direct_to(const mf_win *w, int rank)
+{
+    return w->w_slots && w->w_slot_of[rank] >= 0;
+}
+/* Passive-target lock and unlock of a same-host rank's part (type MPI_LOCK_*). */
 int mf_rma_direct_lock(mf_win *w, int rank, int type);
-void mf_rma_direct_unlock(mf_win *w, int rank, int type);
+void mf_rma_direct_unlock(mf_win *w, int rank);
 
 #define MF_RMA_TAG_HDR 1
 #define MF_RMA_TAG_DATA 2

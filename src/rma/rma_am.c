@@ -198,31 +198,41 @@ static int rma_reply(mf_win *w, const struct mf_rma_tgt *t, void *buf, size_t le
     return rma_send(w, buf, len, t->t_source, t->t_hdr.h_reply_tag);
 }
 
-static bool rma_lock_grantable(const mf_win *w, int kind)
+/* Takes a passive-target lock word for a shared (MPI_LOCK_SHARED) or exclusive holder if it
+ * is free enough now. */
+static bool rma_lock_try(int *word, int type)
 {
-    if (w->w_lock_excl >= 0)
+    int v = __atomic_load_n(word, __ATOMIC_RELAXED);
+    if (type == MPI_LOCK_SHARED ? v < 0 : v != 0)
         return false;
-    return kind == MF_RMA_LOCK_SHARED || w->w_lock_shared == 0;
+    return __atomic_compare_exchange_n(word, &v, type == MPI_LOCK_SHARED ? v + 1 : -1, false,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
 }
 
-static int rma_lock_grant(mf_win *w, const struct mf_rma_tgt *t)
+static void rma_lock_release(int *word)
 {
-    if (t->t_hdr.h_kind == MF_RMA_LOCK_SHARED)
-        w->w_lock_shared++;
+    if (__atomic_load_n(word, __ATOMIC_RELAXED) < 0)
+        __atomic_store_n(word, 0, __ATOMIC_RELEASE);
     else
-        w->w_lock_excl = t->t_source;
-    return rma_reply(w, t, NULL, 0);
+        __atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
 }
 
-/* Grants waiting lock requests in arrival order while they fit. */
+static int rma_lock_type(const struct mf_rma_tgt *t)
+{
+    return t->t_hdr.h_kind == MF_RMA_LOCK_SHARED ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE;
+}
+
+/* Grants waiting lock requests in arrival order while they fit (on every progress pass: a
+ * same-host origin releasing the word directly tells nobody). */
 static int rma_lock_drain(mf_win *w)
 {
     int rc = MPI_SUCCESS;
-    while (!rc && w->w_lq_head && rma_lock_grantable(w, w->w_lq_head->t_hdr.h_kind)) {
+    int *word = &mf_rma_own_slot(w)->s_rw;
+    while (!rc && w->w_lq_head && rma_lock_try(word, rma_lock_type(w->w_lq_head))) {
         struct mf_rma_tgt *t = w->w_lq_head;
         if (!(w->w_lq_head = t->t_next))
             w->w_lq_tail = NULL;
-        rc = rma_lock_grant(w, t);
+        rc = rma_reply(w, t, NULL, 0);
         free(t);
     }
     return rc;
@@ -288,8 +298,8 @@ static int rma_apply(mf_win *w, struct mf_rma_tgt *t, bool *kept)
     switch (h->h_kind) {
     case MF_RMA_LOCK_SHARED:
     case MF_RMA_LOCK_EXCL:
-        if (rma_lock_grantable(w, h->h_kind) && !w->w_lq_head)
-            return rma_lock_grant(w, t);
+        if (!w->w_lq_head && rma_lock_try(&mf_rma_own_slot(w)->s_rw, rma_lock_type(t)))
+            return rma_reply(w, t, NULL, 0);
         t->t_next = NULL;
         if (w->w_lq_tail)
             w->w_lq_tail->t_next = t;
@@ -299,10 +309,7 @@ static int rma_apply(mf_win *w, struct mf_rma_tgt *t, bool *kept)
         *kept = true;
         return MPI_SUCCESS;
     case MF_RMA_UNLOCK:
-        if (w->w_lock_excl == t->t_source)
-            w->w_lock_excl = -1;
-        else if (w->w_lock_shared > 0)
-            w->w_lock_shared--;
+        rma_lock_release(&mf_rma_own_slot(w)->s_rw);
         int rc = rma_reply(w, t, NULL, 0);
         return rc ? rc : rma_lock_drain(w);
     case MF_RMA_CLOSE:
@@ -313,8 +320,12 @@ static int rma_apply(mf_win *w, struct mf_rma_tgt *t, bool *kept)
     }
     char *fetched;
     size_t bytes;
+    int *acc = &mf_rma_own_slot(w)->s_acc; /* held by a same-host origin only briefly */
+    while (__atomic_exchange_n(acc, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
     int rc = rma_update(w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC ? NULL : (char *)w->w_base, h, seg,
                         data, &fetched, &bytes);
+    __atomic_store_n(acc, 0, __ATOMIC_RELEASE);
     if (rc)
         return rc;
     return fetched ? rma_reply(w, t, fetched, bytes) : rma_reply(w, t, NULL, 0);
@@ -464,6 +475,8 @@ static int rma_hook(void *arg)
     int events = 0;
     for (mf_win *w = rma_windows; w; w = w->w_next) {
         int rc = rma_serve(w, &events);
+        if (!rc && w->w_lq_head)
+            rc = rma_lock_drain(w);
         if (rc) {
             /* no caller to hand it to: the origin's operation stays unanswered */
             char text[MPI_MAX_ERROR_STRING];
@@ -587,7 +600,7 @@ static void rma_direct_pause(void)
 static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, int64_t *payload,
                       mf_request **req)
 {
-    struct mf_rma_slot *slot = &w->w_slots[a->target];
+    struct mf_rma_slot *slot = &w->w_slots[w->w_slot_of[a->target]];
     char *data = (char *)payload + (size_t)h->h_nseg * 2 * sizeof(int64_t), *fetched = NULL;
     size_t bytes = 0;
     while (__atomic_exchange_n(&slot->s_acc, 1, __ATOMIC_ACQUIRE))
@@ -609,24 +622,14 @@ static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, int6
 
 int mf_rma_direct_lock(mf_win *w, int rank, int type)
 {
-    int *word = &w->w_slots[rank].s_rw;
-    for (;;) {
-        int v = __atomic_load_n(word, __ATOMIC_RELAXED);
-        int want = type == MPI_LOCK_SHARED ? v + 1 : -1;
-        if ((type == MPI_LOCK_SHARED ? v >= 0 : v == 0) &&
-            __atomic_compare_exchange_n(word, &v, want, false, __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-            return MPI_SUCCESS;
+    while (!rma_lock_try(&w->w_slots[w->w_slot_of[rank]].s_rw, type))
         rma_direct_pause();
-    }
+    return MPI_SUCCESS;
 }
 
-void mf_rma_direct_unlock(mf_win *w, int rank, int type)
+void mf_rma_direct_unlock(mf_win *w, int rank)
 {
-    int *word = &w->w_slots[rank].s_rw;
-    if (type == MPI_LOCK_SHARED)
-        __atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
-    else
-        __atomic_store_n(word, 0, __ATOMIC_RELEASE);
+    rma_lock_release(&w->w_slots[w->w_slot_of[rank]].s_rw);
 }
 
 int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
@@ -693,7 +696,7 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
         if (a->kind == MF_RMA_CAS)
             mf_datatype_pack(a->origin_dt, a->compare, 1, 0, payload + seglen + tbytes, tbytes);
     }
-    if (w->w_direct)
+    if (mf_rma_direct_to(w, a->target))
         return rma_direct(w, &h, a, (int64_t *)(void *)payload, req);
     rc = rma_issue(w, &h, a->target, fetches ? a->result : NULL, a->result_count, a->result_dt,
                    fetches ? tbytes : 0, req, NULL);
@@ -732,7 +735,6 @@ int mf_rma_flush(mf_win *w, int target)
 
 int mf_rma_window_open(mf_win *w)
 {
-    w->w_lock_excl = -1;
     int rc = rma_post_hdr(w);
     return rc ? rc : mf_rma_hook_attach(w);
 }

@@ -135,7 +135,7 @@ int mf_rma_wait(mf_win *w, bool test_only, bool *done, const char *fn)
 /* Asks for rank's lock (granted when acknowledged) or takes it in the shared slot. */
 static int rma_lock_one(mf_win *w, int type, int rank)
 {
-    if (w->w_direct)
+    if (mf_rma_direct_to(w, rank))
         return mf_rma_direct_lock(w, rank, type);
     int rc =
         mf_rma_control(w, type == MPI_LOCK_SHARED ? MF_RMA_LOCK_SHARED : MF_RMA_LOCK_EXCL, rank);
@@ -146,8 +146,8 @@ static int rma_lock_one(mf_win *w, int type, int rank)
 static int rma_unlock_one(mf_win *w, int rank)
 {
     int rc = mf_rma_flush(w, rank);
-    if (w->w_direct) {
-        mf_rma_direct_unlock(w, rank, w->w_locked[rank]);
+    if (mf_rma_direct_to(w, rank)) {
+        mf_rma_direct_unlock(w, rank);
         return rc;
     }
     if (!rc)
@@ -191,8 +191,8 @@ int mf_rma_lock_all(mf_win *w, const char *fn)
         return mf_error(MPI_ERR_RMA_SYNC, "%s: an access epoch is already open on win", fn);
     int rc = MPI_SUCCESS;
     for (int i = 0; i < w->w_comm->c_size && !rc; i++)
-        rc = w->w_direct ? mf_rma_direct_lock(w, i, MPI_LOCK_SHARED)
-                         : mf_rma_control(w, MF_RMA_LOCK_SHARED, i);
+        rc = mf_rma_direct_to(w, i) ? mf_rma_direct_lock(w, i, MPI_LOCK_SHARED)
+                                    : mf_rma_control(w, MF_RMA_LOCK_SHARED, i);
     if (!rc)
         rc = mf_rma_flush(w, -1); /* emulated: all granted */
     for (int i = 0; i < w->w_comm->c_size; i++)

@@ -61,40 +61,48 @@ static bool mf_win_one_host(const mf_comm *comm)
     return true;
 }
 
-/* Maps one segment for the whole communicator (all on this host): rank 0 creates a named
- * POSIX shared-memory object, every rank maps it, rank 0 unlinks it once all have (so nothing
- * stays in /dev/shm even if the job dies later). Collective; the outcome is agreed. */
+/* Maps one segment per host for the window's ranks there: the host's first rank creates a
+ * named POSIX shared-memory object, its ranks map it, and it is unlinked once every rank of the
+ * window agreed (so nothing stays in /dev/shm even if the job dies later). Collective over the
+ * window; the outcome is agreed by all its ranks. */
 static int mf_win_map_shared(mf_win *w, const char *fn)
 {
-    mf_comm *c = w->w_comm;
-    /* the slots first, a page for alignment of rank 0's part */
-    size_t slots = ((size_t)c->c_size * sizeof(struct mf_rma_slot) + 4095) & ~(size_t)4095;
-    size_t total = slots;
-    if (!(w->w_seg_off = calloc((size_t)c->c_size, sizeof *w->w_seg_off)))
+    mf_comm *c = w->w_comm, *node = NULL;
+    int n = c->c_size;
+    if (!(w->w_seg_off = calloc((size_t)n, sizeof *w->w_seg_off)) ||
+        !(w->w_slot_of = malloc((size_t)n * sizeof *w->w_slot_of)))
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory", fn);
-    for (int i = 0; i < c->c_size; i++) {
-        w->w_seg_off[i] = total;
-        total += (size_t)w->w_sizes[i];
+    int rc = mf_comm_split(c, mf_g.node, c->c_rank, &node);
+    if (rc)
+        return rc;
+    for (int i = 0; i < n; i++)
+        w->w_slot_of[i] = -1;
+    /* the slots first, a page for alignment of the first part */
+    size_t slots = ((size_t)node->c_size * sizeof(struct mf_rma_slot) + 4095) & ~(size_t)4095;
+    size_t total = slots;
+    for (int i = 0; i < node->c_size; i++) {
+        int r = mf_group_rank_of(c->c_group, node->c_group->g_world_ranks[i]);
+        w->w_slot_of[r] = i;
+        w->w_seg_off[r] = total;
+        total += (size_t)w->w_sizes[r];
     }
     w->w_seg_len = total;
     static unsigned seq;
     char name[96];
     snprintf(name, sizeof name, "/manifold-rma-%016llx-%d-%u", (unsigned long long)mf_g.job_hash,
              (int)getpid(), seq++);
-    int rc = mf_coll_bcast(name, sizeof name, mf_datatype_get(MPI_CHAR), 0, c);
-    if (rc)
-        return rc;
     int err = 0, fd = -1;
-    if (c->c_rank == 0) {
+    rc = mf_coll_bcast(name, sizeof name, mf_datatype_get(MPI_CHAR), 0, node);
+    if (!rc && node->c_rank == 0) {
         fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0 || ftruncate(fd, (off_t)w->w_seg_len) != 0)
             err = 1;
     }
-    if ((rc = mf_coll_bcast(&err, 1, mf_datatype_get(MPI_INT), 0, c)))
-        return rc;
-    if (!err && c->c_rank != 0 && (fd = shm_open(name, O_RDWR, 0)) < 0)
+    if (!rc)
+        rc = mf_coll_bcast(&err, 1, mf_datatype_get(MPI_INT), 0, node);
+    if (!rc && !err && node->c_rank != 0 && (fd = shm_open(name, O_RDWR, 0)) < 0)
         err = 1;
-    if (!err) {
+    if (!rc && !err) {
         void *p = mmap(NULL, w->w_seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED)
             err = 1;
@@ -103,17 +111,21 @@ static int mf_win_map_shared(mf_win *w, const char *fn)
     }
     if (fd >= 0)
         close(fd);
-    int any = 0;
-    rc = mf_coll_allreduce(&err, &any, 1, mf_datatype_get(MPI_INT), mf_op_get(MPI_MAX), c);
-    if (c->c_rank == 0 && (fd >= 0 || !err))
+    /* agreed over the whole window: a host that failed must not leave the others in it */
+    err |= rc != MPI_SUCCESS;
+    int any = 1;
+    int rc2 = mf_coll_allreduce(&err, &any, 1, mf_datatype_get(MPI_INT), mf_op_get(MPI_MAX), c);
+    if (node->c_rank == 0 && fd >= 0)
         shm_unlink(name);
+    mf_comm_release(node);
+    if (!rc)
+        rc = rc2;
     if (!rc && any)
         rc = mf_error(MPI_ERR_NO_MEM, "%s: cannot map a shared segment of %zu bytes", fn,
                       w->w_seg_len);
     if (!rc) {
         w->w_base = w->w_seg + w->w_seg_off[c->c_rank];
         w->w_slots = (struct mf_rma_slot *)(void *)w->w_seg;
-        w->w_direct = true;
     }
     return rc;
 }
@@ -122,8 +134,6 @@ static void mf_win_destroy(mf_win *w)
 {
     if (w->w_seg)
         munmap(w->w_seg, w->w_seg_len);
-    if (w->w_owns_base)
-        free(w->w_base);
     if (w->w_comm)
         mf_comm_release(w->w_comm);
     if (w->w_errhandler)
@@ -132,6 +142,7 @@ static void mf_win_destroy(mf_win *w)
     free(w->w_sizes);
     free(w->w_units);
     free(w->w_seg_off);
+    free(w->w_slot_of);
     free(w->w_pending);
     free(w->w_locked);
     free(w->w_start_ranks);
@@ -190,22 +201,6 @@ int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, mf_
         w->w_base = base;
         break;
     case MPI_WIN_FLAVOR_ALLOCATE:
-        if (mf_win_one_host(comm)) {
-            rc = mf_win_map_shared(w, fn);
-            break;
-        }
-        if (posix_memalign(&w->w_base, 64, size ? (size_t)size : 1)) {
-            w->w_base = NULL;
-            rc = mf_error(MPI_ERR_NO_MEM, "%s: cannot allocate %ld bytes", fn, (long)size);
-        }
-        w->w_owns_base = true;
-        /* agree: a rank that failed must not leave the others in a window without it */
-        int err = rc != MPI_SUCCESS, any = 0;
-        int rc2 = mf_coll_allreduce(&err, &any, 1, mf_datatype_get(MPI_INT), mf_op_get(MPI_MAX),
-                                    w->w_comm);
-        if (!rc && (rc2 || any))
-            rc = rc2 ? rc2 : mf_error(MPI_ERR_NO_MEM, "%s: another rank could not allocate", fn);
-        break;
     case MPI_WIN_FLAVOR_SHARED:
         rc = mf_win_map_shared(w, fn);
         break;
