@@ -93,14 +93,34 @@ static int rma_call(mf_rma_args *a, MPI_Datatype ot, MPI_Datatype rt, MPI_Dataty
 #define RMA_ORIGIN(buf, n, k) .kind = (k), .origin = (buf), .origin_count = (n)
 #define RMA_TARGET(rank, disp, n) .target = (rank), .target_disp = (disp), .target_count = (n)
 
+/* Put and accumulate (op MPI_OP_NULL: put); int counts widen to MPI_Count. */
+static int rma_put(const void *o, MPI_Count on, MPI_Datatype ot, int target, MPI_Aint disp,
+                   MPI_Count tn, MPI_Datatype tt, MPI_Op op, MPI_Win win, MPI_Request *request,
+                   const char *fn)
+{
+    mf_rma_args a = {RMA_ORIGIN(o, on, op == MPI_OP_NULL ? MF_RMA_PUT : MF_RMA_ACC),
+                     RMA_TARGET(target, disp, tn)};
+    return rma_call(&a, ot, MPI_DATATYPE_NULL, tt, op, win, request, fn);
+}
+
+/* Get: the origin buffer is where the result goes. */
+static int rma_get(void *o, MPI_Count on, MPI_Datatype ot, int target, MPI_Aint disp, MPI_Count tn,
+                   MPI_Datatype tt, MPI_Win win, MPI_Request *request, const char *fn)
+{
+    mf_rma_args a = {
+        .kind = MF_RMA_GET, .result = o, .result_count = on, RMA_TARGET(target, disp, tn)};
+    return rma_call(&a, MPI_DATATYPE_NULL, ot, tt, MPI_OP_NULL, win, request, fn);
+}
+
+#define RMA_PUT_ARGS                                                                               \
+    origin_addr, origin_count, origin_datatype, target_rank, target_disp, target_count,            \
+        target_datatype
+
 int PMPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
              MPI_Win win)
 {
-    mf_rma_args a = {RMA_ORIGIN(origin_addr, origin_count, MF_RMA_PUT),
-                     RMA_TARGET(target_rank, target_disp, target_count)};
-    return rma_call(&a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, MPI_OP_NULL, win, NULL,
-                    "MPI_Put");
+    return rma_put(RMA_PUT_ARGS, MPI_OP_NULL, win, NULL, "MPI_Put");
 }
 MF_API_ALIAS(Put);
 
@@ -108,10 +128,7 @@ int PMPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win)
 {
-    mf_rma_args a = {RMA_ORIGIN(origin_addr, origin_count, MF_RMA_PUT),
-                     RMA_TARGET(target_rank, target_disp, target_count)};
-    return rma_call(&a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, MPI_OP_NULL, win, NULL,
-                    "MPI_Put_c");
+    return rma_put(RMA_PUT_ARGS, MPI_OP_NULL, win, NULL, "MPI_Put_c");
 }
 MF_API_ALIAS(Put_c);
 
@@ -119,10 +136,7 @@ int PMPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_dat
               int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
               MPI_Win win, MPI_Request *request)
 {
-    mf_rma_args a = {RMA_ORIGIN(origin_addr, origin_count, MF_RMA_PUT),
-                     RMA_TARGET(target_rank, target_disp, target_count)};
-    return rma_call(&a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, MPI_OP_NULL, win,
-                    request, "MPI_Rput");
+    return rma_put(RMA_PUT_ARGS, MPI_OP_NULL, win, request, "MPI_Rput");
 }
 MF_API_ALIAS(Rput);
 
@@ -130,25 +144,14 @@ int PMPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype or
                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                 MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    mf_rma_args a = {RMA_ORIGIN(origin_addr, origin_count, MF_RMA_PUT),
-                     RMA_TARGET(target_rank, target_disp, target_count)};
-    return rma_call(&a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, MPI_OP_NULL, win,
-                    request, "MPI_Rput_c");
+    return rma_put(RMA_PUT_ARGS, MPI_OP_NULL, win, request, "MPI_Rput_c");
 }
 MF_API_ALIAS(Rput_c);
-
-/* Get: the origin buffer is where the result goes. */
-#define RMA_GET_ARGS(buf, n, rank, disp, tn)                                                       \
-    {                                                                                              \
-        .kind = MF_RMA_GET, .result = (buf), .result_count = (n), RMA_TARGET(rank, disp, tn)       \
-    }
 
 int PMPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    mf_rma_args a = RMA_GET_ARGS(origin_addr, origin_count, target_rank, target_disp, target_count);
-    return rma_call(&a, MPI_DATATYPE_NULL, origin_datatype, target_datatype, MPI_OP_NULL, win, NULL,
-                    "MPI_Get");
+    return rma_get(RMA_PUT_ARGS, win, NULL, "MPI_Get");
 }
 MF_API_ALIAS(Get);
 
@@ -156,9 +159,7 @@ int PMPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win)
 {
-    mf_rma_args a = RMA_GET_ARGS(origin_addr, origin_count, target_rank, target_disp, target_count);
-    return rma_call(&a, MPI_DATATYPE_NULL, origin_datatype, target_datatype, MPI_OP_NULL, win, NULL,
-                    "MPI_Get_c");
+    return rma_get(RMA_PUT_ARGS, win, NULL, "MPI_Get_c");
 }
 MF_API_ALIAS(Get_c);
 
@@ -166,9 +167,7 @@ int PMPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
               MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
               MPI_Request *request)
 {
-    mf_rma_args a = RMA_GET_ARGS(origin_addr, origin_count, target_rank, target_disp, target_count);
-    return rma_call(&a, MPI_DATATYPE_NULL, origin_datatype, target_datatype, MPI_OP_NULL, win,
-                    request, "MPI_Rget");
+    return rma_get(RMA_PUT_ARGS, win, request, "MPI_Rget");
 }
 MF_API_ALIAS(Rget);
 
@@ -176,9 +175,7 @@ int PMPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_d
                 int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                 MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
-    mf_rma_args a = RMA_GET_ARGS(origin_addr, origin_count, target_rank, target_disp, target_count);
-    return rma_call(&a, MPI_DATATYPE_NULL, origin_datatype, target_datatype, MPI_OP_NULL, win,
-                    request, "MPI_Rget_c");
+    return rma_get(RMA_PUT_ARGS, win, request, "MPI_Rget_c");
 }
 MF_API_ALIAS(Rget_c);
 
@@ -186,10 +183,7 @@ int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    mf_rma_args a = {RMA_ORIGIN(origin_addr, origin_count, MF_RMA_ACC),
-                     RMA_TARGET(target_rank, target_disp, target_count)};
-    return rma_call(&a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, op, win, NULL,
-                    "MPI_Accumulate");
+    return rma_put(RMA_PUT_ARGS, op, win, NULL, "MPI_Accumulate");
 }
 MF_API_ALIAS(Accumulate);
 
@@ -197,10 +191,7 @@ int PMPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
                       int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
-    mf_rma_args a = {RMA_ORIGIN(origin_addr, origin_count, MF_RMA_ACC),
-                     RMA_TARGET(target_rank, target_disp, target_count)};
-    return rma_call(&a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, op, win, NULL,
-                    "MPI_Accumulate_c");
+    return rma_put(RMA_PUT_ARGS, op, win, NULL, "MPI_Accumulate_c");
 }
 MF_API_ALIAS(Accumulate_c);
 
@@ -208,10 +199,7 @@ int PMPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype ori
                      int target_rank, MPI_Aint target_disp, int target_count,
                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
-    mf_rma_args a = {RMA_ORIGIN(origin_addr, origin_count, MF_RMA_ACC),
-                     RMA_TARGET(target_rank, target_disp, target_count)};
-    return rma_call(&a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, op, win, request,
-                    "MPI_Raccumulate");
+    return rma_put(RMA_PUT_ARGS, op, win, request, "MPI_Raccumulate");
 }
 MF_API_ALIAS(Raccumulate);
 
@@ -220,10 +208,7 @@ int PMPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count,
                        MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
                        MPI_Request *request)
 {
-    mf_rma_args a = {RMA_ORIGIN(origin_addr, origin_count, MF_RMA_ACC),
-                     RMA_TARGET(target_rank, target_disp, target_count)};
-    return rma_call(&a, origin_datatype, MPI_DATATYPE_NULL, target_datatype, op, win, request,
-                    "MPI_Raccumulate_c");
+    return rma_put(RMA_PUT_ARGS, op, win, request, "MPI_Raccumulate_c");
 }
 MF_API_ALIAS(Raccumulate_c);
 
