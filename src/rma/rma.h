@@ -4,7 +4,8 @@
  * A window is created collectively over a communicator; it duplicates that communicator
  * (w_comm) and carries all of its own traffic there, so it never matches user messages.
  *
- * Back end (this file's only one so far): emulation by active messages over point-to-point.
+ * Back end "emulated" (any target; the only one for create and dynamic windows): active
+ * messages over point-to-point.
  * An origin sends each operation as a fixed header (tag MF_RMA_TAG_HDR) followed, when it has
  * one, by a payload (MF_RMA_TAG_DATA): the target layout as (byte offset, length) segments of
  * the target datatype, then the origin's data as a packed stream. The target applies the
