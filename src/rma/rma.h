@@ -1,0 +1,219 @@
+/*
+ * rma.h — one-sided communication (MPI-3 RMA): windows, operations and epochs.
+ *
+ * A window is created collectively over a communicator; it duplicates that communicator
+ * (w_comm) and carries all of its own traffic there, so it never matches user messages.
+ *
+ * Back end "emulated" (any target; the only one for create and dynamic windows): active
+ * messages over point-to-point.
+ * An origin sends each operation as a fixed header (tag MF_RMA_TAG_HDR) followed, when it has
+ * one, by a payload (MF_RMA_TAG_DATA): the target layout as (byte offset, length) segments of
+ * the target datatype, then the origin's data as a packed stream. The target applies the
+ * operation when it makes progress — a progress hook (core/progress.h) serves every window in
+ * every MPI call that progresses, so a target inside any blocking MPI call serves its window —
+ * and answers on a tag the origin chose (the fetched data, or an empty acknowledgement). The
+ * target applies operations one at a time, so every accumulate is atomic per target as a
+ * whole: the window's atomicity domain. Every operation is acknowledged; an origin's flush
+ * waits for the acknowledgements of its operations to that target, which is remote
+ * completion (and so local completion too).
+ *
+ * Synchronisation builds on that: fence = flush all + barrier on w_comm; PSCW = empty messages
+ * post (target to origins) and complete (origins to target, after their flush); passive target
+ * = lock requests queued at the target's lock manager, granted by an empty reply.
+ *
+ * Back end "direct", chosen per target: windows of flavor MPI_WIN_FLAVOR_SHARED and
+ * MPI_WIN_FLAVOR_ALLOCATE live in one mapping per host (shm_open) for the window's ranks on
+ * that host, rank i's part right after the previous same-host rank's, behind one slot per rank
+ * (struct mf_rma_slot). The application loads and stores through it (shared flavor); an origin
+ * applies its operations to a same-host target itself, with the same code the target of the
+ * emulation runs (so with the same semantics), complete when the call returns; targets on
+ * other hosts get active messages. Every operation on a mapped part, direct or served for a
+ * remote origin, takes the target's spin lock in its slot: one atomicity domain per target,
+ * whichever back end carried the operation. Passive-target locks are a reader/writer word in
+ * the slot, which the target's lock manager also takes for remote origins, so a same-host
+ * lock/put/unlock needs nothing from the target.
+ *
+ * All functions are called with the library lock held, the progress hook included: a progress
+ * thread (issue 12, MANIFOLD_ASYNC_PROGRESS) that runs hooks must hold it too. With one, the
+ * emulated passive target stops depending on the target's MPI calls (tests/rma/rma_passive.c,
+ * "compute create", registered disabled until then).
+ */
+#ifndef MF_RMA_RMA_H
+#define MF_RMA_RMA_H
+
+#include <mpi.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "comm/comm.h"
+#include "core/errhandler.h"
+#include "datatype/datatype.h"
+#include "p2p/p2p.h"
+
+struct mf_info; /* comm/info.h (not included: its typedef clashes with core/log.h's mf_info) */
+struct mf_rma_op;
+struct mf_rma_tgt;
+struct mf_rma_send;
+
+enum mf_rma_epoch {
+    MF_RMA_EPOCH_NONE = 0,
+    MF_RMA_EPOCH_FENCE = 1,  /* between fences (an access epoch may be open) */
+    MF_RMA_EPOCH_START = 2,  /* MPI_Win_start .. complete */
+    MF_RMA_EPOCH_LOCK = 4,   /* some MPI_Win_lock is held */
+    MF_RMA_EPOCH_LOCKALL = 8 /* MPI_Win_lock_all .. unlock_all */
+};
+
+/* A target's locks: in the host's mapping for mapped windows (one per rank, at its head), in
+ * the window object otherwise. s_acc is held while an operation is applied to the target's
+ * memory (by a same-host origin or by the target serving a remote one); s_rw is the
+ * passive-target lock: 0 free, n > 0 shared holders, -1 exclusive. */
+struct mf_rma_slot {
+    int s_acc;
+    int s_rw;
+    char s_pad[56];
+};
+
+typedef struct mf_win {
+    MPI_Win w_handle;
+    mf_comm *w_comm; /* private duplicate of the creating communicator */
+    int w_flavor;    /* MPI_WIN_FLAVOR_* */
+    void *w_base;    /* this rank's memory (MPI_BOTTOM for dynamic windows) */
+    MPI_Aint w_size;
+    MPI_Aint w_disp_unit;
+    MPI_Aint *w_sizes; /* per rank of w_comm: size and displacement unit (allgathered) */
+    MPI_Aint *w_units;
+    /* shared flavor: the node's mapping and each rank's offset into it */
+    char *w_seg;
+    size_t w_seg_len;
+    size_t *w_seg_off;
+    /* direct back end: the ranks of the window on this host share one mapping, so origins
+     * load and store into a same-host target's part themselves; w_slots (at the start of the
+     * mapping, one per rank of this host) hold each target's accumulate lock and its
+     * passive-target lock word; w_slot_of[rank] is rank's slot, -1 for other hosts' ranks */
+    struct mf_rma_slot *w_slots;
+    int *w_slot_of;
+
+    mf_errhandler *w_errhandler;
+    struct mf_info *w_info; /* the hints in use (MPI_Win_get_info) */
+    char w_name[MPI_MAX_OBJECT_NAME];
+    /* what the predefined attributes point at (MPI_WIN_SIZE, _DISP_UNIT, _CREATE_FLAVOR, _MODEL) */
+    MPI_Aint w_a_size;
+    int w_a_unit, w_a_flavor, w_a_model;
+
+    /* target side: the posted header receive and the operations waiting to be applied */
+    mf_request *w_hdr_req;
+    unsigned char w_hdr_in[64];
+    struct mf_rma_tgt *w_tq_head, *w_tq_tail;
+    bool w_closing;
+    /* lock manager of this rank's window part: requests from remote origins waiting for the
+     * lock word of this rank's slot (w_own unless mapped) */
+    struct mf_rma_slot w_own;
+    struct mf_rma_tgt *w_lq_head, *w_lq_tail;
+    /* replies and payloads in flight from this rank */
+    struct mf_rma_send *w_sends;
+
+    /* origin side */
+    struct mf_rma_op *w_ops; /* operations not yet acknowledged */
+    int *w_pending;          /* per target: count of those */
+    unsigned w_seq;          /* reply tags */
+    int w_epoch;             /* enum mf_rma_epoch bits */
+    int *w_locked;           /* per target: lock type held (0 none) */
+    int w_nlocked;
+    int *w_start_ranks, w_nstart; /* access group of MPI_Win_start (ranks of w_comm) */
+    mf_request **w_done_reqs;     /* exposure epoch of MPI_Win_post: completes awaited */
+    int w_ndone;
+
+    struct mf_win *w_next; /* all windows, for the progress hook */
+} mf_win;
+
+/* The window behind a user handle, or NULL. */
+mf_win *mf_win_get(MPI_Win handle);
+
+/* Window creation (collective over comm). base/size/disp_unit as in MPI; flavor chooses
+ * the memory: CREATE uses base, ALLOCATE and SHARED allocate (the address is returned in
+ * *base_out), DYNAMIC has none. info may be NULL. */
+int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, struct mf_info *info,
+                  mf_comm *comm, void **base_out, mf_win **out, const char *fn);
+/* Collective; completes every operation first. */
+int mf_win_free(mf_win *w, const char *fn);
+/* Rank's part of a shared window; rank MPI_PROC_NULL = the first with size > 0. */
+int mf_win_shared_query(mf_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void **base,
+                        const char *fn);
+/* Replaces the recognised hints with those in info (MPI_Win_set_info). */
+int mf_win_set_info(mf_win *w, const struct mf_info *info);
+
+/* Operations (rma_ops.c). kind selects the operation; op is NULL for put and get. For
+ * compare-and-swap `compare` is the compare buffer. With `req`, a user request that completes
+ * with the operation is returned in *req. */
+enum mf_rma_kind {
+    MF_RMA_PUT = 1,
+    MF_RMA_GET,
+    MF_RMA_ACC,
+    MF_RMA_GACC, /* get_accumulate and fetch_and_op */
+    MF_RMA_CAS,
+    MF_RMA_LOCK_SHARED,
+    MF_RMA_LOCK_EXCL,
+    MF_RMA_UNLOCK,
+    MF_RMA_CLOSE /* to self at MPI_Win_free: ends the header receive */
+};
+struct mf_op;
+typedef struct mf_rma_args {
+    enum mf_rma_kind kind;
+    const void *origin;
+    MPI_Count origin_count;
+    mf_datatype *origin_dt;
+    void *result;
+    MPI_Count result_count;
+    mf_datatype *result_dt;
+    const void *compare;
+    int target;
+    MPI_Aint target_disp;
+    MPI_Count target_count;
+    mf_datatype *target_dt;
+    const struct mf_op *op;
+} mf_rma_args;
+int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn);
+
+/* Synchronisation (rma_sync.c). */
+int mf_rma_flush(mf_win *w, int target); /* target -1: all */
+int mf_rma_fence(mf_win *w, int assert_, const char *fn);
+int mf_rma_post(mf_win *w, mf_group *g, const char *fn);
+int mf_rma_start(mf_win *w, mf_group *g, const char *fn);
+int mf_rma_complete(mf_win *w, const char *fn);
+int mf_rma_wait(mf_win *w, bool test_only, bool *done, const char *fn);
+int mf_rma_lock(mf_win *w, int type, int rank, const char *fn);
+int mf_rma_unlock(mf_win *w, int rank, const char *fn);
+int mf_rma_lock_all(mf_win *w, const char *fn);
+int mf_rma_unlock_all(mf_win *w, const char *fn);
+
+/* Internals shared by the rma files. */
+int mf_rma_hook_attach(mf_win *w);
+void mf_rma_hook_detach(mf_win *w);
+/* Sends an operation header (and payload) to target; the origin op tracks the reply. */
+int mf_rma_control(mf_win *w, enum mf_rma_kind kind, int target);
+/* Starts serving the window (posts the header receive, joins the progress hook) / completes
+ * every operation from and to this rank and stops serving it (the ranks agree first). */
+int mf_rma_window_open(mf_win *w);
+int mf_rma_window_close(mf_win *w);
+
+/* This rank's own slot (its locks). */
+static inline struct mf_rma_slot *mf_rma_own_slot(mf_win *w)
+{
+    return w->w_slots ? &w->w_slots[w->w_slot_of[w->w_comm->c_rank]] : &w->w_own;
+}
+/* Whether operations to `rank` go direct (it shares this host's mapping). */
+static inline bool mf_rma_direct_to(const mf_win *w, int rank)
+{
+    return w->w_slots && w->w_slot_of[rank] >= 0;
+}
+/* Passive-target lock and unlock of a same-host rank's part (type MPI_LOCK_*). */
+int mf_rma_direct_lock(mf_win *w, int rank, int type);
+void mf_rma_direct_unlock(mf_win *w, int rank);
+
+#define MF_RMA_TAG_HDR 1
+#define MF_RMA_TAG_DATA 2
+#define MF_RMA_TAG_POST 3
+#define MF_RMA_TAG_DONE 4
+#define MF_RMA_TAG_REPLY 16
+
+#endif

@@ -1,0 +1,759 @@
+/*
+ * rma_am.c — the emulated back end: operations as active messages over point-to-point on the
+ * window's private communicator (see rma.h for the protocol), origin and target side, and the
+ * progress hook that serves every window.
+ */
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll/op.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/progress.h"
+#include "core/state.h"
+#include "rma/rma.h"
+
+/* The header every operation starts with (fixed size: the target's posted receive). */
+typedef struct mf_rma_hdr {
+    int32_t h_kind;
+    int32_t h_reply_tag;
+    int32_t h_nseg; /* target segments in the payload */
+    int32_t h_type; /* basic type of an accumulate (predefined handles are the same everywhere) */
+    int32_t h_op;   /* predefined op of an accumulate */
+    int32_t h_pad;
+    int64_t h_disp;   /* byte offset from the target's base (an address for dynamic windows) */
+    int64_t h_data;   /* origin bytes in the payload after the segments */
+    int64_t h_result; /* bytes the reply carries */
+} mf_rma_hdr;
+_Static_assert(sizeof(mf_rma_hdr) <= 64, "header must fit the posted receive");
+
+/* A payload or reply this rank sent; freed once the send completed. */
+struct mf_rma_send {
+    mf_request *s_req;
+    void *s_buf;
+    struct mf_rma_send *s_next;
+};
+
+/* An origin operation waiting for its reply. */
+struct mf_rma_op {
+    int o_target;
+    mf_request *o_reply;
+    void *o_tmp; /* reply bytes, unpacked into o_result at the end */
+    size_t o_bytes;
+    void *o_result;
+    MPI_Count o_count;
+    mf_datatype *o_dt;
+    mf_request *o_user; /* request-based operations */
+    struct mf_rma_op *o_next;
+};
+
+/* An operation arrived at the target. */
+struct mf_rma_tgt {
+    mf_rma_hdr t_hdr;
+    int t_source;
+    mf_request *t_req; /* payload receive, NULL without payload */
+    unsigned char *t_payload;
+    struct mf_rma_tgt *t_next;
+};
+
+static mf_win *rma_windows;
+static bool rma_in_hook;
+static int rma_hook(void *arg);
+
+static mf_datatype *rma_byte(void)
+{
+    return mf_datatype_get(MPI_BYTE);
+}
+
+int mf_rma_hook_attach(mf_win *w)
+{
+    if (!rma_windows) {
+        int rc = mf_progress_hook_add(rma_hook, NULL);
+        if (rc)
+            return rc;
+    }
+    w->w_next = rma_windows;
+    rma_windows = w;
+    return MPI_SUCCESS;
+}
+
+void mf_rma_hook_detach(mf_win *w)
+{
+    for (mf_win **p = &rma_windows; *p; p = &(*p)->w_next) {
+        if (*p == w) {
+            *p = w->w_next;
+            break;
+        }
+    }
+    if (!rma_windows)
+        mf_progress_hook_remove(rma_hook, NULL);
+}
+
+static bool rma_done(mf_request *r)
+{
+    return !r || mf_request_info(r)->r_complete;
+}
+
+/* Sends `len` bytes of buf (malloc'd, taken over) to rank; tracks it until sent. */
+static int rma_send(mf_win *w, void *buf, size_t len, int rank, int tag)
+{
+    struct mf_rma_send *s = calloc(1, sizeof *s);
+    if (!s) {
+        free(buf);
+        return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a send");
+    }
+    int rc = mf_isend(buf, (MPI_Count)len, rma_byte(), rank, tag, w->w_comm, MF_CTX_P2P,
+                      MF_SEND_STANDARD, &s->s_req);
+    if (rc) {
+        free(buf);
+        free(s);
+        return rc;
+    }
+    s->s_buf = buf;
+    s->s_next = w->w_sends;
+    w->w_sends = s;
+    return MPI_SUCCESS;
+}
+
+static int rma_reap_sends(mf_win *w)
+{
+    int n = 0;
+    for (struct mf_rma_send **p = &w->w_sends; *p;) {
+        struct mf_rma_send *s = *p;
+        if (!rma_done(s->s_req)) {
+            p = &s->s_next;
+            continue;
+        }
+        *p = s->s_next;
+        mf_request_free(s->s_req);
+        free(s->s_buf);
+        free(s);
+        n++;
+    }
+    return n;
+}
+
+static int rma_post_hdr(mf_win *w)
+{
+    return mf_irecv(w->w_hdr_in, sizeof w->w_hdr_in, rma_byte(), MPI_ANY_SOURCE, MF_RMA_TAG_HDR,
+                    w->w_comm, MF_CTX_P2P, &w->w_hdr_req);
+}
+
+/* ---- target side -------------------------------------------------------------------------- */
+
+/* Copies between the target segments at `base` (NULL: the offsets are addresses, dynamic
+ * windows) and a contiguous stream (gather: window -> stream). */
+static void rma_segments(char *base, const mf_rma_hdr *h, const int64_t *seg, char *stream,
+                         bool gather)
+{
+    size_t at = 0;
+    for (int i = 0; i < h->h_nseg; i++) {
+        int64_t off = h->h_disp + seg[2 * i];
+        char *addr = base ? base + off : (char *)(uintptr_t)off;
+        size_t len = (size_t)seg[2 * i + 1];
+        if (gather)
+            memcpy(stream + at, addr, len);
+        else
+            memcpy(addr, stream + at, len);
+        at += len;
+    }
+}
+
+/* cur = in op cur over `bytes` of stream of basic type `type`: unpacked to element layout
+ * (pair types have gaps), reduced with the op kernels, packed back. */
+static int rma_reduce(MPI_Datatype type, MPI_Op op, const char *in, char *cur, size_t bytes)
+{
+    if (op == MPI_NO_OP)
+        return MPI_SUCCESS;
+    if (op == MPI_REPLACE) {
+        memcpy(cur, in, bytes);
+        return MPI_SUCCESS;
+    }
+    mf_datatype *dt = mf_datatype_get(type);
+    const mf_op *o = mf_op_get(op);
+    if (!dt || !o)
+        return mf_error(MPI_ERR_OP, "RMA accumulate: bad type or op from the origin");
+    const struct mf_datatype_public *di = mf_datatype_info(dt);
+    size_t n = di->dt_size ? bytes / di->dt_size : 0;
+    char *a = malloc(n * (size_t)di->dt_extent + 1), *b = malloc(n * (size_t)di->dt_extent + 1);
+    int rc = MPI_SUCCESS;
+    if (!a || !b) {
+        rc = mf_error(MPI_ERR_NO_MEM, "RMA accumulate: no memory for %zu elements", n);
+    } else {
+        mf_datatype_unpack(dt, a, n, 0, in, bytes);
+        mf_datatype_unpack(dt, b, n, 0, cur, bytes);
+        rc = mf_op_apply(o, a, b, (MPI_Count)n, dt);
+        if (!rc)
+            mf_datatype_pack(dt, b, n, 0, cur, bytes);
+    }
+    free(a);
+    free(b);
+    return rc;
+}
+
+/* Sends the reply of an operation: `len` bytes of buf (taken over; NULL for an ack). */
+static int rma_reply(mf_win *w, const struct mf_rma_tgt *t, void *buf, size_t len)
+{
+    return rma_send(w, buf, len, t->t_source, t->t_hdr.h_reply_tag);
+}
+
+/* Takes a passive-target lock word for a shared (MPI_LOCK_SHARED) or exclusive holder if it
+ * is free enough now. */
+static bool rma_lock_try(int *word, int type)
+{
+    int v = __atomic_load_n(word, __ATOMIC_RELAXED);
+    if (type == MPI_LOCK_SHARED ? v < 0 : v != 0)
+        return false;
+    return __atomic_compare_exchange_n(word, &v, type == MPI_LOCK_SHARED ? v + 1 : -1, false,
+                                       __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
+}
+
+static void rma_lock_release(int *word)
+{
+    if (__atomic_load_n(word, __ATOMIC_RELAXED) < 0)
+        __atomic_store_n(word, 0, __ATOMIC_RELEASE);
+    else
+        __atomic_fetch_sub(word, 1, __ATOMIC_RELEASE);
+}
+
+static int rma_lock_type(const struct mf_rma_tgt *t)
+{
+    return t->t_hdr.h_kind == MF_RMA_LOCK_SHARED ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE;
+}
+
+/* Grants waiting lock requests in arrival order while they fit (on every progress pass: a
+ * same-host origin releasing the word directly tells nobody). */
+static int rma_lock_drain(mf_win *w)
+{
+    int rc = MPI_SUCCESS;
+    int *word = &mf_rma_own_slot(w)->s_rw;
+    while (!rc && w->w_lq_head && rma_lock_try(word, rma_lock_type(w->w_lq_head))) {
+        struct mf_rma_tgt *t = w->w_lq_head;
+        if (!(w->w_lq_head = t->t_next))
+            w->w_lq_tail = NULL;
+        rc = rma_reply(w, t, NULL, 0);
+        free(t);
+    }
+    return rc;
+}
+
+static int rma_reduce(MPI_Datatype type, MPI_Op op, const char *in, char *cur, size_t bytes);
+
+/* Applies a data operation (put, get, accumulate, get_accumulate, compare-and-swap) to the
+ * memory at base; the caller holds the target's atomicity domain. For the fetching kinds
+ * *fetched receives the target data as it was (malloc'd, *bytes long), else NULL. */
+static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char *data,
+                      char **fetched, size_t *bytes_out)
+{
+    size_t bytes = 0;
+    for (int i = 0; i < h->h_nseg; i++)
+        bytes += (size_t)seg[2 * i + 1];
+    *fetched = NULL;
+    *bytes_out = bytes;
+    if (h->h_kind == MF_RMA_PUT) {
+        rma_segments(base, h, seg, data, false);
+        return MPI_SUCCESS;
+    }
+    char *cur = malloc(bytes + 1);
+    if (!cur)
+        return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
+    rma_segments(base, h, seg, cur, true);
+    if (h->h_kind == MF_RMA_GET) {
+        *fetched = cur;
+        return MPI_SUCCESS;
+    }
+    char *old = NULL;
+    if (h->h_kind != MF_RMA_ACC) {
+        if (!(old = malloc(bytes + 1))) {
+            free(cur);
+            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
+        }
+        memcpy(old, cur, bytes);
+    }
+    int rc = MPI_SUCCESS;
+    if (h->h_kind == MF_RMA_CAS) {
+        if (memcmp(cur, data + bytes, bytes) == 0)
+            memcpy(cur, data, bytes);
+    } else {
+        rc = rma_reduce(h->h_type, h->h_op, data, cur, bytes);
+    }
+    if (!rc)
+        rma_segments(base, h, seg, cur, false);
+    free(cur);
+    if (rc)
+        free(old);
+    else
+        *fetched = old;
+    return rc;
+}
+
+/* Applies one operation. Returns true when t was kept (a lock request queued). */
+static int rma_apply(mf_win *w, struct mf_rma_tgt *t, bool *kept)
+{
+    const mf_rma_hdr *h = &t->t_hdr;
+    const int64_t *seg = (const int64_t *)(void *)t->t_payload;
+    char *data = (char *)t->t_payload + (size_t)h->h_nseg * 2 * sizeof(int64_t);
+    *kept = false;
+    switch (h->h_kind) {
+    case MF_RMA_LOCK_SHARED:
+    case MF_RMA_LOCK_EXCL:
+        if (!w->w_lq_head && rma_lock_try(&mf_rma_own_slot(w)->s_rw, rma_lock_type(t)))
+            return rma_reply(w, t, NULL, 0);
+        t->t_next = NULL;
+        if (w->w_lq_tail)
+            w->w_lq_tail->t_next = t;
+        else
+            w->w_lq_head = t;
+        w->w_lq_tail = t;
+        *kept = true;
+        return MPI_SUCCESS;
+    case MF_RMA_UNLOCK:
+        rma_lock_release(&mf_rma_own_slot(w)->s_rw);
+        int rc = rma_reply(w, t, NULL, 0);
+        return rc ? rc : rma_lock_drain(w);
+    case MF_RMA_CLOSE:
+        w->w_closing = true;
+        return rma_reply(w, t, NULL, 0);
+    default:
+        break;
+    }
+    char *fetched;
+    size_t bytes;
+    int *acc = &mf_rma_own_slot(w)->s_acc; /* held by a same-host origin only briefly */
+    while (__atomic_exchange_n(acc, 1, __ATOMIC_ACQUIRE))
+        sched_yield();
+    int rc = rma_update(w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC ? NULL : (char *)w->w_base, h, seg,
+                        data, &fetched, &bytes);
+    __atomic_store_n(acc, 0, __ATOMIC_RELEASE);
+    if (rc)
+        return rc;
+    return fetched ? rma_reply(w, t, fetched, bytes) : rma_reply(w, t, NULL, 0);
+}
+
+/* Every field of an arriving header within what an origin of this library sends: a peer's
+ * bug or a corrupted frame must not make the target allocate or write without bound. */
+static bool rma_header_ok(const mf_win *w, const mf_rma_hdr *h)
+{
+    if (h->h_kind < MF_RMA_PUT || h->h_kind > MF_RMA_CLOSE || h->h_nseg < 0 || h->h_data < 0 ||
+        h->h_result < 0 || h->h_reply_tag < MF_RMA_TAG_REPLY)
+        return false;
+    if (w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return true;
+    /* a segment is at least one byte and lies in the window; data at most twice that (CAS) */
+    return h->h_nseg <= w->w_size && h->h_data <= 2 * (int64_t)w->w_size &&
+           h->h_result <= (int64_t)w->w_size;
+}
+
+/* The segments of an arrived payload lie in this rank's window, cover h_result bytes for the
+ * fetching kinds and h_data (twice for compare-and-swap) for those that carry data. */
+static bool rma_segments_ok(const mf_win *w, const struct mf_rma_tgt *t)
+{
+    const mf_rma_hdr *h = &t->t_hdr;
+    const int64_t *seg = (const int64_t *)(void *)t->t_payload;
+    int64_t total = 0;
+    for (int i = 0; i < h->h_nseg; i++) {
+        int64_t off = h->h_disp + seg[2 * i], len = seg[2 * i + 1];
+        if (len < 0 ||
+            (w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC && (off < 0 || off > (int64_t)w->w_size - len)))
+            return false;
+        total += len;
+    }
+    switch (h->h_kind) {
+    case MF_RMA_PUT:
+    case MF_RMA_ACC:
+        return h->h_data == total;
+    case MF_RMA_CAS:
+        return h->h_data == 2 * total && h->h_result == total;
+    case MF_RMA_GACC:
+        return (h->h_data == total || h->h_data == 0) && h->h_result == total;
+    case MF_RMA_GET:
+        return h->h_result == total;
+    default:
+        return h->h_nseg == 0;
+    }
+}
+
+/* Takes arrived headers, posts their payload receives and applies, in arrival order, every
+ * operation whose payload is in. */
+static int rma_serve(mf_win *w, int *events)
+{
+    int rc = MPI_SUCCESS;
+    while (!rc && w->w_hdr_req && rma_done(w->w_hdr_req)) {
+        struct mf_rma_tgt *t = calloc(1, sizeof *t);
+        if (!t)
+            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for an arriving operation");
+        memcpy(&t->t_hdr, w->w_hdr_in, sizeof t->t_hdr);
+        t->t_source = mf_request_info(w->w_hdr_req)->r_status.MPI_SOURCE;
+        mf_request_free(w->w_hdr_req);
+        w->w_hdr_req = NULL;
+        if (!rma_header_ok(w, &t->t_hdr)) {
+            mf_warn("RMA target: dropped a malformed operation header from rank %d", t->t_source);
+            t->t_hdr.h_kind = MF_RMA_PUT, t->t_hdr.h_nseg = 0, t->t_hdr.h_data = 0;
+            t->t_hdr.h_result = 0; /* answered with an empty acknowledgement */
+        }
+        size_t len = (size_t)t->t_hdr.h_nseg * 2 * sizeof(int64_t) + (size_t)t->t_hdr.h_data;
+        if (len) {
+            if (!(t->t_payload = malloc(len)))
+                rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a %zu-byte payload", len);
+            else
+                rc = mf_irecv(t->t_payload, (MPI_Count)len, rma_byte(), t->t_source,
+                              MF_RMA_TAG_DATA, w->w_comm, MF_CTX_P2P, &t->t_req);
+        }
+        if (w->w_tq_tail)
+            w->w_tq_tail->t_next = t;
+        else
+            w->w_tq_head = t;
+        w->w_tq_tail = t;
+        if (!rc && t->t_hdr.h_kind != MF_RMA_CLOSE)
+            rc = rma_post_hdr(w);
+        (*events)++;
+    }
+    while (!rc && w->w_tq_head && rma_done(w->w_tq_head->t_req)) {
+        struct mf_rma_tgt *t = w->w_tq_head;
+        if (!(w->w_tq_head = t->t_next))
+            w->w_tq_tail = NULL;
+        if (t->t_req)
+            mf_request_free(t->t_req);
+        t->t_req = NULL;
+        bool kept = false;
+        if (!rma_segments_ok(w, t)) {
+            mf_warn("RMA target: dropped an operation from rank %d addressing memory outside "
+                    "the window",
+                    t->t_source);
+            t->t_hdr.h_kind = MF_RMA_PUT, t->t_hdr.h_nseg = 0;
+        }
+        rc = rma_apply(w, t, &kept);
+        free(t->t_payload);
+        t->t_payload = NULL;
+        if (!kept)
+            free(t);
+        (*events)++;
+    }
+    return rc;
+}
+
+/* ---- origin side -------------------------------------------------------------------------- */
+
+static void rma_op_finish(mf_win *w, struct mf_rma_op *o)
+{
+    int err = mf_request_info(o->o_reply)->r_status.MPI_ERROR;
+    if (o->o_result && o->o_bytes)
+        mf_datatype_unpack(o->o_dt, o->o_result, (size_t)o->o_count, 0, o->o_tmp, o->o_bytes);
+    mf_request_free(o->o_reply);
+    if (o->o_dt)
+        mf_datatype_release(o->o_dt);
+    free(o->o_tmp);
+    w->w_pending[o->o_target]--;
+    if (o->o_user)
+        mf_request_end(o->o_user, err);
+    free(o);
+}
+
+static int rma_reap_ops(mf_win *w)
+{
+    int n = 0;
+    for (struct mf_rma_op **p = &w->w_ops; *p;) {
+        struct mf_rma_op *o = *p;
+        if (!rma_done(o->o_reply)) {
+            p = &o->o_next;
+            continue;
+        }
+        *p = o->o_next;
+        rma_op_finish(w, o);
+        n++;
+    }
+    return n;
+}
+
+static int rma_hook(void *arg)
+{
+    (void)arg;
+    if (rma_in_hook)
+        return 0;
+    rma_in_hook = true;
+    int events = 0;
+    for (mf_win *w = rma_windows; w; w = w->w_next) {
+        int rc = rma_serve(w, &events);
+        if (!rc && w->w_lq_head)
+            rc = rma_lock_drain(w);
+        if (rc) {
+            /* no caller to hand it to: the origin's operation stays unanswered */
+            char text[MPI_MAX_ERROR_STRING];
+            int len = 0;
+            mf_error_string(rc, text, &len);
+            mf_warn("RMA target: %s", text);
+        }
+        events += rma_reap_ops(w) + rma_reap_sends(w);
+    }
+    rma_in_hook = false;
+    return events;
+}
+
+/* Registers an operation expecting a reply of `bytes` into result (count elements of dt), posts
+ * the reply receive and sends the header. */
+static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Count count,
+                     mf_datatype *dt, size_t bytes, mf_request **user, struct mf_rma_op **out)
+{
+    struct mf_rma_op *o = calloc(1, sizeof *o);
+    mf_rma_hdr *hb = malloc(sizeof *hb);
+    int rc = MPI_SUCCESS;
+    if (!o || !hb || (bytes && !(o->o_tmp = malloc(bytes)))) {
+        rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for an operation");
+        goto fail;
+    }
+    h->h_reply_tag = MF_RMA_TAG_REPLY + (int32_t)(w->w_seq++ % 0x3fff0000u);
+    h->h_result = (int64_t)bytes;
+    if ((rc = mf_irecv(o->o_tmp, (MPI_Count)bytes, rma_byte(), target, h->h_reply_tag, w->w_comm,
+                       MF_CTX_P2P, &o->o_reply)))
+        goto fail;
+    *hb = *h;
+    if ((rc = rma_send(w, hb, sizeof *hb, target, MF_RMA_TAG_HDR))) {
+        hb = NULL;
+        mf_request_free(o->o_reply); /* never matched: the target got no header */
+        goto fail;
+    }
+    o->o_target = target;
+    o->o_bytes = bytes;
+    o->o_result = result;
+    o->o_count = count;
+    if ((o->o_dt = result ? dt : NULL))
+        mf_datatype_retain(dt);
+    if (user) {
+        o->o_user = mf_request_new(MF_REQ_COLL, w->w_comm);
+        if (o->o_user)
+            mf_request_hold(o->o_user);
+        *user = o->o_user;
+    }
+    o->o_next = w->w_ops;
+    w->w_ops = o;
+    w->w_pending[target]++;
+    if (out)
+        *out = o;
+    return MPI_SUCCESS;
+fail:
+    free(hb);
+    if (o)
+        free(o->o_tmp);
+    free(o);
+    return rc;
+}
+
+int mf_rma_control(mf_win *w, enum mf_rma_kind kind, int target)
+{
+    mf_rma_hdr h = {.h_kind = kind};
+    return rma_issue(w, &h, target, NULL, 0, NULL, 0, NULL, NULL);
+}
+
+/* The target layout of `count` elements of dt as (offset, length) pairs relative to the
+ * target address: the iovecs of a buffer at a fixed reference address, less that address. */
+static int rma_layout(mf_datatype *dt, MPI_Count count, int64_t **segs, int *nseg)
+{
+    static char ref[1];
+    size_t total = (size_t)count * mf_datatype_info(dt)->dt_size, at = 0;
+    int n = 0, cap = 0;
+    int64_t *s = NULL;
+    while (at < total) {
+        struct iovec iov[64];
+        size_t got = 0;
+        int k = mf_datatype_iov(dt, ref, (size_t)count, at, iov, 64, &got);
+        if (n + k > cap) {
+            cap = 2 * (n + k);
+            int64_t *t = realloc(s, (size_t)cap * 2 * sizeof *t);
+            if (!t) {
+                free(s);
+                return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a target layout");
+            }
+            s = t;
+        }
+        for (int i = 0; i < k; i++) {
+            s[2 * (n + i)] = (int64_t)((intptr_t)iov[i].iov_base - (intptr_t)ref);
+            s[2 * (n + i) + 1] = (int64_t)iov[i].iov_len;
+        }
+        n += k;
+        at += got;
+        if (!got)
+            break;
+    }
+    *segs = s;
+    *nseg = n;
+    return MPI_SUCCESS;
+}
+
+/* ---- direct back end ------------------------------------------------------------------- */
+
+/* Waits for a word in the shared slots to change, serving this rank's own duties meanwhile
+ * and letting other threads of this process into the library (one of them may hold the lock
+ * this thread waits for). */
+static void rma_direct_pause(void)
+{
+    mf_progress_poll();
+    mf_unlock();
+    sched_yield();
+    mf_lock();
+}
+
+/* Applies the operation to the target's part of the mapping under the target's accumulate
+ * lock (every operation takes it: put and get stay ordered with accumulates, as the
+ * emulation's one-at-a-time service orders them), unpacks what it fetched, frees the
+ * payload. Complete on return; a request-based form gets a request complete already. */
+static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, int64_t *payload,
+                      mf_request **req)
+{
+    struct mf_rma_slot *slot = &w->w_slots[w->w_slot_of[a->target]];
+    char *data = (char *)payload + (size_t)h->h_nseg * 2 * sizeof(int64_t), *fetched = NULL;
+    size_t bytes = 0;
+    while (__atomic_exchange_n(&slot->s_acc, 1, __ATOMIC_ACQUIRE))
+        rma_direct_pause();
+    int rc = rma_update(w->w_seg + w->w_seg_off[a->target], h, payload, data, &fetched, &bytes);
+    __atomic_store_n(&slot->s_acc, 0, __ATOMIC_RELEASE);
+    if (!rc && fetched && a->result)
+        mf_datatype_unpack(a->result_dt, a->result, (size_t)a->result_count, 0, fetched, bytes);
+    free(fetched);
+    free(payload);
+    if (!rc && req) {
+        if (!(*req = mf_request_new(MF_REQ_COLL, w->w_comm)))
+            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
+        mf_request_hold(*req);
+        mf_request_end(*req, MPI_SUCCESS);
+    }
+    return rc;
+}
+
+int mf_rma_direct_lock(mf_win *w, int rank, int type)
+{
+    while (!rma_lock_try(&w->w_slots[w->w_slot_of[rank]].s_rw, type))
+        rma_direct_pause();
+    return MPI_SUCCESS;
+}
+
+void mf_rma_direct_unlock(mf_win *w, int rank)
+{
+    rma_lock_release(&w->w_slots[w->w_slot_of[rank]].s_rw);
+}
+
+int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
+{
+    const struct mf_datatype_public *ti = mf_datatype_info(a->target_dt);
+    size_t tbytes = (size_t)a->target_count * ti->dt_size;
+    size_t obytes =
+        a->origin_dt ? (size_t)a->origin_count * mf_datatype_info(a->origin_dt)->dt_size : 0;
+    size_t rbytes =
+        a->result_dt ? (size_t)a->result_count * mf_datatype_info(a->result_dt)->dt_size : 0;
+    bool sends = a->kind != MF_RMA_GET && !(a->op && a->op->op_index == 14 /* MPI_NO_OP */);
+    bool fetches = a->kind == MF_RMA_GET || a->kind == MF_RMA_GACC || a->kind == MF_RMA_CAS;
+    if (sends && obytes != tbytes)
+        return mf_error(MPI_ERR_TYPE,
+                        "%s: origin data (%zu bytes) and target data (%zu bytes) differ in size",
+                        fn, obytes, tbytes);
+    if (fetches && rbytes != tbytes)
+        return mf_error(MPI_ERR_TYPE,
+                        "%s: result buffer (%zu bytes) and target data (%zu bytes) differ in size",
+                        fn, rbytes, tbytes);
+    if (w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC) {
+        MPI_Aint off = a->target_disp * w->w_units[a->target];
+        if (a->target_disp < 0 ||
+            (tbytes && (off + ti->dt_true_lb < 0 ||
+                        off + ti->dt_true_lb + (MPI_Aint)(a->target_count - 1) * ti->dt_extent +
+                                ti->dt_true_extent >
+                            w->w_sizes[a->target])))
+            return mf_error(MPI_ERR_RMA_RANGE,
+                            "%s: target_disp=%ld with %lld elements lies outside rank %d's "
+                            "window of %ld bytes",
+                            fn, (long)a->target_disp, (long long)a->target_count, a->target,
+                            (long)w->w_sizes[a->target]);
+    }
+    if (!tbytes && !req)
+        return MPI_SUCCESS;
+    int64_t *segs = NULL;
+    int nseg = 0;
+    int rc = rma_layout(a->target_dt, a->target_count, &segs, &nseg);
+    if (rc)
+        return rc;
+    size_t data = sends ? (a->kind == MF_RMA_CAS ? 2 * tbytes : tbytes) : 0;
+    size_t seglen = (size_t)nseg * 2 * sizeof(int64_t);
+    mf_rma_hdr h = {.h_kind = a->kind,
+                    .h_nseg = nseg,
+                    .h_op = a->op ? (int32_t)a->op->op_handle : 0,
+                    .h_data = (int64_t)data,
+                    .h_disp = w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC
+                                  ? (int64_t)a->target_disp
+                                  : (int64_t)(a->target_disp * w->w_units[a->target])};
+    if (a->op)
+        h.h_type = (int32_t)mf_datatype_basic_type(a->target_dt);
+    if (a->kind == MF_RMA_ACC && a->op && a->op->op_index == 14)
+        h.h_nseg = nseg = 0, seglen = 0; /* accumulate with MPI_NO_OP changes nothing */
+    char *payload = malloc(seglen + data + 1);
+    if (!payload) {
+        free(segs);
+        return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a %zu-byte payload", fn, seglen + data);
+    }
+    memcpy(payload, segs, seglen);
+    free(segs);
+    if (data) {
+        mf_datatype_pack(a->origin_dt, a->origin, (size_t)a->origin_count, 0, payload + seglen,
+                         tbytes);
+        if (a->kind == MF_RMA_CAS)
+            mf_datatype_pack(a->origin_dt, a->compare, 1, 0, payload + seglen + tbytes, tbytes);
+    }
+    if (mf_rma_direct_to(w, a->target))
+        return rma_direct(w, &h, a, (int64_t *)(void *)payload, req);
+    rc = rma_issue(w, &h, a->target, fetches ? a->result : NULL, a->result_count, a->result_dt,
+                   fetches ? tbytes : 0, req, NULL);
+    if (rc) {
+        free(payload);
+        return rc;
+    }
+    if (nseg)
+        return rma_send(w, payload, seglen + data, a->target, MF_RMA_TAG_DATA);
+    free(payload);
+    return MPI_SUCCESS;
+}
+
+/* ---- waiting -------------------------------------------------------------------------------- */
+
+struct rma_wait {
+    mf_win *w;
+    int target;
+};
+
+static bool rma_flushed(void *arg)
+{
+    struct rma_wait *x = arg;
+    rma_reap_ops(x->w);
+    if (x->target >= 0)
+        return x->w->w_pending[x->target] == 0;
+    return x->w->w_ops == NULL;
+}
+
+int mf_rma_flush(mf_win *w, int target)
+{
+    struct rma_wait x = {w, target};
+    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct operations: visible before what follows */
+    return mf_progress_wait(rma_flushed, &x);
+}
+
+int mf_rma_window_open(mf_win *w)
+{
+    int rc = rma_post_hdr(w);
+    return rc ? rc : mf_rma_hook_attach(w);
+}
+
+static bool rma_closed(void *arg)
+{
+    mf_win *w = arg;
+    return w->w_closing && !w->w_tq_head && !w->w_sends;
+}
+
+int mf_rma_window_close(mf_win *w)
+{
+    int rc = mf_rma_flush(w, -1);
+    if (!rc)
+        rc = mf_rma_control(w, MF_RMA_CLOSE, w->w_comm->c_rank);
+    if (!rc)
+        rc = mf_rma_flush(w, -1);
+    if (!rc)
+        rc = mf_progress_wait(rma_closed, w);
+    mf_rma_hook_detach(w);
+    return rc;
+}

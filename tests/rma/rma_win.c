@@ -1,0 +1,322 @@
+/*
+ * rma_win.c — window objects: the four flavors, their attributes, shared memory the ranks load
+ * and store through, dynamic windows addressed by absolute address, names, hints, attributes
+ * with callbacks, error handlers, and the error class of each kind of misuse.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mftest.h"
+
+static int rank, size;
+
+static void check_attrs(MPI_Win win, MPI_Comm comm, void *base, MPI_Aint bytes, int unit,
+                        int flavor)
+{
+    void *v;
+    int flag = 0;
+    MF_CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_BASE, &v, &flag));
+    MF_CHECK(flag && v == base, "WIN_BASE %p, want %p", v, base);
+    MF_CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_SIZE, &v, &flag));
+    MF_CHECK(flag && *(MPI_Aint *)v == bytes, "WIN_SIZE %ld, want %ld", (long)*(MPI_Aint *)v,
+             (long)bytes);
+    MF_CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_DISP_UNIT, &v, &flag));
+    MF_CHECK(flag && *(int *)v == unit, "WIN_DISP_UNIT %d, want %d", *(int *)v, unit);
+    MF_CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &v, &flag));
+    MF_CHECK(flag && *(int *)v == flavor, "WIN_CREATE_FLAVOR %d, want %d", *(int *)v, flavor);
+    MF_CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_MODEL, &v, &flag));
+    MF_CHECK(flag && *(int *)v == MPI_WIN_UNIFIED, "WIN_MODEL %d", *(int *)v);
+    MPI_Group g, wg;
+    int cmp;
+    MF_CHECK_MPI(MPI_Win_get_group(win, &g));
+    MPI_Comm_group(comm, &wg);
+    MPI_Group_compare(g, wg, &cmp);
+    MF_CHECK(cmp == MPI_IDENT, "window group differs from the communicator's");
+    MPI_Group_free(&g);
+    MPI_Group_free(&wg);
+}
+
+static int deleted;
+static int del_fn(MPI_Win w, int keyval, void *val, void *extra)
+{
+    (void)w, (void)keyval, (void)extra;
+    deleted += *(int *)val;
+    return MPI_SUCCESS;
+}
+
+static int handled;
+static void win_eh(MPI_Win *w, int *code, ...)
+{
+    (void)w;
+    handled = *code;
+}
+
+static void shared(void)
+{
+    MPI_Comm node;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    int nr, ns;
+    MPI_Comm_rank(node, &nr);
+    MPI_Comm_size(node, &ns);
+    int *mine = NULL;
+    MPI_Win win;
+    /* rank 0 of the node contributes nothing: MPI_PROC_NULL must find rank 1 */
+    MPI_Aint bytes = nr == 0 && ns > 1 ? 0 : (MPI_Aint)(4 * sizeof(int));
+    MF_CHECK_MPI(MPI_Win_allocate_shared(bytes, sizeof(int), MPI_INFO_NULL, node, &mine, &win));
+    check_attrs(win, node, mine, bytes, sizeof(int), MPI_WIN_FLAVOR_SHARED);
+    for (int i = 0; i < (int)(bytes / sizeof(int)); i++)
+        mine[i] = 100 * nr + i;
+    MPI_Win_fence(0, win);
+    MPI_Barrier(node);
+    for (int r = 0; r < ns; r++) {
+        MPI_Aint sz;
+        int unit;
+        int *p;
+        MF_CHECK_MPI(MPI_Win_shared_query(win, r, &sz, &unit, &p));
+        MF_CHECK(unit == sizeof(int), "shared_query disp_unit %d", unit);
+        for (int i = 0; i < (int)(sz / sizeof(int)); i++)
+            MF_CHECK(p[i] == 100 * r + i, "shared load of rank %d [%d] = %d", r, i, p[i]);
+    }
+    MPI_Aint sz;
+    MPI_Aint unit_c;
+    int *p;
+    MF_CHECK_MPI(MPI_Win_shared_query_c(win, MPI_PROC_NULL, &sz, &unit_c, &p));
+    MF_CHECK(sz == 4 * (MPI_Aint)sizeof(int) && p[0] == (ns > 1 ? 100 : 0),
+             "shared_query(MPI_PROC_NULL) size %ld first %d", (long)sz, p[0]);
+    /* store into the next rank's part, load it there */
+    MPI_Barrier(node);
+    int nxt = (nr + 1) % ns;
+    int *q;
+    int u;
+    MF_CHECK_MPI(MPI_Win_shared_query(win, nxt, &sz, &u, &q));
+    if (sz)
+        q[0] = -nr - 1;
+    MPI_Win_sync(win);
+    MPI_Barrier(node);
+    MPI_Win_sync(win);
+    int from = (nr + ns - 1) % ns;
+    if (bytes)
+        MF_CHECK(mine[0] == -from - 1, "store from rank %d not seen: %d", from, mine[0]);
+    MPI_Win_fence(0, win);
+    MF_CHECK_MPI(MPI_Win_free(&win));
+    MPI_Comm_free(&node);
+}
+
+/* MPI_Win_allocate_shared over MPI_COMM_WORLD: fine on one host, MPI_ERR_RMA_SHARED when the
+ * world spans hosts (the twohosts tests), agreed by every rank. */
+static void across_hosts(void)
+{
+    MPI_Comm node;
+    int ns;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_size(node, &ns);
+    MPI_Comm_free(&node);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int *p, cls;
+    MPI_Win win;
+    int rc =
+        MPI_Win_allocate_shared(sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &p, &win);
+    MPI_Error_class(rc, &cls);
+    if (ns == size)
+        MF_CHECK(rc == MPI_SUCCESS && MPI_Win_free(&win) == MPI_SUCCESS,
+                 "allocate_shared on one host failed");
+    else
+        MF_CHECK(cls == MPI_ERR_RMA_SHARED, "allocate_shared across hosts: class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+static void dynamic(void)
+{
+    MPI_Win win;
+    MF_CHECK_MPI(MPI_Win_create_dynamic(MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    check_attrs(win, MPI_COMM_WORLD, MPI_BOTTOM, 0, 1, MPI_WIN_FLAVOR_DYNAMIC);
+    long *buf = calloc(4, sizeof(long));
+    MF_CHECK_MPI(MPI_Win_attach(win, buf, 4 * sizeof(long)));
+    MPI_Aint addr, *all = malloc((size_t)size * sizeof *all);
+    MPI_Get_address(buf, &addr);
+    MPI_Allgather(&addr, 1, MPI_AINT, all, 1, MPI_AINT, MPI_COMM_WORLD);
+    int t = (rank + 1) % size;
+    long v = 1000 + rank;
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, t, 0, win);
+    MF_CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, t, MPI_Aint_add(all[t], sizeof(long)), 1, MPI_LONG, win));
+    MPI_Win_unlock(t, win);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int from = (rank + size - 1) % size;
+    MF_CHECK(buf[1] == 1000 + from, "dynamic put landed %ld, want %d", buf[1], 1000 + from);
+    MF_CHECK_MPI(MPI_Win_detach(win, buf));
+    MF_CHECK_MPI(MPI_Win_free(&win));
+    free(buf);
+    free(all);
+}
+
+/* A window over a subcommunicator (the odd and the even world ranks), two of them in flight
+ * at once: ranks of the window are the subcommunicator's; PSCW groups are translated. */
+static void split(void)
+{
+    MPI_Comm sub;
+    MPI_Comm_split(MPI_COMM_WORLD, rank % 2, -rank, &sub); /* reversed order inside */
+    int sr, ss;
+    MPI_Comm_rank(sub, &sr);
+    MPI_Comm_size(sub, &ss);
+    int a[2] = {-1, -1}, b[2] = {-1, -1};
+    MPI_Win wa, wb;
+    MF_CHECK_MPI(MPI_Win_create(a, sizeof a, sizeof(int), MPI_INFO_NULL, sub, &wa));
+    MF_CHECK_MPI(MPI_Win_create(b, sizeof b, sizeof(int), MPI_INFO_NULL, sub, &wb));
+    MPI_Group g, pg, ng;
+    MPI_Win_get_group(wa, &g);
+    int p = (sr + ss - 1) % ss, n = (sr + 1) % ss;
+    MPI_Group_incl(g, 1, &p, &pg);
+    MPI_Group_incl(g, 1, &n, &ng);
+    MF_CHECK_MPI(MPI_Win_post(pg, 0, wa));
+    MF_CHECK_MPI(MPI_Win_start(ng, 0, wa));
+    MF_CHECK_MPI(MPI_Win_lock_all(0, wb));
+    int va = 10 + sr, vb = 20 + sr;
+    MF_CHECK_MPI(MPI_Put(&va, 1, MPI_INT, n, 1, 1, MPI_INT, wa));
+    MF_CHECK_MPI(MPI_Accumulate(&vb, 1, MPI_INT, n, 0, 1, MPI_INT, MPI_REPLACE, wb));
+    MF_CHECK_MPI(MPI_Win_unlock_all(wb));
+    MF_CHECK_MPI(MPI_Win_complete(wa));
+    MF_CHECK_MPI(MPI_Win_wait(wa));
+    MPI_Barrier(sub);
+    MF_CHECK(a[1] == 10 + p && b[0] == 20 + p, "split windows: a[1]=%d b[0]=%d from %d", a[1], b[0],
+             p);
+    MPI_Group_free(&g);
+    MPI_Group_free(&pg);
+    MPI_Group_free(&ng);
+    MF_CHECK_MPI(MPI_Win_free(&wb));
+    MF_CHECK_MPI(MPI_Win_free(&wa));
+    MPI_Comm_free(&sub);
+}
+
+static void errors(void)
+{
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Win win;
+    int buf[4], cls, rc;
+    rc = MPI_Win_create(buf, sizeof buf, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_DISP, "disp_unit 0: class %d", cls);
+    rc = MPI_Win_create(buf, -1, 4, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_SIZE, "size -1: class %d", cls);
+    rc = MPI_Win_free(&(MPI_Win){(MPI_Win)0xa4000123});
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_WIN, "bad handle: class %d", cls);
+
+    MF_CHECK_MPI(MPI_Win_create(buf, sizeof buf, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &win));
+    MF_CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    rc = MPI_Put(buf, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_SYNC, "put outside an epoch: class %d", cls);
+    MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    rc = MPI_Put(buf, 1, MPI_INT, 0, 4, 1, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_RANGE, "put past the end: class %d", cls);
+    rc = MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_FLOAT, MPI_SUM, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_TYPE, "accumulate int onto float: class %d", cls);
+    /* no elements: nothing to combine, accepted whatever the op (MPICH does; mpi4py relies on
+     * it); one element of MPI_BYTE with MPI_SUM is MPI_ERR_OP */
+    char c0 = 0, r0 = 0;
+    MF_CHECK_MPI(
+        MPI_Get_accumulate(&c0, 0, MPI_BYTE, &r0, 0, MPI_BYTE, 0, 0, 0, MPI_BYTE, MPI_SUM, win));
+    rc = MPI_Get_accumulate(&c0, 1, MPI_BYTE, &r0, 1, MPI_BYTE, 0, 0, 1, MPI_BYTE, MPI_SUM, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_OP, "MPI_SUM on MPI_BYTE: class %d", cls);
+    rc = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_SYNC, "second lock: class %d", cls);
+    MPI_Win_unlock(0, win);
+    rc = MPI_Win_lock(77, 0, 0, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_LOCKTYPE, "lock type 77: class %d", cls);
+    rc = MPI_Win_shared_query(win, 0, &(MPI_Aint){0}, &(int){0}, &(int *){0});
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_FLAVOR, "shared_query on a created window: class %d", cls);
+    rc = MPI_Win_attach(win, buf, 4);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_FLAVOR, "attach to a created window: class %d", cls);
+
+    /* user handler, called by the library and by MPI_Win_call_errhandler */
+    MPI_Errhandler eh, got;
+    MF_CHECK_MPI(MPI_Win_create_errhandler(win_eh, &eh));
+    MF_CHECK_MPI(MPI_Win_set_errhandler(win, eh));
+    MF_CHECK_MPI(MPI_Win_get_errhandler(win, &got));
+    MF_CHECK(got == eh, "get_errhandler returned another handler");
+    MPI_Errhandler_free(&got);
+    MPI_Win_call_errhandler(win, MPI_ERR_OTHER);
+    MF_CHECK(handled == MPI_ERR_OTHER, "user handler saw %d", handled);
+    handled = 0;
+    MPI_Win_unlock(0, win);
+    MPI_Error_class(handled, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_SYNC, "user handler on unlock without lock saw class %d", cls);
+    MPI_Errhandler_free(&eh);
+    MF_CHECK_MPI(MPI_Win_free(&win));
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    /* create: attributes, name, hints, a user attribute deleted at free */
+    double buf[8];
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "no_locks", "true");
+    MPI_Info_set(info, "accumulate_ordering", "none");
+    MPI_Win win;
+    MF_CHECK_MPI(MPI_Win_create(buf, sizeof buf, sizeof(double), info, MPI_COMM_WORLD, &win));
+    MPI_Info_free(&info);
+    check_attrs(win, MPI_COMM_WORLD, buf, sizeof buf, sizeof(double), MPI_WIN_FLAVOR_CREATE);
+    char name[MPI_MAX_OBJECT_NAME];
+    int len;
+    MF_CHECK_MPI(MPI_Win_get_name(win, name, &len));
+    MF_CHECK(len == 0, "unnamed window has name '%s'", name);
+    MF_CHECK_MPI(MPI_Win_set_name(win, "halo"));
+    MF_CHECK_MPI(MPI_Win_get_name(win, name, &len));
+    MF_CHECK(len == 4 && !strcmp(name, "halo"), "name '%s'", name);
+    MPI_Info used;
+    char val[MPI_MAX_INFO_VAL + 1];
+    int flag;
+    MF_CHECK_MPI(MPI_Win_get_info(win, &used));
+    MPI_Info_get(used, "no_locks", MPI_MAX_INFO_VAL, val, &flag);
+    MF_CHECK(flag && !strcmp(val, "true"), "no_locks '%s'", flag ? val : "(absent)");
+    MPI_Info_get(used, "accumulate_ops", MPI_MAX_INFO_VAL, val, &flag);
+    MF_CHECK(flag && !strcmp(val, "same_op_no_op"), "accumulate_ops default '%s'",
+             flag ? val : "(absent)");
+    MPI_Info_free(&used);
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "same_size", "true");
+    MF_CHECK_MPI(MPI_Win_set_info(win, info));
+    MPI_Info_free(&info);
+    MF_CHECK_MPI(MPI_Win_get_info(win, &used));
+    MPI_Info_get(used, "same_size", MPI_MAX_INFO_VAL, val, &flag);
+    MF_CHECK(flag && !strcmp(val, "true"), "same_size after set_info '%s'", flag ? val : "-");
+    MPI_Info_free(&used);
+    int key, seven = 7;
+    MF_CHECK_MPI(MPI_Win_create_keyval(MPI_WIN_NULL_COPY_FN, del_fn, &key, NULL));
+    MF_CHECK_MPI(MPI_Win_set_attr(win, key, &seven));
+    int *gotp;
+    MF_CHECK_MPI(MPI_Win_get_attr(win, key, &gotp, &flag));
+    MF_CHECK(flag && gotp == &seven, "user attribute not returned");
+    MF_CHECK_MPI(MPI_Win_free(&win));
+    MF_CHECK(deleted == 7, "delete callback not run at MPI_Win_free (%d)", deleted);
+    MF_CHECK_MPI(MPI_Win_free_keyval(&key));
+
+    /* allocate, with the large-count form */
+    double *mem;
+    MF_CHECK_MPI(MPI_Win_allocate_c(64, 8, MPI_INFO_NULL, MPI_COMM_WORLD, &mem, &win));
+    MF_CHECK(mem != NULL && ((size_t)mem % 8) == 0, "allocate returned %p", (void *)mem);
+    check_attrs(win, MPI_COMM_WORLD, mem, 64, 8, MPI_WIN_FLAVOR_ALLOCATE);
+    mem[7] = 1.5;
+    MF_CHECK_MPI(MPI_Win_free(&win));
+
+    shared();
+    across_hosts();
+    dynamic();
+    split();
+    errors();
+    return mftest_finish();
+}
