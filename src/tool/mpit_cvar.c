@@ -19,29 +19,16 @@
 #include "core/config.h"
 #include "tool/mpit_internal.h"
 
-/* Rows are MF_CONFIG_VAR(NAME, default, meaning), or (NAME, default, check, meaning) where the
- * table says which values a setting accepts; the check then gives the datatype, else the kind
- * column of mf_t_cvar_meta below does. */
-#define MF_T_SEL(a, b, c, ...) c
-#define MF_T_CHECK2(check, meaning) check
-#define MF_T_CHECK1(meaning) NULL
-#define MF_T_MEANING2(check, meaning) meaning
-#define MF_T_MEANING1(meaning) meaning
-#define MF_T_CHECK(...) MF_T_SEL(__VA_ARGS__, MF_T_CHECK2, MF_T_CHECK1, 0)(__VA_ARGS__)
-#define MF_T_MEANING(...) MF_T_SEL(__VA_ARGS__, MF_T_MEANING2, MF_T_MEANING1, 0)(__VA_ARGS__)
-
 static const struct {
     const char *name, *def, *check, *meaning;
 } mf_t_config_rows[] = {
-#define MF_CONFIG_VAR(name, def, ...)                                                              \
-    {#name, def, MF_T_CHECK(__VA_ARGS__), MF_T_MEANING(__VA_ARGS__)},
+#define MF_CONFIG_VAR(name, def, check, meaning) {#name, def, check, meaning},
 #include "core/config_vars.def"
 #undef MF_CONFIG_VAR
 };
 
-/* What MPI_T says about each setting beyond the table: its category, its verbosity and (while
- * config_vars.def has no check column) the kind of value, in the check column's grammar. A
- * setting missing here is a string in category "manifold" for users. */
+/* What MPI_T says about each setting beyond the table (whose check column gives the datatype):
+ * its category and verbosity. A setting missing here is in category "manifold" for users. */
 #define UB MPI_T_VERBOSITY_USER_BASIC
 #define UD MPI_T_VERBOSITY_USER_DETAIL
 #define TB MPI_T_VERBOSITY_TUNER_BASIC
@@ -51,37 +38,41 @@ static const struct {
 static const struct {
     const char *name, *category;
     int verbosity;
-    const char *kind;
 } mf_t_cvar_meta[] = {
-    {"MANIFOLD_FABRIC", "fabric", UB, "enum tcp"},
-    {"MANIFOLD_RMA_FABRIC", "fabric", UD, "enum tcp"},
-    {"MANIFOLD_SHM", "shm", UB, "bool"},
-    {"MANIFOLD_VERBOSE", "manifold", UB, "int"},
-    {"MANIFOLD_IF", "tcp", UB, "string"},
-    {"MANIFOLD_SHM_EAGER_LIMIT", "shm", TB, "size"},
-    {"MANIFOLD_TCP_EAGER_LIMIT", "tcp", TB, "size"},
-    {"MANIFOLD_SHM_CMA", "shm", TD, "enum 0|1|auto"},
-    {"MANIFOLD_SHM_MEMBARRIER", "shm", DD, "bool"},
-    {"MANIFOLD_SPIN_US", "progress", TB, "int"},
-    {"MANIFOLD_YIELD_US", "progress", TD, "int"},
-    {"MANIFOLD_OVERSUBSCRIBED", "progress", DB, "bool"},
-    {"MANIFOLD_JOB_SECRET", "launcher", DD, "string"},
-    {"MANIFOLD_LOCAL_RANK", "launcher", DB, "int"},
-    {"MANIFOLD_LOCAL_SIZE", "launcher", DB, "int"},
-    {"MANIFOLD_HOSTNAME", "launcher", UD, "string"},
-    {"MANIFOLD_HOST_TIMEOUT", "launcher", UD, "seconds"},
-    {"MPIEXEC_TIMEOUT", "launcher", UB, "seconds"},
-    {"MANIFOLD_COLL_BCAST", "coll", TB, "enum auto|binomial|scatter_allgather"},
-    {"MANIFOLD_COLL_ALLREDUCE", "coll", TB, "enum auto|recursive_doubling|rabenseifner|ring"},
-    {"MANIFOLD_COLL_ALLGATHER", "coll", TB, "enum auto|recursive_doubling|bruck|ring"},
-    {"MANIFOLD_COLL_ALLTOALL", "coll", TB, "enum auto|bruck|pairwise|linear"},
-    {"MANIFOLD_COLL_GATHER", "coll", TB, "enum auto|binomial|linear"},
-    {"MANIFOLD_COLL_REDUCE_SCATTER", "coll", TB, "enum auto|reduce_scatterv|ring"},
-    {"MANIFOLD_COLL_SHORT_MSG", "coll", TD, "size"},
-    {"MANIFOLD_COLL_LONG_MSG", "coll", TD, "size"},
-    {"MANIFOLD_PORT_RANGE", "tcp", UD, "ports"},
-    {"MANIFOLD_TCP_SOCKBUF", "tcp", TD, "size"},
-    {"MANIFOLD_PM", "launcher", UD, "enum auto|pmi1|pmi2|pmix|singleton"},
+    {"MANIFOLD_FABRIC", "fabric", UB},
+    {"MANIFOLD_RMA_FABRIC", "fabric", UD},
+    {"MANIFOLD_SHM", "shm", UB},
+    {"MANIFOLD_VERBOSE", "manifold", UB},
+    {"MANIFOLD_IF", "tcp", UB},
+    {"MANIFOLD_SHM_EAGER_LIMIT", "shm", TB},
+    {"MANIFOLD_TCP_EAGER_LIMIT", "tcp", TB},
+    {"MANIFOLD_SHM_CMA", "shm", TD},
+    {"MANIFOLD_SHM_MEMBARRIER", "shm", DD},
+    {"MANIFOLD_SPIN_US", "progress", TB},
+    {"MANIFOLD_YIELD_US", "progress", TD},
+    {"MANIFOLD_OVERSUBSCRIBED", "progress", DB},
+    {"MANIFOLD_JOB_SECRET", "launcher", DD},
+    {"MANIFOLD_LOCAL_RANK", "launcher", DB},
+    {"MANIFOLD_LOCAL_SIZE", "launcher", DB},
+    {"MANIFOLD_HOSTNAME", "launcher", UD},
+    {"MANIFOLD_HOST_TIMEOUT", "launcher", UD},
+    {"MPIEXEC_TIMEOUT", "launcher", UB},
+    {"MANIFOLD_COLL_BCAST", "coll", TB},
+    {"MANIFOLD_COLL_ALLREDUCE", "coll", TB},
+    {"MANIFOLD_COLL_ALLGATHER", "coll", TB},
+    {"MANIFOLD_COLL_ALLTOALL", "coll", TB},
+    {"MANIFOLD_COLL_GATHER", "coll", TB},
+    {"MANIFOLD_COLL_REDUCE_SCATTER", "coll", TB},
+    {"MANIFOLD_COLL_SHORT_MSG", "coll", TD},
+    {"MANIFOLD_COLL_LONG_MSG", "coll", TD},
+    {"MANIFOLD_PORT_RANGE", "tcp", UD},
+    {"MANIFOLD_TCP_SOCKBUF", "tcp", TD},
+    {"MANIFOLD_PM", "launcher", UD},
+    {"MANIFOLD_TCP_AUTH_TIMEOUT", "tcp", UD},
+    {"MANIFOLD_TCP_AUTH_PENDING", "tcp", TD},
+    {"MANIFOLD_ASYNC_PROGRESS", "progress", UB},
+    {"MANIFOLD_REPORT", "fabric", UB},
+    {"MANIFOLD_FAULT", "fabric", DD},
 };
 #undef UB
 #undef UD
@@ -176,7 +167,6 @@ void mf_t_cvars_setup_locked(void)
             if (strcmp(mf_t_cvar_meta[m].name, v->name) == 0) {
                 category = mf_t_cvar_meta[m].category;
                 v->verbosity = mf_t_cvar_meta[m].verbosity;
-                kind = kind ? kind : mf_t_cvar_meta[m].kind;
             }
         }
         mf_t_cvar_type(v, kind ? kind : "string");
