@@ -51,10 +51,9 @@ static struct {
     int nsources, sources_cap;
     mf_progress_watch *watch; /* instances' wait fds in the epoll set */
     int nwatch, watch_cap;
-    int sleepers;      /* threads inside a sleep: the first arms the instances, the last disarms */
-    bool late_pending; /* the last sleep ran into the cap: the next busy pass counts as late */
-    bool have_pwait2;  /* epoll_pwait2 works here (nanosecond timeouts) */
-    mf_progress_stats stats;
+    int sleepers;     /* threads inside a sleep: the first arms the instances, the last disarms */
+    bool have_pwait2; /* epoll_pwait2 works here (nanosecond timeouts) */
+    mf_progress_stats stats; /* for the life of the process: see mf_progress_stats_live */
     /* The progress thread. */
     pthread_t thread;
     bool thread_running;
@@ -109,7 +108,6 @@ int mf_progress_init(void)
     mf_pe.have_pwait2 = true;
     mf_pe.have_pwait2 = mf_progress_epoll_ns(&ev, 1, 0) >= 0; /* ENOSYS on kernels before 5.11 */
 #endif
-    memset(&mf_pe.stats, 0, sizeof mf_pe.stats);
     return MPI_SUCCESS;
 }
 
@@ -191,6 +189,18 @@ void mf_progress_get_stats(mf_progress_stats *out)
     *out = mf_pe.stats;
 }
 
+const mf_progress_stats *mf_progress_stats_live(void)
+{
+    return &mf_pe.stats;
+}
+
+/* Adds n to a field of mf_pe.stats. Writers hold the library lock; MPI_T reads without it, so
+ * the store is a relaxed atomic one (a plain store on 64-bit hosts: no cost, no torn value). */
+static void mf_progress_count(uint64_t *field, uint64_t n)
+{
+    __atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+}
+
 int mf_progress_poll(void)
 {
     mf_fabric **fabrics;
@@ -202,10 +212,6 @@ int mf_progress_poll(void)
             n += mf_pe.sources[i]->poll(mf_pe.sources[i]->arg);
     for (int i = 0; i < mf_pe.nhooks; i++)
         n += mf_pe.hooks[i].fn(mf_pe.hooks[i].arg);
-    if (n > 0 && mf_pe.late_pending) {
-        mf_pe.stats.late_wakeups++;
-        mf_pe.late_pending = false;
-    }
     return n;
 }
 
@@ -289,15 +295,16 @@ static bool mf_progress_in_thread(void)
     return mf_pt_self;
 }
 
-/* Sleeps at most ns in epoll, the lock released. */
-static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns)
+/* Sleeps at most ns in epoll, the lock released. *capped: the sleep ran out at
+ * MF_PROGRESS_MAX_SLEEP_MS, no descriptor woke it. */
+static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns, bool *capped)
 {
     struct epoll_event evs[MF_PROGRESS_EVENTS];
     mf_pe.sleepers++;
     for (int i = 0; i < nf; i++)
         fabrics[i]->sleepers++;
-    mf_pe.stats.sleeps++;
-    mf_pe.stats.sleep_ns += (uint64_t)ns;
+    mf_progress_count(&mf_pe.stats.sleeps, 1);
+    mf_progress_count(&mf_pe.stats.sleep_ns, (uint64_t)ns);
     mf_unlock();
     int r = mf_progress_epoll_ns(evs, MF_PROGRESS_EVENTS, ns);
     int err = errno;
@@ -313,8 +320,7 @@ static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns)
     if (--mf_pe.sleepers == 0)
         for (int i = 0; i < nf; i++)
             fabrics[i]->ops->sleep_end(fabrics[i]);
-    if (r == 0 && ns >= MF_PROGRESS_MAX_SLEEP_MS * 1000000ll)
-        mf_pe.late_pending = true;
+    *capped = r == 0 && ns >= MF_PROGRESS_MAX_SLEEP_MS * 1000000ll;
     if (r < 0 && err != EINTR)
         return mf_error(MPI_ERR_INTERN, "progress: epoll_wait failed: %s", strerror(err));
     return MPI_SUCCESS;
@@ -347,8 +353,18 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
 {
     long long idle_since = -1; /* read the clock only once polling finds nothing */
     unsigned idle_polls = 0;
+    /* The last sleep ran out at the cap: if the pass after it finds work, a wake-up was lost
+     * (the work was there, its descriptor did not ring). Only that pass decides: a cap sleep
+     * with nothing to do is an idle wait, whatever wakes the next one. */
+    bool capped = false;
     while (!done(arg)) {
-        if (poll(arg) > 0) {
+        int n = poll(arg);
+        if (capped) {
+            capped = false;
+            if (n > 0)
+                mf_progress_count(&mf_pe.stats.late_wakeups, 1);
+        }
+        if (n > 0) {
             idle_since = -1;
             idle_polls = 0;
             continue;
@@ -383,7 +399,7 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
                 sched_yield();
             continue;
         }
-        int rc = mf_progress_sleep(fabrics, nf, ns);
+        int rc = mf_progress_sleep(fabrics, nf, ns, &capped);
         if (rc)
             return rc;
         idle_since = -1;
@@ -411,7 +427,7 @@ static int mf_progress_thread_pass(void *arg)
 {
     int n = mf_progress_poll();
     if (n > 0) {
-        mf_pe.stats.thread_passes++;
+        mf_progress_count(&mf_pe.stats.thread_passes, 1);
         mf_unlock();
         sched_yield();
         if (!mf_progress_thread_relock())

@@ -14,7 +14,7 @@
  * timeout is kept to the nanosecond where the kernel has epoll_pwait2 (else rounded up to the
  * millisecond, never down to 0, which would be a spin): an instance that asks for 300 µs sleeps
  * 300 µs. No sleep lasts longer than MF_PROGRESS_MAX_SLEEP_MS, so a lost wake-up costs latency,
- * never a hang; such late wake-ups are counted (mf_progress_stats).
+ * never a hang; such late wake-ups are counted (mf_progress_stats, MPI_T progress_late_wakeups).
  *
  * Busy ranks do not pay for idle ones: a pass only calls each active instance's progress (an
  * idle instance answers at once); descriptors are looked at only before a sleep.
@@ -70,14 +70,23 @@ typedef struct mf_progress_source {
 int mf_progress_source_add(mf_progress_source *src);
 void mf_progress_source_remove(mf_progress_source *src);
 
-/* What the engine did, for tests and MPI_T. */
+/* What the engine did, for tests and MPI_T: counts since the process started (never reset, so
+ * they only grow, across MPI sessions too). */
 typedef struct mf_progress_stats {
-    uint64_t sleeps;        /* sleeps entered */
-    uint64_t sleep_ns;      /* nanoseconds asked for, summed (unbounded sleeps count the cap) */
-    uint64_t late_wakeups;  /* sleeps that ran into MF_PROGRESS_MAX_SLEEP_MS with work waiting */
+    uint64_t sleeps;   /* sleeps entered */
+    uint64_t sleep_ns; /* nanoseconds asked for, summed (unbounded sleeps count the cap) */
+    /* Sleeps that ran into MF_PROGRESS_MAX_SLEEP_MS while work was waiting: the waiter's first
+     * pass after such a sleep found work (a lost wake-up). A capped sleep after which the pass
+     * finds nothing was an idle wait and is not counted. */
+    uint64_t late_wakeups;
     uint64_t thread_passes; /* passes made by the progress thread that handled events */
 } mf_progress_stats;
+/* A copy; call with the library lock held. */
 void mf_progress_get_stats(mf_progress_stats *out);
+/* The counters themselves, for readers without the lock (MPI_T, src/tool/mpit.c): each field is
+ * stored with relaxed atomic stores under the lock, so a relaxed atomic load of one field
+ * (__atomic_load_n) from any thread sees a whole value. */
+const mf_progress_stats *mf_progress_stats_live(void);
 
 /* The progress thread, when MANIFOLD_ASYNC_PROGRESS=1 (else a no-op): started once the fabrics
  * are up (the library lock must then be in use), stopped before they close. */

@@ -7,8 +7,13 @@
  *                   before a wait is polled at once; one rung by another thread while the
  *                   engine sleeps with no bound wakes it through its descriptor, not through
  *                   the 100 ms cap.
+ *   late-wakeups    work that arrives without its descriptor ringing is found after a sleep ran
+ *                   out at the cap: one late wake-up. Work that arrives, rung, after sleeps ran
+ *                   out idle is found at once: none (the engine before this one counted the
+ *                   prompt wake-up as late, its flag left over from an idle capped sleep).
  */
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/eventfd.h>
@@ -134,12 +139,85 @@ static void test_many_sources(void)
     }
 }
 
+/* ---- late-wakeups ---- */
+
+/* A source whose work is a flag another thread sets, ringing its descriptor or not. */
+typedef struct flag_source {
+    mf_progress_source src;
+    atomic_int ready, taken;
+    useconds_t after_us;
+    bool ring;
+} flag_source;
+
+static int flag_poll(void *arg)
+{
+    flag_source *f = arg;
+    uint64_t v;
+    ssize_t rung = read(f->src.fd, &v, sizeof v); /* drained; the flag tells whether work is here */
+    (void)rung;
+    if (!atomic_load(&f->ready) || atomic_load(&f->taken))
+        return 0;
+    atomic_store(&f->taken, 1);
+    return 1;
+}
+
+static bool flag_taken(void *arg)
+{
+    return atomic_load(&((flag_source *)arg)->taken) != 0;
+}
+
+static void *flag_later(void *arg)
+{
+    flag_source *f = arg;
+    usleep(f->after_us);
+    atomic_store(&f->ready, 1);
+    if (f->ring)
+        ring(f->src.fd);
+    return NULL;
+}
+
+/* Waits for work that f's thread makes ready after after_us; returns the late wake-ups. */
+static uint64_t late_wakeups_of(useconds_t after_us, bool ring_it, uint64_t *sleeps)
+{
+    flag_source f = {.after_us = after_us, .ring = ring_it};
+    f.src = (mf_progress_source){
+        .fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC), .poll = flag_poll, .arg = &f};
+    CHECK(f.src.fd >= 0 && mf_progress_source_add(&f.src) == 0);
+    mf_progress_stats before, after;
+    mf_progress_get_stats(&before);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, flag_later, &f) == 0);
+    CHECK(mf_progress_wait(flag_taken, &f) == 0);
+    pthread_join(t, NULL);
+    mf_progress_get_stats(&after);
+    mf_progress_source_remove(&f.src);
+    close(f.src.fd);
+    *sleeps = after.sleeps - before.sleeps;
+    return after.late_wakeups - before.late_wakeups;
+}
+
+static void test_late_wakeups(void)
+{
+    uint64_t sleeps;
+    /* Not rung: only the 100 ms cap ends the sleep, and the pass after it finds the work. */
+    uint64_t lost = late_wakeups_of(20000, false, &sleeps);
+    printf("late-wakeups: unrung work found after %llu sleeps, %llu late\n",
+           (unsigned long long)sleeps, (unsigned long long)lost);
+    CHECK(lost == 1);
+    /* Rung after 250 ms: at least two sleeps run out idle first; the wake-up is prompt. */
+    uint64_t prompt = late_wakeups_of(250000, true, &sleeps);
+    printf("late-wakeups: rung work after %llu sleeps, %llu late\n", (unsigned long long)sleeps,
+           (unsigned long long)prompt);
+    CHECK(sleeps >= 3 && prompt == 0);
+}
+
 int main(void)
 {
     setenv("MANIFOLD_SPIN_US", "0", 1); /* sleep as soon as a pass finds nothing */
     CHECK(mf_progress_init() == 0);
     test_submillisecond();
     test_many_sources();
+    test_late_wakeups();
     mf_progress_finalize();
     printf("progress_test: %s\n", unit_check_failures ? "FAILED" : "ok");
     return unit_check_failures ? 1 : 0;

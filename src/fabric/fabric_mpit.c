@@ -73,9 +73,8 @@ void mf_fabric_mpit_publish(mf_fabric *f)
     mf_fabric_mpit_one(f, "frames_received", "frames received (data and control)", all,
                        c->rx_frames);
     mf_fabric_mpit_one(f, "eager_sent", "messages sent eagerly", one, &c->tx_frames[MF_MSG_EAGER]);
-    /* No eager_received yet: on a receiver, each rendezvous transfer also counts one frame of
-     * the EAGER type (sender-side counts are exact), not yet explained; a tool must not be
-     * handed a count we cannot vouch for. */
+    mf_fabric_mpit_one(f, "eager_received", "messages received eagerly", one,
+                       &c->rx_frames[MF_MSG_EAGER]);
     mf_fabric_mpit_one(f, "rendezvous_sent", "rendezvous transfers started as sender", one,
                        &c->tx_frames[MF_MSG_RTS]);
     mf_fabric_mpit_one(f, "rendezvous_received", "rendezvous transfers announced by peers", one,

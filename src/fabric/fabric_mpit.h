@@ -4,7 +4,7 @@
  *
  *   <inst>_bytes_sent / _bytes_received           payload bytes (frame headers excluded)
  *   <inst>_frames_sent / _frames_received         frames of every kind (data and control)
- *   <inst>_eager_sent                             messages sent eagerly (EAGER frames)
+ *   <inst>_eager_sent / _eager_received           messages sent eagerly (EAGER frames)
  *   <inst>_rendezvous_sent / _rendezvous_received rendezvous started (RTS frames)
  *   <inst>_connections                            connections set up (network classes only)
  *
@@ -12,6 +12,13 @@
  * mf_fabric_counters; nothing is added to the data path. Instances are published when they open
  * and frozen at their last values when they close (MPI_Finalize), so a tool can still read them
  * afterwards; a second MPI_Init (after a session) rebinds the same names.
+ *
+ * Both sides count a frame once: the sender when send takes it, the receiver when it is handed
+ * up, so over a job one rank's sent counts by type equal its peers' received ones. Between two
+ * readings they differ by what is in flight, and a receive may return after its progress pass
+ * took later frames too (a rendezvous send completes at the sender first, which may send again
+ * before the receiver's call returns): compare deltas only across a fence that keeps the peers
+ * quiet (tests/mpit/mpit_fabric.c).
  */
 #ifndef MF_FABRIC_FABRIC_MPIT_H
 #define MF_FABRIC_FABRIC_MPIT_H

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/log.h"
+#include "core/progress.h"
 
 static pthread_mutex_t mf_t_mutex = PTHREAD_MUTEX_INITIALIZER;
 static bool mf_t_ready;
@@ -143,6 +144,50 @@ static void mf_t_builtin_pvars_locked(void)
     }
 }
 
+#define MF_T_STR_(x) #x
+#define MF_T_STR(x) MF_T_STR_(x)
+#define MF_T_SLEEP_CAP MF_T_STR(MF_PROGRESS_MAX_SLEEP_MS) " ms cap"
+
+/* A field of the progress engine's live counters (mf_progress_stats_live). */
+static void mf_t_read_progress(void *arg, void *out)
+{
+    *(uint64_t *)out = __atomic_load_n((const uint64_t *)arg, __ATOMIC_RELAXED);
+}
+
+/* The progress engine's counters (issue #17: lost wake-ups made visible). Read from the engine's
+ * own statistics: nothing is added to its loop. */
+static void mf_t_progress_pvars_locked(void)
+{
+    const mf_progress_stats *st = mf_progress_stats_live();
+    const struct {
+        const char *name, *desc;
+        const uint64_t *field;
+    } pv[] = {
+        {"progress_sleeps",
+         "times a waiting thread slept in the progress engine (epoll) after polling found nothing",
+         &st->sleeps},
+        {"progress_sleep_ns",
+         "nanoseconds of sleep the progress engine asked for, summed over its sleeps (a sleep "
+         "with no bound counts the " MF_T_SLEEP_CAP "; one woken early what it asked for)",
+         &st->sleep_ns},
+        {"progress_late_wakeups",
+         "sleeps of the progress engine that ran out at the " MF_T_SLEEP_CAP " while work was "
+         "waiting (the first pass after them found work): lost wake-ups, each costing latency",
+         &st->late_wakeups},
+    };
+    for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++)
+        mf_t_pvar_register_locked(&(mf_t_pvar_desc){
+            .name = pv[i].name,
+            .desc = pv[i].desc,
+            .category = "progress",
+            .var_class = MPI_T_PVAR_CLASS_COUNTER,
+            .datatype = MPI_UNSIGNED_LONG_LONG,
+            .verbosity = MPI_T_VERBOSITY_TUNER_BASIC,
+            .read = mf_t_read_progress,
+            .arg = (void *)pv[i].field,
+        });
+}
+
 void mf_t_setup_locked(void)
 {
     if (mf_t_ready)
@@ -152,6 +197,7 @@ void mf_t_setup_locked(void)
         mf_t_category_locked(mf_t_areas[i].name, mf_t_areas[i].desc, mf_t_areas[i].parent);
     mf_t_cvars_setup_locked();
     mf_t_builtin_pvars_locked();
+    mf_t_progress_pvars_locked();
 }
 
 int mf_t_category(const char *name, const char *desc, const char *parent)
