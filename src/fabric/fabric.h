@@ -343,7 +343,8 @@ const mf_route *mf_route_of(int peer, enum mf_route_fn fn);
 /* "p2p", "rma", "ctrl". */
 const char *mf_route_fn_name(enum mf_route_fn fn);
 
-/* The instance the p2p layer uses for `peer`: one rail of its p2p route. Until the multirail
+/* The instance point-to-point traffic uses for `peer` (the p2p layer reads the same choice
+ * through each communicator's table, mf_fabric_picks below): one rail of its p2p route. Until the multirail
  * wrapper stripes one message over several rails, all p2p frames to a peer take one rail (MPI
  * order is per instance); with several rails, peer p's is rails[(me + p) % nrails], the same
  * seen from either end, so the rails share the peers. */
