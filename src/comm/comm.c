@@ -18,6 +18,7 @@
 #include "comm/comm_internal.h"
 #include "comm/info.h"
 #include "comm/topo.h"
+#include "fabric/fabric.h"
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/state.h"
@@ -63,6 +64,7 @@ int mf_comm_new(mf_group *group, mf_group *remote, uint32_t context, mf_comm **o
     c->c_rank = group->g_rank;
     c->c_size = group->g_size;
     c->c_errhandler = mf_errhandler_get(MPI_ERRORS_ARE_FATAL);
+    c->c_fabrics = mf_fabric_picks(MF_ROUTE_P2P);
     mf_context_take(context);
     *out = c;
     return MPI_SUCCESS;
@@ -97,6 +99,7 @@ static int mf_comm_builtin(mf_comm *c, MPI_Comm handle, uint32_t context, int si
     c->c_rank = c->c_group->g_rank;
     c->c_size = size;
     c->c_errhandler = mf_errhandler_get(MPI_ERRORS_ARE_FATAL);
+    c->c_fabrics = mf_fabric_picks(MF_ROUTE_P2P);
     snprintf(c->c_name, sizeof c->c_name, "%s", name);
     return MPI_SUCCESS;
 }

@@ -33,6 +33,7 @@ typedef struct mf_group {
 
 struct mf_attr_list;
 struct mf_topology;
+struct mf_fabric;
 
 typedef struct mf_comm {
     MPI_Comm c_handle;
@@ -43,6 +44,11 @@ typedef struct mf_comm {
     mf_group *c_group;  /* local group */
     mf_group *c_remote; /* remote group of an intercommunicator, else NULL */
     bool c_is_inter;
+    /* By world rank: the fabric instance the communicator's messages to that peer take, chosen
+     * when it is created (fabric.h: mf_fabric_picks): point-to-point's route, unless it carries
+     * another function (a window's private duplicate: one-sided traffic). Set before any
+     * message, never changed after: MPI's order holds per instance. */
+    struct mf_fabric *const *c_fabrics;
     mf_errhandler *c_errhandler;
     char c_name[MPI_MAX_OBJECT_NAME];
     struct mf_attr_list *c_attrs;
@@ -62,6 +68,11 @@ static inline int mf_comm_peer(const mf_comm *c, int r)
 {
     const mf_group *g = c->c_is_inter ? c->c_remote : c->c_group;
     return g->g_world_ranks[r];
+}
+/* The fabric instance that carries c's messages to world rank `peer`. */
+static inline struct mf_fabric *mf_comm_fabric(const mf_comm *c, int peer)
+{
+    return c->c_fabrics[peer];
 }
 /* Size of the group `dest`/`source` ranks refer to (remote size for intercommunicators). */
 static inline int mf_comm_peer_size(const mf_comm *c)

@@ -47,8 +47,11 @@ static struct {
     int nnet[MF_ROUTE_NFN];
     mf_route *routes; /* the distinct routes */
     int nroutes, routes_cap;
-    int *route_idx;   /* [fn * size + peer]: index into routes */
-    mf_fabric **pick; /* by world rank: the p2p instance (mf_fabric_of) */
+    int *route_idx;       /* [fn * size + peer]: index into routes */
+    mf_fabric **pick;     /* by world rank: the p2p instance (mf_fabric_of) */
+    mf_fabric **pick_rma; /* by world rank: the one-sided instance (mf_fabric_picks) */
+    /* mf_fabric_picks_via's tables, built on first use, one per instance in use */
+    mf_fabric **via[MF_MAX_INSTANCES];
 } mf_reg;
 
 /* Registration check: a class with a missing mandatory op is a programming error. */
@@ -266,10 +269,11 @@ mf_fabric_append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
         *len = cap - 1;
 }
 
-/* The instance carrying fn to peer r, as reported: p2p's pick, else the route's first rail. */
+/* The instance carrying fn to peer r, as reported: the pick of p2p and one-sided traffic, else
+ * the route's first rail. */
 static mf_fabric *mf_fabric_report_pick(int r, enum mf_route_fn fn)
 {
-    return fn == MF_ROUTE_P2P ? mf_reg.pick[r] : mf_route_of(r, fn)->rails[0];
+    return fn == MF_ROUTE_CTRL ? mf_route_of(r, fn)->rails[0] : mf_fabric_picks(fn)[r];
 }
 
 /* One line per rank with MANIFOLD_VERBOSE=1: which instance carries
@@ -372,8 +376,7 @@ static void mf_fabric_report_publish(void)
             char insts[96] = "";
             for (int r = 0; r < mf_g.size; r++)
                 if (mf_g.node_of[r] == node) {
-                    const mf_route *rt = mf_route_of(r, fn);
-                    mf_fabric *one = fn == MF_ROUTE_P2P ? mf_reg.pick[r] : rt->rails[0];
+                    mf_fabric *one = mf_fabric_report_pick(r, (enum mf_route_fn)fn);
                     mf_report_union(insts, sizeof insts, one->name, strlen(one->name));
                 }
             if (*insts)
@@ -537,7 +540,8 @@ int mf_fabrics_start(void)
     int size = mf_g.size;
     mf_reg.route_idx = malloc((size_t)MF_ROUTE_NFN * (size_t)size * sizeof *mf_reg.route_idx);
     mf_reg.pick = calloc((size_t)size, sizeof *mf_reg.pick);
-    if (!mf_reg.route_idx || !mf_reg.pick)
+    mf_reg.pick_rma = calloc((size_t)size, sizeof *mf_reg.pick_rma);
+    if (!mf_reg.route_idx || !mf_reg.pick || !mf_reg.pick_rma)
         return mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for the routing table");
     for (int r = 0; r < size; r++) {
         for (int fn = 0; fn < MF_ROUTE_NFN; fn++) {
@@ -550,8 +554,9 @@ int mf_fabrics_start(void)
                 return mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for the routing table");
             mf_reg.route_idx[fn * size + r] = idx;
         }
-        const mf_route *p2p = mf_route_of(r, MF_ROUTE_P2P);
+        const mf_route *p2p = mf_route_of(r, MF_ROUTE_P2P), *rma = mf_route_of(r, MF_ROUTE_RMA);
         mf_reg.pick[r] = p2p->rails[(mf_g.rank + r) % p2p->nrails];
+        mf_reg.pick_rma[r] = rma->rails[(mf_g.rank + r) % rma->nrails];
     }
     for (int i = 0; i < mf_reg.ninst; i++) {
         bool in_use = false;
@@ -565,7 +570,7 @@ int mf_fabrics_start(void)
         mf_fabric_report(MF_ROUTE_P2P);
         bool rma_differs = false;
         for (int r = 0; r < size; r++)
-            rma_differs |= mf_route_of(r, MF_ROUTE_RMA)->rails[0] != mf_reg.pick[r];
+            rma_differs |= mf_reg.pick_rma[r] != mf_reg.pick[r];
         if (rma_differs)
             mf_fabric_report(MF_ROUTE_RMA);
     }
@@ -592,6 +597,9 @@ int mf_fabrics_finalize(void)
     free(mf_reg.routes);
     free(mf_reg.route_idx);
     free(mf_reg.pick);
+    free(mf_reg.pick_rma);
+    for (int i = 0; i < MF_MAX_INSTANCES; i++)
+        free(mf_reg.via[i]);
     memset(&mf_reg, 0, sizeof mf_reg);
     return first;
 }
@@ -607,6 +615,36 @@ bool mf_fabrics_tx_idle(void)
 mf_fabric *mf_fabric_of(int peer)
 {
     return mf_reg.pick[peer];
+}
+
+mf_fabric *const *mf_fabric_picks(enum mf_route_fn fn)
+{
+    return fn == MF_ROUTE_RMA ? mf_reg.pick_rma : mf_reg.pick;
+}
+
+mf_fabric *const *mf_fabric_picks_via(const char *iname)
+{
+    for (int i = 0; i < mf_reg.nused; i++) {
+        mf_fabric *f = mf_reg.used[i];
+        if (strcmp(f->name, iname) != 0)
+            continue;
+        if (mf_reg.via[i])
+            return mf_reg.via[i];
+        mf_fabric **t = malloc((size_t)mf_g.size * sizeof *t);
+        if (!t)
+            return NULL;
+        for (int r = 0; r < mf_g.size; r++) {
+            t[r] = mf_reg.pick_rma[r];
+            for (int fn = MF_ROUTE_P2P; fn <= MF_ROUTE_RMA; fn++) {
+                const mf_route *rt = mf_route_of(r, (enum mf_route_fn)fn);
+                for (int k = 0; k < rt->nrails; k++)
+                    if (rt->rails[k] == f)
+                        t[r] = f;
+            }
+        }
+        return mf_reg.via[i] = t;
+    }
+    return NULL;
 }
 
 const mf_route *mf_route_of(int peer, enum mf_route_fn fn)

@@ -343,11 +343,22 @@ const mf_route *mf_route_of(int peer, enum mf_route_fn fn);
 /* "p2p", "rma", "ctrl". */
 const char *mf_route_fn_name(enum mf_route_fn fn);
 
-/* The instance the p2p layer uses for `peer`: one rail of its p2p route. Until the multirail
+/* The instance point-to-point traffic uses for `peer` (the p2p layer reads the same choice
+ * through each communicator's table, mf_fabric_picks below): one rail of its p2p route. Until the multirail
  * wrapper stripes one message over several rails, all p2p frames to a peer take one rail (MPI
  * order is per instance); with several rails, peer p's is rails[(me + p) % nrails], the same
  * seen from either end, so the rails share the peers. */
 mf_fabric *mf_fabric_of(int peer);
+/* The per-peer choice of one function as a table by world rank (valid from mf_fabrics_start() to
+ * finalize): fn MF_ROUTE_P2P is mf_fabric_of's, MF_ROUTE_RMA one rail of the one-sided route
+ * chosen the same way (any other fn: p2p's). A communicator holds one of these (comm.h: c_fabrics,
+ * p2p's by default; a window's private one takes the RMA table), so the p2p layer sends each
+ * communicator's traffic over the instance its function was routed to, at the cost of one load. */
+mf_fabric *const *mf_fabric_picks(enum mf_route_fn fn);
+/* A table as above that sends over instance `iname` ("tcp1") to every peer whose p2p or
+ * one-sided route has it as a rail, and to the others as one-sided traffic goes. NULL when no
+ * instance in use has that name (or without memory). Built once, kept until finalize. */
+mf_fabric *const *mf_fabric_picks_via(const char *iname);
 /* The instances in use (in some peer's route), for the progress engine. */
 int mf_fabrics_active(mf_fabric ***list);
 /* Every opened instance, in use or not (for reports). */

@@ -142,7 +142,7 @@ static int mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int sourc
     if (source < 0 || !t->dt_contig)
         return MF_FABRIC_UNAVAILABLE; /* MPI_ANY_SOURCE, MPI_PROC_NULL */
     int peer = mf_comm_peer(comm, source);
-    mf_fabric *f = mf_fabric_of(peer);
+    mf_fabric *f = mf_comm_fabric(comm, peer);
     uint32_t context = comm->c_context + ctx;
     if (!f->ops->rx_peek || !mf_match_posted_empty(context))
         return MF_FABRIC_UNAVAILABLE;

@@ -110,7 +110,7 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     }
     r->rq_bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
     r->rq_peer = mf_comm_peer(comm, dest);
-    r->rq_fabric = mf_fabric_of(r->rq_peer);
+    r->rq_fabric = mf_comm_fabric(comm, r->rq_peer);
     mf_fabric *f = r->rq_fabric;
     bool eager = r->rq_bytes <= f->eager_limit;
     int rc = mf_p2p_peer_status(r->rq_peer);
@@ -178,7 +178,7 @@ bool mf_p2p_eager_prepare(const void *buf, MPI_Count count, mf_datatype *dt, int
         return false;
     size_t bytes = (size_t)count * t->dt_size;
     e->peer = mf_comm_peer(comm, dest);
-    e->f = mf_fabric_of(e->peer);
+    e->f = mf_comm_fabric(comm, e->peer);
     if (bytes > e->f->eager_limit || (*rc = mf_p2p_peer_status(e->peer)))
         return false;
     e->h = (mf_wire_hdr){

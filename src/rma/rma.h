@@ -2,7 +2,10 @@
  * rma.h — one-sided communication (MPI-3 RMA): windows, operations and epochs.
  *
  * A window is created collectively over a communicator; it duplicates that communicator
- * (w_comm) and carries all of its own traffic there, so it never matches user messages.
+ * (w_comm) and carries all of its own traffic there, so it never matches user messages. That
+ * duplicate sends over the one-sided route (fabric.h: MF_ROUTE_RMA, MANIFOLD_RMA_FABRIC), or
+ * what info key manifold_fabric chose at creation ("p2p", "rma", an instance name): its
+ * c_fabrics table, set before its first message and kept for its life.
  *
  * Back end "emulated" (any target; the only one for create and dynamic windows): active
  * messages over point-to-point.

@@ -15,6 +15,7 @@
 #include "core/handle.h"
 #include "core/state.h"
 #include "comm/info.h"
+#include "fabric/fabric.h"
 #include "rma/rma.h"
 
 static mf_handle_table mf_win_table = MF_HANDLE_TABLE_INIT(MF_CLASS_WIN);
@@ -50,6 +51,38 @@ int mf_win_set_info(mf_win *w, const mf_info *info)
             rc = mf_info_set(w->w_info, mf_win_hints[i][0], v);
     }
     return rc;
+}
+
+/* The info key that chooses the fabric instance of a window's one-sided traffic (at creation
+ * only: its private communicator's messages must keep to one instance per peer). */
+#define MF_WIN_FABRIC_KEY "manifold_fabric"
+
+/* The table of instances the window's private communicator sends over (comm.h: c_fabrics), from
+ * info key manifold_fabric: "rma" (the default: MANIFOLD_RMA_FABRIC's route), "p2p" (the
+ * point-to-point route), or the name of an instance in use ("tcp1"), which then carries the
+ * window's traffic to every peer it is a rail of in either route (the others: as "rma"). */
+static int mf_win_fabrics(const mf_info *info, mf_fabric *const **out, const char *fn)
+{
+    const char *v = info ? mf_info_lookup(info, MF_WIN_FABRIC_KEY) : NULL;
+    if (!v || strcmp(v, "rma") == 0) {
+        *out = mf_fabric_picks(MF_ROUTE_RMA);
+        return MPI_SUCCESS;
+    }
+    if (strcmp(v, "p2p") == 0) {
+        *out = mf_fabric_picks(MF_ROUTE_P2P);
+        return MPI_SUCCESS;
+    }
+    if ((*out = mf_fabric_picks_via(v)))
+        return MPI_SUCCESS;
+    mf_fabric **used;
+    int n = mf_fabrics_active(&used);
+    char names[256] = "";
+    for (int i = 0, len = 0; i < n && len < (int)sizeof names; i++)
+        len += snprintf(names + len, sizeof names - (size_t)len, " %s", used[i]->name);
+    return mf_error(MPI_ERR_INFO_VALUE,
+                    "%s: info key " MF_WIN_FABRIC_KEY "='%s' is neither p2p, rma nor a fabric "
+                    "instance in use here (instances:%s)",
+                    fn, v, names);
 }
 
 /* Whether every rank of comm lives on this host. */
@@ -164,17 +197,22 @@ int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, mf_
     if (flavor == MPI_WIN_FLAVOR_SHARED && !mf_win_one_host(comm))
         return mf_error(MPI_ERR_RMA_SHARED, "%s: the ranks of comm do not all share this host (%s)",
                         fn, mf_g.hostname);
+    mf_fabric *const *fabrics;
+    int rc = mf_win_fabrics(info, &fabrics, fn);
+    if (rc)
+        return rc;
     mf_win *w = calloc(1, sizeof *w);
     if (!w)
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a window", fn);
     w->w_flavor = flavor;
     w->w_size = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 0 : size;
     w->w_disp_unit = flavor == MPI_WIN_FLAVOR_DYNAMIC ? 1 : disp_unit;
-    int rc = mf_comm_dup_internal(comm, &w->w_comm);
+    rc = mf_comm_dup_internal(comm, &w->w_comm);
     if (rc) {
         w->w_comm = NULL;
         goto fail;
     }
+    w->w_comm->c_fabrics = fabrics; /* before its first message */
     int n = comm->c_size;
     w->w_sizes = calloc((size_t)n, sizeof *w->w_sizes);
     w->w_units = calloc((size_t)n, sizeof *w->w_units);
@@ -211,6 +249,9 @@ int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, mf_
     if (rc)
         goto fail;
     if ((rc = mf_win_set_info(w, info)))
+        goto fail;
+    const char *via = info ? mf_info_lookup(info, MF_WIN_FABRIC_KEY) : NULL;
+    if (via && (rc = mf_info_set(w->w_info, MF_WIN_FABRIC_KEY, via)))
         goto fail;
     w->w_a_size = w->w_size;
     w->w_a_unit = (int)w->w_disp_unit;
