@@ -18,6 +18,8 @@ set_property(GLOBAL PROPERTY MF_TEST_FABRIC_NP_self 1)
 set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_shm MANIFOLD_SHM=1)
 # tcp for every peer, same host included; MANIFOLD_FABRIC explicit for the same reason.
 set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_tcp MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp)
+# sctp (usrsctp over UDP) for every peer, same host included.
+set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_sctp MANIFOLD_SHM=0 MANIFOLD_FABRIC=sctp)
 
 # mf_test_fabrics(<out>): the names of src/fabric/fabrics.def that have a recipe above.
 function(mf_test_fabrics out)
