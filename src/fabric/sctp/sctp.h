@@ -221,6 +221,8 @@ double mf_sctp_now(void);
 uint16_t mf_sctp_stream_of(const mf_wire_hdr *h, int nout);
 /* The sequence state of (peer, context), created on first use; NULL without memory. */
 mf_sctp_ctx *mf_sctp_ctx_of(mf_sctp_peer *p, uint32_t ctx);
+/* Prints the instance's order and association state on stderr (debugging). */
+void mf_sctp_dump(mf_fabric *f);
 /* Frees an out frame (its copy), not calling done. */
 void mf_sctp_out_free(mf_sctp_out *o);
 

@@ -887,3 +887,31 @@ int mf_sctp_housekeeping(mf_sctp *s)
     }
     return n;
 }
+
+/* Debugging aid (sctp_test.c prints it when frames go missing): every peer's order state and
+ * every association's handshake and partial messages, on stderr. */
+void mf_sctp_dump(mf_fabric *f)
+{
+    mf_sctp *s = mf_sctp_of(f);
+    for (int r = 0; r < s->s_npeers; r++) {
+        mf_sctp_peer *p = &s->s_peers[r];
+        for (int i = 0; i < p->p_nctx; i++)
+            fprintf(stderr, "peer %d ctx %u tx %u rx %u\n", r, p->p_ctx[i].c_ctx, p->p_ctx[i].c_tx,
+                    p->p_ctx[i].c_rx);
+        int nw = 0;
+        uint32_t lo = UINT32_MAX;
+        for (mf_sctp_msg *m = p->p_wait; m; m = m->m_next, nw++)
+            lo = m->m_seq < lo ? m->m_seq : lo;
+        fprintf(stderr, "peer %d assoc %u waiting %d lowest %u queued %d\n", r,
+                (unsigned)p->p_assoc, nw, lo, p->p_head != NULL);
+    }
+    for (mf_sctp_assoc *a = s->s_assocs; a; a = a->a_next) {
+        fprintf(stderr, "assoc %u peer %d dial %d i %d r %d held %zu\n", (unsigned)a->a_id,
+                a->a_peer, a->a_dial_peer, a->a_istate, a->a_rstate, a->a_held_bytes);
+        for (int i = 0; i < MF_SCTP_STREAMS; i++)
+            if (a->a_asm[i] && (a->a_asm[i]->as_cur || a->a_asm[i]->as_head_got))
+                fprintf(stderr, "  sid %d partial: head %zu bytes %zu\n", i,
+                        a->a_asm[i]->as_head_got,
+                        a->a_asm[i]->as_cur ? a->a_asm[i]->as_cur->m_bytes : 0);
+    }
+}
