@@ -218,7 +218,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
         if (getenv("SCTP_TEST_TRACE"))
             fprintf(stderr, "rank %d: traffic checked\n", rank);
         if (strcmp(scenario, "traffic") == 0) { /* 8-byte ping-pong, rank 0 measures */
-            int iters = 500, base = total;     /* (the first ping may have come already) */
+            int iters = 500, base = total;      /* (the first ping may have come already) */
             double t0 = now();
             for (int i = 0; i < iters; i++) {
                 if (rank == 0 && send_frame(f, peer, tx_buf, 8, 5) != MF_FABRIC_DONE)
