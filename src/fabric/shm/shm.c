@@ -31,6 +31,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/progress.h"
 #include "core/state.h"
 #include "fabric/fabric.h"
 #include "fabric/shm/shm.h"
@@ -110,6 +111,11 @@ static void mf_shm_notify(mf_shm_state *s, mf_shm_peer *p)
 {
     if (!s->asym_fence)
         atomic_thread_fence(memory_order_seq_cst);
+    else
+        /* The CPU may reorder the load below before the marker's store (membarrier settles
+         * that), but the compiler must not: a relaxed load may otherwise move above a release
+         * store, e.g. once the push is inlined. */
+        atomic_signal_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&p->info->sleeping, memory_order_relaxed))
         mf_shm_wake(s, p);
 }
@@ -355,6 +361,15 @@ static int mf_shm_wait_fd(mf_fabric *f)
     return s->no_doorbell ? -1 : s->doorbell;
 }
 
+/* Whether progress has something to do with p: a published inbound frame (seq_cst load), or
+ * room for our oldest queued frame (rereads tail). Called around sleeps. */
+static bool mf_shm_peer_has_work(mf_shm_peer *p)
+{
+    return mf_shm_ring_nonempty_sc(&p->in) ||
+           (p->pend_head &&
+            mf_shm_ring_fits(&p->out, p->pend_head->hdr.type, (size_t)p->pend_head->hdr.len));
+}
+
 static bool mf_shm_sleep_prepare(mf_fabric *f)
 {
     mf_shm_state *s = mf_shm_of(f);
@@ -376,9 +391,15 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
             continue;
         if (mf_shm_ring_publish(&p->in))
             mf_shm_wake(s, p);
-        if (mf_shm_ring_nonempty_sc(&p->in) ||
-            (p->pend_head &&
-             mf_shm_ring_fits(&p->out, p->pend_head->hdr.type, (size_t)p->pend_head->hdr.len))) {
+        /* A queued frame: raise `blocked` again before looking at the room. The consumer clears
+         * the flag whenever it publishes tail, also when what it freed is still too little for
+         * our frame; without a fresh flag it would publish the rest lazily and ring nobody,
+         * and we would sleep with our frame queued until something else woke us. */
+        if (p->pend_head) {
+            mf_shm_ring_set_blocked(&p->out);
+            atomic_thread_fence(memory_order_seq_cst); /* the flag, then tail (a Dekker pair) */
+        }
+        if (mf_shm_peer_has_work(p)) {
             atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
             return false;
         }
@@ -389,9 +410,17 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
 static void mf_shm_sleep_end(mf_fabric *f)
 {
     mf_shm_state *s = mf_shm_of(f);
-    if (s->peers)
-        atomic_store_explicit(&mf_shm_segment_info(&s->seg, s->me)->sleeping, 0,
-                              memory_order_seq_cst);
+    /* Still flagged: no peer rang. Work waiting now arrived unannounced (a lost wake-up) unless
+     * its producer is between publishing and looking at our flag, a window of a few
+     * instructions against a sleep. */
+    if (s->peers && atomic_exchange_explicit(&mf_shm_segment_info(&s->seg, s->me)->sleeping, 0,
+                                             memory_order_seq_cst) != 0) {
+        for (int li = 0; li < s->nlocal; li++)
+            if (li != s->me && !s->peers[li].failed && mf_shm_peer_has_work(&s->peers[li])) {
+                mf_progress_missed_wakeup();
+                break;
+            }
+    }
     mf_shm_doorbell_drain(s->doorbell);
 }
 
