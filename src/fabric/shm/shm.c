@@ -408,12 +408,12 @@ static bool mf_shm_pend_fits(mf_shm_peer *p)
            mf_shm_ring_fits(&p->out, p->pend_head->hdr.type, (size_t)p->pend_head->hdr.len);
 }
 
-/* Whether progress has something to do: a new sender, a published inbound frame (seq_cst
- * loads: called around sleeps), or room for a queued frame. */
+/* Whether progress has something to do: a published inbound frame, also from a sender new
+ * since progress last looked (seq_cst loads: called around sleeps), or room for a queued
+ * frame. */
 static bool mf_shm_has_work(mf_shm_state *s)
 {
-    if (mf_shm_discover(s, memory_order_seq_cst))
-        return true;
+    mf_shm_discover(s, memory_order_seq_cst); /* a sender's bit precedes its first frame */
     for (int i = 0; i < s->npoll; i++)
         if (!s->poll[i]->failed && mf_shm_ring_nonempty_sc(&s->poll[i]->in))
             return true;
@@ -436,35 +436,24 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
         atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
         return false; /* cannot sleep safely: keep polling */
     }
-    /* Re-check after raising the flag: anything published before it is seen here, anything
-     * after it rings the doorbell (a new sender's bit precedes its frame). Producers waiting for
-     * room get our tail first. */
+    /* Producers waiting for room get our tail first. */
     mf_shm_discover(s, memory_order_seq_cst);
-    for (int i = 0; i < s->npoll; i++) {
-        mf_shm_peer *p = s->poll[i];
-        if (p->failed)
-            continue;
-        if (mf_shm_ring_publish(&p->in))
-            mf_shm_wake(s, p);
-        if (mf_shm_ring_nonempty_sc(&p->in)) {
-            atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
-            return false;
-        }
-    }
-    for (int li = 0; s->pending && li < s->nlocal; li++) {
-        mf_shm_peer *p = &s->peers[li];
-        if (li == s->me || p->failed || !p->pend_head)
-            continue;
-        /* A queued frame: raise `blocked` again before looking at the room. The consumer clears
-         * the flag whenever it publishes tail, also when what it freed is still too little for
-         * our frame; without a fresh flag it would publish the rest lazily and ring nobody,
-         * and we would sleep with our frame queued until something else woke us. */
-        mf_shm_ring_set_blocked(&p->out);
-        atomic_thread_fence(memory_order_seq_cst); /* the flag, then tail (a Dekker pair) */
-        if (mf_shm_pend_fits(p)) {
-            atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
-            return false;
-        }
+    for (int i = 0; i < s->npoll; i++)
+        if (!s->poll[i]->failed && mf_shm_ring_publish(&s->poll[i]->in))
+            mf_shm_wake(s, s->poll[i]);
+    /* A queued frame: raise `blocked` again before looking at the room. The consumer clears the
+     * flag whenever it publishes tail, also when what it freed is still too little for our
+     * frame; without a fresh flag it would publish the rest lazily and ring nobody, and we would
+     * sleep with our frame queued until something else woke us. */
+    for (int li = 0; s->pending && li < s->nlocal; li++)
+        if (li != s->me && !s->peers[li].failed && s->peers[li].pend_head)
+            mf_shm_ring_set_blocked(&s->peers[li].out);
+    atomic_thread_fence(memory_order_seq_cst); /* the flags, then tail (a Dekker pair) */
+    /* Re-check after raising the flags: anything published before them is seen here, anything
+     * after them rings the doorbell (a new sender's bit precedes its frame). */
+    if (mf_shm_has_work(s)) {
+        atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
+        return false;
     }
     return true;
 }
