@@ -8,7 +8,8 @@
  *   - send:  one frame into the SPSC ring to the peer; if the ring is full (or older frames to
  *            that peer are waiting) the frame is queued with its iovecs and MF_FABRIC_PENDING
  *            is returned; progress retries in order and completes through done->fd_fn;
- *   - progress: retries queued frames, then drains up to MF_SHM_BATCH frames per inbound ring,
+ *   - progress: retries queued frames, then drains up to MF_SHM_BATCH frames per inbound ring
+ *            in use (of a peer that announced itself in our sender bitmap, see shm.h),
  *            handing each to the p2p layer (mf_fabric_rx_header) and copying the payload into
  *            the sink it returns;
  *   - rget:  process_vm_readv from the peer (synchronous: a memcpy across address spaces);

@@ -41,7 +41,11 @@
  * rank could register for it, asymmetric: the rare sleeper calls membarrier(GLOBAL_EXPEDITED),
  * which makes every running rank execute a barrier, and producers pay nothing. Symmetrically a
  * producer blocked on a full ring sets the ring's `blocked` flag (seq_cst) and re-reads `tail`;
- * the consumer publishes `tail` and wakes it.
+ * the consumer publishes `tail` and wakes it. The consumer clears the flag when it publishes,
+ * even if the room is still too small for the producer's frame, so a producer about to sleep
+ * raises it again before its last look at `tail`. A receiver looks only at the rings of peers
+ * in its sender bitmap; a sender sets its bit before its first frame, so the sleeper's re-check
+ * (flag, barrier, bitmap, rings) sees the frame or the sender sees the flag.
  */
 #ifndef MF_FABRIC_SHM_SHM_H
 #define MF_FABRIC_SHM_SHM_H
