@@ -69,6 +69,16 @@ int mf_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount,
                                  mf_op *op, mf_comm *comm);
 int mf_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                  mf_comm *comm);
+/* Releases what the collective layer keeps for comm (comm.h: c_coll); mf_comm_release and
+ * the builtin communicators' finalization call it. Local, never communicates. */
+void mf_coll_comm_free(mf_comm *comm);
+
+/* Maps one zero-filled shared segment of `len` bytes at the same contents for every rank of
+ * `node`, whose ranks must all live on this host (collective over node; `kind` goes into the
+ * transient /dev/shm name). *out is the local address; munmap(*out, len) releases it. The
+ * outcome is agreed: on any rank's failure all get an error and no mapping. */
+int mf_host_segment_map(mf_comm *node, size_t len, const char *kind, void **out);
+
 int mf_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                    mf_comm *comm);
 

@@ -129,8 +129,33 @@ int mf_coll_forced(const char *var, const char *const *names, int n);
  * bandwidth-bound ones do. Read once. */
 size_t mf_coll_short_msg(void);
 size_t mf_coll_long_msg(void);
+/* Bcast: bytes from which the pipelined chain is chosen, and its chunk (at least 1). */
+size_t mf_coll_chain_min(void);
+size_t mf_coll_chain_chunk(void);
+/* A size setting read once into *cache (a static of the caller, 0 before the first read). */
+size_t mf_coll_size_setting(size_t *cache, const char *var);
+
+/* Shared-memory collectives (coll_shm.c) for a communicator whose ranks share this host. The
+ * communicator's segment, or NULL when it has none (yet): every rank must ask at the same
+ * point (same collective, same arguments' sizes), since the second such call maps it. */
+struct mf_coll_shm;
+struct mf_coll_shm *mf_coll_shm_get(mf_comm *comm);
+/* The segment for a reduce or allreduce of count elements of dt, or NULL when it should not be
+ * used (forced: the setting asks for it, whatever the size). */
+struct mf_coll_shm *mf_coll_shm_reduction(mf_comm *comm, MPI_Count count, const mf_datatype *dt,
+                                          bool forced);
+int mf_coll_shm_barrier(struct mf_coll_shm *s, mf_comm *comm);
+int mf_coll_shm_bcast(struct mf_coll_shm *s, void *buf, MPI_Count count, mf_datatype *dt, int root,
+                      mf_comm *comm);
+/* root >= 0: reduce to root; root < 0: allreduce. */
+int mf_coll_shm_reduce(struct mf_coll_shm *s, const void *sbuf, void *rbuf, MPI_Count count,
+                       mf_datatype *dt, mf_op *op, int root, mf_comm *comm);
 
 /* Intracommunicator algorithms that other files of src/coll reuse. */
+int mf_coll_bcast_binomial(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm);
+/* Allreduce without the shared segment (what maps it uses this). */
+int mf_coll_allreduce_p2p(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
+                          mf_comm *comm);
 int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm);
 int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                          int root, mf_comm *comm);

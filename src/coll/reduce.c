@@ -19,6 +19,8 @@
 
 #include "coll/coll_impl.h"
 
+static const char *const reduce_algos[] = {"binomial", "shm"};
+
 int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                          int root, mf_comm *comm)
 {
@@ -26,6 +28,10 @@ int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datat
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (n == 1)
         return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : mf_coll_copy(sbuf, count, dt, rbuf, count, dt);
+    struct mf_coll_shm *s;
+    int algo = mf_coll_forced("MANIFOLD_COLL_REDUCE", reduce_algos, 2);
+    if (algo != 1 && (s = mf_coll_shm_reduction(comm, count, dt, algo == 2)))
+        return mf_coll_shm_reduce(s, sbuf, rbuf, count, dt, op, root, comm);
     bool commute = op->op_commute;
     int tree_root = commute ? root : 0;
     int vr = (r - tree_root + n) % n;
