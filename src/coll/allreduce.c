@@ -186,6 +186,9 @@ int mf_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype
     if (comm->c_is_inter)
         return mf_coll_inter_allreduce(sbuf, rbuf, count, dt, op, comm);
     int algo = mf_coll_forced("MANIFOLD_COLL_ALLREDUCE", allreduce_algos, 4);
+    const struct mf_coll_hier *h;
+    if (!algo && op->op_commute && count > 0 && (h = mf_coll_hier_get(comm)))
+        return mf_coll_hier_reduce(h, sbuf, rbuf, count, dt, op, -1, comm);
     struct mf_coll_shm *s;
     if ((!algo || algo == 4) && (s = mf_coll_shm_reduction(comm, count, dt, algo == 4)))
         return mf_coll_shm_reduce(s, sbuf, rbuf, count, dt, op, -1, comm);

@@ -19,9 +19,12 @@ int mf_coll_barrier(mf_comm *comm)
 {
     if (comm->c_is_inter)
         return mf_coll_inter_barrier(comm);
+    int algo = mf_coll_forced("MANIFOLD_COLL_BARRIER", barrier_algos, 2);
+    const struct mf_coll_hier *h;
+    if (!algo && (h = mf_coll_hier_get(comm)))
+        return mf_coll_hier_barrier(h);
     struct mf_coll_shm *s;
-    if (mf_coll_forced("MANIFOLD_COLL_BARRIER", barrier_algos, 2) != 1 &&
-        (s = mf_coll_shm_get(comm)))
+    if (algo != 1 && (s = mf_coll_shm_get(comm)))
         return mf_coll_shm_barrier(s, comm);
     int n = comm->c_size, r = comm->c_rank, rc = MPI_SUCCESS;
     mf_datatype *byte = mf_coll_byte();
@@ -180,6 +183,9 @@ int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, m
         return MPI_SUCCESS;
     int algo = mf_coll_forced("MANIFOLD_COLL_BCAST", bcast_algos, 4);
     size_t bytes = mf_coll_bytes(count, dt);
+    const struct mf_coll_hier *h;
+    if (!algo && (h = mf_coll_hier_get(comm)))
+        return mf_coll_hier_bcast(h, buf, count, dt, root, comm);
     struct mf_coll_shm *s;
     /* The segment only when asked for: back-to-back bcasts measured 1.5-30x slower through it
      * at 4 and 8 ranks on 2 cores than the tree, whose eager sends let the root run many

@@ -151,6 +151,26 @@ int mf_coll_shm_bcast(struct mf_coll_shm *s, void *buf, MPI_Count count, mf_data
 int mf_coll_shm_reduce(struct mf_coll_shm *s, const void *sbuf, void *rbuf, MPI_Count count,
                        mf_datatype *dt, mf_op *op, int root, mf_comm *comm);
 
+/* Host-leader collectives (coll_hier.c) for a communicator whose ranks span several hosts, at
+ * least one of them with two or more: a phase among the ranks of each host (which takes the
+ * segment there), one among one leader per host, and one within each host again. Only for
+ * commutative reductions: the leaders combine whole hosts, whose ranks need not be
+ * consecutive in comm. */
+struct mf_coll_hier {
+    mf_comm *node;       /* comm's ranks on this host, in comm's order */
+    mf_comm *leaders;    /* the first of comm's ranks on each host (NULL if not one of them) */
+    int *leader_of_node; /* by host index (mf_g.node_of): rank in leaders of that host's leader */
+    int leader;          /* comm rank of this host's leader */
+};
+/* The scheme for comm, or NULL: asked at the same points as mf_coll_shm_get, alike. */
+const struct mf_coll_hier *mf_coll_hier_get(mf_comm *comm);
+int mf_coll_hier_barrier(const struct mf_coll_hier *h);
+int mf_coll_hier_bcast(const struct mf_coll_hier *h, void *buf, MPI_Count count, mf_datatype *dt,
+                       int root, mf_comm *comm);
+/* root >= 0: reduce to root; root < 0: allreduce. op must be commutative. */
+int mf_coll_hier_reduce(const struct mf_coll_hier *h, const void *sbuf, void *rbuf, MPI_Count count,
+                        mf_datatype *dt, mf_op *op, int root, mf_comm *comm);
+
 /* Intracommunicator algorithms that other files of src/coll reuse. */
 int mf_coll_bcast_binomial(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm);
 /* Allreduce without the shared segment (what maps it uses this). */

@@ -34,6 +34,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "coll/comm_build.h"
 #include "coll/coll_impl.h"
 #include "core/config.h"
 #include "core/progress.h"
@@ -51,6 +52,8 @@ enum shm_state { SHM_UNDECIDED, SHM_CREATING, SHM_READY, SHM_NEVER };
 
 struct mf_coll_shm {
     enum shm_state state;
+    bool multi_host; /* the ranks span hosts: h below is made instead of a segment */
+    struct mf_coll_hier h;
     int calls;      /* eligible collectives so far, while undecided */
     uint64_t step;  /* last step taken */
     size_t slot;    /* bytes per slot */
@@ -81,6 +84,11 @@ void mf_coll_comm_free(mf_comm *comm)
         return;
     if (s->seg)
         munmap(s->seg, s->seg_len);
+    if (s->h.node)
+        mf_comm_release(s->h.node);
+    if (s->h.leaders)
+        mf_comm_release(s->h.leaders);
+    free(s->h.leader_of_node);
     free(s);
 }
 
@@ -97,23 +105,36 @@ static size_t shm_slot_bytes(void)
     return (mf_coll_size_setting(&v, "MANIFOLD_COLL_SHM_SLOT") + 63) & ~(size_t)63;
 }
 
-/* Whether comm may ever use a segment: an intracommunicator of several ranks, all on this
- * host, every other rank reached over shm. */
-static bool shm_possible(const mf_comm *comm)
+enum coll_kind { KIND_NONE, KIND_SEGMENT, KIND_HIER };
+
+/* What comm may ever use: a segment (an intracommunicator of several ranks, all on this host,
+ * every other rank reached over shm), the host-leader scheme (ranks on several hosts, at least
+ * one host with two of them), or neither. */
+static enum coll_kind coll_kind_of(const mf_comm *comm)
 {
-    if (comm->c_is_inter || comm->c_size < 2 || !mf_config_bool("MANIFOLD_COLL_SHM"))
-        return false;
-    for (int i = 0; i < comm->c_size; i++) {
+    int n = comm->c_size;
+    if (comm->c_is_inter || n < 2 || !mf_g.node_of)
+        return KIND_NONE;
+    bool one_host = true, over_shm = true;
+    for (int i = 0; i < n; i++) {
         int w = mf_comm_peer(comm, i);
-        if (i == comm->c_rank)
-            continue;
-        if (mf_g.node_of && mf_g.node_of[w] != mf_g.node)
-            return false;
+        one_host &= mf_g.node_of[w] == mf_g.node;
         const struct mf_fabric *f = mf_comm_fabric(comm, w);
-        if (!f || !f->cls || strcmp(f->cls->name, "shm") != 0)
-            return false;
+        over_shm &= i == comm->c_rank || (f && f->cls && strcmp(f->cls->name, "shm") == 0);
     }
-    return true;
+    if (one_host)
+        return over_shm && mf_config_bool("MANIFOLD_COLL_SHM") ? KIND_SEGMENT : KIND_NONE;
+    if (n < 3 || !mf_config_bool("MANIFOLD_COLL_HIER"))
+        return KIND_NONE;
+    /* one rank per host: the leaders would be everyone */
+    bool *seen = calloc((size_t)mf_g.num_nodes, sizeof *seen), shared = false;
+    for (int i = 0; i < n && seen && !shared; i++) {
+        int node = mf_g.node_of[mf_comm_peer(comm, i)];
+        shared = seen[node];
+        seen[node] = true;
+    }
+    free(seen);
+    return shared ? KIND_HIER : KIND_NONE;
 }
 
 /* Maps the segment (collective over comm); on failure the communicator keeps the
@@ -134,21 +155,68 @@ static void shm_create(mf_comm *comm, struct mf_coll_shm *s)
     s->state = SHM_READY;
 }
 
-struct mf_coll_shm *mf_coll_shm_get(mf_comm *comm)
+/* The host-leader communicators (collective over comm): ranks of this host, in comm's order,
+ * and the first rank of every host, in comm's order. */
+static void hier_create(mf_comm *comm, struct mf_coll_shm *s)
+{
+    struct mf_coll_hier *h = &s->h;
+    s->state = SHM_CREATING; /* the splits' exchanges take the flat algorithms */
+    int rc = mf_comm_split(comm, mf_g.node, comm->c_rank, &h->node);
+    if (!rc)
+        rc = mf_comm_split(comm, h->node->c_rank == 0 ? 0 : MPI_UNDEFINED, comm->c_rank,
+                           &h->leaders);
+    if (!rc && !(h->leader_of_node = malloc((size_t)mf_g.num_nodes * sizeof(int))))
+        rc = MPI_ERR_NO_MEM;
+    if (rc) { /* an error here is an error of every rank's split: all fall back alike */
+        s->state = SHM_NEVER;
+        return;
+    }
+    for (int i = 0; i < mf_g.num_nodes; i++)
+        h->leader_of_node[i] = -1;
+    int nl = 0;
+    for (int i = 0; i < comm->c_size; i++) {
+        int node = mf_g.node_of[mf_comm_peer(comm, i)];
+        if (h->leader_of_node[node] < 0)
+            h->leader_of_node[node] = nl++;
+    }
+    h->leader = mf_group_rank_of(comm->c_group, h->node->c_group->g_world_ranks[0]);
+    s->state = SHM_READY;
+}
+
+/* comm's state if it is of `kind` and ready, making it at the SHM_CREATE_AT-th call. */
+static struct mf_coll_shm *coll_state(mf_comm *comm, enum coll_kind kind)
 {
     struct mf_coll_shm *s = comm->c_coll;
     if (!s) {
-        s = shm_possible(comm) ? calloc(1, sizeof *s) : NULL;
+        enum coll_kind k = coll_kind_of(comm);
+        s = k != KIND_NONE ? calloc(1, sizeof *s) : NULL;
         comm->c_coll = s ? s : &shm_never;
         if (!s)
             return NULL;
+        s->multi_host = k == KIND_HIER;
     }
+    if (s->multi_host != (kind == KIND_HIER))
+        return NULL;
     if (s->state == SHM_READY)
         return s;
     if (s->state != SHM_UNDECIDED || ++s->calls < SHM_CREATE_AT)
         return NULL;
-    shm_create(comm, s);
+    if (kind == KIND_HIER)
+        hier_create(comm, s);
+    else
+        shm_create(comm, s);
     return s->state == SHM_READY ? s : NULL;
+}
+
+struct mf_coll_shm *mf_coll_shm_get(mf_comm *comm)
+{
+    return coll_state(comm, KIND_SEGMENT);
+}
+
+const struct mf_coll_hier *mf_coll_hier_get(mf_comm *comm)
+{
+    struct mf_coll_shm *s = coll_state(comm, KIND_HIER);
+    return s ? &s->h : NULL;
 }
 
 /* ---- waiting ---------------------------------------------------------------------------- */

@@ -30,6 +30,9 @@ int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datat
         return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : mf_coll_copy(sbuf, count, dt, rbuf, count, dt);
     struct mf_coll_shm *s;
     int algo = mf_coll_forced("MANIFOLD_COLL_REDUCE", reduce_algos, 2);
+    const struct mf_coll_hier *h;
+    if (!algo && op->op_commute && count > 0 && (h = mf_coll_hier_get(comm)))
+        return mf_coll_hier_reduce(h, sbuf, rbuf, count, dt, op, root, comm);
     if (algo != 1 && (s = mf_coll_shm_reduction(comm, count, dt, algo == 2)))
         return mf_coll_shm_reduce(s, sbuf, rbuf, count, dt, op, root, comm);
     bool commute = op->op_commute;

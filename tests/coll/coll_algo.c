@@ -12,8 +12,13 @@
  *   - back-to-back operations with rotating roots, checked each time (a rank running ahead of
  *     a slow reader must not overwrite data still being read).
  * Expected values are computed locally.
+ *
+ * COLL_ALGO_HOSTS=k pretends the ranks live on k hosts (MANIFOLD_HOSTNAME set before MPI_Init
+ * from the local rank: round-robin, or in blocks with COLL_ALGO_BLOCK=1), so that the
+ * host-leader algorithms run on one machine: shm inside a pretend host, tcp between them.
  */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "mftest.h"
@@ -202,8 +207,21 @@ static void run_all(MPI_Comm comm)
     test_stream(comm);
 }
 
+static void pretend_hosts(void)
+{
+    const char *k = getenv("COLL_ALGO_HOSTS"), *lr = getenv("MANIFOLD_LOCAL_RANK");
+    const char *ls = getenv("MANIFOLD_LOCAL_SIZE"), *block = getenv("COLL_ALGO_BLOCK");
+    if (!k || !lr || !ls || atoi(k) < 1)
+        return;
+    int hosts = atoi(k), r = atoi(lr), n = atoi(ls), per = (n + hosts - 1) / hosts;
+    char name[32];
+    snprintf(name, sizeof name, "coll-host-%d", block && *block == '1' ? r / per : r % hosts);
+    setenv("MANIFOLD_HOSTNAME", name, 1);
+}
+
 int main(int argc, char **argv)
 {
+    pretend_hosts();
     MPI_Init(&argc, &argv);
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
