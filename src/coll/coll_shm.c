@@ -98,11 +98,24 @@ static size_t shm_max(void)
     return mf_coll_size_setting(&v, "MANIFOLD_COLL_SHM_MAX");
 }
 
-/* Slots are whole cache lines. */
-static size_t shm_slot_bytes(void)
+/* Bytes per slot for n ranks: MANIFOLD_COLL_SHM_SLOT, or by default SHM_SLOT_MAX while the
+ * data part stays within SHM_DATA_BUDGET, smaller beyond (at least SHM_SLOT_MIN). Whole cache
+ * lines. Fewer, longer steps pay: each costs every rank one or two waits for all the others,
+ * a round of context switches when oversubscribed (allreduce of 1 MiB at 16 ranks on 2 cores:
+ * 32 KiB slots 3.0 ms, 128 KiB 1.5 ms; 256 KiB at 8 ranks 331 against 82 us). */
+#define SHM_SLOT_MAX (128 * 1024)
+#define SHM_SLOT_MIN (4 * 1024)
+#define SHM_DATA_BUDGET (8 * 1024 * 1024)
+static size_t shm_slot_bytes(int n)
 {
-    static size_t v;
-    return (mf_coll_size_setting(&v, "MANIFOLD_COLL_SHM_SLOT") + 63) & ~(size_t)63;
+    static size_t set;
+    if (!set)
+        set = mf_config_size_or("MANIFOLD_COLL_SHM_SLOT", 0) + 1; /* 1: automatic */
+    if (set > 1)
+        return (set - 1 + 63) & ~(size_t)63;
+    size_t slot = SHM_DATA_BUDGET / (SHM_BUFFERS * (size_t)n);
+    slot = slot > SHM_SLOT_MAX ? SHM_SLOT_MAX : slot < SHM_SLOT_MIN ? SHM_SLOT_MIN : slot;
+    return slot & ~(size_t)63;
 }
 
 enum coll_kind { KIND_NONE, KIND_SEGMENT, KIND_HIER };
@@ -143,7 +156,7 @@ static void shm_create(mf_comm *comm, struct mf_coll_shm *s)
 {
     int n = comm->c_size;
     s->state = SHM_CREATING; /* the exchanges below take the point-to-point algorithms */
-    s->slot = shm_slot_bytes();
+    s->slot = shm_slot_bytes(n);
     size_t flags = (size_t)n * sizeof(struct shm_flags);
     s->seg_len = flags + SHM_BUFFERS * (size_t)n * s->slot;
     if (mf_host_segment_map(comm, s->seg_len, "coll", &s->seg) != MPI_SUCCESS) {
@@ -349,12 +362,10 @@ struct mf_coll_shm *mf_coll_shm_reduction(mf_comm *comm, MPI_Count count, const 
     size_t bytes = mf_coll_bytes(count, dt);
     /* the packed form must be the layout, and an element must fit a slot */
     if (count == 0 || comm->c_size < 2 || !di->dt_contig || di->dt_size == 0 ||
-        (size_t)di->dt_extent != di->dt_size || di->dt_size > shm_slot_bytes())
+        (size_t)di->dt_extent != di->dt_size || di->dt_size > shm_slot_bytes(comm->c_size))
         return NULL;
-    /* Two ranks: one exchange of the vector beats copy in, fold and copy out once the copies
-     * dominate (measured 0.75-0.9x from 64 KiB); from 3 ranks on the segment won at every
-     * size measured (up to 3.6x at 256 KiB, 8 ranks). */
-    if (!forced && (bytes > shm_max() || (comm->c_size == 2 && bytes >= mf_coll_long_msg())))
+    /* the segment won at every size measured up to 1 MiB, 2-16 ranks (docs/PERFORMANCE.md) */
+    if (!forced && bytes > shm_max())
         return NULL;
     return mf_coll_shm_get(comm);
 }
