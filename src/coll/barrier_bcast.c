@@ -187,17 +187,23 @@ int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, m
     if (!algo && (h = mf_coll_hier_get(comm)))
         return mf_coll_hier_bcast(h, buf, count, dt, root, comm);
     struct mf_coll_shm *s;
-    /* The segment only when asked for: back-to-back bcasts measured 1.5-30x slower through it
-     * at 4 and 8 ranks on 2 cores than the tree, whose eager sends let the root run many
-     * operations ahead of its children (the segment's root runs at most 4 steps ahead). */
-    if (algo == 4 && (s = mf_coll_shm_get(comm)))
+    /* The segment from MANIFOLD_COLL_SHM_BCAST_MIN: below, back-to-back bcasts measured 2-15x
+     * faster through the tree, whose eager sends let the root run many operations ahead of its
+     * children (the segment's root runs at most 4 steps ahead); above, the segment's one copy
+     * in and n parallel copies out won (64 KiB - 1 MiB at 4 and 8 ranks: 1.2-6x). */
+    bool shm =
+        algo == 4 || (!algo && bytes >= mf_coll_shm_bcast_min() && bytes <= mf_coll_shm_max());
+    if (shm && (s = mf_coll_shm_get(comm)))
         return mf_coll_shm_bcast(s, buf, count, dt, root, comm);
     if (!algo || algo == 4) {
         /* Scatter + allgather takes log2(n) + n - 1 dependent steps against the tree's log2(n):
          * it pays off once the bytes dominate. On an oversubscribed host every dependent step
          * is a context switch or more, so the tree stays ahead up to 8x further. */
         size_t limit = mf_coll_long_msg() * (mf_coll_oversubscribed() ? 8 : 1);
-        algo = (bytes < limit || comm->c_size < 3) ? 1 : bytes < mf_coll_chain_min() ? 2 : 3;
+        /* the chain's n-1 dependent hops are context switches when oversubscribed (4 MiB, 8
+         * ranks on 2 cores: 4.8 ms against 1.4 ms for scatter + allgather) */
+        bool chain = bytes >= mf_coll_chain_min() && !mf_coll_oversubscribed();
+        algo = (bytes < limit || comm->c_size < 3) ? 1 : chain ? 3 : 2;
     }
     if (algo == 1)
         return mf_coll_bcast_binomial(buf, count, dt, root, comm);

@@ -140,6 +140,9 @@ size_t mf_coll_size_setting(size_t *cache, const char *var);
  * point (same collective, same arguments' sizes), since the second such call maps it. */
 struct mf_coll_shm;
 struct mf_coll_shm *mf_coll_shm_get(mf_comm *comm);
+/* Bytes from which bcast takes the segment, and up to which every operation does. */
+size_t mf_coll_shm_bcast_min(void);
+size_t mf_coll_shm_max(void);
 /* The segment for a reduce or allreduce of count elements of dt, or NULL when it should not be
  * used (forced: the setting asks for it, whatever the size). */
 struct mf_coll_shm *mf_coll_shm_reduction(mf_comm *comm, MPI_Count count, const mf_datatype *dt,

@@ -92,7 +92,13 @@ void mf_coll_comm_free(mf_comm *comm)
     free(s);
 }
 
-static size_t shm_max(void)
+size_t mf_coll_shm_bcast_min(void)
+{
+    static size_t v;
+    return mf_coll_size_setting(&v, "MANIFOLD_COLL_SHM_BCAST_MIN");
+}
+
+size_t mf_coll_shm_max(void)
 {
     static size_t v;
     return mf_coll_size_setting(&v, "MANIFOLD_COLL_SHM_MAX");
@@ -364,8 +370,8 @@ struct mf_coll_shm *mf_coll_shm_reduction(mf_comm *comm, MPI_Count count, const 
     if (count == 0 || comm->c_size < 2 || !di->dt_contig || di->dt_size == 0 ||
         (size_t)di->dt_extent != di->dt_size || di->dt_size > shm_slot_bytes(comm->c_size))
         return NULL;
-    /* the segment won at every size measured up to 1 MiB, 2-16 ranks (docs/PERFORMANCE.md) */
-    if (!forced && bytes > shm_max())
+    /* the segment won at every size measured, 8 B - 4 MiB, 2-16 ranks (docs/PERFORMANCE.md) */
+    if (!forced && bytes > mf_coll_shm_max())
         return NULL;
     return mf_coll_shm_get(comm);
 }
