@@ -150,6 +150,12 @@ struct mf_coll_shm *mf_coll_shm_reduction(mf_comm *comm, MPI_Count count, const 
 int mf_coll_shm_barrier(struct mf_coll_shm *s, mf_comm *comm);
 int mf_coll_shm_bcast(struct mf_coll_shm *s, void *buf, MPI_Count count, mf_datatype *dt, int root,
                       mf_comm *comm);
+/* Alltoall of uniform blocks (not MPI_IN_PLACE), in pieces of mf_coll_shm_alltoall_piece
+ * bytes per block and step (0: the segment's slots are too small for n pieces). */
+int mf_coll_shm_alltoall(struct mf_coll_shm *s, const void *sbuf, MPI_Count scount,
+                         mf_datatype *sdt, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
+                         mf_comm *comm);
+size_t mf_coll_shm_alltoall_piece(const struct mf_coll_shm *s, int n);
 /* root >= 0: reduce to root; root < 0: allreduce. */
 int mf_coll_shm_reduce(struct mf_coll_shm *s, const void *sbuf, void *rbuf, MPI_Count count,
                        mf_datatype *dt, mf_op *op, int root, mf_comm *comm);

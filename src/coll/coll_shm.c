@@ -315,6 +315,23 @@ static char *shm_slot(const struct mf_coll_shm *s, int n, uint64_t step, int r)
 
 /* ---- operations --------------------------------------------------------------------------- */
 
+/* Bytes [off, off + len) of the data stream of count elements of dt at buf, to (pack) or from
+ * shared memory at mem: memcpy for contiguous types, the datatype engine for the others. */
+static void stream_move(const mf_datatype *dt, const void *buf, MPI_Count count, size_t off,
+                        char *mem, size_t len, bool pack)
+{
+    const struct mf_datatype_public *di = mf_coll_dt(dt);
+    char *at = (char *)(uintptr_t)buf + di->dt_true_lb + off;
+    if (di->dt_contig && pack)
+        memcpy(mem, at, len);
+    else if (di->dt_contig)
+        memcpy(at, mem, len);
+    else if (pack)
+        mf_datatype_pack(dt, buf, (size_t)count, off, mem, len);
+    else
+        mf_datatype_unpack(dt, (void *)(uintptr_t)buf, (size_t)count, off, mem, len);
+}
+
 int mf_coll_shm_barrier(struct mf_coll_shm *s, mf_comm *comm)
 {
     int n = comm->c_size, r = comm->c_rank;
@@ -329,9 +346,7 @@ int mf_coll_shm_bcast(struct mf_coll_shm *s, void *buf, MPI_Count count, mf_data
                       mf_comm *comm)
 {
     int n = comm->c_size, r = comm->c_rank, rc = MPI_SUCCESS;
-    const struct mf_datatype_public *di = mf_coll_dt(dt);
     size_t total = mf_coll_bytes(count, dt);
-    char *contig = di->dt_contig ? (char *)buf + di->dt_true_lb : NULL;
     for (size_t off = 0; off < total && !rc; off += s->slot) {
         size_t len = total - off < s->slot ? total - off : s->slot;
         uint64_t step;
@@ -339,22 +354,14 @@ int mf_coll_shm_bcast(struct mf_coll_shm *s, void *buf, MPI_Count count, mf_data
             rc = shm_step(s, n, &step);
             if (rc)
                 break;
-            char *slot = shm_slot(s, n, step, root);
-            if (contig)
-                memcpy(slot, contig + off, len);
-            else
-                mf_datatype_pack(dt, buf, (size_t)count, off, slot, len);
+            stream_move(dt, buf, count, off, shm_slot(s, n, step, root), len, true);
             shm_set(s, r, POSTED, step);
         } else {
             step = ++s->step; /* only the root writes; it does the buffer's wait */
             rc = shm_wait_range(s, POSTED, step, root, root + 1);
             if (rc)
                 break;
-            const char *slot = shm_slot(s, n, step, root);
-            if (contig)
-                memcpy(contig + off, slot, len);
-            else
-                mf_datatype_unpack(dt, buf, (size_t)count, off, slot, len);
+            stream_move(dt, buf, count, off, shm_slot(s, n, step, root), len, false);
         }
         shm_set(s, r, DONE, step);
     }
@@ -426,4 +433,39 @@ int mf_coll_shm_reduce(struct mf_coll_shm *s, const void *sbuf, void *rbuf, MPI_
         shm_set(s, r, DONE, step);
     }
     return rc;
+}
+
+/* Alltoall: in each step every rank puts, for every destination j, the next piece of its block
+ * for j at piece j of its slot, and takes piece r of every rank's slot as soon as that rank has
+ * posted (one copy in, one copy out; pieces of slot/n bytes). */
+int mf_coll_shm_alltoall(struct mf_coll_shm *s, const void *sbuf, MPI_Count scount,
+                         mf_datatype *sdt, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
+                         mf_comm *comm)
+{
+    int n = comm->c_size, r = comm->c_rank, rc = MPI_SUCCESS;
+    size_t blk = mf_coll_bytes(scount, sdt), piece = mf_coll_shm_alltoall_piece(s, n);
+    for (size_t off = 0; off < blk && !rc; off += piece) {
+        size_t len = blk - off < piece ? blk - off : piece;
+        uint64_t step;
+        if ((rc = shm_step(s, n, &step)))
+            break;
+        char *mine = shm_slot(s, n, step, r);
+        for (int j = 0; j < n; j++)
+            stream_move(sdt, mf_coll_at(sbuf, (MPI_Count)j * scount, sdt), scount, off,
+                        mine + (size_t)j * piece, len, true);
+        shm_set(s, r, POSTED, step);
+        for (int k = 0; k < n && !rc; k++) {
+            int i = (r + k) % n; /* each rank starts with a different source */
+            if (!(rc = shm_wait_range(s, POSTED, step, i, i + 1)))
+                stream_move(rdt, mf_coll_at(rbuf, (MPI_Count)i * rcount, rdt), rcount, off,
+                            shm_slot(s, n, step, i) + (size_t)r * piece, len, false);
+        }
+        shm_set(s, r, DONE, step);
+    }
+    return rc;
+}
+
+size_t mf_coll_shm_alltoall_piece(const struct mf_coll_shm *s, int n)
+{
+    return (s->slot / (size_t)n) & ~(size_t)63;
 }

@@ -3,12 +3,13 @@
  * forces (MANIFOLD_COLL_BARRIER/BCAST/REDUCE/ALLREDUCE; tests/coll/CMakeLists.txt runs it once
  * per algorithm at 1-8 ranks), across the step and chunk boundaries the settings put at small
  * sizes (MANIFOLD_COLL_SHM_SLOT, MANIFOLD_COLL_CHAIN_CHUNK), on MPI_COMM_WORLD and on split
- * communicators of odd sizes:
+ * communicators of odd sizes (with MANIFOLD_COLL_ALLTOALL too):
  *   - sums of ints, counts 0 .. 3000 (whole steps, one element more and less);
  *   - a non-commutative user op (decimal digit concatenation: any reordering of operands
  *     changes the number) on a contiguous derived type, every root;
  *   - MPI_IN_PLACE;
  *   - bcast of a strided vector type (gaps must stay untouched);
+ *   - alltoall of ints, sent from a strided type;
  *   - back-to-back operations with rotating roots, checked each time (a rank running ahead of
  *     a slow reader must not overwrite data still being read).
  * Expected values are computed locally.
@@ -169,6 +170,47 @@ static void test_bcast_vector(MPI_Comm comm, int count)
     MPI_Type_free(&vec);
 }
 
+/* alltoall: contiguous ints, and a strided send type (every other int) against contiguous ints */
+static void test_alltoall(MPI_Comm comm, int count)
+{
+    int rank, n;
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &n);
+    MPI_Datatype vec, blk;
+    MPI_Type_vector(count, 1, 2, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, (MPI_Aint)(2 * count * sizeof(int)), &blk);
+    MPI_Type_commit(&blk);
+    size_t total = (size_t)n * (size_t)count;
+    int *s = malloc((2 * total + 1) * sizeof *s), *r = malloc((total + 1) * sizeof *r);
+    for (int strided = 0; strided < 2; strided++) {
+        for (size_t i = 0; i < 2 * total + 1; i++)
+            s[i] = -5;
+        for (int j = 0; j < n; j++)
+            for (int i = 0; i < count; i++)
+                s[strided ? 2 * ((size_t)j * count + i) : (size_t)j * count + i] =
+                    rank * 100000 + j * 1000 + i;
+        for (size_t i = 0; i < total + 1; i++)
+            r[i] = -1;
+        if (strided)
+            MF_CHECK_MPI(MPI_Alltoall(s, 1, blk, r, count, MPI_INT, comm));
+        else
+            MF_CHECK_MPI(MPI_Alltoall(s, count, MPI_INT, r, count, MPI_INT, comm));
+        for (int p = 0; p < n; p++)
+            for (int i = 0; i < count; i++)
+                if (r[(size_t)p * count + i] != p * 100000 + rank * 1000 + i) {
+                    MF_CHECK(0, "alltoall n=%d strided=%d count=%d: from %d [%d]=%d", n, strided,
+                             count, p, i, r[(size_t)p * count + i]);
+                    p = n;
+                    break;
+                }
+        MF_CHECK(r[total] == -1, "alltoall count=%d wrote past the end", count);
+    }
+    free(s);
+    free(r);
+    MPI_Type_free(&blk);
+    MPI_Type_free(&vec);
+}
+
 /* many operations in a row, roots rotating, each result checked before the next */
 static void test_stream(MPI_Comm comm)
 {
@@ -204,6 +246,8 @@ static void run_all(MPI_Comm comm)
     test_noncommutative(comm, 300);
     test_bcast_vector(comm, 1);
     test_bcast_vector(comm, 1000);
+    for (int k = 1; k < NCOUNTS; k += 3)
+        test_alltoall(comm, counts[k]);
     test_stream(comm);
 }
 
