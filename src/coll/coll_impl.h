@@ -156,6 +156,13 @@ int mf_coll_shm_alltoall(struct mf_coll_shm *s, const void *sbuf, MPI_Count scou
                          mf_datatype *sdt, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
                          mf_comm *comm);
 size_t mf_coll_shm_alltoall_piece(const struct mf_coll_shm *s, int n);
+int mf_coll_shm_allgather(struct mf_coll_shm *s, const void *sbuf, MPI_Count scount,
+                          mf_datatype *sdt, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
+                          mf_comm *comm);
+/* displs: element offsets of the ranks' blocks, displs[n] the total. Type as for reductions. */
+int mf_coll_shm_reduce_scatter(struct mf_coll_shm *s, const void *sbuf, void *rbuf,
+                               const MPI_Count *rcounts, const MPI_Aint *displs, mf_datatype *dt,
+                               mf_op *op, mf_comm *comm);
 /* root >= 0: reduce to root; root < 0: allreduce. */
 int mf_coll_shm_reduce(struct mf_coll_shm *s, const void *sbuf, void *rbuf, MPI_Count count,
                        mf_datatype *dt, mf_op *op, int root, mf_comm *comm);

@@ -469,3 +469,73 @@ size_t mf_coll_shm_alltoall_piece(const struct mf_coll_shm *s, int n)
 {
     return (s->slot / (size_t)n) & ~(size_t)63;
 }
+
+/* Allgather: in each step every rank puts the next piece (a slot) of its block in its slot and
+ * copies every rank's piece out as soon as that rank has posted. */
+int mf_coll_shm_allgather(struct mf_coll_shm *s, const void *sbuf, MPI_Count scount,
+                          mf_datatype *sdt, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
+                          mf_comm *comm)
+{
+    int n = comm->c_size, r = comm->c_rank, rc = MPI_SUCCESS;
+    size_t blk = mf_coll_bytes(rcount, rdt);
+    if (sbuf == MPI_IN_PLACE) { /* our block is already in place: send it from there */
+        sbuf = mf_coll_at(rbuf, (MPI_Count)r * rcount, rdt);
+        scount = rcount;
+        sdt = rdt;
+    }
+    for (size_t off = 0; off < blk && !rc; off += s->slot) {
+        size_t len = blk - off < s->slot ? blk - off : s->slot;
+        uint64_t step;
+        if ((rc = shm_step(s, n, &step)))
+            break;
+        stream_move(sdt, sbuf, scount, off, shm_slot(s, n, step, r), len, true);
+        shm_set(s, r, POSTED, step);
+        for (int k = 1; k < n && !rc; k++) {
+            int i = (r + k) % n;
+            if (!(rc = shm_wait_range(s, POSTED, step, i, i + 1)))
+                stream_move(rdt, mf_coll_at(rbuf, (MPI_Count)i * rcount, rdt), rcount, off,
+                            shm_slot(s, n, step, i), len, false);
+        }
+        shm_set(s, r, DONE, step);
+    }
+    return rc;
+}
+
+/* Reduce_scatter: in each step every rank puts the next chunk of its whole vector in its slot;
+ * once all have, each folds, right to left, the part of the chunk that falls in its own block
+ * straight into its result (one wait per step; the fold keeps rank order). The caller checked
+ * the type with mf_coll_shm_reduction. With MPI_IN_PLACE a result element never lands before
+ * the input element it overwrites has been copied in (it lies at or after it). */
+int mf_coll_shm_reduce_scatter(struct mf_coll_shm *s, const void *sbuf, void *rbuf,
+                               const MPI_Count *rcounts, const MPI_Aint *displs, mf_datatype *dt,
+                               mf_op *op, mf_comm *comm)
+{
+    int n = comm->c_size, r = comm->c_rank, rc = MPI_SUCCESS;
+    const struct mf_datatype_public *di = mf_coll_dt(dt);
+    size_t esz = di->dt_size;
+    MPI_Count per = (MPI_Count)(s->slot / esz), total = displs[n];
+    MPI_Count lo = displs[r], hi = displs[r] + rcounts[r]; /* our block in the vector */
+    const char *in = (const char *)(sbuf == MPI_IN_PLACE ? rbuf : sbuf) + di->dt_true_lb;
+    char *out = (char *)rbuf + di->dt_true_lb;
+    for (MPI_Count e0 = 0; e0 < total && !rc; e0 += per) {
+        MPI_Count cnt = total - e0 < per ? total - e0 : per;
+        uint64_t step;
+        if ((rc = shm_step(s, n, &step)))
+            break;
+        memcpy(shm_slot(s, n, step, r), in + (size_t)e0 * esz, (size_t)cnt * esz);
+        shm_set(s, r, POSTED, step);
+        if ((rc = shm_wait_all(s, n, POSTED, step)))
+            break;
+        MPI_Count a = lo > e0 ? lo : e0, b = hi < e0 + cnt ? hi : e0 + cnt;
+        if (a < b) {
+            char *acc = out + (size_t)(a - lo) * esz;
+            size_t at = (size_t)(a - e0) * esz;
+            memcpy(acc, shm_slot(s, n, step, n - 1) + at, (size_t)(b - a) * esz);
+            for (int i = n - 2; i >= 0 && !rc; i--)
+                rc = mf_op_apply(op, shm_slot(s, n, step, i) + at - di->dt_true_lb,
+                                 acc - di->dt_true_lb, b - a, dt);
+        }
+        shm_set(s, r, DONE, step);
+    }
+    return rc;
+}

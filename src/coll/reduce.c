@@ -138,7 +138,7 @@ static int reduce_scatter_ring(const void *input, void *rbuf, const MPI_Count *r
     return rc;
 }
 
-static const char *const reduce_scatter_algos[] = {"reduce_scatterv", "ring"};
+static const char *const reduce_scatter_algos[] = {"reduce_scatterv", "ring", "shm"};
 
 int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, mf_datatype *dt,
                            mf_op *op, mf_comm *comm)
@@ -158,8 +158,14 @@ int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcount
         if (sbuf != MPI_IN_PLACE)
             rc = mf_coll_copy(sbuf, total, dt, rbuf, total, dt);
     } else {
-        int algo = mf_coll_forced("MANIFOLD_COLL_REDUCE_SCATTER", reduce_scatter_algos, 2);
-        if (!algo)
+        int algo = mf_coll_forced("MANIFOLD_COLL_REDUCE_SCATTER", reduce_scatter_algos, 3);
+        struct mf_coll_shm *s;
+        if ((!algo || algo == 3) && (s = mf_coll_shm_reduction(comm, total, dt, algo == 3))) {
+            rc = mf_coll_shm_reduce_scatter(s, sbuf, rbuf, rcounts, displs, dt, op, comm);
+            free(displs);
+            return rc;
+        }
+        if (!algo || algo == 3)
             algo = mf_coll_bytes(total, dt) >= mf_coll_long_msg() ? 2 : 1;
         if (algo == 2 && op->op_commute)
             rc = reduce_scatter_ring(input, rbuf, rcounts, displs, total, dt, op, comm);
