@@ -69,8 +69,8 @@ int mf_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount,
                                  mf_op *op, mf_comm *comm);
 int mf_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                  mf_comm *comm);
-/* Releases what the collective layer keeps for comm (comm.h: c_coll); mf_comm_release and
- * the builtin communicators' finalization call it. Local, never communicates. */
+/* Releases what the collective layer keeps for comm (comm.h: c_coll; the layer installs it as
+ * c_coll_free, which releasing the communicator calls). Local, never communicates. */
 void mf_coll_comm_free(mf_comm *comm);
 
 /* Maps one zero-filled shared segment of `len` bytes at the same contents for every rank of

@@ -212,6 +212,7 @@ static struct mf_coll_shm *coll_state(mf_comm *comm, enum coll_kind kind)
         comm->c_coll = s ? s : &shm_never;
         if (!s)
             return NULL;
+        comm->c_coll_free = mf_coll_comm_free;
         s->multi_host = k == KIND_HIER;
     }
     if (s->multi_host != (kind == KIND_HIER))

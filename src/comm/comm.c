@@ -14,7 +14,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "coll/coll.h"
 #include "comm/attr.h"
 #include "comm/comm_internal.h"
 #include "comm/info.h"
@@ -83,7 +82,8 @@ void mf_comm_release(mf_comm *c)
     mf_errhandler_release(c->c_errhandler);
     mf_topo_free(c->c_topo);
     mf_info_release(c->c_info);
-    mf_coll_comm_free(c);
+    if (c->c_coll_free)
+        c->c_coll_free(c);
     mf_handle_free(&mf_comm_table, c->c_handle);
     free(c);
 }
@@ -139,7 +139,8 @@ void mf_comm_finalize_builtin(void)
         mf_group_release(builtin[i]->c_group);
         mf_errhandler_release(builtin[i]->c_errhandler);
         mf_info_release(builtin[i]->c_info);
-        mf_coll_comm_free(builtin[i]);
+        if (builtin[i]->c_coll_free)
+            builtin[i]->c_coll_free(builtin[i]);
         builtin[i]->c_group = NULL;
         builtin[i]->c_refs = 0;
     }
