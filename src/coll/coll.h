@@ -17,8 +17,9 @@
  *   - all traffic uses comm's collective context (MF_CTX_COLL), so it never matches user
  *     messages; returns MPI_SUCCESS or the error code of the first failed step.
  *
- * Algorithms are chosen by message size and communicator size; MANIFOLD_COLL_<NAME> forces one
- * (see config_vars.def and coll_select.c).
+ * Algorithms are chosen by message size, communicator size and placement (a shared segment when
+ * all ranks share a host: coll_shm.c; host-leader phases when they span hosts: coll_hier.c);
+ * MANIFOLD_COLL_<NAME> forces one (config_vars.def; docs/PERFORMANCE.md lists them).
  */
 #ifndef MF_COLL_COLL_H
 #define MF_COLL_COLL_H

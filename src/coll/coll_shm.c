@@ -1,7 +1,9 @@
 /*
- * coll_shm.c — barrier, bcast, reduce and allreduce through one shared segment per
- * communicator, for communicators whose ranks all live on this host and reach each other over
- * the shm fabric (with MANIFOLD_SHM=0 they take the point-to-point algorithms, as across hosts).
+ * coll_shm.c — barrier, bcast, reduce, allreduce, reduce_scatter, allgather and alltoall
+ * through one shared segment per communicator, for communicators whose ranks all live on this
+ * host and reach each other over the shm fabric (with MANIFOLD_SHM=0 they take the
+ * point-to-point algorithms, as across hosts). Also the per-communicator state both this and
+ * the host-leader scheme (coll_hier.c) hang on comm->c_coll, and when each is made.
  *
  * Segment (host_segment.c maps it at the communicator's second eligible collective, so that a
  * communicator used once never costs a mapping): n per-rank flag blocks, then SHM_BUFFERS (B)
@@ -18,8 +20,8 @@
  * Reduction in place, by all ranks: every rank copies its chunk into its slot. A short chunk
  * (SHM_FOLD_WHOLE) is then folded whole by each rank that wants the result, into its own
  * buffer: one wait per step, which on an oversubscribed host is one round of context switches
- * instead of two. A longer chunk is cut into n parts and rank p folds part p from left to right, slot[i] = slot[i-1] op slot[i] for
- * i = 1..n-1, so the result (x0 op x1 op ... op x(n-1), in rank order, right for
+ * instead of two. A longer chunk is cut into n parts and rank p folds part p from left to
+ * right, slot[i] = slot[i-1] op slot[i] for i = 1..n-1, so the result (x0 op x1 op ... op x(n-1), in rank order, right for
  * non-commutative ops too) ends in slot[n-1], which the readers copy out. Only types whose
  * packed form is their memory layout (contiguous, extent = size) take this path.
  *
