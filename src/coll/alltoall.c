@@ -263,7 +263,8 @@ int mf_coll_alltoall(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void 
         /* Bruck trades bytes for fewer start-ups, but its log2(n) steps depend on each other;
          * on an oversubscribed host each is a context switch, while the linear scheme lets a
          * rank post everything and give the core away once. */
-        bool bruck = blk * (size_t)n <= mf_coll_short_msg() && n > 2 && !mf_coll_oversubscribed();
+        bool bruck =
+            blk * (size_t)n <= mf_coll_short_msg() && n > 2 && !mf_coll_oversubscribed(comm);
         algo = bruck ? 1 : blk < mf_coll_long_msg() ? 3 : 2;
     }
     if (algo == 1)

@@ -199,10 +199,10 @@ int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, m
         /* Scatter + allgather takes log2(n) + n - 1 dependent steps against the tree's log2(n):
          * it pays off once the bytes dominate. On an oversubscribed host every dependent step
          * is a context switch or more, so the tree stays ahead up to 8x further. */
-        size_t limit = mf_coll_long_msg() * (mf_coll_oversubscribed() ? 8 : 1);
+        size_t limit = mf_coll_long_msg() * (mf_coll_oversubscribed(comm) ? 8 : 1);
         /* the chain's n-1 dependent hops are context switches when oversubscribed (4 MiB, 8
          * ranks on 2 cores: 4.8 ms against 1.4 ms for scatter + allgather) */
-        bool chain = bytes >= mf_coll_chain_min() && !mf_coll_oversubscribed();
+        bool chain = bytes >= mf_coll_chain_min() && !mf_coll_oversubscribed(comm);
         algo = (bytes < limit || comm->c_size < 3) ? 1 : chain ? 3 : 2;
     }
     if (algo == 1)

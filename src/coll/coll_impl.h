@@ -118,8 +118,9 @@ static inline int mf_coll_tree_first_child_mask(int vr)
 
 /* Whether more processes run on this host than it has cores (core/state.h): then every wait
  * costs context switches, and algorithms with fewer dependent steps win over those that move
- * fewer bytes. */
-bool mf_coll_oversubscribed(void);
+ * fewer bytes. False for a communicator spanning hosts (coll_shm.c): its ranks must choose
+ * alike, and other hosts may not be oversubscribed. */
+bool mf_coll_oversubscribed(mf_comm *comm);
 
 /* Algorithm choice from an override variable: 0 = automatic, i = names[i-1] forced. An unknown
  * name is reported once and means automatic. The environment is read once per variable (these

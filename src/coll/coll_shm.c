@@ -67,6 +67,8 @@ struct mf_coll_shm {
 
 /* The communicators that can never use a segment share this one (no allocation for them). */
 static struct mf_coll_shm shm_never = {.state = SHM_NEVER};
+/* The same for those whose ranks span hosts (or an intercommunicator's two groups). */
+static struct mf_coll_shm shm_never_multi = {.state = SHM_NEVER, .multi_host = true};
 
 /* The mapping is made at this eligible collective (1 = the first). */
 #define SHM_CREATE_AT 2
@@ -82,7 +84,7 @@ void mf_coll_comm_free(mf_comm *comm)
 {
     struct mf_coll_shm *s = comm->c_coll;
     comm->c_coll = NULL;
-    if (!s || s == &shm_never)
+    if (!s || s == &shm_never || s == &shm_never_multi)
         return;
     if (s->seg)
         munmap(s->seg, s->seg_len);
@@ -130,10 +132,11 @@ enum coll_kind { KIND_NONE, KIND_SEGMENT, KIND_HIER };
 
 /* What comm may ever use: a segment (an intracommunicator of several ranks, all on this host,
  * every other rank reached over shm), the host-leader scheme (ranks on several hosts, at least
- * one host with two of them), or neither. */
-static enum coll_kind coll_kind_of(const mf_comm *comm)
+ * one host with two of them), or neither; *multi: whether its ranks span hosts. */
+static enum coll_kind coll_kind_of(const mf_comm *comm, bool *multi)
 {
     int n = comm->c_size;
+    *multi = comm->c_is_inter;
     if (comm->c_is_inter || n < 2 || !mf_g.node_of)
         return KIND_NONE;
     bool one_host = true, over_shm = true;
@@ -145,6 +148,7 @@ static enum coll_kind coll_kind_of(const mf_comm *comm)
     }
     if (one_host)
         return over_shm && mf_config_bool("MANIFOLD_COLL_SHM") ? KIND_SEGMENT : KIND_NONE;
+    *multi = true;
     if (n < 3 || !mf_config_bool("MANIFOLD_COLL_HIER"))
         return KIND_NONE;
     /* one rank per host: the leaders would be everyone */
@@ -204,19 +208,34 @@ static void hier_create(mf_comm *comm, struct mf_coll_shm *s)
     s->state = SHM_READY;
 }
 
+/* comm's state, made on first use (possibly one of the shared "never" ones). */
+static struct mf_coll_shm *coll_info(mf_comm *comm)
+{
+    struct mf_coll_shm *s = comm->c_coll;
+    if (s)
+        return s;
+    bool multi;
+    enum coll_kind k = coll_kind_of(comm, &multi);
+    s = k != KIND_NONE ? calloc(1, sizeof *s) : NULL;
+    if (s) {
+        s->multi_host = multi;
+        comm->c_coll_free = mf_coll_comm_free;
+    }
+    comm->c_coll = s ? s : multi ? &shm_never_multi : &shm_never;
+    return comm->c_coll;
+}
+
+bool mf_coll_oversubscribed(mf_comm *comm)
+{
+    /* A host's own property: ranks on other hosts may see theirs differently, and algorithm
+     * choices must agree across the communicator, so it counts only within one host. */
+    return mf_g.oversubscribed && !coll_info(comm)->multi_host;
+}
+
 /* comm's state if it is of `kind` and ready, making it at the SHM_CREATE_AT-th call. */
 static struct mf_coll_shm *coll_state(mf_comm *comm, enum coll_kind kind)
 {
-    struct mf_coll_shm *s = comm->c_coll;
-    if (!s) {
-        enum coll_kind k = coll_kind_of(comm);
-        s = k != KIND_NONE ? calloc(1, sizeof *s) : NULL;
-        comm->c_coll = s ? s : &shm_never;
-        if (!s)
-            return NULL;
-        comm->c_coll_free = mf_coll_comm_free;
-        s->multi_host = k == KIND_HIER;
-    }
+    struct mf_coll_shm *s = coll_info(comm);
     if (s->multi_host != (kind == KIND_HIER))
         return NULL;
     if (s->state == SHM_READY)

@@ -200,8 +200,3 @@ size_t mf_coll_chain_chunk(void)
     size_t c = mf_coll_size_setting(&v, "MANIFOLD_COLL_CHAIN_CHUNK");
     return c ? c : 1;
 }
-
-bool mf_coll_oversubscribed(void)
-{
-    return mf_g.oversubscribed;
-}

@@ -16,7 +16,8 @@
  *
  * COLL_ALGO_HOSTS=k pretends the ranks live on k hosts (MANIFOLD_HOSTNAME set before MPI_Init
  * from the local rank: round-robin, or in blocks with COLL_ALGO_BLOCK=1), so that the
- * host-leader algorithms run on one machine: shm inside a pretend host, tcp between them.
+ * host-leader algorithms run on one machine: shm inside a pretend host, tcp between them; only
+ * the first pretend host is oversubscribed (MANIFOLD_OVERSUBSCRIBED), as hosts may differ.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -258,9 +259,12 @@ static void pretend_hosts(void)
     if (!k || !lr || !ls || atoi(k) < 1)
         return;
     int hosts = atoi(k), r = atoi(lr), n = atoi(ls), per = (n + hosts - 1) / hosts;
+    int host = block && *block == '1' ? r / per : r % hosts;
     char name[32];
-    snprintf(name, sizeof name, "coll-host-%d", block && *block == '1' ? r / per : r % hosts);
+    snprintf(name, sizeof name, "coll-host-%d", host);
     setenv("MANIFOLD_HOSTNAME", name, 1);
+    /* hosts differ: only the first counts as oversubscribed (algorithm choices must agree) */
+    setenv("MANIFOLD_OVERSUBSCRIBED", host == 0 ? "1" : "0", 1);
 }
 
 int main(int argc, char **argv)
