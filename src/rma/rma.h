@@ -30,9 +30,14 @@
  * (struct mf_rma_slot). The application loads and stores through it (shared flavor); an origin
  * applies its operations to a same-host target itself, with the same code the target of the
  * emulation runs (so with the same semantics), complete when the call returns; targets on
- * other hosts get active messages. Every operation on a mapped part, direct or served for a
- * remote origin, takes the target's spin lock in its slot: one atomicity domain per target,
- * whichever back end carried the operation. Passive-target locks are a reader/writer word in
+ * other hosts get active messages. Every accumulating operation on a mapped part (accumulate,
+ * get_accumulate, fetch-and-op, compare-and-swap), direct or served for a remote origin, takes
+ * the target's spin lock in its slot: one atomicity domain per target, whichever back end
+ * carried the operation. A same-host put or get whose target datatype is one block is a single
+ * memcpy without that lock (a put or get that overlaps another origin's access is erroneous in
+ * MPI, so there is nothing to order), and an accumulate of such a block reduces the origin's
+ * data into the window in place; the flush after direct operations is one memory fence, and
+ * needs no engine pass. Passive-target locks are a reader/writer word in
  * the slot, which the target's lock manager also takes for remote origins, so a same-host
  * lock/put/unlock needs nothing from the target.
  *
@@ -50,6 +55,7 @@
 
 #include "comm/comm.h"
 #include "core/errhandler.h"
+#include "core/handle.h"
 #include "datatype/datatype.h"
 #include "p2p/p2p.h"
 
@@ -120,6 +126,8 @@ typedef struct mf_win {
     int *w_pending;          /* per target: count of those */
     unsigned w_seq;          /* reply tags */
     int w_epoch;             /* enum mf_rma_epoch bits */
+    bool w_direct_dirty;     /* direct operations since the last flush (it fences once) */
+    unsigned w_idle_flushes; /* flushes that found nothing in flight */
     int *w_locked;           /* per target: lock type held (0 none) */
     int w_nlocked;
     int *w_start_ranks, w_nstart; /* access group of MPI_Win_start (ranks of w_comm) */
@@ -129,8 +137,15 @@ typedef struct mf_win {
     struct mf_win *w_next; /* all windows, for the progress hook */
 } mf_win;
 
-/* The window behind a user handle, or NULL. */
-mf_win *mf_win_get(MPI_Win handle);
+/* The window behind a user handle, or NULL: inline, every one-sided call starts with it. */
+extern mf_handle_table mf_win_table;
+static inline mf_win *mf_win_get(MPI_Win handle)
+{
+    if (MF_HANDLE_KIND(handle) != MF_HANDLE_USER || MF_HANDLE_CLASS(handle) != MF_CLASS_WIN ||
+        MF_HANDLE_INDEX(handle) >= mf_win_table.ht_size)
+        return NULL;
+    return mf_win_table.ht_slots[MF_HANDLE_INDEX(handle)];
+}
 
 /* Window creation (collective over comm). base/size/disp_unit as in MPI; flavor chooses
  * the memory: CREATE uses base, ALLOCATE and SHARED allocate (the address is returned in

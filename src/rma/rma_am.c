@@ -582,6 +582,16 @@ static int rma_layout(mf_datatype *dt, MPI_Count count, int64_t **segs, int *nse
 
 /* ---- direct back end ------------------------------------------------------------------- */
 
+/* A user request complete already (direct operations are complete when they return). */
+static int rma_request_done(mf_win *w, mf_request **req)
+{
+    if (!(*req = mf_request_new(MF_REQ_COLL, w->w_comm)))
+        return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
+    mf_request_hold(*req);
+    mf_request_end(*req, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
 /* Waits for a word in the shared slots to change, serving this rank's own duties meanwhile
  * and letting other threads of this process into the library (one of them may hold the lock
  * this thread waits for). */
@@ -611,13 +621,8 @@ static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, int6
         mf_datatype_unpack(a->result_dt, a->result, (size_t)a->result_count, 0, fetched, bytes);
     free(fetched);
     free(payload);
-    if (!rc && req) {
-        if (!(*req = mf_request_new(MF_REQ_COLL, w->w_comm)))
-            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
-        mf_request_hold(*req);
-        mf_request_end(*req, MPI_SUCCESS);
-    }
-    return rc;
+    w->w_direct_dirty = true;
+    return !rc && req ? rma_request_done(w, req) : rc;
 }
 
 int mf_rma_direct_lock(mf_win *w, int rank, int type)
@@ -632,6 +637,108 @@ void mf_rma_direct_unlock(mf_win *w, int rank)
     rma_lock_release(&w->w_slots[w->w_slot_of[rank]].s_rw);
 }
 
+/* ---- direct back end, one block ------------------------------------------------------- */
+
+/* Copies `bytes` of the stream of count elements of dt at buf into `out` (pack) or out of `in`
+ * (unpack): a memcpy for contiguous types, which is what the latency of put and get is made of. */
+static void rma_pack(mf_datatype *dt, const void *buf, MPI_Count count, void *out, size_t bytes)
+{
+    const struct mf_datatype_public *di = mf_datatype_info(dt);
+    if (di->dt_contig)
+        memcpy(out, (const char *)buf + di->dt_true_lb, bytes);
+    else
+        mf_datatype_pack(dt, buf, (size_t)count, 0, out, bytes);
+}
+
+static void rma_unpack(mf_datatype *dt, void *buf, MPI_Count count, const void *in, size_t bytes)
+{
+    const struct mf_datatype_public *di = mf_datatype_info(dt);
+    if (di->dt_contig)
+        memcpy((char *)buf + di->dt_true_lb, in, bytes);
+    else
+        mf_datatype_unpack(dt, buf, (size_t)count, 0, in, bytes);
+}
+
+/* The accumulating kinds on one block `tgt` of `bytes` in the mapping, under the target's
+ * accumulate lock: the origin's stream is reduced into the window in place, as an array of
+ * the basic type (whose size is its extent: the caller checked), with the op's own loops. */
+static int rma_direct_atomic(mf_win *w, const mf_rma_args *a, char *tgt, size_t bytes)
+{
+    bool reads = a->kind == MF_RMA_CAS || !(a->op && a->op->op_handle == MPI_NO_OP);
+    const char *in = NULL;
+    char *tmp = NULL, old[64];
+    if (reads && a->origin_dt && !mf_datatype_info(a->origin_dt)->dt_contig) {
+        if (!(tmp = malloc(bytes)))
+            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes of origin data", bytes);
+        mf_datatype_pack(a->origin_dt, a->origin, (size_t)a->origin_count, 0, tmp, bytes);
+        in = tmp;
+    } else if (reads) {
+        in = (const char *)a->origin + mf_datatype_info(a->origin_dt)->dt_true_lb;
+    }
+    mf_datatype *basic = mf_datatype_get(mf_datatype_basic_type(a->target_dt));
+    struct mf_rma_slot *slot = &w->w_slots[w->w_slot_of[a->target]];
+    int rc = MPI_SUCCESS;
+    while (__atomic_exchange_n(&slot->s_acc, 1, __ATOMIC_ACQUIRE))
+        rma_direct_pause();
+    if (a->kind == MF_RMA_CAS) {
+        /* one predefined element (at most 32 bytes); compare may alias result */
+        memcpy(old, tgt, bytes);
+        if (memcmp(old, (const char *)a->compare + mf_datatype_info(a->origin_dt)->dt_true_lb,
+                   bytes) == 0)
+            memcpy(tgt, in, bytes);
+        rma_unpack(a->result_dt, a->result, a->result_count, old, bytes);
+    } else {
+        if (a->kind == MF_RMA_GACC)
+            rma_unpack(a->result_dt, a->result, a->result_count, tgt, bytes);
+        if (reads && a->op->op_handle == MPI_REPLACE)
+            memcpy(tgt, in, bytes);
+        else if (reads)
+            rc = mf_op_apply(a->op, in, tgt, (MPI_Count)(bytes / mf_datatype_info(basic)->dt_size),
+                             basic);
+    }
+    __atomic_store_n(&slot->s_acc, 0, __ATOMIC_RELEASE);
+    free(tmp);
+    return rc;
+}
+
+/* Whether an operation on a same-host target takes the one-block path: the target datatype is
+ * one block, and for the accumulating kinds its basic type has no gaps (pair types with
+ * padding go through the general path) and fits the compare-and-swap buffer. */
+static bool rma_direct_block_ok(const mf_rma_args *a, const struct mf_datatype_public *ti)
+{
+    if (!ti->dt_contig)
+        return false;
+    if (a->kind == MF_RMA_PUT || a->kind == MF_RMA_GET)
+        return true;
+    mf_datatype *basic = mf_datatype_get(mf_datatype_basic_type(a->target_dt));
+    if (!basic)
+        return false;
+    const struct mf_datatype_public *bi = mf_datatype_info(basic);
+    return bi->dt_size && (MPI_Aint)bi->dt_size == bi->dt_extent && bi->dt_size <= 64;
+}
+
+/* An operation on a same-host target whose datatype is one block: put and get are one copy
+ * between the user buffer and the mapping, without the accumulate lock (a put or get that
+ * conflicts with another origin's access to the same bytes is erroneous in MPI: nothing to
+ * order); the accumulating kinds reduce in place under it. Complete on return. */
+static int rma_direct_block(mf_win *w, const mf_rma_args *a, const struct mf_datatype_public *ti,
+                            size_t bytes, mf_request **req)
+{
+    char *tgt = w->w_seg + w->w_seg_off[a->target] + a->target_disp * w->w_units[a->target] +
+                ti->dt_true_lb;
+    int rc = MPI_SUCCESS;
+    if (a->kind == MF_RMA_PUT)
+        rma_pack(a->origin_dt, a->origin, a->origin_count, tgt, bytes);
+    else if (a->kind == MF_RMA_GET)
+        rma_unpack(a->result_dt, a->result, a->result_count, tgt, bytes);
+    else
+        rc = rma_direct_atomic(w, a, tgt, bytes);
+    w->w_direct_dirty = true;
+    if (!rc && req)
+        rc = rma_request_done(w, req);
+    return rc;
+}
+
 int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
 {
     const struct mf_datatype_public *ti = mf_datatype_info(a->target_dt);
@@ -640,7 +747,7 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
         a->origin_dt ? (size_t)a->origin_count * mf_datatype_info(a->origin_dt)->dt_size : 0;
     size_t rbytes =
         a->result_dt ? (size_t)a->result_count * mf_datatype_info(a->result_dt)->dt_size : 0;
-    bool sends = a->kind != MF_RMA_GET && !(a->op && a->op->op_index == 14 /* MPI_NO_OP */);
+    bool sends = a->kind != MF_RMA_GET && !(a->op && a->op->op_handle == MPI_NO_OP);
     bool fetches = a->kind == MF_RMA_GET || a->kind == MF_RMA_GACC || a->kind == MF_RMA_CAS;
     if (sends && obytes != tbytes)
         return mf_error(MPI_ERR_TYPE,
@@ -651,12 +758,18 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
                         "%s: result buffer (%zu bytes) and target data (%zu bytes) differ in size",
                         fn, rbytes, tbytes);
     if (w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-        MPI_Aint off = a->target_disp * w->w_units[a->target];
-        if (a->target_disp < 0 ||
-            (tbytes && (off + ti->dt_true_lb < 0 ||
-                        off + ti->dt_true_lb + (MPI_Aint)(a->target_count - 1) * ti->dt_extent +
-                                ti->dt_true_extent >
-                            w->w_sizes[a->target])))
+        /* first and one past the last byte touched, every step checked for overflow (a huge
+         * displacement must not wrap around into the window) */
+        MPI_Aint lo, span, hi;
+        bool bad = a->target_disp < 0 ||
+                   __builtin_mul_overflow(a->target_disp, w->w_units[a->target], &lo) ||
+                   __builtin_add_overflow(lo, ti->dt_true_lb, &lo);
+        if (!bad && tbytes)
+            bad = lo < 0 ||
+                  __builtin_mul_overflow((MPI_Aint)(a->target_count - 1), ti->dt_extent, &span) ||
+                  __builtin_add_overflow(lo, span, &hi) ||
+                  __builtin_add_overflow(hi, ti->dt_true_extent, &hi) || hi > w->w_sizes[a->target];
+        if (bad)
             return mf_error(MPI_ERR_RMA_RANGE,
                             "%s: target_disp=%ld with %lld elements lies outside rank %d's "
                             "window of %ld bytes",
@@ -665,6 +778,8 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
     }
     if (!tbytes && !req)
         return MPI_SUCCESS;
+    if (mf_rma_direct_to(w, a->target) && rma_direct_block_ok(a, ti))
+        return rma_direct_block(w, a, ti, tbytes, req);
     int64_t *segs = NULL;
     int nseg = 0;
     int rc = rma_layout(a->target_dt, a->target_count, &segs, &nseg);
@@ -681,7 +796,7 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
                                   : (int64_t)(a->target_disp * w->w_units[a->target])};
     if (a->op)
         h.h_type = (int32_t)mf_datatype_basic_type(a->target_dt);
-    if (a->kind == MF_RMA_ACC && a->op && a->op->op_index == 14)
+    if (a->kind == MF_RMA_ACC && a->op && a->op->op_handle == MPI_NO_OP)
         h.h_nseg = nseg = 0, seglen = 0; /* accumulate with MPI_NO_OP changes nothing */
     char *payload = malloc(seglen + data + 1);
     if (!payload) {
@@ -728,8 +843,21 @@ static bool rma_flushed(void *arg)
 
 int mf_rma_flush(mf_win *w, int target)
 {
+    if (w->w_direct_dirty) {
+        /* direct operations: visible before what follows (once per batch of them) */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        w->w_direct_dirty = false;
+    }
+    /* nothing in flight to that target (direct targets never have anything): no engine pass,
+     * but one in 64 such flushes still makes one, so that a rank looping over direct epochs
+     * (lock, get of a flag in its own part, unlock) serves the remote origins that would set
+     * that flag */
+    if (target >= 0 ? w->w_pending[target] == 0 : w->w_ops == NULL) {
+        if ((++w->w_idle_flushes & 63) == 0)
+            mf_progress_poll();
+        return MPI_SUCCESS;
+    }
     struct rma_wait x = {w, target};
-    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct operations: visible before what follows */
     return mf_progress_wait(rma_flushed, &x);
 }
 
