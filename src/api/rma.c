@@ -3,7 +3,6 @@
  * argument checks and epoch checks here, the work in src/rma.
  */
 #include <stdlib.h>
-#include <string.h>
 
 #include "api/api.h"
 #include "api/rma_api.h"
@@ -142,9 +141,9 @@ static bool rma_fast(bool put, void *buf, MPI_Count on, MPI_Datatype ot, int tar
     if (ok) {
         char *tgt = w->w_seg + w->w_seg_off[target] + off;
         if (put)
-            memcpy(tgt, (const char *)buf + oi->dt_true_lb, bytes);
+            mf_rma_copy(tgt, (const char *)buf + oi->dt_true_lb, bytes);
         else
-            memcpy((char *)buf + oi->dt_true_lb, tgt, bytes);
+            mf_rma_copy((char *)buf + oi->dt_true_lb, tgt, bytes);
         w->w_direct_dirty = true;
     }
     MF_API_EXIT();

@@ -52,6 +52,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "comm/comm.h"
 #include "core/errhandler.h"
@@ -213,6 +214,22 @@ int mf_rma_control(mf_win *w, enum mf_rma_kind kind, int target);
  * every operation from and to this rank and stops serving it (the ranks agree first). */
 int mf_rma_window_open(mf_win *w);
 int mf_rma_window_close(mf_win *w);
+
+/* memcpy for the direct back end's copies. glibc's x86 memcpy switches from `rep movsb` to a
+ * vector loop above a threshold that is the L2 size on AMD cores (1 MiB here), and that loop
+ * is 15% slower for data that stays in the caches: pieces of 256 KiB keep every copy up to a few
+ * MiB on the fast path; larger ones are left whole for glibc's non-temporal stores. */
+#define MF_RMA_COPY_PIECE ((size_t)256 * 1024)
+static inline void mf_rma_copy(void *dst, const void *src, size_t n)
+{
+    if (n <= MF_RMA_COPY_PIECE || n > 32 * MF_RMA_COPY_PIECE) {
+        memcpy(dst, src, n);
+        return;
+    }
+    for (size_t at = 0; at < n; at += MF_RMA_COPY_PIECE)
+        memcpy((char *)dst + at, (const char *)src + at,
+               n - at < MF_RMA_COPY_PIECE ? n - at : MF_RMA_COPY_PIECE);
+}
 
 /* This rank's own slot (its locks). */
 static inline struct mf_rma_slot *mf_rma_own_slot(mf_win *w)

@@ -645,7 +645,7 @@ static void rma_pack(mf_datatype *dt, const void *buf, MPI_Count count, void *ou
 {
     const struct mf_datatype_public *di = mf_datatype_info(dt);
     if (di->dt_contig)
-        memcpy(out, (const char *)buf + di->dt_true_lb, bytes);
+        mf_rma_copy(out, (const char *)buf + di->dt_true_lb, bytes);
     else
         mf_datatype_pack(dt, buf, (size_t)count, 0, out, bytes);
 }
@@ -654,7 +654,7 @@ static void rma_unpack(mf_datatype *dt, void *buf, MPI_Count count, const void *
 {
     const struct mf_datatype_public *di = mf_datatype_info(dt);
     if (di->dt_contig)
-        memcpy((char *)buf + di->dt_true_lb, in, bytes);
+        mf_rma_copy((char *)buf + di->dt_true_lb, in, bytes);
     else
         mf_datatype_unpack(dt, buf, (size_t)count, 0, in, bytes);
 }
