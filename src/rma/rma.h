@@ -59,6 +59,7 @@
 #include "core/handle.h"
 #include "datatype/datatype.h"
 #include "p2p/p2p.h"
+#include "rma/rma_wire.h"
 
 struct mf_info; /* comm/info.h (not included: its typedef clashes with core/log.h's mf_info) */
 struct mf_rma_op;
@@ -112,7 +113,7 @@ typedef struct mf_win {
 
     /* target side: the posted header receive and the operations waiting to be applied */
     mf_request *w_hdr_req;
-    unsigned char w_hdr_in[64];
+    _Alignas(8) unsigned char w_hdr_in[MF_RMA_MSG_MAX]; /* header and inline payload */
     struct mf_rma_tgt *w_tq_head, *w_tq_tail;
     bool w_closing;
     /* lock manager of this rank's window part: requests from remote origins waiting for the
@@ -161,20 +162,9 @@ int mf_win_shared_query(mf_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit
 /* Replaces the recognised hints with those in info (MPI_Win_set_info). */
 int mf_win_set_info(mf_win *w, const struct mf_info *info);
 
-/* Operations (rma_ops.c). kind selects the operation; op is NULL for put and get. For
+/* Operations (rma_am.c). kind selects the operation; op is NULL for put and get. For
  * compare-and-swap `compare` is the compare buffer. With `req`, a user request that completes
  * with the operation is returned in *req. */
-enum mf_rma_kind {
-    MF_RMA_PUT = 1,
-    MF_RMA_GET,
-    MF_RMA_ACC,
-    MF_RMA_GACC, /* get_accumulate and fetch_and_op */
-    MF_RMA_CAS,
-    MF_RMA_LOCK_SHARED,
-    MF_RMA_LOCK_EXCL,
-    MF_RMA_UNLOCK,
-    MF_RMA_CLOSE /* to self at MPI_Win_free: ends the header receive */
-};
 struct mf_op;
 typedef struct mf_rma_args {
     enum mf_rma_kind kind;
@@ -244,11 +234,5 @@ static inline bool mf_rma_direct_to(const mf_win *w, int rank)
 /* Passive-target lock and unlock of a same-host rank's part (type MPI_LOCK_*). */
 int mf_rma_direct_lock(mf_win *w, int rank, int type);
 void mf_rma_direct_unlock(mf_win *w, int rank);
-
-#define MF_RMA_TAG_HDR 1
-#define MF_RMA_TAG_DATA 2
-#define MF_RMA_TAG_POST 3
-#define MF_RMA_TAG_DONE 4
-#define MF_RMA_TAG_REPLY 16
 
 #endif
