@@ -121,23 +121,21 @@ static int rma_get(void *o, MPI_Count on, MPI_Datatype ot, int target, MPI_Aint 
 static bool rma_fast(bool put, void *buf, MPI_Count on, MPI_Datatype ot, int target, MPI_Aint disp,
                      MPI_Count tn, MPI_Datatype tt, MPI_Win win)
 {
-    mf_win *w;
-    mf_datatype *odt, *tdt;
-    if (!mf_g.initialized || !(w = mf_win_get(win)) || !(odt = mf_datatype_get(ot)) ||
-        !(tdt = mf_datatype_get(tt)))
-        return false;
-    const struct mf_datatype_public *oi = mf_datatype_info(odt), *ti = mf_datatype_info(tdt);
-    if (!oi->dt_committed || !ti->dt_committed || !oi->dt_contig || !ti->dt_contig || on <= 0 ||
-        tn <= 0 || disp < 0 || target < 0 || target >= w->w_comm->c_size)
-        return false;
-    MF_API_ENTER();
-    MPI_Aint size = w->w_sizes[target], off;
-    size_t bytes = (size_t)tn * ti->dt_size;
-    bool ok = mf_rma_direct_to(w, target) &&
-              (w->w_locked[target] || w->w_epoch & (MF_RMA_EPOCH_FENCE | MF_RMA_EPOCH_LOCKALL)) &&
-              tn <= size && disp <= size && bytes == (size_t)on * oi->dt_size && bytes &&
-              !__builtin_mul_overflow(disp, w->w_units[target], &off) &&
-              (off += ti->dt_true_lb) >= 0 && off <= size - (MPI_Aint)bytes;
+    MF_API_ENTER(); /* the handle tables and the window may change under other threads */
+    mf_win *w = mf_g.initialized ? mf_win_get(win) : NULL;
+    mf_datatype *odt = mf_datatype_get(ot), *tdt = mf_datatype_get(tt);
+    bool ok = w && odt && tdt && target >= 0 && target < w->w_comm->c_size && on > 0 && tn > 0 &&
+              disp >= 0;
+    const struct mf_datatype_public *oi = ok ? mf_datatype_info(odt) : NULL,
+                                    *ti = ok ? mf_datatype_info(tdt) : NULL;
+    MPI_Aint size = ok ? w->w_sizes[target] : 0, off = 0;
+    size_t bytes = ok ? (size_t)tn * ti->dt_size : 0;
+    ok = ok && oi->dt_committed && ti->dt_committed && oi->dt_contig && ti->dt_contig &&
+         mf_rma_direct_to(w, target) &&
+         (w->w_locked[target] || w->w_epoch & (MF_RMA_EPOCH_FENCE | MF_RMA_EPOCH_LOCKALL)) &&
+         tn <= size && disp <= size && bytes == (size_t)on * oi->dt_size && bytes &&
+         !__builtin_mul_overflow(disp, w->w_units[target], &off) && (off += ti->dt_true_lb) >= 0 &&
+         off <= size - (MPI_Aint)bytes;
     if (ok) {
         char *tgt = w->w_seg + w->w_seg_off[target] + off;
         if (put)
