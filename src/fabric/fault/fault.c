@@ -231,6 +231,7 @@ void mf_fault_wrap(mf_fabric *f, mf_fabric *inner, const mf_fault_settings *set)
 {
     mf_fault *w = mf_fault_of(f);
     w->inner = inner;
+    f->inner = inner;
     w->set = *set;
     w->t0 = mf_fault_now();
     f->flags = inner->flags;

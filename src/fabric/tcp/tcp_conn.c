@@ -40,7 +40,7 @@ static void mf_tcp_on_header(void *ctx, const mf_wire_hdr *hdr, mf_fabric_sink *
 {
     mf_tcp_conn *c = ctx;
     mf_fabric_count_rx(&c->c_tcp->t_base, hdr);
-    mf_fabric_rx_header(&c->c_tcp->t_base, c->c_peer, hdr, sink);
+    mf_fabric_up_rx_header(&c->c_tcp->t_base, c->c_peer, hdr, sink);
 }
 
 /* Sets the epoll mask of c; 0 takes it out of the epoll set (c_events 0: not in it). */
@@ -133,7 +133,7 @@ static void mf_tcp_peer_report(mf_tcp *t, int peer, bool upcall)
         mf_tcp_conn_close(t, p->p_dialing, p->p_failed);
     int dropped = mf_stream_out_fail(&p->p_out, p->p_failed);
     if (upcall || dropped > 0)
-        mf_fabric_peer_failed(&t->t_base, peer, p->p_failed);
+        mf_fabric_up_peer_failed(&t->t_base, peer, p->p_failed);
 }
 
 void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode)
