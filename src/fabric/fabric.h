@@ -186,6 +186,12 @@ typedef struct mf_fabric_ops {
      * (mf_fabric_peer_failed, reported from progress). Not called from upcalls. Classes
      * without connections point it at mf_fabric_no_break_peer. */
     int (*break_peer)(mf_fabric *f, int peer);
+
+    /* Optional (may be NULL, like rx_peek): for an instance used as a rail (see "Rails"), lets
+     * the connection to `peer` be made again after its failure was reported: the next send
+     * dials, and an incoming connection from the peer is accepted. MPI_SUCCESS, or
+     * MF_FABRIC_BUSY while the failure is still being reported (try again later). */
+    int (*revive_peer)(mf_fabric *f, int peer);
 } mf_fabric_ops;
 
 /* Capabilities of a class (mf_fabric_class.caps): what the transport can do at all. An

@@ -6,6 +6,7 @@
 #   break-RAIL-N            MANIFOLD_FAULT breaks RAIL's connection after N bytes mid-transfer:
 #                           the job goes on over the other rail, loses nothing, and says so once
 #   break-ms-np4            every connection of tcp1 breaks 300 ms in, 4 ranks
+#   back-tcp1               a broken rail is connected again and taken back into use
 #   last-rail               both rails break: an error naming the peer ends the job
 #   no-rails                MANIFOLD_RAILS=0: no wrapper, each peer on one instance
 # Usage: rail_test.sh CASE (MPIEXEC, PROG in the environment).
@@ -29,7 +30,7 @@ said_once() {
     n=$(grep -c "rail0: rail $1 to rank [0-9]* failed" "$out")
     [ "$n" -ge 1 ] || fail "the loss of $1 was not reported"
     for r in 0 1 2 3; do
-        [ "$(grep -c "^manifold\[$r\]: warning: rail0: rail $1 to rank" "$out")" -le 1 ] ||
+        [ "$(grep -c "^manifold\[$r\]: warning: rail0: rail $1 to rank [0-9]* failed" "$out")" -le 1 ] ||
             fail "rank $r reported the loss of $1 more than once"
     done
 }
@@ -55,6 +56,13 @@ break-tcp[01]-*)
     ok
     grep -q "breaking the connection of $rail" "$out" || fail "the fault did not fire"
     said_once "$rail"
+    ;;
+back-tcp1)
+    run 2 2 MANIFOLD_FAULT="tcp1:break_after_bytes=2000000" || fail "the job failed"
+    ok
+    said_once tcp1
+    grep -q "^manifold\[0\]: warning: rail0: rail tcp1 to rank 1 is back in use" "$out" ||
+        fail "tcp1 was not taken back"
     ;;
 break-ms-np4)
     run 4 1.5 MANIFOLD_FAULT="tcp1:break_after_ms=300" || fail "the job failed"

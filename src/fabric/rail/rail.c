@@ -59,7 +59,14 @@
 #include "core/log.h"
 #include "core/state.h"
 
-enum { MF_RAIL_K_MSG = 1, MF_RAIL_K_ACK, MF_RAIL_K_HB, MF_RAIL_K_ECHO, MF_RAIL_K_RESYNC };
+enum {
+    MF_RAIL_K_MSG = 1,
+    MF_RAIL_K_ACK,
+    MF_RAIL_K_HB,
+    MF_RAIL_K_ECHO,
+    MF_RAIL_K_RESYNC,
+    MF_RAIL_K_HELLO
+};
 enum { MF_RAIL_LIVE, MF_RAIL_FAILED, MF_RAIL_DOWN }; /* FAILED: awaiting the peer's RESYNC */
 
 /* Delayed acknowledgements: sent at the end of a progress pass once this many MSGs or this
@@ -142,7 +149,9 @@ typedef struct mf_rail_link {
     uint64_t rate_bytes;
     bool resync_sent, resync_got;
     uint64_t peer_rx;
-    int fail_code; /* a failure to handle at the end of the progress pass */
+    int fail_code;      /* a failure to handle at the end of the progress pass */
+    double next_revive; /* DOWN: when to try the rail again */
+    uint64_t epoch;     /* incarnation: how many times the rail came back */
 } mf_rail_link;
 
 typedef struct mf_rail_peer {
@@ -165,7 +174,7 @@ struct mf_rail {
     int n;
     mf_fabric *rails[MF_ROUTE_MAX_RAILS];
     mf_rail_ctx ctx[MF_ROUTE_MAX_RAILS];
-    bool warned[MF_ROUTE_MAX_RAILS];
+    bool warned[MF_ROUTE_MAX_RAILS], warned_back[MF_ROUTE_MAX_RAILS];
     int epfd;
     mf_rail_peer *peers;
     int npeers;
@@ -215,11 +224,13 @@ static int mf_rail_nlive(const mf_rail *w, const mf_rail_peer *p)
 }
 
 /* Sends a frame without payload of `kind` on rail r (carrying the acknowledgement). */
-static int mf_rail_send_ctl(mf_rail *w, int peer, int r, int kind, uint64_t total, uint64_t key)
+static int mf_rail_send_ctl(mf_rail *w, int peer, int r, int kind, uint64_t total, uint64_t key,
+                            uint64_t epoch)
 {
     mf_rail_link *l = &w->peers[peer].l[r];
     mf_wire_hdr h = {.type = MF_MSG_DATA,
                      .context = (uint32_t)kind,
+                     .tag = (int32_t)(uint32_t)epoch,
                      .total = total,
                      .rreq = l->rx_seq,
                      .rkey = key};
@@ -469,6 +480,9 @@ static void mf_rail_resync(mf_rail *w, int peer, int r)
     if (l->state != MF_RAIL_FAILED || !l->resync_sent || !l->resync_got)
         return;
     l->state = MF_RAIL_DOWN;
+    mf_debug("%s: %s to rank %d resynchronised: sent %llu, it received %llu; received %llu",
+             w->base.name, mf_rail_name(w, r), peer, (unsigned long long)l->tx_seq,
+             (unsigned long long)l->peer_rx, (unsigned long long)l->rx_seq);
     for (mf_rail_chunk *c = l->uhead, *nx; c; c = nx) {
         nx = c->next;
         if (c->seq > l->peer_rx) {
@@ -487,6 +501,26 @@ static void mf_rail_resync(mf_rail *w, int peer, int r)
     l->uhead = l->utail = NULL;
     l->ubytes = 0;
     l->tx_seq = l->peer_rx;
+    l->next_revive = w->now + w->silence;
+    mf_rail_mark(w, peer);
+}
+
+/* A rail resynchronised after its failure carries traffic again: both sides agree on where its
+ * sequence numbers stand (each took the other's RESYNC count), so it resumes from there. */
+static void mf_rail_back(mf_rail *w, int peer, int r)
+{
+    mf_rail_link *l = &w->peers[peer].l[r];
+    l->state = MF_RAIL_LIVE;
+    mf_debug("%s: %s to rank %d back: sent %llu, received %llu", w->base.name, mf_rail_name(w, r),
+             peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
+    l->resync_sent = l->resync_got = false;
+    l->last_rx = w->now;
+    l->rate_t0 = w->now;
+    l->rate_bytes = 0;
+    if (!w->warned_back[r]) {
+        w->warned_back[r] = true;
+        mf_warn("%s: rail %s to rank %d is back in use", w->base.name, mf_rail_name(w, r), peer);
+    }
     mf_rail_mark(w, peer);
 }
 
@@ -498,6 +532,8 @@ static void mf_rail_fail(mf_rail *w, int peer, int r, int code)
     if (l->state != MF_RAIL_LIVE || p->failed)
         return;
     l->state = MF_RAIL_FAILED;
+    mf_debug("%s: %s to rank %d failed: sent %llu, received %llu", w->base.name, mf_rail_name(w, r),
+             peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
     l->need_break = true;
     w->failovers++;
     mf_rail_mark(w, peer);
@@ -515,7 +551,7 @@ static void mf_rail_fail(mf_rail *w, int peer, int r, int code)
     }
     int s = mf_rail_pick(w, p, 0, false);
     l->resync_sent = true;
-    mf_rail_send_ctl(w, peer, s, MF_RAIL_K_RESYNC, l->rx_seq, (uint64_t)r);
+    mf_rail_send_ctl(w, peer, s, MF_RAIL_K_RESYNC, l->rx_seq, (uint64_t)r, l->epoch);
     mf_rail_resync(w, peer, r);
 }
 
@@ -754,6 +790,19 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
         return;
     mf_rail_peer *p = &w->peers[peer];
     mf_rail_link *l = &p->l[r];
+    if (h->type == MF_MSG_DATA && h->context == MF_RAIL_K_HELLO && !p->failed) {
+        /* The peer resynchronised this rail and connected it again, proposing incarnation E:
+         * taken when we are resynchronised too and have not seen E yet (a HELLO of an
+         * incarnation that died meanwhile is stale). A request is answered at once, before
+         * any chunk can go out on the rail. */
+        uint64_t e = (uint32_t)h->tag;
+        if (l->state == MF_RAIL_DOWN && e > l->epoch) {
+            l->epoch = e;
+            mf_rail_back(w, peer, r);
+        }
+        if (h->total && l->state == MF_RAIL_LIVE && e == l->epoch)
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_HELLO, 0, 0, e);
+    }
     if (l->state != MF_RAIL_LIVE || p->failed)
         return; /* nothing is taken from a failed rail */
     if (h->type != MF_MSG_DATA)
@@ -767,6 +816,7 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
     case MF_RAIL_K_MSG:
         return mf_rail_rx_msg(w, peer, r, h, sink);
     case MF_RAIL_K_ACK:
+    case MF_RAIL_K_HELLO:
         return;
     case MF_RAIL_K_HB:
         l->echo_ts = h->total ? h->total : 1;
@@ -783,10 +833,22 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
             return mf_rail_protocol_error(w, peer, r, "resync of an unknown rail");
         int q = (int)h->rkey;
         mf_rail_link *lq = &p->l[q];
-        lq->resync_got = true;
-        lq->peer_rx = h->total;
+        uint64_t e = (uint32_t)h->tag;
         if (h->total > lq->tx_seq)
             return mf_rail_protocol_error(w, peer, r, "resync beyond what was sent");
+        if (e < lq->epoch || (e > lq->epoch && lq->state != MF_RAIL_DOWN))
+            return; /* of an incarnation already settled (or, rarer, not reachable from here) */
+        lq->resync_got = true;
+        lq->peer_rx = h->total;
+        if (e > lq->epoch) {
+            /* The peer took the rail back and lost it before its HELLO reached us: that
+             * incarnation carried nothing of ours; settle it at once. */
+            lq->epoch = e;
+            lq->state = MF_RAIL_FAILED;
+            lq->resync_sent = true;
+            mf_rail_send_ctl(w, peer, mf_rail_pick(w, p, 0, false), MF_RAIL_K_RESYNC, lq->rx_seq,
+                             (uint64_t)q, e);
+        }
         if (lq->state == MF_RAIL_LIVE)
             mf_rail_fail(
                 w, peer, q,
@@ -971,6 +1033,21 @@ static void mf_rail_tick(mf_rail *w, int peer)
             heard = p->l[r].last_rx;
     for (int r = 0; r < w->n && !p->failed; r++) {
         mf_rail_link *l = &p->l[r];
+        if (l->state == MF_RAIL_DOWN && l->next_revive && w->now >= l->next_revive) {
+            /* Try the rail again: reconnect, and ask the peer to take it back. */
+            l->next_revive = w->now + w->silence;
+            mf_fabric *f = w->rails[r];
+            if (f->ops->revive_peer && f->ops->revive_peer(f, peer) == MPI_SUCCESS) {
+                mf_wire_hdr h = {.type = MF_MSG_DATA,
+                                 .context = MF_RAIL_K_HELLO,
+                                 .tag = (int32_t)(uint32_t)(l->epoch + 1),
+                                 .total = 1,
+                                 .rreq = l->rx_seq};
+                static mf_fabric_done nothing;
+                f->ops->send(f, peer, &h, NULL, 0, &nothing); /* a failure is seen later */
+            }
+            continue;
+        }
         if (l->state != MF_RAIL_LIVE)
             continue;
         if (w->now - l->last_rx > w->silence && heard - l->last_rx > w->silence / 2) {
@@ -980,9 +1057,9 @@ static void mf_rail_tick(mf_rail *w, int peer)
             continue;
         }
         if (w->now - l->last_tx > w->hb)
-            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_HB, (uint64_t)(w->now * 1e9), 0);
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_HB, (uint64_t)(w->now * 1e9), 0, 0);
         else if (l->rx_seq > l->acked_sent && w->now - l->ack_due_since > MF_RAIL_ACK_DELAY)
-            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_ACK, 0, 0);
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_ACK, 0, 0, 0);
     }
 }
 
@@ -1007,9 +1084,9 @@ static void mf_rail_flush(mf_rail *w, int peer)
         if (l->echo_ts) {
             uint64_t ts = l->echo_ts;
             l->echo_ts = 0;
-            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_ECHO, ts, 0);
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_ECHO, ts, 0, 0);
         } else if (l->ack_now && l->rx_seq > l->acked_sent) {
-            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_ACK, 0, 0);
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_ACK, 0, 0, 0);
         }
     }
     if (!p->failed)
@@ -1078,7 +1155,7 @@ static bool mf_rail_tx_idle(mf_fabric *f)
             mf_rail_link *l = &p->l[r];
             idle &= l->uhead == NULL && l->state != MF_RAIL_FAILED;
             if (l->state == MF_RAIL_LIVE && l->rx_seq > l->acked_sent)
-                mf_rail_send_ctl(w, w->active[i], r, MF_RAIL_K_ACK, 0, 0);
+                mf_rail_send_ctl(w, w->active[i], r, MF_RAIL_K_ACK, 0, 0, 0);
         }
     }
     for (int r = 0; r < w->n; r++)

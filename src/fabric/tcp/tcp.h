@@ -192,6 +192,10 @@ enum mf_tcp_fail_mode {
 /* Marks `peer` failed with `code` (first failure wins), closes its connections and fails what
  * was queued for it. */
 void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode);
+/* Rails: forgets the reported failure of `peer` so that it may be connected to again (only
+ * under a wrapper that installed upcalls). MPI_SUCCESS, or MF_FABRIC_BUSY while the failure
+ * is not reported yet. */
+int mf_tcp_peer_revive(mf_tcp *t, int peer);
 /* Reports deferred failures; returns how many. */
 int mf_tcp_report_failures(mf_tcp *t);
 /* Frees closed connections. */

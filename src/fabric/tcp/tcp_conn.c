@@ -151,6 +151,19 @@ void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode)
     mf_tcp_peer_report(t, peer, mode == MF_TCP_FAIL_NOW);
 }
 
+int mf_tcp_peer_revive(mf_tcp *t, int peer)
+{
+    mf_tcp_peer *p = &t->t_peers[peer];
+    if (!p->p_failed)
+        return MPI_SUCCESS;
+    if (!t->t_base.upcalls || !p->p_fail_reported || p->p_up || p->p_dialing)
+        return MF_FABRIC_BUSY;
+    p->p_failed = 0;
+    p->p_fail_reported = false;
+    p->p_expect_incoming = false;
+    return MPI_SUCCESS;
+}
+
 int mf_tcp_report_failures(mf_tcp *t)
 {
     if (!t->t_nfailing)
@@ -739,7 +752,7 @@ static int mf_tcp_on_proof(mf_tcp *t, mf_tcp_conn *c, const mf_stream_hs *h)
     t->t_npending--;
     int peer = c->c_claim;
     mf_tcp_peer *p = &t->t_peers[peer];
-    if (p->p_failed) {
+    if (p->p_failed && mf_tcp_peer_revive(t, peer) != MPI_SUCCESS) {
         mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
         return 1;
     }
