@@ -75,7 +75,8 @@ down-up)
     grep -q "rail0: rail tcp1 to rank [01] is back in use" "$err" || fail "rail 2 was not taken back"
     ;;
 ctl-down)
-    "$MPIEXEC" --host ${prefix}1:1,${prefix}2:1 --launcher "$L" --timeout 90 \
+    # mpiexec listens on both rails, so that a proxy can come back over rail 2.
+    MANIFOLD_IF=$R1.0/24,10.202.$id.0/24 "$MPIEXEC" --host ${prefix}1:1,${prefix}2:1 --launcher "$L" --timeout 90 \
         -x MANIFOLD_IF= "$P" 16 >"$out" 2>"$err" </dev/null &
     job=$!
     sleep 2
@@ -86,6 +87,9 @@ ctl-down)
     rc=$?
     [ $rc = 0 ] || fail "exit status $rc: losing the control rail ended the job"
     expect_ok
+    grep -q "^mpiexec: the link to host ${prefix}2 resumed over a new connection" "$err" ||
+        fail "the proxy of ${prefix}2 did not come back over rail 2"
+    grep -q "rail0: rail tcp0 to rank [01] failed" "$err" || fail "the ranks did not lose rail 1"
     ;;
 *)
     echo "unknown case $case_name"

@@ -598,9 +598,8 @@ static void mx_pending_event(mx_job *job, int p)
             mx_pending_refuse(rm, p, got < 0 ? "malformed frame" : "no proof of the job secret");
             return;
         }
-        if (step == MX_AUTH_DONE && (rm->r_hosts[pe->p_auth.a_index].h_connected ||
-                                     rm->r_hosts[pe->p_auth.a_index].h_lost)) {
-            mx_pending_refuse(rm, p, "a second connection for one host");
+        if (step == MX_AUTH_DONE && rm->r_hosts[pe->p_auth.a_index].h_lost) {
+            mx_pending_refuse(rm, p, "a connection for a host already lost");
             return;
         }
         (void)mx_link_send(l, out.o_type, out.o_arg, out.o_data, out.o_len);
@@ -608,8 +607,23 @@ static void mx_pending_event(mx_job *job, int p)
     if (step != MX_AUTH_DONE)
         return;
     mx_host *h = &rm->r_hosts[pe->p_auth.a_index];
+    if (h->h_connected) {
+        /* The proxy lost its connection (a network went away) and came back, possibly over
+         * another network: the new connection replaces the old, nothing lost (link.h). */
+        char where[sizeof pe->p_peer];
+        snprintf(where, sizeof where, "%s", pe->p_peer);
+        if (mx_link_adopt(&h->h_link, l) != 0) {
+            mx_pending_refuse(rm, p, "out of memory");
+            return;
+        }
+        rm->r_pend[p] = rm->r_pend[--rm->r_npend];
+        fprintf(stderr, "mpiexec: the link to host %s resumed over a new connection (from %s)\n",
+                h->h_name, where);
+        return;
+    }
     h->h_link = *l; /* moves the buffers with anything queued or received */
     h->h_link.l_max = MX_LINK_MAX;
+    mx_link_resumable(&h->h_link);
     h->h_connected = 1;
     rm->r_pend[p] = rm->r_pend[--rm->r_npend];
     mx_send_job(job, h);
