@@ -6,7 +6,8 @@
 #              both carried a large share of the bytes between the hosts
 #   down-up    rail 2 of the second host taken down 1.5 s into a 6 s stream of checked traffic
 #              and brought back 2.5 s later: nothing lost, the loss said once, the rail used again
-#   ctl-down   rail 1 (the one mpiexec reaches the proxies over) taken down for 12 s mid-job:
+#   ctl-down   rail 1 (the one mpiexec reaches the proxies over first; --control-if names both)
+#              taken down for 12 s mid-job:
 #              the job must not end (the control plane fails over to rail 2)
 # Environment: MPIEXEC, TESTBIN, NETNS_CLUSTER. Exit 0 pass, 77 skip.
 set -u
@@ -75,8 +76,9 @@ down-up)
     grep -q "rail0: rail tcp1 to rank [01] is back in use" "$err" || fail "rail 2 was not taken back"
     ;;
 ctl-down)
-    # mpiexec listens on both rails, so that a proxy can come back over rail 2.
-    MANIFOLD_IF=$R1.0/24,10.202.$id.0/24 "$MPIEXEC" --host ${prefix}1:1,${prefix}2:1 --launcher "$L" --timeout 90 \
+    # mpiexec listens on both rails (--control-if), so that a proxy can come back over rail 2.
+    "$MPIEXEC" --host ${prefix}1:1,${prefix}2:1 --launcher "$L" --timeout 90 \
+        --control-if $R1.0/24,10.202.$id.0/24 \
         -x MANIFOLD_IF= "$P" 16 >"$out" 2>"$err" </dev/null &
     job=$!
     sleep 2

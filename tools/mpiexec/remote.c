@@ -89,18 +89,19 @@ struct mx_remote {
 };
 
 /* Listens and fills r_addrs ("ip,ip,...": non-loopback first) and r_port. */
-static int mx_remote_listen(struct mx_remote *rm)
+static int mx_remote_listen(struct mx_remote *rm, const char *control_if)
 {
-    const char *spec = getenv("MANIFOLD_IF");
+    const char *spec = control_if ? control_if : getenv("MANIFOLD_IF");
+    const char *var = control_if ? "--control-if" : "MANIFOLD_IF";
     spec = spec ? spec : "";
     /* The library's selection (core/netif): the same interfaces, the same verdict on a bad
      * entry. */
     char bad[MF_NETIF_ENTRY_MAX + 1];
     if (!mf_netif_spec_ok(spec, bad, sizeof bad)) {
         fprintf(stderr,
-                "mpiexec: MANIFOLD_IF='%s': entry '%s' is neither an interface name nor an "
+                "mpiexec: %s='%s': entry '%s' is neither an interface name nor an "
                 "IPv4 CIDR such as 10.1.0.0/16\n",
-                spec, bad);
+                var, spec, bad);
         return -1;
     }
     mf_netif ifs[32];
@@ -128,9 +129,9 @@ static int mx_remote_listen(struct mx_remote *rm)
     struct in_addr only = nfound > 0 ? ifs[nfound - 1].addr : (struct in_addr){0};
     if (nfound == 0) {
         fprintf(stderr,
-                "mpiexec: MANIFOLD_IF='%s' matches no up IPv4 interface to listen on for "
+                "mpiexec: %s='%s' matches no up IPv4 interface to listen on for "
                 "the proxies\n",
-                spec);
+                var, spec);
         return -1;
     }
 
@@ -504,7 +505,7 @@ int mx_remote_start(mx_job *job)
         job->stdin_src = 0; /* read once rank 0's proxy is connected (mx_remote_stdin_room) */
     free(host_of);
     host_of = NULL;
-    if (mx_remote_listen(rm) != 0)
+    if (mx_remote_listen(rm, job->opt->control_if) != 0)
         return 1;
     rm->r_start_deadline = mx_now() + MX_START_TIMEOUT;
     /* The top of the launch tree, and every host that is this machine (started here, without
