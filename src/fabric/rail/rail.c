@@ -36,13 +36,18 @@
  * completely received MSGs on a rail says exactly which of them arrived. A rail fails on a
  * connection error (the rail's upcall, see "Rails" in fabric.h: a rail event, not the peer's
  * failure) or when it has been silent for MANIFOLD_RAIL_SILENCE_MS while another rail to the
- * same peer was heard from (idle rails carry heartbeats; a peer that is merely busy elsewhere
- * is silent on every rail and is not failed). Then each side stops taking anything from that
- * rail, breaks its connection and sends RESYNC with its own count on a live rail; on the
- * peer's RESYNC, chunks up to the peer's count are done and every later one is sent again on
- * the live rails (whole, to the same place): none lost, none delivered twice. The first
- * failure of each rail is said once on stderr. Losing the last rail to a peer fails the peer
- * with an error naming it.
+ * same peer kept receiving without a pause (idle rails carry heartbeats; a peer that is merely
+ * busy elsewhere, or descheduled, is silent on every rail and is not failed). Then each side
+ * stops taking anything from that rail, breaks its connection and sends RESYNC with its own
+ * count on a live rail; on the peer's RESYNC, chunks up to the peer's count are done and every
+ * later one is sent again on the live rails (whole, to the same place): none lost, none
+ * delivered twice. The first failure of each rail is said once on stderr. Losing the last rail
+ * to a peer fails the peer with an error naming it.
+ *
+ * Return. Every MANIFOLD_RAIL_SILENCE_MS a resynchronised rail is tried again: the rail's
+ * revive_peer op lets it reconnect, and a HELLO proposing its next incarnation brings it back
+ * on both sides, sequence numbers resuming where the RESYNC left them (incarnation numbers on
+ * HELLO and RESYNC keep frames of an incarnation that died meanwhile from being taken).
  */
 #include "fabric/rail/rail.h"
 
@@ -148,6 +153,7 @@ typedef struct mf_rail_link {
     mf_rail_chunk *uhead, *utail; /* unacknowledged, in sequence order */
     size_t ubytes;
     double last_rx, last_tx, ack_due_since;
+    double run_start; /* when the current run of arrivals without a gap of 2 heartbeats began */
     bool ack_now, need_break;
     uint64_t echo_ts; /* nonzero: an ECHO is due */
     double rtt, rate; /* seconds; bytes per second */
@@ -427,7 +433,7 @@ static void mf_rail_activate(mf_rail *w, int peer)
     w->active[w->nactive++] = peer;
     for (int r = 0; r < w->n; r++)
         if (p->l[r].state == MF_RAIL_LIVE) {
-            p->l[r].last_rx = w->now;
+            p->l[r].last_rx = p->l[r].run_start = w->now;
             p->l[r].last_tx = 0; /* a heartbeat on the next tick opens every rail */
         }
 }
@@ -525,7 +531,7 @@ static void mf_rail_back(mf_rail *w, int peer, int r)
     mf_debug("%s: %s to rank %d back: sent %llu, received %llu", w->base.name, mf_rail_name(w, r),
              peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
     l->resync_sent = l->resync_got = false;
-    l->last_rx = w->now;
+    l->last_rx = l->run_start = w->now;
     l->rate_t0 = w->now;
     l->rate_bytes = 0;
     if (!w->warned_back[r]) {
@@ -819,6 +825,8 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
     if (h->type != MF_MSG_DATA)
         return mf_rail_protocol_error(w, peer, r, "not a rail frame");
     mf_rail_activate(w, peer);
+    if (w->now - l->last_rx > 2 * w->hb)
+        l->run_start = w->now;
     l->last_rx = w->now;
     w->rail_rx[r] = w->now;
     mf_rail_acked(w, peer, r, h->rreq);
@@ -1039,10 +1047,14 @@ static void mf_rail_tick(mf_rail *w, int peer)
     mf_rail_peer *p = &w->peers[peer];
     if (p->failed)
         return;
-    double heard = 0;
+    /* The peer is alive and sending when a rail has received without a gap of two heartbeats
+     * for half the silence threshold: only then is another rail's silence its own fault (a
+     * peer descheduled or computing is silent everywhere, and its first frames after the pause
+     * start a new run). */
+    bool alive = false;
     for (int r = 0; r < w->n; r++)
-        if (p->l[r].state == MF_RAIL_LIVE && p->l[r].last_rx > heard)
-            heard = p->l[r].last_rx;
+        alive |= p->l[r].state == MF_RAIL_LIVE && w->now - p->l[r].last_rx < 2 * w->hb &&
+                 w->now - p->l[r].run_start > w->silence / 2;
     for (int r = 0; r < w->n && !p->failed; r++) {
         mf_rail_link *l = &p->l[r];
         if (l->state == MF_RAIL_DOWN && l->next_revive && w->now >= l->next_revive) {
@@ -1062,7 +1074,7 @@ static void mf_rail_tick(mf_rail *w, int peer)
         }
         if (l->state != MF_RAIL_LIVE)
             continue;
-        if (w->now - l->last_rx > w->silence && heard - l->last_rx > w->silence / 2) {
+        if (w->now - l->last_rx > w->silence && alive) {
             mf_rail_fail(w, peer, r,
                          mf_error(MPI_ERR_OTHER, "nothing heard on it for %.0f ms",
                                   (w->now - l->last_rx) * 1e3));
