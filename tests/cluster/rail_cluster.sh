@@ -9,6 +9,9 @@
 #   ctl-down   rail 1 (the one mpiexec reaches the proxies over first; --control-if names both)
 #              taken down for 12 s mid-job:
 #              the job must not end (the control plane fails over to rail 2)
+#   no-subnet  the second host's rail 2 moved to another network: the rail that cannot be
+#              paired by subnet is said so (naming the rank and both addresses), the job runs
+#              on the other rail
 # Environment: MPIEXEC, TESTBIN, NETNS_CLUSTER. Exit 0 pass, 77 skip.
 set -u
 case_name=$1
@@ -92,6 +95,17 @@ ctl-down)
     grep -q "^mpiexec: the link to host ${prefix}2 resumed over a new connection" "$err" ||
         fail "the proxy of ${prefix}2 did not come back over rail 2"
     grep -q "rail0: rail tcp0 to rank [01] failed" "$err" || fail "the ranks did not lose rail 1"
+    ;;
+no-subnet)
+    ip -n ${prefix}2 addr flush dev rail2
+    ip -n ${prefix}2 addr add 10.203.$id.2/24 dev rail2
+    "$MPIEXEC" --host ${prefix}1:1,${prefix}2:1 --launcher "$L" --timeout 60 \
+        -x MANIFOLD_IF= "$P" >"$out" 2>"$err" </dev/null
+    rc=$?
+    [ $rc = 0 ] || fail "exit status $rc"
+    expect_ok
+    grep -q "tcp1: rank 1's address on this rail (10.203.$id.2:[0-9]*) shares no subnet with this host's (10.202.$id.1:[0-9]*)" "$err" ||
+        fail "no message naming the rail that shares no subnet"
     ;;
 *)
     echo "unknown case $case_name"

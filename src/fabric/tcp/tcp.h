@@ -159,6 +159,9 @@ int mf_tcp_listen(mf_tcp *t, char *pub, size_t publen);
 /* Parses a published value into addresses ordered for a peer on the same host (loopback first)
  * or another host (loopback skipped). Returns the count (0: none usable). */
 int mf_tcp_parse_addrs(const char *pub, bool same_host, struct sockaddr_in *out, int max);
+/* Rails only: keeps the peer's addresses in a subnet of this instance's interfaces; an error
+ * naming both when none is. */
+int mf_tcp_rail_pair(mf_tcp *t, int peer, struct sockaddr_in *addrs, int *n);
 /* "a.b.c.d:port" */
 void mf_tcp_addr_str(const struct sockaddr_in *a, char *buf, size_t len);
 /* Seconds on the monotonic clock. */

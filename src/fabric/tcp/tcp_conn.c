@@ -494,6 +494,13 @@ int mf_tcp_dial(mf_tcp *t, int peer)
                             "tcp: rank %d has no address reachable from %s "
                             "(published: %s)",
                             peer, same_host ? "its host" : "another host", val);
+        if (t->t_base.upcalls && !same_host) {
+            rc = mf_tcp_rail_pair(t, peer, p->p_addrs, &p->p_naddrs);
+            if (rc) {
+                p->p_naddrs = -1;
+                return rc;
+            }
+        }
     }
     return mf_tcp_connect_from(t, peer, 0);
 }
