@@ -9,6 +9,7 @@
 #   back-tcp1               a broken rail is connected again and taken back into use
 #   last-rail               both rails break: an error naming the peer ends the job
 #   no-rails                MANIFOLD_RAILS=0: no wrapper, each peer on one instance
+#   prog NP                 PROG (any MPI test program) on NP ranks over the two rails: exit 0
 # Usage: rail_test.sh CASE (MPIEXEC, PROG in the environment).
 set -u
 case_=$1
@@ -74,6 +75,10 @@ last-rail)
         fail "the job survived the loss of every rail"
     fi
     grep -q "lost the last rail to rank [01] " "$out" || fail "no error naming the peer"
+    ;;
+prog)
+    MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp:lo,tcp:127.0.0.0/8 "$MPIEXEC" -n "$2" --timeout 100 \
+        "$PROG" >"$out" 2>&1 || fail "$(basename "$PROG") failed over two rails"
     ;;
 no-rails)
     run 3 0 MANIFOLD_RAILS=0 || fail "the job failed"

@@ -803,8 +803,8 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
     mf_rail *w = x->w;
     int r = x->idx;
     *sink = (mf_fabric_sink){0};
-    if (peer < 0 || peer >= w->npeers)
-        return;
+    if (w->closed || peer < 0 || peer >= w->npeers)
+        return; /* a rail closing after the wrapper (the registry closes in reverse order) */
     mf_rail_peer *p = &w->peers[peer];
     mf_rail_link *l = &p->l[r];
     if (h->type == MF_MSG_DATA && h->context == MF_RAIL_K_HELLO && !p->failed) {
@@ -884,7 +884,7 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
 static void mf_rail_up_peer_failed(mf_fabric *f, int peer, int code)
 {
     mf_rail_ctx *x = f->upcall_ctx;
-    if (peer >= 0 && peer < x->w->npeers)
+    if (!x->w->closed && peer >= 0 && peer < x->w->npeers)
         mf_rail_fail(x->w, peer, x->idx, code);
 }
 
@@ -1251,7 +1251,8 @@ int mf_rail_wrap(mf_fabric *f, mf_fabric *const *rails, int n)
     w->epfd = epoll_create1(EPOLL_CLOEXEC);
     if (w->epfd < 0)
         return mf_error(MPI_ERR_OTHER, "MPI_Init: %s: epoll_create1 failed", f->name);
-    f->flags = MF_FABRIC_NETWORK | MF_FABRIC_INJECT;
+    f->flags =
+        MF_FABRIC_NETWORK; /* not INJECT: a send queued behind others must stay cancellable */
     f->eager_limit = rails[0]->eager_limit;
     f->poll_interval_us = (int)(w->hb * 1e6 / 2);
     for (int r = 0; r < n; r++) {
