@@ -154,8 +154,16 @@ void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode)
 int mf_tcp_peer_revive(mf_tcp *t, int peer)
 {
     mf_tcp_peer *p = &t->t_peers[peer];
-    if (!p->p_failed)
+    if (!p->p_failed) {
+        /* Dialing into a network that is down waits for TCP's retransmitted SYN (1, 3, 7 s
+         * apart): a dial not connected within a second is dropped, so that the next try after
+         * the network returns dials at once. */
+        mf_tcp_conn *c = p->p_dialing;
+        if (t->t_base.upcalls && c && c->c_state == MF_TCP_CONNECTING &&
+            mf_tcp_now() - c->c_since > 1.0)
+            mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
         return MPI_SUCCESS;
+    }
     if (!t->t_base.upcalls || !p->p_fail_reported || p->p_up || p->p_dialing)
         return MF_FABRIC_BUSY;
     p->p_failed = 0;
