@@ -63,7 +63,8 @@
  *
  * Errors: ops return MPI_SUCCESS or an MPI error code built with mf_error() naming the fabric, the
  * peer and the cause. A peer that becomes unreachable (connection reset, process gone) is
- * reported once through mf_fabric_peer_failed(); later sends to it fail at once.
+ * reported once through mf_fabric_peer_failed(); later sends to it fail at once. An instance
+ * that is a rail of a wrapper reports to the wrapper instead (see "Rails"), which may revive it.
  *
  * Counters: every instance counts what it carried (mf_fabric_counters: frames and bytes in and
  * out, eager and rendezvous starts, connections) for `--report-fabrics` and MPI_T; fabrics
@@ -181,10 +182,11 @@ typedef struct mf_fabric_ops {
     void (*rx_take)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                     int niov);
 
-    /* Fault injection (the fault wrapper, fault/): breaks the connection to `peer` the way a
-     * network failure would, both ends noticing; the peer then fails through the usual path
-     * (mf_fabric_peer_failed, reported from progress). Not called from upcalls. Classes
-     * without connections point it at mf_fabric_no_break_peer. */
+    /* Fault injection (the fault wrapper, fault/) and the multirail wrapper (a rail it gave
+     * up on): breaks the connection to `peer` the way a network failure would, both ends
+     * noticing; the peer then fails through the usual path (mf_fabric_up_peer_failed,
+     * reported from progress). Not called from upcalls. Classes without connections point it
+     * at mf_fabric_no_break_peer. */
     int (*break_peer)(mf_fabric *f, int peer);
 
     /* Optional (may be NULL, like rx_peek): for an instance used as a rail (see "Rails"), lets
