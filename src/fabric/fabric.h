@@ -185,6 +185,10 @@ typedef struct mf_fabric_ops {
      * (mf_fabric_peer_failed, reported from progress). Not called from upcalls. Classes
      * without connections point it at mf_fabric_no_break_peer. */
     int (*break_peer)(mf_fabric *f, int peer);
+
+    /* Optional (may be NULL): one line saying what this instance runs on and how (ofi: the
+     * provider and domain it got, its data path, how it sleeps), for --report-fabrics. */
+    void (*describe)(mf_fabric *f, char *buf, size_t len);
 } mf_fabric_ops;
 
 /* Capabilities of a class (mf_fabric_class.caps): what the transport can do at all. An
