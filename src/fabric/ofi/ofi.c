@@ -16,6 +16,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/netif.h"
 #include "core/state.h"
 #include "runtime/pm.h"
 
@@ -77,7 +78,7 @@ const mf_fabric_class mf_ofi_class = {
     .name = "ofi",
     .ops = &mf_ofi_ops,
     .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RMA_READ |
-            MF_FABRIC_CAP_NETWORK,
+            MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
     .max_message = MF_OFI_FRAME,
     .instance_size = sizeof(mf_ofi),
     .init = mf_ofi_init,
@@ -261,9 +262,22 @@ static void mf_ofi_list_providers(char *buf, size_t len)
         snprintf(buf, len, "none");
 }
 
-/* The entry for our domain: the one MANIFOLD_OFI_DOMAIN names, else the first IPv4 one, else the
- * first. */
-static struct fi_info *mf_ofi_pick(struct fi_info *list, const char *domain)
+/* Whether entry i runs over an IPv4 interface the instance's interfaces select (MANIFOLD_IF
+ * syntax, fabric.h: "ofi:eth1"); *loop says whether it is a loopback one. */
+static bool mf_ofi_ip_wanted(const struct fi_info *i, const char *ifaces, bool *loop)
+{
+    if (i->addr_format != FI_SOCKADDR_IN || !i->src_addr ||
+        i->src_addrlen < sizeof(struct sockaddr_in))
+        return false;
+    struct in_addr a = ((const struct sockaddr_in *)i->src_addr)->sin_addr;
+    *loop = (ntohl(a.s_addr) >> 24) == 127;
+    return mf_netif_wanted(ifaces, i->domain_attr->name, a);
+}
+
+/* The entry for our domain: the one MANIFOLD_OFI_DOMAIN names; else, for IP providers, the
+ * first IPv4 domain on an interface the instance's interfaces select, loopback last; else the
+ * first entry (shm and other providers without IP domains). */
+static struct fi_info *mf_ofi_pick(struct fi_info *list, const char *domain, const char *ifaces)
 {
     if (*domain) {
         for (struct fi_info *i = list; i; i = i->next)
@@ -273,10 +287,19 @@ static struct fi_info *mf_ofi_pick(struct fi_info *list, const char *domain)
                 return i;
         return NULL;
     }
-    for (struct fi_info *i = list; i; i = i->next)
-        if (i->addr_format == FI_SOCKADDR_IN)
+    struct fi_info *loopback = NULL;
+    bool any_ip = false;
+    for (struct fi_info *i = list; i; i = i->next) {
+        bool loop = false;
+        any_ip |= i->addr_format == FI_SOCKADDR_IN || i->addr_format == FI_SOCKADDR_IN6;
+        if (!mf_ofi_ip_wanted(i, ifaces, &loop))
+            continue;
+        if (!loop)
             return i;
-    return list;
+        if (!loopback)
+            loopback = i;
+    }
+    return any_ip ? loopback : list;
 }
 
 /* Finds the provider and domain: with RMA reads if possible, else without. */
@@ -294,7 +317,7 @@ static int mf_ofi_getinfo(mf_ofi *o)
         fi_freeinfo(h);
         if (rc)
             continue;
-        struct fi_info *pick = mf_ofi_pick(list, domain);
+        struct fi_info *pick = mf_ofi_pick(list, domain, o->o_base.ifaces);
         if (pick) {
             o->o_info = fi_dupinfo(pick);
             o->o_rma = rma;
@@ -305,6 +328,11 @@ static int mf_ofi_getinfo(mf_ofi *o)
                             "%s (libfabric provider %s): MANIFOLD_OFI_DOMAIN=%s: the provider "
                             "has no such domain",
                             o->o_base.name, o->o_prov, domain);
+        if (!o->o_info)
+            return mf_error(MPI_ERR_OTHER,
+                            "%s (libfabric provider %s): no IPv4 domain on the interfaces '%s' "
+                            "(MANIFOLD_IF or %s:IFACE)",
+                            o->o_base.name, o->o_prov, o->o_base.ifaces, o->o_base.cls->name);
     }
     if (!o->o_info) {
         char have[512];

@@ -4,7 +4,9 @@
  *
  * One instance = one provider and domain (fi_getinfo with the provider MANIFOLD_OFI_PROVIDER
  * names, else whatever FI_PROVIDER lets libfabric offer, else "tcp;ofi_rxm"; the domain
- * MANIFOLD_OFI_DOMAIN names, else the provider's first IPv4 one): a fabric, a domain, one
+ * MANIFOLD_OFI_DOMAIN names, else for IP providers the first IPv4 domain on an interface the
+ * instance's interfaces select ("ofi:eth1", else MANIFOLD_IF), loopback last, else the
+ * provider's first): a fabric, a domain, one
  * reliable datagram endpoint (FI_EP_RDM) with one completion queue for everything, and an
  * address vector (FI_AV_TABLE) into which every reachable peer's address goes at start. The
  * address (fi_getname) is published as "mf.<instance>.<rank>" in hex.
