@@ -627,6 +627,21 @@ static int mf_ofi_wait_drain(mf_ofi *o)
     return n;
 }
 
+/* Lays a frame out in `out`: the encoded header, then hdr->len bytes gathered from iov. False
+ * when the iovecs hold fewer. */
+static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struct iovec *iov,
+                         int niov)
+{
+    size_t total = MF_WIRE_HDR_SIZE + (size_t)hdr->len, off = MF_WIRE_HDR_SIZE;
+    mf_wire_encode(hdr, out);
+    for (int i = 0; i < niov && off < total; i++) {
+        size_t n = iov[i].iov_len < total - off ? iov[i].iov_len : total - off;
+        memcpy(out + off, iov[i].iov_base, n);
+        off += n;
+    }
+    return off == total;
+}
+
 static int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                        int niov, mf_fabric_done *done)
 {
@@ -644,14 +659,7 @@ static int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
     if (total <= o->o_inject && !o->o_wait_head) {
         unsigned char frame[MF_WIRE_HDR_SIZE + 4096];
         if (total <= sizeof frame) {
-            mf_wire_encode(hdr, frame);
-            size_t off = MF_WIRE_HDR_SIZE;
-            for (int i = 0; i < niov && off < total; i++) {
-                size_t n = iov[i].iov_len < total - off ? iov[i].iov_len : total - off;
-                memcpy(frame + off, iov[i].iov_base, n);
-                off += n;
-            }
-            if (off < total)
+            if (!mf_ofi_frame(frame, hdr, iov, niov))
                 return mf_error(MPI_ERR_INTERN, "%s: the iovecs do not hold %llu bytes", f->name,
                                 (unsigned long long)hdr->len);
             ssize_t rc = fi_injectdata(o->o_ep, frame, total, cqdata, o->o_addr[peer]);
@@ -672,14 +680,7 @@ static int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
     if (!b)
         return done ? mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name)
                     : MF_FABRIC_BUSY;
-    mf_wire_encode(hdr, b->b_data);
-    size_t off = MF_WIRE_HDR_SIZE;
-    for (int i = 0; i < niov && off < total; i++) {
-        size_t n = iov[i].iov_len < total - off ? iov[i].iov_len : total - off;
-        memcpy(b->b_data + off, iov[i].iov_base, n);
-        off += n;
-    }
-    if (off < total) {
+    if (!mf_ofi_frame(b->b_data, hdr, iov, niov)) {
         mf_ofi_tx_put(o, b);
         return mf_error(MPI_ERR_INTERN, "%s: the iovecs do not hold %llu bytes", f->name,
                         (unsigned long long)hdr->len);
