@@ -627,13 +627,46 @@ static int mf_ofi_wait_drain(mf_ofi *o)
     return n;
 }
 
-/* Lays a frame out in `out`: the encoded header, then hdr->len bytes gathered from iov. False
- * when the iovecs hold fewer. */
-static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struct iovec *iov,
-                         int niov)
+static void mf_ofi_put_le(unsigned char *p, uint64_t v, int n)
 {
-    size_t total = MF_WIRE_HDR_SIZE + (size_t)hdr->len, off = MF_WIRE_HDR_SIZE;
-    mf_wire_encode(hdr, out);
+    for (int i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t mf_ofi_get_le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Whether a frame may travel in the short form (ofi.h): an eager message whose other fields
+ * are zero. */
+static bool mf_ofi_shortable(const mf_wire_hdr *h)
+{
+    return h->type == MF_MSG_EAGER && h->total == h->len && h->rreq == 0 && h->rkey == 0 &&
+           h->len <= UINT32_MAX;
+}
+
+/* Lays a frame out in `out`: the header (short form when `short_form`), then hdr->len bytes
+ * gathered from iov. False when the iovecs hold fewer. */
+static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struct iovec *iov,
+                         int niov, bool short_form)
+{
+    size_t hl = short_form ? MF_OFI_SHORT_HDR : MF_WIRE_HDR_SIZE;
+    size_t total = hl + (size_t)hdr->len, off = hl;
+    if (short_form) {
+        out[0] = hdr->type;
+        out[1] = hdr->flags;
+        mf_ofi_put_le(out + 2, hdr->context, 4);
+        mf_ofi_put_le(out + 6, (uint32_t)hdr->src, 4);
+        mf_ofi_put_le(out + 10, (uint32_t)hdr->tag, 4);
+        mf_ofi_put_le(out + 14, hdr->sreq, 8);
+        mf_ofi_put_le(out + 22, hdr->len, 4);
+    } else {
+        mf_wire_encode(hdr, out);
+    }
     for (int i = 0; i < niov && off < total; i++) {
         size_t n = iov[i].iov_len < total - off ? iov[i].iov_len : total - off;
         memcpy(out + off, iov[i].iov_base, n);
@@ -655,11 +688,18 @@ static int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
         return o->o_failed[peer];
     size_t total = MF_WIRE_HDR_SIZE + (size_t)hdr->len;
     uint64_t cqdata = ((uint64_t)o->o_tx_seq[peer] << 32) | (uint32_t)mf_g.rank;
+    /* Small eager messages in the short form where that makes them fit the inject size. */
+    bool short_form = total > o->o_inject && mf_ofi_shortable(hdr) &&
+                      MF_OFI_SHORT_HDR + (size_t)hdr->len <= o->o_inject;
+    if (short_form) {
+        total = MF_OFI_SHORT_HDR + (size_t)hdr->len;
+        cqdata |= MF_OFI_CQ_SHORT;
+    }
     /* Small frames with nothing queued: fi_injectdata from the stack, complete at once. */
     if (total <= o->o_inject && !o->o_wait_head) {
         unsigned char frame[MF_WIRE_HDR_SIZE + 4096];
         if (total <= sizeof frame) {
-            if (!mf_ofi_frame(frame, hdr, iov, niov))
+            if (!mf_ofi_frame(frame, hdr, iov, niov, short_form))
                 return mf_error(MPI_ERR_INTERN, "%s: the iovecs do not hold %llu bytes", f->name,
                                 (unsigned long long)hdr->len);
             ssize_t rc = fi_injectdata(o->o_ep, frame, total, cqdata, o->o_addr[peer]);
@@ -680,7 +720,7 @@ static int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
     if (!b)
         return done ? mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name)
                     : MF_FABRIC_BUSY;
-    if (!mf_ofi_frame(b->b_data, hdr, iov, niov)) {
+    if (!mf_ofi_frame(b->b_data, hdr, iov, niov, short_form)) {
         mf_ofi_tx_put(o, b);
         return mf_error(MPI_ERR_INTERN, "%s: the iovecs do not hold %llu bytes", f->name,
                         (unsigned long long)hdr->len);
@@ -835,26 +875,50 @@ static int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
 
 /* ---- Progress ---- */
 
-/* Hands one frame (header + payload, len bytes, validated) from `peer` up. */
-static void mf_ofi_deliver(mf_ofi *o, int peer, const unsigned char *data, size_t len)
+/* Hands one frame (validated header, payload) from `peer` up. */
+static void mf_ofi_deliver(mf_ofi *o, int peer, const mf_wire_hdr *h, const unsigned char *payload)
 {
     mf_fabric *f = &o->o_base;
-    mf_wire_hdr h;
-    const char *why;
-    mf_wire_decode(data, &h, &why); /* checked in mf_ofi_arrived */
     mf_fabric_sink sink = {0};
-    mf_fabric_rx_header(f, peer, &h, &sink);
+    mf_fabric_rx_header(f, peer, h, &sink);
     size_t off = 0;
-    const unsigned char *payload = data + MF_WIRE_HDR_SIZE;
-    for (int i = 0; i < sink.fs_niov && off < h.len; i++) {
-        size_t n = sink.fs_iov[i].iov_len < h.len - off ? sink.fs_iov[i].iov_len : h.len - off;
+    for (int i = 0; i < sink.fs_niov && off < h->len; i++) {
+        size_t n = sink.fs_iov[i].iov_len < h->len - off ? sink.fs_iov[i].iov_len : h->len - off;
         memcpy(sink.fs_iov[i].iov_base, payload + off, n);
         off += n;
     }
-    mf_fabric_count_rx(f, &h);
+    mf_fabric_count_rx(f, h);
     if (sink.fs_done)
         sink.fs_done(&sink, MPI_SUCCESS);
-    (void)len;
+}
+
+/* Decodes and checks a message of len bytes (short form when `short_form`, see ofi.h) into
+ * *h; sets *payload. NULL, or why it is no frame. */
+static const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_form, mf_wire_hdr *h,
+                                const unsigned char **payload)
+{
+    const char *why = NULL;
+    size_t hl = short_form ? MF_OFI_SHORT_HDR : MF_WIRE_HDR_SIZE;
+    if (len < hl)
+        return "shorter than a frame header";
+    if (short_form) {
+        *h = (mf_wire_hdr){.type = m[0], .flags = m[1]};
+        h->context = (uint32_t)mf_ofi_get_le(m + 2, 4);
+        h->src = (int32_t)(uint32_t)mf_ofi_get_le(m + 6, 4);
+        h->tag = (int32_t)(uint32_t)mf_ofi_get_le(m + 10, 4);
+        h->sreq = mf_ofi_get_le(m + 14, 8);
+        h->len = h->total = mf_ofi_get_le(m + 22, 4);
+        if (h->type != MF_MSG_EAGER)
+            return "a short frame that is not eager";
+        if (mf_wire_check(h, &why))
+            return why;
+    } else if (mf_wire_decode(m, h, &why)) {
+        return why;
+    }
+    if (h->len != len - hl)
+        return "length differs from the header's";
+    *payload = m + hl;
+    return NULL;
 }
 
 /* A frame arrived in receive buffer b (len bytes; remote CQ data `cqdata`): validated, then
@@ -862,14 +926,13 @@ static void mf_ofi_deliver(mf_ofi *o, int peer, const unsigned char *data, size_
 static void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata)
 {
     mf_wire_hdr h;
+    const unsigned char *payload = NULL;
     const char *why = NULL;
-    uint32_t rank = (uint32_t)cqdata, seq = (uint32_t)(cqdata >> 32);
+    uint32_t rank = (uint32_t)cqdata & ~MF_OFI_CQ_SHORT, seq = (uint32_t)(cqdata >> 32);
     if (rank >= (uint32_t)o->o_npeers || rank == (uint32_t)mf_g.rank)
         why = "the source rank is not a peer";
-    else if (len < MF_WIRE_HDR_SIZE)
-        why = "shorter than a frame header";
-    else if (mf_wire_decode(b->b_data, &h, &why) == 0 && h.len != len - MF_WIRE_HDR_SIZE)
-        why = "length differs from the header's";
+    else
+        why = mf_ofi_parse(b->b_data, len, (uint32_t)cqdata & MF_OFI_CQ_SHORT, &h, &payload);
     if (why) {
         unsigned held;
         if (mf_ratelimit_pass(&o->o_rl_stranger, mf_ofi_now(), &held))
@@ -880,7 +943,7 @@ static void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata
     }
     int peer = (int)rank;
     if (seq != o->o_rx_seq[peer]) {
-        mf_ofi_held *e = malloc(sizeof *e + len);
+        mf_ofi_held *e = malloc(sizeof *e + (size_t)h.len);
         if (!e) {
             mf_ofi_peer_fail(
                 o, peer,
@@ -889,15 +952,15 @@ static void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata
         }
         e->h_peer = peer;
         e->h_seq = seq;
-        e->h_len = len;
-        memcpy(e->h_data, b->b_data, len);
+        e->h_hdr = h;
+        memcpy(e->h_data, payload, (size_t)h.len);
         e->h_next = o->o_held;
         o->o_held = e;
         o->o_early++;
         return;
     }
     o->o_rx_seq[peer]++;
-    mf_ofi_deliver(o, peer, b->b_data, len);
+    mf_ofi_deliver(o, peer, &h, payload);
     for (mf_ofi_held **pp = &o->o_held; *pp;) {
         mf_ofi_held *e = *pp;
         if (e->h_peer != peer || e->h_seq != o->o_rx_seq[peer]) {
@@ -906,7 +969,7 @@ static void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata
         }
         *pp = e->h_next;
         o->o_rx_seq[peer]++;
-        mf_ofi_deliver(o, peer, e->h_data, e->h_len);
+        mf_ofi_deliver(o, peer, &e->h_hdr, e->h_data);
         free(e);
         pp = &o->o_held; /* the next one may be anywhere */
     }

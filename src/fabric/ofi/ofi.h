@@ -63,6 +63,13 @@
 #include "core/ratelimit.h"
 #include "fabric/fabric.h"
 
+/* The short form of a frame (a small eager message whose header would not let it fit the
+ * provider's inject size: 64 B on tcp;ofi_rxm): type, flags, context, src, tag, sreq, len
+ * (little-endian, 1+1+4+4+4+8+4 bytes) then the payload; the remote CQ data says so with
+ * MF_OFI_CQ_SHORT in its rank half. */
+#define MF_OFI_SHORT_HDR 26
+#define MF_OFI_CQ_SHORT (UINT32_C(1) << 31)
+
 /* Receive buffers kept posted, and the payload each takes (max_frame). */
 #define MF_OFI_RX_BUFS 32
 #define MF_OFI_FRAME (64 * 1024)
@@ -114,8 +121,8 @@ typedef struct mf_ofi_held {
     struct mf_ofi_held *h_next;
     int h_peer;
     uint32_t h_seq;
-    size_t h_len;
-    unsigned char h_data[];
+    mf_wire_hdr h_hdr;
+    unsigned char h_data[]; /* the payload */
 } mf_ofi_held;
 
 /* A registration handed out by rkey_make. */
