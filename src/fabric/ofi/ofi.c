@@ -101,7 +101,7 @@ mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
     vsnprintf(what, sizeof what, fmt, ap);
     va_end(ap);
     return mf_error(err_class, "%s (libfabric provider %s): %s: %s", o->o_base.name,
-                    o->o_prov[0] ? o->o_prov : "?", what, fi_strerror((int)-fi_rc));
+                    o->o_prov[0] ? o->o_prov : "?", what, o->o_lib->strerror((int)-fi_rc));
 }
 
 /* ---- Buffers ---- */
@@ -214,9 +214,9 @@ static const char *mf_ofi_provider_wanted(void)
 }
 
 /* The hints: RDM, message path with send-after-send order, optionally RMA reads. */
-static struct fi_info *mf_ofi_hints(const char *prov, bool rma)
+static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, bool rma)
 {
-    struct fi_info *h = fi_allocinfo();
+    struct fi_info *h = lib->dupinfo(NULL);
     if (!h)
         return NULL;
     h->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
@@ -233,7 +233,7 @@ static struct fi_info *mf_ofi_hints(const char *prov, bool rma)
     if (prov) {
         h->fabric_attr->prov_name = strdup(prov);
         if (!h->fabric_attr->prov_name) {
-            fi_freeinfo(h);
+            lib->freeinfo(h);
             return NULL;
         }
     }
@@ -241,23 +241,23 @@ static struct fi_info *mf_ofi_hints(const char *prov, bool rma)
 }
 
 /* The providers libfabric offers here at all, for a message saying what exists. */
-static void mf_ofi_list_providers(char *buf, size_t len)
+static void mf_ofi_list_providers(const mf_ofi_lib *lib, char *buf, size_t len)
 {
-    struct fi_info *h = fi_allocinfo(), *all = NULL;
+    struct fi_info *h = lib->dupinfo(NULL), *all = NULL;
     size_t n = 0;
     buf[0] = '\0';
     if (!h)
         return;
     h->ep_attr->type = FI_EP_RDM;
-    if (fi_getinfo(MF_OFI_API, NULL, NULL, 0, h, &all) == 0) {
+    if (lib->getinfo(MF_OFI_API, NULL, NULL, 0, h, &all) == 0) {
         for (struct fi_info *i = all; i && n < len; i = i->next) {
             const char *name = i->fabric_attr->prov_name;
             if (!strstr(buf, name))
                 n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name);
         }
-        fi_freeinfo(all);
+        lib->freeinfo(all);
     }
-    fi_freeinfo(h);
+    lib->freeinfo(h);
     if (!buf[0])
         snprintf(buf, len, "none");
 }
@@ -310,19 +310,19 @@ static int mf_ofi_getinfo(mf_ofi *o)
     snprintf(o->o_prov, sizeof o->o_prov, "%s", prov ? prov : "(FI_PROVIDER)");
     int rc = -FI_ENODATA;
     for (int rma = 1; rma >= 0 && !o->o_info; rma--) {
-        struct fi_info *h = mf_ofi_hints(prov, rma), *list = NULL;
+        struct fi_info *h = mf_ofi_hints(o->o_lib, prov, rma), *list = NULL;
         if (!h)
             return mf_error(MPI_ERR_NO_MEM, "%s: no memory for fi_getinfo hints", o->o_base.name);
-        rc = fi_getinfo(MF_OFI_API, NULL, NULL, 0, h, &list);
-        fi_freeinfo(h);
+        rc = o->o_lib->getinfo(MF_OFI_API, NULL, NULL, 0, h, &list);
+        o->o_lib->freeinfo(h);
         if (rc)
             continue;
         struct fi_info *pick = mf_ofi_pick(list, domain, o->o_base.ifaces);
         if (pick) {
-            o->o_info = fi_dupinfo(pick);
+            o->o_info = o->o_lib->dupinfo(pick);
             o->o_rma = rma;
         }
-        fi_freeinfo(list);
+        o->o_lib->freeinfo(list);
         if (!o->o_info && *domain)
             return mf_error(MPI_ERR_OTHER,
                             "%s (libfabric provider %s): MANIFOLD_OFI_DOMAIN=%s: the provider "
@@ -336,7 +336,7 @@ static int mf_ofi_getinfo(mf_ofi *o)
     }
     if (!o->o_info) {
         char have[512];
-        mf_ofi_list_providers(have, sizeof have);
+        mf_ofi_list_providers(o->o_lib, have, sizeof have);
         return mf_error(MPI_ERR_OTHER,
                         "%s (libfabric provider %s%s): fi_getinfo found no reliable datagram "
                         "endpoint with ordered messages: %s (RDM providers here: %s)",
@@ -344,7 +344,7 @@ static int mf_ofi_getinfo(mf_ofi *o)
                         prov && mf_config_str("MANIFOLD_OFI_PROVIDER")[0]
                             ? ", from MANIFOLD_OFI_PROVIDER"
                             : (prov ? ", the default" : ", from FI_PROVIDER"),
-                        fi_strerror(-rc), have);
+                        o->o_lib->strerror(-rc), have);
     }
     snprintf(o->o_prov, sizeof o->o_prov, "%s", o->o_info->fabric_attr->prov_name);
     snprintf(o->o_dom, sizeof o->o_dom, "%s", o->o_info->domain_attr->name);
@@ -422,7 +422,7 @@ static void mf_ofi_release(mf_ofi *o)
     o->o_fabric = NULL;
     o->o_wait_fd = -1;
     if (o->o_info)
-        fi_freeinfo(o->o_info);
+        o->o_lib->freeinfo(o->o_info);
     o->o_info = NULL;
     free(o->o_addr);
     free(o->o_failed);
@@ -445,7 +445,7 @@ static int mf_ofi_open_ep(mf_ofi *o)
 {
     struct fi_av_attr av = {.type = FI_AV_TABLE, .count = (size_t)o->o_npeers};
     int rc;
-    if ((rc = fi_fabric(o->o_info->fabric_attr, &o->o_fabric, NULL)))
+    if ((rc = o->o_lib->fabric(o->o_info->fabric_attr, &o->o_fabric, NULL)))
         return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_fabric");
     if ((rc = fi_domain(o->o_fabric, o->o_info, &o->o_domain, NULL)))
         return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_domain %s", o->o_dom);
@@ -488,6 +488,9 @@ static int mf_ofi_open(mf_fabric *f)
         rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d peers", f->name, mf_g.size);
     for (int r = 0; rc == MPI_SUCCESS && r < mf_g.size; r++)
         o->o_addr[r] = FI_ADDR_NOTAVAIL;
+    const char *why = NULL;
+    if (rc == MPI_SUCCESS && !(o->o_lib = mf_ofi_lib_load(&why)))
+        rc = mf_error(MPI_ERR_OTHER, "%s (libfabric): %s", f->name, why);
     if (rc == MPI_SUCCESS)
         rc = mf_ofi_getinfo(o);
     if (rc == MPI_SUCCESS)
@@ -993,7 +996,7 @@ static void mf_ofi_cq_error(mf_ofi *o)
         b->b_posted = false;
         if (e.err != FI_ECANCELED && !o->o_closing)
             mf_warn("%s (libfabric provider %s): a receive completed with an error: %s%s",
-                    o->o_base.name, o->o_prov, fi_strerror(e.err), prov);
+                    o->o_base.name, o->o_prov, o->o_lib->strerror(e.err), prov);
         if (!o->o_closing && !mf_ofi_rx_post(o, b))
             o->o_rx_unposted++;
         return;
@@ -1002,7 +1005,7 @@ static void mf_ofi_cq_error(mf_ofi *o)
     int code =
         mf_error(MPI_ERR_OTHER, "%s (libfabric provider %s): %s with rank %d failed: %s%s",
                  o->o_base.name, o->o_prov, op->o_kind == MF_OFI_SEND ? "fi_senddata" : "fi_read",
-                 op->o_peer, fi_strerror(e.err), prov);
+                 op->o_peer, o->o_lib->strerror(e.err), prov);
     if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
         mf_ofi_tx_put(o, (mf_ofi_buf *)op);
@@ -1118,7 +1121,7 @@ void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
 {
     mf_ofi *o = mf_ofi_of(f);
     char wait[64];
-    const char *mr = o->o_info ? fi_tostr(&o->o_mr_mode, FI_TYPE_MR_MODE) : "?";
+    const char *mr = o->o_info ? o->o_lib->tostr(&o->o_mr_mode, FI_TYPE_MR_MODE) : "?";
     if (o->o_wait_fd >= 0)
         snprintf(wait, sizeof wait, "CQ fd + fi_trywait");
     else

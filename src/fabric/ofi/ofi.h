@@ -63,6 +63,20 @@
 #include "core/ratelimit.h"
 #include "fabric/fabric.h"
 
+/* libfabric's own functions, from the library loaded at run time (ofi_lib.c). */
+typedef struct mf_ofi_lib {
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info); /* NULL: a new, empty one */
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+    char *(*tostr)(const void *data, enum fi_type datatype);
+} mf_ofi_lib;
+
+/* Loads libfabric once per process; NULL with *why saying why it cannot. */
+const mf_ofi_lib *mf_ofi_lib_load(const char **why);
+
 /* The short form of a frame (a small eager message whose header would not let it fit the
  * provider's inject size: 64 B on tcp;ofi_rxm): type, flags, context, src, tag, sreq, len
  * (little-endian, 1+1+4+4+4+8+4 bytes) then the payload; the remote CQ data says so with
@@ -132,7 +146,8 @@ typedef struct mf_ofi_key {
 } mf_ofi_key;
 
 typedef struct mf_ofi {
-    mf_fabric o_base; /* first: the registry sees an mf_fabric ("ofi0") */
+    mf_fabric o_base;        /* first: the registry sees an mf_fabric ("ofi0") */
+    const mf_ofi_lib *o_lib; /* libfabric's functions (NULL until open loaded it) */
     struct fi_info *o_info;
     struct fid_fabric *o_fabric;
     struct fid_domain *o_domain;
