@@ -1107,7 +1107,8 @@ static int mf_ofi_close(mf_fabric *f)
     /* Let what was handed over complete, for a bounded time (peers progress in their close). */
     double deadline = mf_ofi_now() + MF_OFI_FLUSH_S;
     while (!mf_ofi_tx_idle(f) && mf_ofi_now() < deadline)
-        mf_ofi_progress(f);
+        if (mf_ofi_progress(f) == 0)
+            nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL); /* no spin while peers work */
     int rc = MPI_SUCCESS;
     if (!mf_ofi_tx_idle(f))
         rc = mf_error(MPI_ERR_OTHER, "%s: sends still pending after %.0f s at finalize", f->name,
