@@ -557,6 +557,15 @@ static void mf_fabric_job_report(void)
         mf_info("fabrics: %s %s: sent %llu frames, %llu bytes; received %llu frames, %llu bytes",
                 counts[k].node < MF_REPORT_MAX_NODES ? hosts[counts[k].node] : "?", counts[k].inst,
                 counts[k].txf, counts[k].txb, counts[k].rxf, counts[k].rxb);
+    /* What rank 0's instances run on, where the class can say (ofi: provider, data path). */
+    for (int i = 0; i < mf_reg.nused; i++) {
+        mf_fabric *f = mf_reg.used[i];
+        char what[512];
+        if (f->ops->size < sizeof(mf_fabric_ops) || !f->ops->describe)
+            continue;
+        f->ops->describe(f, what, sizeof what);
+        mf_info("fabrics: %s %s: %s", mf_g.hostname, f->name, what);
+    }
 }
 
 /* The index of the route equal to r, added if new; -1 without memory. */

@@ -194,6 +194,9 @@ typedef struct mf_fabric_ops {
      * dials, and an incoming connection from the peer is accepted. MPI_SUCCESS, or
      * MF_FABRIC_BUSY while the failure is still being reported (try again later). */
     int (*revive_peer)(mf_fabric *f, int peer);
+    /* Optional (may be NULL): one line saying what this instance runs on and how (ofi: the
+     * provider and domain it got, its data path, how it sleeps), for --report-fabrics. */
+    void (*describe)(mf_fabric *f, char *buf, size_t len);
 } mf_fabric_ops;
 
 /* Capabilities of a class (mf_fabric_class.caps): what the transport can do at all. An
