@@ -4,6 +4,10 @@
  * latency_us is the time per operation averaged over the ranks (as OSU's osu_* do), from the
  * best of the timed batches. `--only allreduce,bcast` picks operations. Sizes 8 B .. 1 MiB.
  * Each operation's result is checked once per size before it is timed.
+ * Where the MPI publishes them as MPI_T performance variables (Manifold: progress_sleeps and
+ * progress_late_wakeups, docs/TOOLS.md), a comment line per size tells how often the ranks slept
+ * in the progress engine while waiting: "# sleeps,<op>,<size>,<per op and rank>,<late wake-ups>"
+ * (counted over the warm-up and timed batches of all ranks). Other MPIs print none.
  */
 #include "bench_mpi.h"
 
@@ -19,6 +23,35 @@ static int selected(const char *only, const char *name)
         if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
             return 1;
     return 0;
+}
+
+/* The engine's sleep counters: 0 sleeps, 1 late wake-ups. */
+static MPI_T_pvar_session pv_session;
+static MPI_T_pvar_handle pv_handle[2];
+static int pv_ok;
+
+static void pvar_init(void)
+{
+    static const char *const names[2] = {"progress_sleeps", "progress_late_wakeups"};
+    int provided, idx, count;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
+        return;
+    if (MPI_T_pvar_session_create(&pv_session) != MPI_SUCCESS)
+        return;
+    for (int i = 0; i < 2; i++)
+        if (MPI_T_pvar_get_index(names[i], MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS ||
+            MPI_T_pvar_handle_alloc(pv_session, idx, NULL, &pv_handle[i], &count) != MPI_SUCCESS ||
+            MPI_T_pvar_start(pv_session, pv_handle[i]) != MPI_SUCCESS)
+            return;
+    pv_ok = 1;
+}
+
+static unsigned long long pvar_read(int i)
+{
+    unsigned long long v = 0;
+    if (pv_ok)
+        MPI_T_pvar_read(pv_session, pv_handle[i], &v);
+    return v;
 }
 
 static void run_op(int op, unsigned char *sbuf, unsigned char *rbuf, size_t size)
@@ -88,6 +121,7 @@ int main(int argc, char **argv)
     bench_opts o;
     bench_mpi_parse(argc, argv, &o, 8, 1u << 20, " [--only barrier,bcast,allreduce,alltoall]");
     bench_header("coll", np);
+    pvar_init();
     size_t cap = o.max_size * (size_t)np;
     unsigned char *sbuf = bench_alloc(cap);
     unsigned char *rbuf = bench_alloc(cap);
@@ -101,6 +135,7 @@ int main(int argc, char **argv)
                 continue;
             long iters = bench_iters(&o, sz * (op == ALLTOALL ? (size_t)np : 1));
             check_op(op, sbuf, rbuf, sz, rank, np);
+            unsigned long long pv0[2] = {pvar_read(0), pvar_read(1)};
             double best = 1e30;
             for (int rep = -1; rep < o.reps; rep++) {
                 long n = rep < 0 ? o.warmup : iters;
@@ -115,6 +150,14 @@ int main(int argc, char **argv)
             }
             if (rank == 0)
                 bench_emit(op_name[op], sz, "latency_us", best * 1e6);
+            if (pv_ok) {
+                unsigned long long d[2] = {pvar_read(0) - pv0[0], pvar_read(1) - pv0[1]}, t[2];
+                MPI_Reduce(d, t, 2, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
+                double ops = (double)o.warmup + (double)iters * o.reps;
+                if (rank == 0)
+                    printf("# sleeps,%s,%zu,%.4f,%llu\n", op_name[op], sz, (double)t[0] / ops / np,
+                           t[1]);
+            }
             if (op == BARRIER)
                 break;
         }

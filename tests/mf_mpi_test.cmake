@@ -18,6 +18,12 @@ set_property(GLOBAL PROPERTY MF_TEST_FABRIC_NP_self 1)
 set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_shm MANIFOLD_SHM=1)
 # tcp for every peer, same host included; MANIFOLD_FABRIC explicit for the same reason.
 set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_tcp MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp)
+# ofi (libfabric) for every peer, same host included, with provider tcp;ofi_rxm (named by its
+# core provider: a ';' cannot travel in a CMake list; tests/fabric_ofi runs the shm provider) on
+# domain lo (the default domain, the first non-loopback interface, may be a bridge that another
+# job's test cluster removes meanwhile).
+set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_ofi MANIFOLD_SHM=0 MANIFOLD_FABRIC=ofi
+             MANIFOLD_OFI_PROVIDER=tcp MANIFOLD_OFI_DOMAIN=lo)
 # sctp (usrsctp over UDP) for every peer, same host included.
 set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_sctp MANIFOLD_SHM=0 MANIFOLD_FABRIC=sctp)
 

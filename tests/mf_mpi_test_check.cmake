@@ -30,7 +30,7 @@ if(DEFINED CASE)
     message(FATAL_ERROR "check: a test was registered before the refusal")
   endfunction()
   if(CASE STREQUAL "unknown")
-    mf_mpi_test(prog NP 1 2 FABRICS shm ofi NAME check_ofi)
+    mf_mpi_test(prog NP 1 2 FABRICS shm verbs NAME check_verbs)
   elseif(CASE STREQUAL "norecipe")
     set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_shm) # unsets it
     mf_mpi_test(prog NP 2 FABRICS shm NAME check_norecipe)
@@ -43,7 +43,7 @@ if(DEFINED CASE)
 endif()
 
 foreach(case_want IN ITEMS
-    "unknown|test 'check_ofi' names unknown fabric 'ofi'; known fabrics: [a-z0-9_, ]*tcp"
+    "unknown|test 'check_verbs' names unknown fabric 'verbs'; known fabrics: [a-z0-9_, ]*tcp"
     "norecipe|test 'check_norecipe' names fabric 'shm', which is compiled in but has no recipe"
     "self_np|test 'check_self' runs fabric 'self' with NP 2, but it serves only NP 1"
     "env_clash|test 'check_clash' sets MANIFOLD_SHM=0 in ENV, but fabric 'shm' decides")

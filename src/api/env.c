@@ -18,15 +18,22 @@ int PMPI_Get_version(int *version, int *subversion)
 }
 MF_API_ALIAS(Get_version);
 
+/* The fabrics built in, from fabrics.def: "fabrics: self shm tcp ofi". */
+#define MF_FABRIC(name) " " #name
+static const char mf_fabrics_built_in[] = "fabrics:"
+#include "fabric/fabrics.def"
+    ;
+#undef MF_FABRIC
+
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
     if (!version || !resultlen)
         return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Get_library_version: %s is NULL",
                                      !version ? "version" : "resultlen"),
                             "MPI_Get_library_version");
-    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "Manifold %s (MPI %d.%d, MPICH ABI; fabrics: self shm tcp)",
-                     MANIFOLD_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
+    int n =
+        snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Manifold %s (MPI %d.%d, MPICH ABI; %s)",
+                 MANIFOLD_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION, mf_fabrics_built_in);
     *resultlen = n;
     return MPI_SUCCESS;
 }

@@ -4,11 +4,19 @@
 #ifndef MF_API_RMA_API_H
 #define MF_API_RMA_API_H
 
+#include "core/state.h"
 #include "rma/rma.h"
 
 /* Dispatches a non-success code to w's error handler (w NULL: MPI_COMM_WORLD's). */
 int mf_err_win(mf_win *w, int code, const char *fn);
-/* Resolves a window handle; MPI_ERR_WIN naming it if invalid (MPI_ERR_OTHER before init). */
-int mf_check_win(MPI_Win h, mf_win **out, const char *fn);
+/* Resolves a window handle; MPI_ERR_WIN naming it if invalid (MPI_ERR_OTHER before init).
+ * Inline for the valid case, the error built by the _slow form. */
+int mf_check_win_slow(MPI_Win h, mf_win **out, const char *fn);
+static inline int mf_check_win(MPI_Win h, mf_win **out, const char *fn)
+{
+    if (mf_g.initialized && (*out = mf_win_get(h)) != NULL)
+        return MPI_SUCCESS;
+    return mf_check_win_slow(h, out, fn);
+}
 
 #endif

@@ -34,7 +34,7 @@ int mf_err_win(mf_win *w, int code, const char *fn)
 }
 
 /* Resolves a window handle; MPI_ERR_WIN naming the handle if invalid. */
-int mf_check_win(MPI_Win h, mf_win **out, const char *fn)
+int mf_check_win_slow(MPI_Win h, mf_win **out, const char *fn)
 {
     int rc = mf_check_initialized(fn);
     if (rc)

@@ -79,7 +79,7 @@ static int allgather_ring(void *rbuf, MPI_Count rcount, mf_datatype *rdt, mf_com
     return rc;
 }
 
-static const char *const allgather_algos[] = {"recursive_doubling", "bruck", "ring"};
+static const char *const allgather_algos[] = {"recursive_doubling", "bruck", "ring", "shm"};
 
 int mf_coll_allgather(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
                       MPI_Count rcount, mf_datatype *rdt, mf_comm *comm)
@@ -87,6 +87,18 @@ int mf_coll_allgather(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void
     if (comm->c_is_inter)
         return mf_coll_inter_allgather(sbuf, scount, sdt, rbuf, rcount, rdt, comm);
     int n = comm->c_size, r = comm->c_rank, rc = MPI_SUCCESS;
+    int algo = mf_coll_forced("MANIFOLD_COLL_ALLGATHER", allgather_algos, 4);
+    struct mf_coll_shm *s;
+    if ((!algo || algo == 4) && n > 1 && mf_coll_bytes(rcount, rdt) > 0 &&
+        (s = mf_coll_shm_get(comm))) {
+        /* the own block moves with the others' (IN_PLACE: from where it is) */
+        if (sbuf != MPI_IN_PLACE)
+            rc = mf_coll_copy(sbuf, scount, sdt, mf_coll_at(rbuf, (MPI_Count)r * rcount, rdt),
+                              rcount, rdt);
+        return rc ? rc : mf_coll_shm_allgather(s, MPI_IN_PLACE, 0, rdt, rbuf, rcount, rdt, comm);
+    }
+    if (algo == 4)
+        algo = 0;
     if (sbuf != MPI_IN_PLACE)
         rc = mf_coll_copy(sbuf, scount, sdt, mf_coll_at(rbuf, (MPI_Count)r * rcount, rdt), rcount,
                           rdt);
@@ -94,7 +106,6 @@ int mf_coll_allgather(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void
         return rc;
     bool pow2 = (n & (n - 1)) == 0;
     size_t total = (size_t)n * mf_coll_bytes(rcount, rdt);
-    int algo = mf_coll_forced("MANIFOLD_COLL_ALLGATHER", allgather_algos, 3);
     if (algo == 1 && !pow2)
         algo = 2; /* recursive doubling needs a power of two; Bruck is its general form */
     if (!algo) {

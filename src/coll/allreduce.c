@@ -145,13 +145,11 @@ static int allreduce_ring(void *rbuf, void *tmp, MPI_Count count, mf_datatype *d
     return rc;
 }
 
-static const char *const allreduce_algos[] = {"recursive_doubling", "rabenseifner", "ring"};
+static const char *const allreduce_algos[] = {"recursive_doubling", "rabenseifner", "ring", "shm"};
 
-int mf_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
-                      mf_comm *comm)
+int mf_coll_allreduce_p2p(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
+                          mf_comm *comm)
 {
-    if (comm->c_is_inter)
-        return mf_coll_inter_allreduce(sbuf, rbuf, count, dt, op, comm);
     int n = comm->c_size, rc = MPI_SUCCESS;
     if (sbuf != MPI_IN_PLACE)
         rc = mf_coll_copy(sbuf, count, dt, rbuf, count, dt);
@@ -159,8 +157,8 @@ int mf_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype
         return rc;
     int p2 = mf_coll_pow2_floor(n);
     size_t bytes = mf_coll_bytes(count, dt);
-    int algo = mf_coll_forced("MANIFOLD_COLL_ALLREDUCE", allreduce_algos, 3);
-    if (!algo)
+    int algo = mf_coll_forced("MANIFOLD_COLL_ALLREDUCE", allreduce_algos, 4);
+    if (!algo || algo == 4)
         algo = bytes < mf_coll_short_msg() ? 1 : bytes < mf_coll_long_msg() ? 2 : 3;
     /* the block algorithms reorder operands and need a block per participant */
     if (algo == 2 && (!op->op_commute || count < p2))
@@ -180,4 +178,19 @@ int mf_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype
         rc = allreduce_ring(rbuf, tmp, count, dt, op, comm);
     free(raw);
     return rc;
+}
+
+int mf_coll_allreduce(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
+                      mf_comm *comm)
+{
+    if (comm->c_is_inter)
+        return mf_coll_inter_allreduce(sbuf, rbuf, count, dt, op, comm);
+    int algo = mf_coll_forced("MANIFOLD_COLL_ALLREDUCE", allreduce_algos, 4);
+    const struct mf_coll_hier *h;
+    if (!algo && op->op_commute && count > 0 && (h = mf_coll_hier_get(comm)))
+        return mf_coll_hier_reduce(h, sbuf, rbuf, count, dt, op, -1, comm);
+    struct mf_coll_shm *s;
+    if ((!algo || algo == 4) && (s = mf_coll_shm_reduction(comm, count, dt, algo == 4)))
+        return mf_coll_shm_reduce(s, sbuf, rbuf, count, dt, op, -1, comm);
+    return mf_coll_allreduce_p2p(sbuf, rbuf, count, dt, op, comm);
 }

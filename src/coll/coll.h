@@ -17,8 +17,9 @@
  *   - all traffic uses comm's collective context (MF_CTX_COLL), so it never matches user
  *     messages; returns MPI_SUCCESS or the error code of the first failed step.
  *
- * Algorithms are chosen by message size and communicator size; MANIFOLD_COLL_<NAME> forces one
- * (see config_vars.def and coll_select.c).
+ * Algorithms are chosen by message size, communicator size and placement (a shared segment when
+ * all ranks share a host: coll_shm.c; host-leader phases when they span hosts: coll_hier.c);
+ * MANIFOLD_COLL_<NAME> forces one (config_vars.def; docs/PERFORMANCE.md lists them).
  */
 #ifndef MF_COLL_COLL_H
 #define MF_COLL_COLL_H
@@ -69,6 +70,16 @@ int mf_coll_reduce_scatter_block(const void *sbuf, void *rbuf, MPI_Count rcount,
                                  mf_op *op, mf_comm *comm);
 int mf_coll_scan(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                  mf_comm *comm);
+/* Releases what the collective layer keeps for comm (comm.h: c_coll; the layer installs it as
+ * c_coll_free, which releasing the communicator calls). Local, never communicates. */
+void mf_coll_comm_free(mf_comm *comm);
+
+/* Maps one zero-filled shared segment of `len` bytes at the same contents for every rank of
+ * `node`, whose ranks must all live on this host (collective over node; `kind` goes into the
+ * transient /dev/shm name). *out is the local address; munmap(*out, len) releases it. The
+ * outcome is agreed: on any rank's failure all get an error and no mapping. */
+int mf_host_segment_map(mf_comm *node, size_t len, const char *kind, void **out);
+
 int mf_coll_exscan(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                    mf_comm *comm);
 

@@ -118,8 +118,9 @@ static inline int mf_coll_tree_first_child_mask(int vr)
 
 /* Whether more processes run on this host than it has cores (core/state.h): then every wait
  * costs context switches, and algorithms with fewer dependent steps win over those that move
- * fewer bytes. */
-bool mf_coll_oversubscribed(void);
+ * fewer bytes. False for a communicator spanning hosts (coll_shm.c): its ranks must choose
+ * alike, and other hosts may not be oversubscribed. */
+bool mf_coll_oversubscribed(mf_comm *comm);
 
 /* Algorithm choice from an override variable: 0 = automatic, i = names[i-1] forced. An unknown
  * name is reported once and means automatic. The environment is read once per variable (these
@@ -129,8 +130,69 @@ int mf_coll_forced(const char *var, const char *const *names, int n);
  * bandwidth-bound ones do. Read once. */
 size_t mf_coll_short_msg(void);
 size_t mf_coll_long_msg(void);
+/* Bcast: bytes from which the pipelined chain is chosen, and its chunk (at least 1). */
+size_t mf_coll_chain_min(void);
+size_t mf_coll_chain_chunk(void);
+/* A size setting read once into *cache (a static of the caller, 0 before the first read). */
+size_t mf_coll_size_setting(size_t *cache, const char *var);
+
+/* Shared-memory collectives (coll_shm.c) for a communicator whose ranks share this host. The
+ * communicator's segment, or NULL when it has none (yet): every rank must ask at the same
+ * point (same collective, same arguments' sizes), since the second such call maps it. */
+struct mf_coll_shm;
+struct mf_coll_shm *mf_coll_shm_get(mf_comm *comm);
+/* Bytes from which bcast takes the segment, and up to which every operation does. */
+size_t mf_coll_shm_bcast_min(void);
+size_t mf_coll_shm_max(void);
+/* The segment for a reduce or allreduce of count elements of dt, or NULL when it should not be
+ * used (forced: the setting asks for it, whatever the size). */
+struct mf_coll_shm *mf_coll_shm_reduction(mf_comm *comm, MPI_Count count, const mf_datatype *dt,
+                                          bool forced);
+int mf_coll_shm_barrier(struct mf_coll_shm *s, mf_comm *comm);
+int mf_coll_shm_bcast(struct mf_coll_shm *s, void *buf, MPI_Count count, mf_datatype *dt, int root,
+                      mf_comm *comm);
+/* Alltoall of uniform blocks (not MPI_IN_PLACE), in pieces of mf_coll_shm_alltoall_piece
+ * bytes per block and step (0: the segment's slots are too small for n pieces). */
+int mf_coll_shm_alltoall(struct mf_coll_shm *s, const void *sbuf, MPI_Count scount,
+                         mf_datatype *sdt, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
+                         mf_comm *comm);
+size_t mf_coll_shm_alltoall_piece(const struct mf_coll_shm *s, int n);
+int mf_coll_shm_allgather(struct mf_coll_shm *s, const void *sbuf, MPI_Count scount,
+                          mf_datatype *sdt, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
+                          mf_comm *comm);
+/* displs: element offsets of the ranks' blocks, displs[n] the total. Type as for reductions. */
+int mf_coll_shm_reduce_scatter(struct mf_coll_shm *s, const void *sbuf, void *rbuf,
+                               const MPI_Count *rcounts, const MPI_Aint *displs, mf_datatype *dt,
+                               mf_op *op, mf_comm *comm);
+/* root >= 0: reduce to root; root < 0: allreduce. */
+int mf_coll_shm_reduce(struct mf_coll_shm *s, const void *sbuf, void *rbuf, MPI_Count count,
+                       mf_datatype *dt, mf_op *op, int root, mf_comm *comm);
+
+/* Host-leader collectives (coll_hier.c) for a communicator whose ranks span several hosts, at
+ * least one of them with two or more: a phase among the ranks of each host (which takes the
+ * segment there), one among one leader per host, and one within each host again. Only for
+ * commutative reductions: the leaders combine whole hosts, whose ranks need not be
+ * consecutive in comm. */
+struct mf_coll_hier {
+    mf_comm *node;       /* comm's ranks on this host, in comm's order */
+    mf_comm *leaders;    /* the first of comm's ranks on each host (NULL if not one of them) */
+    int *leader_of_node; /* by host index (mf_g.node_of): rank in leaders of that host's leader */
+    int leader;          /* comm rank of this host's leader */
+};
+/* The scheme for comm, or NULL: asked at the same points as mf_coll_shm_get, alike. */
+const struct mf_coll_hier *mf_coll_hier_get(mf_comm *comm);
+int mf_coll_hier_barrier(const struct mf_coll_hier *h);
+int mf_coll_hier_bcast(const struct mf_coll_hier *h, void *buf, MPI_Count count, mf_datatype *dt,
+                       int root, mf_comm *comm);
+/* root >= 0: reduce to root; root < 0: allreduce. op must be commutative. */
+int mf_coll_hier_reduce(const struct mf_coll_hier *h, const void *sbuf, void *rbuf, MPI_Count count,
+                        mf_datatype *dt, mf_op *op, int root, mf_comm *comm);
 
 /* Intracommunicator algorithms that other files of src/coll reuse. */
+int mf_coll_bcast_binomial(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm);
+/* Allreduce without the shared segment (what maps it uses this). */
+int mf_coll_allreduce_p2p(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
+                          mf_comm *comm);
 int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm);
 int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                          int root, mf_comm *comm);

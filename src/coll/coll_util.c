@@ -169,23 +169,34 @@ int mf_coll_forced(const char *var, const char *const *names, int n)
     return choice;
 }
 
+size_t mf_coll_size_setting(size_t *cache, const char *var)
+{
+    if (!*cache)
+        *cache = mf_config_size(var) + 1; /* +1: 0 means not read yet */
+    return *cache - 1;
+}
+
 size_t mf_coll_short_msg(void)
 {
     static size_t v;
-    if (!v)
-        v = mf_config_size("MANIFOLD_COLL_SHORT_MSG") + 1; /* +1: 0 means not read yet */
-    return v - 1;
+    return mf_coll_size_setting(&v, "MANIFOLD_COLL_SHORT_MSG");
 }
 
 size_t mf_coll_long_msg(void)
 {
     static size_t v;
-    if (!v)
-        v = mf_config_size("MANIFOLD_COLL_LONG_MSG") + 1;
-    return v - 1;
+    return mf_coll_size_setting(&v, "MANIFOLD_COLL_LONG_MSG");
 }
 
-bool mf_coll_oversubscribed(void)
+size_t mf_coll_chain_min(void)
 {
-    return mf_g.oversubscribed;
+    static size_t v;
+    return mf_coll_size_setting(&v, "MANIFOLD_COLL_CHAIN_MIN");
+}
+
+size_t mf_coll_chain_chunk(void)
+{
+    static size_t v;
+    size_t c = mf_coll_size_setting(&v, "MANIFOLD_COLL_CHAIN_CHUNK");
+    return c ? c : 1;
 }

@@ -19,6 +19,8 @@
 
 #include "coll/coll_impl.h"
 
+static const char *const reduce_algos[] = {"binomial", "shm"};
+
 int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                          int root, mf_comm *comm)
 {
@@ -26,6 +28,13 @@ int mf_coll_reduce_intra(const void *sbuf, void *rbuf, MPI_Count count, mf_datat
     const void *input = sbuf == MPI_IN_PLACE ? rbuf : sbuf;
     if (n == 1)
         return sbuf == MPI_IN_PLACE ? MPI_SUCCESS : mf_coll_copy(sbuf, count, dt, rbuf, count, dt);
+    struct mf_coll_shm *s;
+    int algo = mf_coll_forced("MANIFOLD_COLL_REDUCE", reduce_algos, 2);
+    const struct mf_coll_hier *h;
+    if (!algo && op->op_commute && count > 0 && (h = mf_coll_hier_get(comm)))
+        return mf_coll_hier_reduce(h, sbuf, rbuf, count, dt, op, root, comm);
+    if (algo != 1 && (s = mf_coll_shm_reduction(comm, count, dt, algo == 2)))
+        return mf_coll_shm_reduce(s, sbuf, rbuf, count, dt, op, root, comm);
     bool commute = op->op_commute;
     int tree_root = commute ? root : 0;
     int vr = (r - tree_root + n) % n;
@@ -129,7 +138,7 @@ static int reduce_scatter_ring(const void *input, void *rbuf, const MPI_Count *r
     return rc;
 }
 
-static const char *const reduce_scatter_algos[] = {"reduce_scatterv", "ring"};
+static const char *const reduce_scatter_algos[] = {"reduce_scatterv", "ring", "shm"};
 
 int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, mf_datatype *dt,
                            mf_op *op, mf_comm *comm)
@@ -149,8 +158,14 @@ int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcount
         if (sbuf != MPI_IN_PLACE)
             rc = mf_coll_copy(sbuf, total, dt, rbuf, total, dt);
     } else {
-        int algo = mf_coll_forced("MANIFOLD_COLL_REDUCE_SCATTER", reduce_scatter_algos, 2);
-        if (!algo)
+        int algo = mf_coll_forced("MANIFOLD_COLL_REDUCE_SCATTER", reduce_scatter_algos, 3);
+        struct mf_coll_shm *s;
+        if ((!algo || algo == 3) && (s = mf_coll_shm_reduction(comm, total, dt, algo == 3))) {
+            rc = mf_coll_shm_reduce_scatter(s, sbuf, rbuf, rcounts, displs, dt, op, comm);
+            free(displs);
+            return rc;
+        }
+        if (!algo || algo == 3)
             algo = mf_coll_bytes(total, dt) >= mf_coll_long_msg() ? 2 : 1;
         if (algo == 2 && op->op_commute)
             rc = reduce_scatter_ring(input, rbuf, rcounts, displs, total, dt, op, comm);

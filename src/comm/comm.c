@@ -82,6 +82,8 @@ void mf_comm_release(mf_comm *c)
     mf_errhandler_release(c->c_errhandler);
     mf_topo_free(c->c_topo);
     mf_info_release(c->c_info);
+    if (c->c_coll_free)
+        c->c_coll_free(c);
     mf_handle_free(&mf_comm_table, c->c_handle);
     free(c);
 }
@@ -137,6 +139,8 @@ void mf_comm_finalize_builtin(void)
         mf_group_release(builtin[i]->c_group);
         mf_errhandler_release(builtin[i]->c_errhandler);
         mf_info_release(builtin[i]->c_info);
+        if (builtin[i]->c_coll_free)
+            builtin[i]->c_coll_free(builtin[i]);
         builtin[i]->c_group = NULL;
         builtin[i]->c_refs = 0;
     }

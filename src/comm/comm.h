@@ -56,6 +56,11 @@ typedef struct mf_comm {
     struct mf_comm
         *c_local_comm;      /* intercomm: an intracomm over the local group, for collectives */
     struct mf_info *c_info; /* hints from MPI_Comm_set_info / *_with_info, or NULL */
+    /* The collective layer's per-communicator state (src/coll/coll_shm.c: the host's shared
+     * segment), NULL until its first collective, and the function (set with it: the layer is
+     * above this one) that releasing the communicator calls to free it. */
+    struct mf_coll_shm *c_coll;
+    void (*c_coll_free)(struct mf_comm *c);
 } mf_comm;
 
 /* The object behind a communicator handle (builtin or user), or NULL if the handle is invalid. */

@@ -111,7 +111,7 @@ static void test_messages(void)
     CHECK(cls == MPI_ERR_ARG);
     mf_error_string(rc, msg, &len);
     CHECK(strstr(msg, "MANIFOLD_COLL_BCAST='fastest'") &&
-          strstr(msg, "auto, binomial or scatter_allgather"));
+          strstr(msg, "auto, binomial, scatter_allgather, chain or shm"));
     unsetenv("MANIFOLD_COLL_BCAST");
 
     /* The typed accessors: a refused value gives the default, never itself. */

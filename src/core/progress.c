@@ -52,6 +52,7 @@ static struct {
     mf_progress_watch *watch; /* instances' wait fds in the epoll set */
     int nwatch, watch_cap;
     int sleepers;     /* threads inside a sleep: the first arms the instances, the last disarms */
+    bool waking;      /* calling sleep_end after a real sleep (mf_progress_missed_wakeup) */
     bool have_pwait2; /* epoll_pwait2 works here (nanosecond timeouts) */
     mf_progress_stats stats; /* for the life of the process: see mf_progress_stats_live */
     /* The progress thread. */
@@ -201,6 +202,12 @@ static void mf_progress_count(uint64_t *field, uint64_t n)
     __atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
 }
 
+void mf_progress_missed_wakeup(void)
+{
+    if (mf_pe.waking)
+        mf_progress_count(&mf_pe.stats.missed_wakeups, 1);
+}
+
 int mf_progress_poll(void)
 {
     mf_fabric **fabrics;
@@ -317,9 +324,12 @@ static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns, bool *ca
     }
     for (int i = 0; i < nf; i++)
         fabrics[i]->sleepers--;
-    if (--mf_pe.sleepers == 0)
+    if (--mf_pe.sleepers == 0) {
+        mf_pe.waking = true;
         for (int i = 0; i < nf; i++)
             fabrics[i]->ops->sleep_end(fabrics[i]);
+        mf_pe.waking = false;
+    }
     *capped = r == 0 && ns >= MF_PROGRESS_MAX_SLEEP_MS * 1000000ll;
     if (r < 0 && err != EINTR)
         return mf_error(MPI_ERR_INTERN, "progress: epoll_wait failed: %s", strerror(err));

@@ -80,6 +80,10 @@ typedef struct mf_progress_stats {
      * finds nothing was an idle wait and is not counted. */
     uint64_t late_wakeups;
     uint64_t thread_passes; /* passes made by the progress thread that handled events */
+    /* Sleeps at whose end a fabric found work that had arrived without ringing its wait fd
+     * (mf_progress_missed_wakeup): a lost wake-up whatever ended the sleep (the cap, another
+     * descriptor, a signal), so also the ones late_wakeups cannot see. */
+    uint64_t missed_wakeups;
 } mf_progress_stats;
 /* A copy; call with the library lock held. */
 void mf_progress_get_stats(mf_progress_stats *out);
@@ -87,6 +91,11 @@ void mf_progress_get_stats(mf_progress_stats *out);
  * stored with relaxed atomic stores under the lock, so a relaxed atomic load of one field
  * (__atomic_load_n) from any thread sees a whole value. */
 const mf_progress_stats *mf_progress_stats_live(void);
+
+/* For fabrics, from sleep_end: work for this instance (a frame, room for a queued frame) is
+ * waiting although nothing rang its wait fd. Counted in missed_wakeups only while the engine is
+ * ending a real sleep (not when sleep_end disarms after a prepare that found work). */
+void mf_progress_missed_wakeup(void);
 
 /* The progress thread, when MANIFOLD_ASYNC_PROGRESS=1 (else a no-op): started once the fabrics
  * are up (the library lock must then be in use), stopped before they close. */

@@ -29,6 +29,10 @@ struct mf_datatype_public {
                                dt_extent == dt_size, so count elements are one block too */
     bool dt_committed; /* predefined types are always committed */
     bool dt_builtin;
+    /* Bytes per contiguous piece of one element, on average (dt_size / pieces; 0 without
+     * data): lets a sender choose between gathering iovecs and packing without walking the
+     * type (a matrix column: 8). Pieces may touch across elements, so a count may be fewer. */
+    size_t dt_piece_avg;
 };
 
 /* The object behind a handle, or NULL if invalid (incl. MPI_DATATYPE_NULL). */

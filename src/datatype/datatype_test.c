@@ -208,7 +208,8 @@ static void test_layouts(void)
     mf_dt_build_contiguous(i4, 5, &t);
     struct ref *r = ref_vector(ri, 1, 5, 0);
     r->extent = 20;
-    CHECKF(t->pub.dt_contig && t->pub.dt_extent == 20, "contiguous(5, int)");
+    CHECKF(t->pub.dt_contig && t->pub.dt_extent == 20 && t->pub.dt_piece_avg == 20,
+           "contiguous(5, int)");
     compare("contiguous", t, r, 3);
     mf_dt_destroy(t);
     free(r);
@@ -218,6 +219,8 @@ static void test_layouts(void)
     r = ref_vector(ri, 4, 3, 20);
     CHECKF(t->pub.dt_extent == 4 * 3 * 4 + 3 * 2 * 4, "vector extent %ld", (long)t->pub.dt_extent);
     CHECKF(t->dt_nfast == 1, "vector is one run, got %zu", t->dt_nfast);
+    /* 4 pieces of 12 bytes: what a sender reads to pack rather than gather (p2p/send.c) */
+    CHECKF(t->pub.dt_piece_avg == 12, "vector piece average %zu", t->pub.dt_piece_avg);
     r->extent = t->pub.dt_extent;
     compare("vector", t, r, 4);
 

@@ -274,8 +274,12 @@ int mf_dt_finish(mf_datatype *dt)
     if (!dt->dt_prefix)
         return mf_error(MPI_ERR_NO_MEM, "datatype: out of memory");
     dt->dt_prefix[0] = 0;
-    for (size_t i = 0; i < dt->dt_nfast; i++)
+    size_t pieces = 0;
+    for (size_t i = 0; i < dt->dt_nfast; i++) {
         dt->dt_prefix[i + 1] = dt->dt_prefix[i] + dt->dt_fast[i].r_len * dt->dt_fast[i].r_n;
+        pieces += dt->dt_fast[i].r_n;
+    }
+    p->dt_piece_avg = pieces ? p->dt_size / pieces : 0;
 
     p->dt_contig = dt->dt_nfast == 1 && dt->dt_fast[0].r_n == 1 &&
                    (MPI_Aint)p->dt_size == p->dt_extent && dt->dt_fast[0].r_off == p->dt_true_lb;

@@ -22,6 +22,7 @@
 #include "core/fabric_spec.h"
 #include "fabric/fabric_mpit.h"
 #include "fabric/fault/fault.h"
+#include "fabric/rail/rail.h"
 
 static const mf_fabric_class *const mf_fabric_classes[] = {
 #define MF_FABRIC(name) &mf_##name##_class,
@@ -29,9 +30,9 @@ static const mf_fabric_class *const mf_fabric_classes[] = {
 #undef MF_FABRIC
 };
 #define MF_NUM_CLASSES ((int)(sizeof mf_fabric_classes / sizeof mf_fabric_classes[0]))
-/* self, shm, at most MF_FABRIC_SPEC_MAX entries in each of the two settings, and their fault
- * wrappers. */
-#define MF_MAX_INSTANCES (2 * (2 + 2 * MF_FABRIC_SPEC_MAX))
+/* self, shm, at most MF_FABRIC_SPEC_MAX entries in each of the two settings, their fault
+ * wrappers, and a multirail wrapper. */
+#define MF_MAX_INSTANCES (2 * (2 + 2 * MF_FABRIC_SPEC_MAX) + 1)
 
 static struct {
     mf_fabric *inst[MF_MAX_INSTANCES]; /* opened, in priority order */
@@ -230,6 +231,69 @@ static int mf_fabric_open_faults(void)
     return MPI_SUCCESS;
 }
 
+static void __attribute__((format(printf, 4, 5)))
+mf_fabric_append(char *buf, size_t cap, size_t *len, const char *fmt, ...);
+
+/* MANIFOLD_RAILS: the network instances MANIFOLD_FABRIC names, when there are several and all
+ * can be rails (MF_FABRIC_CAP_RAIL; fault wrappers over them too), become the rails of one
+ * multirail wrapper (rail/), which takes their place in every setting's list: every peer's
+ * traffic is striped over all of them and survives the loss of all but one. */
+static int mf_fabric_open_rails(void)
+{
+    mf_fabric *rails[MF_ROUTE_MAX_RAILS];
+    int n = 0;
+    bool all = true;
+    for (int i = 0; i < mf_reg.nnet[MF_ROUTE_P2P]; i++) {
+        mf_fabric *f = mf_reg.net[MF_ROUTE_P2P][i];
+        bool dup = false;
+        for (int k = 0; k < n; k++)
+            dup |= rails[k] == f;
+        if (!f || dup)
+            continue;
+        all &= (f->cls->caps & MF_FABRIC_CAP_RAIL) != 0 && n < MF_ROUTE_MAX_RAILS;
+        if (n < MF_ROUTE_MAX_RAILS)
+            rails[n++] = f;
+    }
+    if (n < 2 || !all || !mf_config_bool("MANIFOLD_RAILS"))
+        return MPI_SUCCESS;
+    char names[96] = "";
+    size_t len = 0;
+    for (int k = 0; k < n; k++)
+        mf_fabric_append(names, sizeof names, &len, "%s%s", k ? "/" : "",
+                         rails[k]->cls == &mf_fault_class ? rails[k]->inner->name : rails[k]->name);
+    int index = 0;
+    for (int i = 0; i < mf_reg.ninst; i++)
+        index += mf_reg.inst[i]->cls == &mf_rail_class;
+    mf_fabric *w = mf_fabric_instance_new(&mf_rail_class, index, names);
+    if (!w)
+        return mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for a multirail wrapper");
+    int rc = mf_rail_wrap(w, rails, n);
+    if (rc) {
+        mf_fabric_instance_free(w);
+        return rc;
+    }
+    w->opened = true;
+    mf_reg.inst[mf_reg.ninst++] = w;
+    mf_fabric_mpit_publish(w);
+    /* The rails leave every list; the wrapper takes the place of the first. */
+    for (int fn = 0; fn < MF_ROUTE_NFN; fn++) {
+        int m = 0;
+        bool placed = false;
+        for (int i = 0; i < mf_reg.nnet[fn]; i++) {
+            mf_fabric *f = mf_reg.net[fn][i];
+            bool rail = false;
+            for (int k = 0; k < n; k++)
+                rail |= rails[k] == f;
+            if (rail && placed)
+                continue;
+            mf_reg.net[fn][m++] = rail ? w : f;
+            placed |= rail;
+        }
+        mf_reg.nnet[fn] = m;
+    }
+    return MPI_SUCCESS;
+}
+
 int mf_fabrics_open(void)
 {
     int rc = mf_fabric_instance_open(&mf_self_class, "", &mf_reg.self);
@@ -251,6 +315,8 @@ int mf_fabrics_open(void)
         mf_reg.nnet[MF_ROUTE_CTRL] = mf_reg.nnet[MF_ROUTE_P2P] > 0;
         rc = mf_fabric_open_faults();
     }
+    if (rc == MPI_SUCCESS)
+        rc = mf_fabric_open_rails();
     return rc;
 }
 
@@ -377,16 +443,28 @@ static void mf_fabric_report_publish(void)
             for (int r = 0; r < mf_g.size; r++)
                 if (mf_g.node_of[r] == node) {
                     mf_fabric *one = mf_fabric_report_pick(r, (enum mf_route_fn)fn);
-                    mf_report_union(insts, sizeof insts, one->name, strlen(one->name));
+                    char name[96];
+                    if (one->cls == &mf_rail_class) /* with its rails: "rail0(tcp0/tcp1)" */
+                        mf_rail_describe(one, name, sizeof name);
+                    else
+                        snprintf(name, sizeof name, "%s", one->name);
+                    mf_report_union(insts, sizeof insts, name, strlen(name));
                 }
             if (*insts)
                 mf_fabric_append(val, sizeof val, &n, "%d.%d=%s;", fn, node, insts);
         }
     mf_fabric_append(val, sizeof val, &n, "|");
-    for (int i = 0; i < mf_reg.nused; i++) {
-        const mf_fabric_counters *c = &mf_reg.used[i]->counters;
+    /* The instances in use, and the rails under a multirail wrapper (upcalls installed). */
+    for (int i = 0; i < mf_reg.ninst; i++) {
+        const mf_fabric *f = mf_reg.inst[i];
+        bool used = f->upcalls && f->cls != &mf_fault_class;
+        for (int k = 0; k < mf_reg.nused && !used; k++)
+            used = mf_reg.used[k] == f;
+        if (!used)
+            continue;
+        const mf_fabric_counters *c = &f->counters;
         mf_fabric_append(
-            val, sizeof val, &n, "%s=%llu/%llu/%llu/%llu;", mf_reg.used[i]->name,
+            val, sizeof val, &n, "%s=%llu/%llu/%llu/%llu;", f->name,
             (unsigned long long)mf_fabric_frames(c->tx_frames), (unsigned long long)c->tx_bytes,
             (unsigned long long)mf_fabric_frames(c->rx_frames), (unsigned long long)c->rx_bytes);
     }
@@ -479,6 +557,15 @@ static void mf_fabric_job_report(void)
         mf_info("fabrics: %s %s: sent %llu frames, %llu bytes; received %llu frames, %llu bytes",
                 counts[k].node < MF_REPORT_MAX_NODES ? hosts[counts[k].node] : "?", counts[k].inst,
                 counts[k].txf, counts[k].txb, counts[k].rxf, counts[k].rxb);
+    /* What rank 0's instances run on, where the class can say (ofi: provider, data path). */
+    for (int i = 0; i < mf_reg.nused; i++) {
+        mf_fabric *f = mf_reg.used[i];
+        char what[512];
+        if (f->ops->size < sizeof(mf_fabric_ops) || !f->ops->describe)
+            continue;
+        f->ops->describe(f, what, sizeof what);
+        mf_info("fabrics: %s %s: %s", mf_g.hostname, f->name, what);
+    }
 }
 
 /* The index of the route equal to r, added if new; -1 without memory. */

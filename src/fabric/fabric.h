@@ -23,8 +23,9 @@
  *             The layers above ask mf_route_of(peer, function) (or mf_fabric_of(peer), the
  *             p2p rail), never for a fabric by name.
  *   wrapper   a class whose instance sits over another instance, in its place in the routes
- *             (fault/: the fault injection of MANIFOLD_FAULT; later the multirail striper). The
- *             wrapped instance keeps its state and upcalls; the registry owns both.
+ *             (fault/: the fault injection of MANIFOLD_FAULT; rail/: the multirail striper, which
+ *             sits in a peer's routes in place of its several rails and takes their upcalls,
+ *             see "Rails" below). The wrapped instance keeps its state; the registry owns both.
  *
  * Lifecycle (driven by src/fabric/fabric.c, the registry, from MPI_Init):
  *   1. create    the registry allocates one zeroed instance per (class, interfaces) that a
@@ -62,7 +63,8 @@
  *
  * Errors: ops return MPI_SUCCESS or an MPI error code built with mf_error() naming the fabric, the
  * peer and the cause. A peer that becomes unreachable (connection reset, process gone) is
- * reported once through mf_fabric_peer_failed(); later sends to it fail at once.
+ * reported once through mf_fabric_peer_failed(); later sends to it fail at once. An instance
+ * that is a rail of a wrapper reports to the wrapper instead (see "Rails"), which may revive it.
  *
  * Counters: every instance counts what it carried (mf_fabric_counters: frames and bytes in and
  * out, eager and rendezvous starts, connections) for `--report-fabrics` and MPI_T; fabrics
@@ -180,11 +182,21 @@ typedef struct mf_fabric_ops {
     void (*rx_take)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                     int niov);
 
-    /* Fault injection (the fault wrapper, fault/): breaks the connection to `peer` the way a
-     * network failure would, both ends noticing; the peer then fails through the usual path
-     * (mf_fabric_peer_failed, reported from progress). Not called from upcalls. Classes
-     * without connections point it at mf_fabric_no_break_peer. */
+    /* Fault injection (the fault wrapper, fault/) and the multirail wrapper (a rail it gave
+     * up on): breaks the connection to `peer` the way a network failure would, both ends
+     * noticing; the peer then fails through the usual path (mf_fabric_up_peer_failed,
+     * reported from progress). Not called from upcalls. Classes without connections point it
+     * at mf_fabric_no_break_peer. */
     int (*break_peer)(mf_fabric *f, int peer);
+
+    /* Optional (may be NULL, like rx_peek): for an instance used as a rail (see "Rails"), lets
+     * the connection to `peer` be made again after its failure was reported: the next send
+     * dials, and an incoming connection from the peer is accepted. MPI_SUCCESS, or
+     * MF_FABRIC_BUSY while the failure is still being reported (try again later). */
+    int (*revive_peer)(mf_fabric *f, int peer);
+    /* Optional (may be NULL): one line saying what this instance runs on and how (ofi: the
+     * provider and domain it got, its data path, how it sleeps), for --report-fabrics. */
+    void (*describe)(mf_fabric *f, char *buf, size_t len);
 } mf_fabric_ops;
 
 /* Capabilities of a class (mf_fabric_class.caps): what the transport can do at all. An
@@ -257,6 +269,10 @@ struct mf_fabric {
     const char *ifaces; /* IP classes: interfaces, MANIFOLD_IF syntax ("": all); kept after the
                            instance struct, so the hot fields of a class stay close together */
     void *upcall_ctx;   /* the layer above's, for its upcalls; NULL by default */
+    /* Wrappers: the instance this one sits over (fault/), NULL for a real one. */
+    mf_fabric *inner;
+    /* Where this instance's upcalls go (see "Rails" below): NULL for the p2p layer. */
+    const struct mf_fabric_upcalls *upcalls;
 };
 
 /* The instance struct that embeds base `f` as its member `member`. */
@@ -296,6 +312,46 @@ void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabr
 /* `peer` is unreachable through fabric f: `code` is an MPI error code whose message names the
  * peer and the cause. Pending and future operations with that peer fail with it. */
 void mf_fabric_peer_failed(mf_fabric *f, int peer, int code);
+
+/* ---- Rails: upcalls to a wrapper instead of the p2p layer ----
+ *
+ * An instance that is one rail of a multirail wrapper (rail/) does not talk to the p2p layer:
+ * the wrapper installs its own upcalls on it (mf_fabric_set_upcalls, with upcall_ctx naming the
+ * rail), so that frames arriving on the rail reach the wrapper, and a broken connection is a
+ * *rail* event (the wrapper resends what the rail lost on another one) rather than the peer's
+ * failure. Fabrics that can be rails (MF_FABRIC_CAP_RAIL) therefore call the two dispatchers
+ * below, never mf_fabric_rx_header/mf_fabric_peer_failed directly; for an instance without
+ * installed upcalls they are exactly those. Same calling rules as the upcalls themselves. */
+typedef struct mf_fabric_upcalls {
+    void (*rx_header)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink);
+    /* The connection to `peer` over f is gone (code names it); the instance may be revived. */
+    void (*peer_failed)(mf_fabric *f, int peer, int code);
+} mf_fabric_upcalls;
+
+static inline void mf_fabric_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr,
+                                          mf_fabric_sink *sink)
+{
+    if (f->upcalls)
+        f->upcalls->rx_header(f, peer, hdr, sink);
+    else
+        mf_fabric_rx_header(f, peer, hdr, sink);
+}
+static inline void mf_fabric_up_peer_failed(mf_fabric *f, int peer, int code)
+{
+    if (f->upcalls)
+        f->upcalls->peer_failed(f, peer, code);
+    else
+        mf_fabric_peer_failed(f, peer, code);
+}
+/* Installs `up` and `ctx` on f and on every instance under it (a fault wrapper passes its
+ * rail's traffic through, and the instance at the bottom is the one that calls upcalls). */
+static inline void mf_fabric_set_upcalls(mf_fabric *f, const mf_fabric_upcalls *up, void *ctx)
+{
+    for (; f; f = f->inner) {
+        f->upcalls = up;
+        f->upcall_ctx = ctx;
+    }
+}
 
 /* ---- Classes (listed in fabrics.def) ---- */
 #define MF_FABRIC(name) extern const mf_fabric_class mf_##name##_class;
@@ -344,10 +400,11 @@ const mf_route *mf_route_of(int peer, enum mf_route_fn fn);
 const char *mf_route_fn_name(enum mf_route_fn fn);
 
 /* The instance point-to-point traffic uses for `peer` (the p2p layer reads the same choice
- * through each communicator's table, mf_fabric_picks below): one rail of its p2p route. Until the multirail
- * wrapper stripes one message over several rails, all p2p frames to a peer take one rail (MPI
- * order is per instance); with several rails, peer p's is rails[(me + p) % nrails], the same
- * seen from either end, so the rails share the peers. */
+ * through each communicator's table, mf_fabric_picks below): one rail of its p2p route. When
+ * several network instances that can be rails are named (MANIFOLD_RAILS=1, the default), the
+ * route holds one multirail wrapper (rail/) over them, which stripes and fails over; with
+ * MANIFOLD_RAILS=0 all p2p frames to a peer take one rail (MPI order is per instance), peer p's
+ * being rails[(me + p) % nrails], the same seen from either end, so the rails share the peers. */
 mf_fabric *mf_fabric_of(int peer);
 /* The per-peer choice of one function as a table by world rank (valid from mf_fabrics_start() to
  * finalize): fn MF_ROUTE_P2P is mf_fabric_of's, MF_ROUTE_RMA one rail of the one-sided route

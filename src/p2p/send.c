@@ -73,7 +73,8 @@ int mf_p2p_stage(mf_request *r, size_t len, bool iov_ok, bool pack)
         r->rq_iov_one.iov_len = len;
         return MPI_SUCCESS;
     }
-    if (iov_ok) {
+    /* Pieces too small on average (a matrix column) are packed without trying iovecs. */
+    if (iov_ok && t->dt_piece_avg >= MF_P2P_IOV_MIN_PIECE) {
         struct iovec *iov = malloc(MF_P2P_IOV_MAX * sizeof *iov);
         int n = iov ? mf_p2p_user_iov(r, 0, len, iov, MF_P2P_IOV_MAX) : 0;
         if (n > 0) {

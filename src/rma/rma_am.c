@@ -12,21 +12,8 @@
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
+#include "datatype/status.h"
 #include "rma/rma.h"
-
-/* The header every operation starts with (fixed size: the target's posted receive). */
-typedef struct mf_rma_hdr {
-    int32_t h_kind;
-    int32_t h_reply_tag;
-    int32_t h_nseg; /* target segments in the payload */
-    int32_t h_type; /* basic type of an accumulate (predefined handles are the same everywhere) */
-    int32_t h_op;   /* predefined op of an accumulate */
-    int32_t h_pad;
-    int64_t h_disp;   /* byte offset from the target's base (an address for dynamic windows) */
-    int64_t h_data;   /* origin bytes in the payload after the segments */
-    int64_t h_result; /* bytes the reply carries */
-} mf_rma_hdr;
-_Static_assert(sizeof(mf_rma_hdr) <= 64, "header must fit the posted receive");
 
 /* A payload or reply this rank sent; freed once the send completed. */
 struct mf_rma_send {
@@ -66,6 +53,26 @@ static mf_datatype *rma_byte(void)
     return mf_datatype_get(MPI_BYTE);
 }
 
+/* Copies `bytes` of the stream of count elements of dt at buf into `out` (pack) or out of `in`
+ * (unpack): a memcpy for contiguous types, which is what the latency of put and get is made of. */
+static void rma_pack(mf_datatype *dt, const void *buf, MPI_Count count, void *out, size_t bytes)
+{
+    const struct mf_datatype_public *di = mf_datatype_info(dt);
+    if (di->dt_contig)
+        mf_rma_copy(out, (const char *)buf + di->dt_true_lb, bytes);
+    else
+        mf_datatype_pack(dt, buf, (size_t)count, 0, out, bytes);
+}
+
+static void rma_unpack(mf_datatype *dt, void *buf, MPI_Count count, const void *in, size_t bytes)
+{
+    const struct mf_datatype_public *di = mf_datatype_info(dt);
+    if (di->dt_contig)
+        mf_rma_copy((char *)buf + di->dt_true_lb, in, bytes);
+    else
+        mf_datatype_unpack(dt, buf, (size_t)count, 0, in, bytes);
+}
+
 int mf_rma_hook_attach(mf_win *w)
 {
     if (!rma_windows) {
@@ -95,25 +102,32 @@ static bool rma_done(mf_request *r)
     return !r || mf_request_info(r)->r_complete;
 }
 
-/* Sends `len` bytes of buf (malloc'd, taken over) to rank; tracks it until sent. */
-static int rma_send(mf_win *w, void *buf, size_t len, int rank, int tag)
+/* Sends `len` bytes at data to rank; mem (malloc'd, holding data, or NULL) is taken over and
+ * freed once the send completed. */
+static int rma_send_in(mf_win *w, void *mem, const void *data, size_t len, int rank, int tag)
 {
     struct mf_rma_send *s = calloc(1, sizeof *s);
     if (!s) {
-        free(buf);
+        free(mem);
         return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a send");
     }
-    int rc = mf_isend(buf, (MPI_Count)len, rma_byte(), rank, tag, w->w_comm, MF_CTX_P2P,
+    int rc = mf_isend(data, (MPI_Count)len, rma_byte(), rank, tag, w->w_comm, MF_CTX_P2P,
                       MF_SEND_STANDARD, &s->s_req);
     if (rc) {
-        free(buf);
+        free(mem);
         free(s);
         return rc;
     }
-    s->s_buf = buf;
+    s->s_buf = mem;
     s->s_next = w->w_sends;
     w->w_sends = s;
     return MPI_SUCCESS;
+}
+
+/* The same for a buffer that is all data. */
+static int rma_send(mf_win *w, void *buf, size_t len, int rank, int tag)
+{
+    return rma_send_in(w, buf, buf, len, rank, tag);
 }
 
 static int rma_reap_sends(mf_win *w)
@@ -172,7 +186,7 @@ static int rma_reduce(MPI_Datatype type, MPI_Op op, const char *in, char *cur, s
     }
     mf_datatype *dt = mf_datatype_get(type);
     const mf_op *o = mf_op_get(op);
-    if (!dt || !o)
+    if (!dt || !o || !mf_datatype_info(dt)->dt_builtin || !o->op_builtin)
         return mf_error(MPI_ERR_OP, "RMA accumulate: bad type or op from the origin");
     const struct mf_datatype_public *di = mf_datatype_info(dt);
     size_t n = di->dt_size ? bytes / di->dt_size : 0;
@@ -240,6 +254,53 @@ static int rma_lock_drain(mf_win *w)
 
 static int rma_reduce(MPI_Datatype type, MPI_Op op, const char *in, char *cur, size_t bytes);
 
+/* The predefined type and op an accumulate names, or false (handles of derived types and user
+ * ops mean nothing across processes). */
+static bool rma_acc_type_op(const mf_rma_hdr *h, mf_datatype **dt, const mf_op **op)
+{
+    *dt = mf_datatype_get(h->h_type);
+    *op = mf_op_get(h->h_op);
+    return *dt && *op && mf_datatype_info(*dt)->dt_builtin && (*op)->op_builtin;
+}
+
+/* Whether an accumulate can be reduced into the window in place: its basic type has no gaps
+ * (its packed stream is its memory layout) and every segment holds whole elements. */
+static bool rma_in_place_ok(const mf_rma_hdr *h, const int64_t *seg)
+{
+    mf_datatype *dt;
+    const mf_op *op;
+    if (!rma_acc_type_op(h, &dt, &op))
+        return false;
+    const struct mf_datatype_public *di = mf_datatype_info(dt);
+    if (!di->dt_size || (MPI_Aint)di->dt_size != di->dt_extent)
+        return false;
+    for (int i = 0; i < h->h_nseg; i++)
+        if ((size_t)seg[2 * i + 1] % di->dt_size)
+            return false;
+    return true;
+}
+
+/* window segments op= data, segment by segment, with the op's own loops (no copies of the
+ * target data); the caller checked rma_in_place_ok. */
+static void rma_reduce_in_place(char *base, const mf_rma_hdr *h, const int64_t *seg,
+                                const char *data)
+{
+    mf_datatype *dt;
+    const mf_op *op;
+    rma_acc_type_op(h, &dt, &op);
+    size_t at = 0, size = mf_datatype_info(dt)->dt_size;
+    for (int i = 0; i < h->h_nseg; i++) {
+        int64_t off = h->h_disp + seg[2 * i];
+        char *addr = base ? base + off : (char *)(uintptr_t)off;
+        size_t len = (size_t)seg[2 * i + 1];
+        if (h->h_op == MPI_REPLACE)
+            memcpy(addr, data + at, len);
+        else
+            mf_op_apply(op, data + at, addr, (MPI_Count)(len / size), dt);
+        at += len;
+    }
+}
+
 /* Applies a data operation (put, get, accumulate, get_accumulate, compare-and-swap) to the
  * memory at base; the caller holds the target's atomicity domain. For the fetching kinds
  * *fetched receives the target data as it was (malloc'd, *bytes long), else NULL. */
@@ -253,6 +314,17 @@ static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char 
     *bytes_out = bytes;
     if (h->h_kind == MF_RMA_PUT) {
         rma_segments(base, h, seg, data, false);
+        return MPI_SUCCESS;
+    }
+    if ((h->h_kind == MF_RMA_ACC || h->h_kind == MF_RMA_GACC) && rma_in_place_ok(h, seg)) {
+        if (h->h_kind == MF_RMA_GACC) {
+            if (!(*fetched = malloc(bytes + 1)))
+                return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target",
+                                bytes);
+            rma_segments(base, h, seg, *fetched, true);
+        }
+        if (h->h_data)
+            rma_reduce_in_place(base, h, seg, data);
         return MPI_SUCCESS;
     }
     char *cur = malloc(bytes + 1);
@@ -331,47 +403,20 @@ static int rma_apply(mf_win *w, struct mf_rma_tgt *t, bool *kept)
     return fetched ? rma_reply(w, t, fetched, bytes) : rma_reply(w, t, NULL, 0);
 }
 
-/* Every field of an arriving header within what an origin of this library sends: a peer's
- * bug or a corrupted frame must not make the target allocate or write without bound. */
-static bool rma_header_ok(const mf_win *w, const mf_rma_hdr *h)
+/* What the decoder checks arriving operations against. */
+static mf_rma_wire_win rma_wire_win(const mf_win *w)
 {
-    if (h->h_kind < MF_RMA_PUT || h->h_kind > MF_RMA_CLOSE || h->h_nseg < 0 || h->h_data < 0 ||
-        h->h_result < 0 || h->h_reply_tag < MF_RMA_TAG_REPLY)
-        return false;
-    if (w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC)
-        return true;
-    /* a segment is at least one byte and lies in the window; data at most twice that (CAS) */
-    return h->h_nseg <= w->w_size && h->h_data <= 2 * (int64_t)w->w_size &&
-           h->h_result <= (int64_t)w->w_size;
+    return (mf_rma_wire_win){.size = (int64_t)w->w_size,
+                             .dynamic = w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC};
 }
 
-/* The segments of an arrived payload lie in this rank's window, cover h_result bytes for the
- * fetching kinds and h_data (twice for compare-and-swap) for those that carry data. */
-static bool rma_segments_ok(const mf_win *w, const struct mf_rma_tgt *t)
+/* An arrived operation that failed the checks is answered with an empty acknowledgement (its
+ * origin's flush must not hang) and otherwise dropped, with a warning naming what was wrong. */
+static void rma_drop(struct mf_rma_tgt *t, const char *why)
 {
-    const mf_rma_hdr *h = &t->t_hdr;
-    const int64_t *seg = (const int64_t *)(void *)t->t_payload;
-    int64_t total = 0;
-    for (int i = 0; i < h->h_nseg; i++) {
-        int64_t off = h->h_disp + seg[2 * i], len = seg[2 * i + 1];
-        if (len < 0 ||
-            (w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC && (off < 0 || off > (int64_t)w->w_size - len)))
-            return false;
-        total += len;
-    }
-    switch (h->h_kind) {
-    case MF_RMA_PUT:
-    case MF_RMA_ACC:
-        return h->h_data == total;
-    case MF_RMA_CAS:
-        return h->h_data == 2 * total && h->h_result == total;
-    case MF_RMA_GACC:
-        return (h->h_data == total || h->h_data == 0) && h->h_result == total;
-    case MF_RMA_GET:
-        return h->h_result == total;
-    default:
-        return h->h_nseg == 0;
-    }
+    mf_warn("RMA target: dropped an operation from rank %d (%s)", t->t_source, why);
+    t->t_hdr.h_kind = MF_RMA_PUT, t->t_hdr.h_nseg = 0, t->t_hdr.h_data = 0;
+    t->t_hdr.h_result = 0;
 }
 
 /* Takes arrived headers, posts their payload receives and applies, in arrival order, every
@@ -383,23 +428,35 @@ static int rma_serve(mf_win *w, int *events)
         struct mf_rma_tgt *t = calloc(1, sizeof *t);
         if (!t)
             return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for an arriving operation");
-        memcpy(&t->t_hdr, w->w_hdr_in, sizeof t->t_hdr);
-        t->t_source = mf_request_info(w->w_hdr_req)->r_status.MPI_SOURCE;
+        const struct mf_request_public *ri = mf_request_info(w->w_hdr_req);
+        t->t_source = ri->r_status.MPI_SOURCE;
+        size_t got = (size_t)mf_status_get_bytes(&ri->r_status), len = 0;
+        const char *why = NULL;
+        mf_rma_wire_win ww = rma_wire_win(w);
+        bool ok = ri->r_status.MPI_ERROR == MPI_SUCCESS &&
+                  mf_rma_wire_decode(w->w_hdr_in, got, &ww, &t->t_hdr, &len, &why) == 0;
         mf_request_free(w->w_hdr_req);
         w->w_hdr_req = NULL;
-        if (!rma_header_ok(w, &t->t_hdr)) {
-            mf_warn("RMA target: dropped a malformed operation header from rank %d", t->t_source);
-            t->t_hdr.h_kind = MF_RMA_PUT, t->t_hdr.h_nseg = 0, t->t_hdr.h_data = 0;
-            t->t_hdr.h_result = 0; /* answered with an empty acknowledgement */
+        if (!ok && t->t_hdr.h_reply_tag < MF_RMA_TAG_REPLY) {
+            /* nothing to answer on (a tag below the reply range is another protocol's) */
+            mf_warn("RMA target: ignored a malformed operation header from rank %d (%s)",
+                    t->t_source, why ? why : "truncated");
+            free(t);
+            rc = rma_post_hdr(w);
+            (*events)++;
+            continue;
         }
-        size_t len = (size_t)t->t_hdr.h_nseg * 2 * sizeof(int64_t) + (size_t)t->t_hdr.h_data;
-        if (len) {
-            if (!(t->t_payload = malloc(len)))
-                rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a %zu-byte payload", len);
-            else
-                rc = mf_irecv(t->t_payload, (MPI_Count)len, rma_byte(), t->t_source,
-                              MF_RMA_TAG_DATA, w->w_comm, MF_CTX_P2P, &t->t_req);
+        if (!ok) {
+            rma_drop(t, why ? why : "truncated header");
+            len = 0;
         }
+        if (len && !(t->t_payload = malloc(len)))
+            rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a %zu-byte payload", len);
+        else if (len && t->t_hdr.h_inline)
+            memcpy(t->t_payload, w->w_hdr_in + sizeof(mf_rma_hdr), len);
+        else if (len)
+            rc = mf_irecv(t->t_payload, (MPI_Count)len, rma_byte(), t->t_source, MF_RMA_TAG_DATA,
+                          w->w_comm, MF_CTX_P2P, &t->t_req);
         if (w->w_tq_tail)
             w->w_tq_tail->t_next = t;
         else
@@ -417,12 +474,10 @@ static int rma_serve(mf_win *w, int *events)
             mf_request_free(t->t_req);
         t->t_req = NULL;
         bool kept = false;
-        if (!rma_segments_ok(w, t)) {
-            mf_warn("RMA target: dropped an operation from rank %d addressing memory outside "
-                    "the window",
-                    t->t_source);
-            t->t_hdr.h_kind = MF_RMA_PUT, t->t_hdr.h_nseg = 0;
-        }
+        const char *why = NULL;
+        mf_rma_wire_win ww = rma_wire_win(w);
+        if (mf_rma_wire_check_payload(&t->t_hdr, t->t_payload, &ww, &why) != 0)
+            rma_drop(t, why);
         rc = rma_apply(w, t, &kept);
         free(t->t_payload);
         t->t_payload = NULL;
@@ -439,7 +494,7 @@ static void rma_op_finish(mf_win *w, struct mf_rma_op *o)
 {
     int err = mf_request_info(o->o_reply)->r_status.MPI_ERROR;
     if (o->o_result && o->o_bytes)
-        mf_datatype_unpack(o->o_dt, o->o_result, (size_t)o->o_count, 0, o->o_tmp, o->o_bytes);
+        rma_unpack(o->o_dt, o->o_result, o->o_count, o->o_tmp, o->o_bytes);
     mf_request_free(o->o_reply);
     if (o->o_dt)
         mf_datatype_release(o->o_dt);
@@ -491,12 +546,16 @@ static int rma_hook(void *arg)
 }
 
 /* Registers an operation expecting a reply of `bytes` into result (count elements of dt), posts
- * the reply receive and sends the header. */
+ * the reply receive and sends the operation: msg (malloc'd, taken over; NULL without payload)
+ * has room for the header, then `len` bytes of payload. Header and payload go as one message
+ * when they fit the target's header receive, else the payload follows on its own tag. */
 static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Count count,
-                     mf_datatype *dt, size_t bytes, mf_request **user, struct mf_rma_op **out)
+                     mf_datatype *dt, size_t bytes, char *msg, size_t len, mf_request **user,
+                     struct mf_rma_op **out)
 {
     struct mf_rma_op *o = calloc(1, sizeof *o);
-    mf_rma_hdr *hb = malloc(sizeof *hb);
+    bool one = len <= MF_RMA_INLINE_MAX;
+    mf_rma_hdr *hb = one && msg ? (mf_rma_hdr *)(void *)msg : malloc(sizeof *hb);
     int rc = MPI_SUCCESS;
     if (!o || !hb || (bytes && !(o->o_tmp = malloc(bytes)))) {
         rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for an operation");
@@ -504,15 +563,27 @@ static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Cou
     }
     h->h_reply_tag = MF_RMA_TAG_REPLY + (int32_t)(w->w_seq++ % 0x3fff0000u);
     h->h_result = (int64_t)bytes;
+    h->h_inline = one && len;
     if ((rc = mf_irecv(o->o_tmp, (MPI_Count)bytes, rma_byte(), target, h->h_reply_tag, w->w_comm,
                        MF_CTX_P2P, &o->o_reply)))
         goto fail;
-    *hb = *h;
-    if ((rc = rma_send(w, hb, sizeof *hb, target, MF_RMA_TAG_HDR))) {
-        hb = NULL;
+    memcpy(hb, h, sizeof *h);
+    rc = rma_send(w, hb, sizeof *hb + (h->h_inline ? len : 0), target, MF_RMA_TAG_HDR);
+    if (hb == (mf_rma_hdr *)(void *)msg)
+        msg = NULL; /* taken over by the send */
+    hb = NULL;
+    if (rc) {
         mf_request_free(o->o_reply); /* never matched: the target got no header */
         goto fail;
     }
+    if (msg && len) {
+        /* the payload's own message: sent after the header, so matched after it */
+        rc = rma_send_in(w, msg, msg + sizeof *h, len, target, MF_RMA_TAG_DATA);
+        msg = NULL;
+        if (rc)
+            goto fail_sent;
+    }
+    free(msg);
     o->o_target = target;
     o->o_bytes = bytes;
     o->o_result = result;
@@ -531,8 +602,17 @@ static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Cou
     if (out)
         *out = o;
     return MPI_SUCCESS;
+fail_sent:
+    /* the header went: the target answers it; the op stays tracked so that a flush waits */
+    o->o_target = target;
+    o->o_next = w->w_ops;
+    w->w_ops = o;
+    w->w_pending[target]++;
+    return rc;
 fail:
-    free(hb);
+    if (hb != (mf_rma_hdr *)(void *)msg)
+        free(hb);
+    free(msg);
     if (o)
         free(o->o_tmp);
     free(o);
@@ -542,7 +622,7 @@ fail:
 int mf_rma_control(mf_win *w, enum mf_rma_kind kind, int target)
 {
     mf_rma_hdr h = {.h_kind = kind};
-    return rma_issue(w, &h, target, NULL, 0, NULL, 0, NULL, NULL);
+    return rma_issue(w, &h, target, NULL, 0, NULL, 0, NULL, 0, NULL, NULL);
 }
 
 /* The target layout of `count` elements of dt as (offset, length) pairs relative to the
@@ -582,6 +662,16 @@ static int rma_layout(mf_datatype *dt, MPI_Count count, int64_t **segs, int *nse
 
 /* ---- direct back end ------------------------------------------------------------------- */
 
+/* A user request complete already (direct operations are complete when they return). */
+static int rma_request_done(mf_win *w, mf_request **req)
+{
+    if (!(*req = mf_request_new(MF_REQ_COLL, w->w_comm)))
+        return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
+    mf_request_hold(*req);
+    mf_request_end(*req, MPI_SUCCESS);
+    return MPI_SUCCESS;
+}
+
 /* Waits for a word in the shared slots to change, serving this rank's own duties meanwhile
  * and letting other threads of this process into the library (one of them may hold the lock
  * this thread waits for). */
@@ -597,9 +687,10 @@ static void rma_direct_pause(void)
  * lock (every operation takes it: put and get stay ordered with accumulates, as the
  * emulation's one-at-a-time service orders them), unpacks what it fetched, frees the
  * payload. Complete on return; a request-based form gets a request complete already. */
-static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, int64_t *payload,
+static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, char *msg,
                       mf_request **req)
 {
+    int64_t *payload = (int64_t *)(void *)(msg + sizeof *h);
     struct mf_rma_slot *slot = &w->w_slots[w->w_slot_of[a->target]];
     char *data = (char *)payload + (size_t)h->h_nseg * 2 * sizeof(int64_t), *fetched = NULL;
     size_t bytes = 0;
@@ -610,14 +701,9 @@ static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, int6
     if (!rc && fetched && a->result)
         mf_datatype_unpack(a->result_dt, a->result, (size_t)a->result_count, 0, fetched, bytes);
     free(fetched);
-    free(payload);
-    if (!rc && req) {
-        if (!(*req = mf_request_new(MF_REQ_COLL, w->w_comm)))
-            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
-        mf_request_hold(*req);
-        mf_request_end(*req, MPI_SUCCESS);
-    }
-    return rc;
+    free(msg);
+    w->w_direct_dirty = true;
+    return !rc && req ? rma_request_done(w, req) : rc;
 }
 
 int mf_rma_direct_lock(mf_win *w, int rank, int type)
@@ -632,6 +718,88 @@ void mf_rma_direct_unlock(mf_win *w, int rank)
     rma_lock_release(&w->w_slots[w->w_slot_of[rank]].s_rw);
 }
 
+/* ---- direct back end, one block ------------------------------------------------------- */
+
+/* The accumulating kinds on one block `tgt` of `bytes` in the mapping, under the target's
+ * accumulate lock: the origin's stream is reduced into the window in place, as an array of
+ * the basic type (whose size is its extent: the caller checked), with the op's own loops. */
+static int rma_direct_atomic(mf_win *w, const mf_rma_args *a, char *tgt, size_t bytes)
+{
+    bool reads = a->kind == MF_RMA_CAS || !(a->op && a->op->op_handle == MPI_NO_OP);
+    const char *in = NULL;
+    char *tmp = NULL, old[64];
+    if (reads && a->origin_dt && !mf_datatype_info(a->origin_dt)->dt_contig) {
+        if (!(tmp = malloc(bytes)))
+            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes of origin data", bytes);
+        mf_datatype_pack(a->origin_dt, a->origin, (size_t)a->origin_count, 0, tmp, bytes);
+        in = tmp;
+    } else if (reads) {
+        in = (const char *)a->origin + mf_datatype_info(a->origin_dt)->dt_true_lb;
+    }
+    mf_datatype *basic = mf_datatype_get(mf_datatype_basic_type(a->target_dt));
+    struct mf_rma_slot *slot = &w->w_slots[w->w_slot_of[a->target]];
+    int rc = MPI_SUCCESS;
+    while (__atomic_exchange_n(&slot->s_acc, 1, __ATOMIC_ACQUIRE))
+        rma_direct_pause();
+    if (a->kind == MF_RMA_CAS) {
+        /* one predefined element (at most 32 bytes); compare may alias result */
+        memcpy(old, tgt, bytes);
+        if (memcmp(old, (const char *)a->compare + mf_datatype_info(a->origin_dt)->dt_true_lb,
+                   bytes) == 0)
+            memcpy(tgt, in, bytes);
+        rma_unpack(a->result_dt, a->result, a->result_count, old, bytes);
+    } else {
+        if (a->kind == MF_RMA_GACC)
+            rma_unpack(a->result_dt, a->result, a->result_count, tgt, bytes);
+        if (reads && a->op->op_handle == MPI_REPLACE)
+            memcpy(tgt, in, bytes);
+        else if (reads)
+            rc = mf_op_apply(a->op, in, tgt, (MPI_Count)(bytes / mf_datatype_info(basic)->dt_size),
+                             basic);
+    }
+    __atomic_store_n(&slot->s_acc, 0, __ATOMIC_RELEASE);
+    free(tmp);
+    return rc;
+}
+
+/* Whether an operation on a same-host target takes the one-block path: the target datatype is
+ * one block, and for the accumulating kinds its basic type has no gaps (pair types with
+ * padding go through the general path) and fits the compare-and-swap buffer. */
+static bool rma_direct_block_ok(const mf_rma_args *a, const struct mf_datatype_public *ti)
+{
+    if (!ti->dt_contig)
+        return false;
+    if (a->kind == MF_RMA_PUT || a->kind == MF_RMA_GET)
+        return true;
+    mf_datatype *basic = mf_datatype_get(mf_datatype_basic_type(a->target_dt));
+    if (!basic)
+        return false;
+    const struct mf_datatype_public *bi = mf_datatype_info(basic);
+    return bi->dt_size && (MPI_Aint)bi->dt_size == bi->dt_extent && bi->dt_size <= 64;
+}
+
+/* An operation on a same-host target whose datatype is one block: put and get are one copy
+ * between the user buffer and the mapping, without the accumulate lock (a put or get that
+ * conflicts with another origin's access to the same bytes is erroneous in MPI: nothing to
+ * order); the accumulating kinds reduce in place under it. Complete on return. */
+static int rma_direct_block(mf_win *w, const mf_rma_args *a, const struct mf_datatype_public *ti,
+                            size_t bytes, mf_request **req)
+{
+    char *tgt = w->w_seg + w->w_seg_off[a->target] + a->target_disp * w->w_units[a->target] +
+                ti->dt_true_lb;
+    int rc = MPI_SUCCESS;
+    if (a->kind == MF_RMA_PUT)
+        rma_pack(a->origin_dt, a->origin, a->origin_count, tgt, bytes);
+    else if (a->kind == MF_RMA_GET)
+        rma_unpack(a->result_dt, a->result, a->result_count, tgt, bytes);
+    else
+        rc = rma_direct_atomic(w, a, tgt, bytes);
+    w->w_direct_dirty = true;
+    if (!rc && req)
+        rc = rma_request_done(w, req);
+    return rc;
+}
+
 int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
 {
     const struct mf_datatype_public *ti = mf_datatype_info(a->target_dt);
@@ -640,7 +808,7 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
         a->origin_dt ? (size_t)a->origin_count * mf_datatype_info(a->origin_dt)->dt_size : 0;
     size_t rbytes =
         a->result_dt ? (size_t)a->result_count * mf_datatype_info(a->result_dt)->dt_size : 0;
-    bool sends = a->kind != MF_RMA_GET && !(a->op && a->op->op_index == 14 /* MPI_NO_OP */);
+    bool sends = a->kind != MF_RMA_GET && !(a->op && a->op->op_handle == MPI_NO_OP);
     bool fetches = a->kind == MF_RMA_GET || a->kind == MF_RMA_GACC || a->kind == MF_RMA_CAS;
     if (sends && obytes != tbytes)
         return mf_error(MPI_ERR_TYPE,
@@ -651,12 +819,18 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
                         "%s: result buffer (%zu bytes) and target data (%zu bytes) differ in size",
                         fn, rbytes, tbytes);
     if (w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC) {
-        MPI_Aint off = a->target_disp * w->w_units[a->target];
-        if (a->target_disp < 0 ||
-            (tbytes && (off + ti->dt_true_lb < 0 ||
-                        off + ti->dt_true_lb + (MPI_Aint)(a->target_count - 1) * ti->dt_extent +
-                                ti->dt_true_extent >
-                            w->w_sizes[a->target])))
+        /* first and one past the last byte touched, every step checked for overflow (a huge
+         * displacement must not wrap around into the window) */
+        MPI_Aint lo, span, hi;
+        bool bad = a->target_disp < 0 ||
+                   __builtin_mul_overflow(a->target_disp, w->w_units[a->target], &lo) ||
+                   __builtin_add_overflow(lo, ti->dt_true_lb, &lo);
+        if (!bad && tbytes)
+            bad = lo < 0 ||
+                  __builtin_mul_overflow((MPI_Aint)(a->target_count - 1), ti->dt_extent, &span) ||
+                  __builtin_add_overflow(lo, span, &hi) ||
+                  __builtin_add_overflow(hi, ti->dt_true_extent, &hi) || hi > w->w_sizes[a->target];
+        if (bad)
             return mf_error(MPI_ERR_RMA_RANGE,
                             "%s: target_disp=%ld with %lld elements lies outside rank %d's "
                             "window of %ld bytes",
@@ -665,10 +839,11 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
     }
     if (!tbytes && !req)
         return MPI_SUCCESS;
-    int64_t *segs = NULL;
-    int nseg = 0;
-    int rc = rma_layout(a->target_dt, a->target_count, &segs, &nseg);
-    if (rc)
+    if (mf_rma_direct_to(w, a->target) && rma_direct_block_ok(a, ti))
+        return rma_direct_block(w, a, ti, tbytes, req);
+    int64_t one_seg[2] = {ti->dt_true_lb, (int64_t)tbytes}, *segs = one_seg;
+    int nseg = tbytes ? 1 : 0, rc = MPI_SUCCESS;
+    if (!ti->dt_contig && (rc = rma_layout(a->target_dt, a->target_count, &segs, &nseg)))
         return rc;
     size_t data = sends ? (a->kind == MF_RMA_CAS ? 2 * tbytes : tbytes) : 0;
     size_t seglen = (size_t)nseg * 2 * sizeof(int64_t);
@@ -681,33 +856,27 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
                                   : (int64_t)(a->target_disp * w->w_units[a->target])};
     if (a->op)
         h.h_type = (int32_t)mf_datatype_basic_type(a->target_dt);
-    if (a->kind == MF_RMA_ACC && a->op && a->op->op_index == 14)
+    if (a->kind == MF_RMA_ACC && a->op && a->op->op_handle == MPI_NO_OP)
         h.h_nseg = nseg = 0, seglen = 0; /* accumulate with MPI_NO_OP changes nothing */
-    char *payload = malloc(seglen + data + 1);
-    if (!payload) {
-        free(segs);
+    /* room for the header in front, so that a small operation goes as one message */
+    char *msg = malloc(sizeof h + seglen + data + 1), *payload = msg + sizeof h;
+    if (!msg) {
+        if (segs != one_seg)
+            free(segs);
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a %zu-byte payload", fn, seglen + data);
     }
     memcpy(payload, segs, seglen);
-    free(segs);
+    if (segs != one_seg)
+        free(segs);
     if (data) {
-        mf_datatype_pack(a->origin_dt, a->origin, (size_t)a->origin_count, 0, payload + seglen,
-                         tbytes);
+        rma_pack(a->origin_dt, a->origin, a->origin_count, payload + seglen, tbytes);
         if (a->kind == MF_RMA_CAS)
-            mf_datatype_pack(a->origin_dt, a->compare, 1, 0, payload + seglen + tbytes, tbytes);
+            rma_pack(a->origin_dt, a->compare, 1, payload + seglen + tbytes, tbytes);
     }
     if (mf_rma_direct_to(w, a->target))
-        return rma_direct(w, &h, a, (int64_t *)(void *)payload, req);
-    rc = rma_issue(w, &h, a->target, fetches ? a->result : NULL, a->result_count, a->result_dt,
-                   fetches ? tbytes : 0, req, NULL);
-    if (rc) {
-        free(payload);
-        return rc;
-    }
-    if (nseg)
-        return rma_send(w, payload, seglen + data, a->target, MF_RMA_TAG_DATA);
-    free(payload);
-    return MPI_SUCCESS;
+        return rma_direct(w, &h, a, msg, req);
+    return rma_issue(w, &h, a->target, fetches ? a->result : NULL, a->result_count, a->result_dt,
+                     fetches ? tbytes : 0, msg, seglen + data, req, NULL);
 }
 
 /* ---- waiting -------------------------------------------------------------------------------- */
@@ -728,8 +897,21 @@ static bool rma_flushed(void *arg)
 
 int mf_rma_flush(mf_win *w, int target)
 {
+    if (w->w_direct_dirty) {
+        /* direct operations: visible before what follows (once per batch of them) */
+        __atomic_thread_fence(__ATOMIC_SEQ_CST);
+        w->w_direct_dirty = false;
+    }
+    /* nothing in flight to that target (direct targets never have anything): no engine pass,
+     * but one in 64 such flushes still makes one, so that a rank looping over direct epochs
+     * (lock, get of a flag in its own part, unlock) serves the remote origins that would set
+     * that flag */
+    if (target >= 0 ? w->w_pending[target] == 0 : w->w_ops == NULL) {
+        if ((++w->w_idle_flushes & 63) == 0)
+            mf_progress_poll();
+        return MPI_SUCCESS;
+    }
     struct rma_wait x = {w, target};
-    __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct operations: visible before what follows */
     return mf_progress_wait(rma_flushed, &x);
 }
 

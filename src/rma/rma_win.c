@@ -18,12 +18,7 @@
 #include "fabric/fabric.h"
 #include "rma/rma.h"
 
-static mf_handle_table mf_win_table = MF_HANDLE_TABLE_INIT(MF_CLASS_WIN);
-
-mf_win *mf_win_get(MPI_Win handle)
-{
-    return mf_handle_lookup(&mf_win_table, handle);
-}
+mf_handle_table mf_win_table = MF_HANDLE_TABLE_INIT(MF_CLASS_WIN);
 
 /* The hints MPI_Win_get_info reports, with the value used when the creator gave none. */
 static const char *const mf_win_hints[][2] = {

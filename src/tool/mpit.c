@@ -174,6 +174,12 @@ static void mf_t_progress_pvars_locked(void)
          "sleeps of the progress engine that ran out at the " MF_T_SLEEP_CAP " while work was "
          "waiting (the first pass after them found work): lost wake-ups, each costing latency",
          &st->late_wakeups},
+        {"progress_missed_wakeups",
+         "sleeps of the progress engine at whose end a fabric found work that had arrived "
+         "without ringing its wake-up descriptor (shm: a frame, or room for a queued frame, and "
+         "no doorbell), whatever ended the sleep: lost wake-ups, including those another event "
+         "hid from progress_late_wakeups",
+         &st->missed_wakeups},
     };
     for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++)
         mf_t_pvar_register_locked(&(mf_t_pvar_desc){

@@ -57,7 +57,7 @@ refused "MANIFOLD_SHM_EAGER_LIMIT=2M" "MANIFOLD_SHM_EAGER_LIMIT='2M'" "from 0 to
     env MANIFOLD_SHM_EAGER_LIMIT=2M "$mpiexec" -n 2 "$prog" 0
 refused "-genv MANIFOLD_IF" "MANIFOLD_IF='lo,10.0.0.0/33'" "IPv4 CIDRs" -- \
     "$mpiexec" -n 2 -genv MANIFOLD_IF lo,10.0.0.0/33 "$prog" 0
-refused "-env in the second program" "MANIFOLD_COLL_ALLREDUCE='fast'" "auto, recursive_doubling, rabenseifner or ring" -- \
+refused "-env in the second program" "MANIFOLD_COLL_ALLREDUCE='fast'" "auto, recursive_doubling, rabenseifner, ring or shm" -- \
     "$mpiexec" -n 1 "$prog" 0 : -n 1 -env MANIFOLD_COLL_ALLREDUCE fast "$prog" 0
 refused "MANIFOLD_PORT_RANGE=9000-8000" "MANIFOLD_PORT_RANGE='9000-8000'" "1 <= LOW <= HIGH <= 65535" -- \
     env MANIFOLD_PORT_RANGE=9000-8000 "$mpiexec" -n 2 "$prog" 0

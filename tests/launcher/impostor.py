@@ -25,18 +25,20 @@ import time
 HELLO, CHALLENGE, PROOF, ACCEPT = 1, 14, 15, 16  # enum mx_msg in tools/mpiexec/link.h
 
 
+# Frame header: type, arg, payload length, sequence number, acknowledgement (link.h); the
+# handshake's frames are unnumbered (0, 0).
 def frame(t, arg, payload):
-    return struct.pack("<III", t, arg & 0xFFFFFFFF, len(payload)) + payload
+    return struct.pack("<IIIII", t, arg & 0xFFFFFFFF, len(payload), 0, 0) + payload
 
 
 def frames(data):
     out = []
-    while len(data) >= 12:
-        t, a, n = struct.unpack("<III", data[:12])
-        if len(data) < 12 + n:
+    while len(data) >= 20:
+        t, a, n, _, _ = struct.unpack("<IIIII", data[:20])
+        if len(data) < 20 + n:
             break
-        out.append((t, a, data[12:12 + n]))
-        data = data[12 + n:]
+        out.append((t, a, data[20:20 + n]))
+        data = data[20 + n:]
     return out
 
 
@@ -114,7 +116,7 @@ def attack(d):
         if not closed:
             bad.append("%s: mpiexec did not close the connection" % what)
         if any(t != CHALLENGE or len(p) != 32 for t, _, p in fs) or len(fs) > 1 or \
-                len(got) != 44 * len(fs):
+                len(got) != 52 * len(fs):
             bad.append("%s: mpiexec sent more than a challenge: %r" % (what, got[:100]))
         if not_equal is not None and fs and fs[0][2] == not_equal:
             bad.append("%s: mpiexec repeated a challenge" % what)
@@ -136,12 +138,12 @@ def attack(d):
         got, closed = talk(addr, replay)
         only_challenge("replay", got, closed, not_equal=down[0][2])
         # the same, waiting for the new challenge before sending the old proof
-        got, closed = talk(addr, frame(*up[0]), lambda g: frame(*up[1]) if len(g) == 44 else None)
+        got, closed = talk(addr, frame(*up[0]), lambda g: frame(*up[1]) if len(g) == 52 else None)
         only_challenge("replay in step", got, closed, not_equal=down[0][2])
     # 3. a well-formed exchange without the secret (a proof of random bytes), for every index
     for index in (0, 1):
         got, closed = talk(addr, frame(HELLO, index, os.urandom(32)),
-                           lambda g: frame(PROOF, 0, os.urandom(32)) if len(g) == 44 else None)
+                           lambda g: frame(PROOF, 0, os.urandom(32)) if len(g) == 52 else None)
         only_challenge("no secret, host %d" % index, got, closed)
     # 4. an idle connection is closed after the authentication deadline (5 s)
     start = time.time()

@@ -1,6 +1,7 @@
 /*
  * mpit_progress.c — the progress engine's counters as MPI_T performance variables (issue #17):
- * progress_sleeps, progress_sleep_ns and progress_late_wakeups, in category "progress".
+ * progress_sleeps, progress_sleep_ns, progress_late_wakeups and progress_missed_wakeups, in
+ * category "progress".
  *
  * Rank 1 waits in MPI_Recv for a message rank 0 sends DELAY_MS later: past its spin it must
  * sleep (at least once per 100 ms cap), and the doorbell (shm) or socket (tcp) wakes it
@@ -12,10 +13,10 @@
 
 #include "mftest.h"
 
-enum { DELAY_MS = 300, NV = 3 };
+enum { DELAY_MS = 300, NV = 4 };
 
 static const char *const names[NV] = {"progress_sleeps", "progress_sleep_ns",
-                                      "progress_late_wakeups"};
+                                      "progress_late_wakeups", "progress_missed_wakeups"};
 
 int main(int argc, char **argv)
 {
@@ -69,11 +70,12 @@ int main(int argc, char **argv)
             MF_CHECK_MPI(MPI_T_pvar_read(s, h[i], &after[i]));
         if (rank == 1) {
             unsigned long long sleeps = after[0] - before[0], ns = after[1] - before[1],
-                               late = after[2] - before[2];
+                               late = after[2] - before[2], missed = after[3] - before[3];
             MF_CHECK(sleeps >= DELAY_MS / 100 - 1, "%llu sleeps in a %d ms wait", sleeps, DELAY_MS);
             MF_CHECK(ns > 0 && ns <= sleeps * 100000000ull, "%llu ns asked in %llu sleeps", ns,
                      sleeps);
             MF_CHECK(late == 0, "%llu late wake-ups for a prompt one", late);
+            MF_CHECK(missed == 0, "%llu missed wake-ups for a prompt one", missed);
         }
     }
     for (int i = 0; i < NV; i++)

@@ -267,6 +267,80 @@ static void big(void)
     free(wm);
 }
 
+/* Large accumulates from every rank into rank 0 at once, on both back ends (flavor 0: create,
+ * emulated; 1: allocate, direct on one host): the in-place reductions must stay atomic per
+ * element against each other and against get_accumulate, for int sums, double maxima and
+ * MPI_REPLACE. Rank r adds r+1+i%5 to ints[i], raises dbl[i] to r+i, and every rank then
+ * replaces a block with its own rank. */
+static void big_acc(int flavor)
+{
+    enum { NI = 1 << 16 };
+    int *ints, *add = malloc(NI * sizeof(int)), *old = malloc(NI * sizeof(int));
+    double *dbl = malloc(NI * sizeof(double)), *mine = malloc(NI * sizeof(double));
+    MPI_Win iw, dw;
+    MPI_Aint isz = rank == 0 ? NI * (MPI_Aint)sizeof(int) : 0;
+    MPI_Aint dsz = rank == 0 ? NI * (MPI_Aint)sizeof(double) : 0;
+    if (flavor == 0) {
+        ints = malloc(NI * sizeof(int));
+        MF_CHECK_MPI(MPI_Win_create(ints, isz, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &iw));
+    } else {
+        MF_CHECK_MPI(MPI_Win_allocate(isz, sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &ints, &iw));
+    }
+    MF_CHECK_MPI(MPI_Win_create(dbl, dsz, sizeof(double), MPI_INFO_NULL, MPI_COMM_WORLD, &dw));
+    if (rank == 0)
+        for (int i = 0; i < NI; i++)
+            ints[i] = 1, dbl[i] = -1.0;
+    for (int i = 0; i < NI; i++)
+        add[i] = rank + 1 + i % 5, mine[i] = rank + i;
+    MPI_Barrier(MPI_COMM_WORLD);
+    MPI_Win_lock_all(0, iw);
+    MPI_Win_lock_all(0, dw);
+    /* half by accumulate, half by get_accumulate (whose fetched values are checked below) */
+    MF_CHECK_MPI(MPI_Accumulate(add, NI / 2, MPI_INT, 0, 0, NI / 2, MPI_INT, MPI_SUM, iw));
+    MF_CHECK_MPI(MPI_Get_accumulate(add + NI / 2, NI / 2, MPI_INT, old, NI / 2, MPI_INT, 0, NI / 2,
+                                    NI / 2, MPI_INT, MPI_SUM, iw));
+    MF_CHECK_MPI(MPI_Accumulate(mine, NI, MPI_DOUBLE, 0, 0, NI, MPI_DOUBLE, MPI_MAX, dw));
+    MPI_Win_unlock_all(dw);
+    MPI_Win_unlock_all(iw);
+    /* fetched values are what rank 0 held before this rank's addition: at least the initial 1 */
+    for (int i = 0; i < NI / 2; i += 331)
+        MF_CHECK(old[i] >= 1, "big_acc: get_accumulate fetched %d at %d", old[i], i);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        for (int i = 0; i < NI; i++) {
+            int want = 1 + size * (size + 1) / 2 + size * (i % 5);
+            MF_CHECK(ints[i] == want, "big_acc flavor %d: ints[%d]=%d, want %d", flavor, i, ints[i],
+                     want);
+            MF_CHECK(dbl[i] == size - 1 + i, "big_acc flavor %d: dbl[%d]=%g, want %d", flavor, i,
+                     dbl[i], size - 1 + i);
+            if (ints[i] != want || dbl[i] != size - 1 + i)
+                break;
+        }
+    MPI_Barrier(MPI_COMM_WORLD); /* rank 0 has looked before anyone replaces */
+    /* every rank replaces the same block: afterwards it is one rank's block, whole */
+    for (int i = 0; i < NI; i++)
+        add[i] = rank;
+    MPI_Win_lock_all(0, iw);
+    MF_CHECK_MPI(MPI_Accumulate(add, NI, MPI_INT, 0, 0, NI, MPI_INT, MPI_REPLACE, iw));
+    MPI_Win_unlock_all(iw);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        for (int i = 1; i < NI; i++)
+            if (ints[i] != ints[0]) {
+                MF_CHECK(0, "big_acc flavor %d: replace torn at %d (%d vs %d)", flavor, i, ints[i],
+                         ints[0]);
+                break;
+            }
+    MF_CHECK_MPI(MPI_Win_free(&iw));
+    MF_CHECK_MPI(MPI_Win_free(&dw));
+    if (flavor == 0)
+        free(ints);
+    free(add);
+    free(old);
+    free(dbl);
+    free(mine);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -279,8 +353,13 @@ int main(int argc, char **argv)
     int p = (rank + size - 1) % size, nx = (rank + 1) % size;
     MPI_Group_incl(world, 1, &p, &prev_g);
     MPI_Group_incl(world, 1, &nx, &next_g);
-    const layout *pairs[][2] = {
-        {&lay_contig, &lay_contig}, {&lay_struct, &lay_vector}, {&lay_vector, &lay_struct}};
+    /* contiguous target with a strided origin, and the reverse: the same-host one-block path
+     * packs the origin (or unpacks into it) around its single copy or in-place reduction */
+    const layout *pairs[][2] = {{&lay_contig, &lay_contig},
+                                {&lay_struct, &lay_vector},
+                                {&lay_vector, &lay_struct},
+                                {&lay_vector, &lay_contig},
+                                {&lay_contig, &lay_struct}};
     for (int flavor = 0; flavor < 2; flavor++) {
         if (flavor == 0) {
             mem = malloc((size_t)nwin * sizeof(int));
@@ -292,7 +371,7 @@ int main(int argc, char **argv)
         }
         for (int mode = 0; mode < M_NMODES; mode++)
             for (int op = 0; op < OP_NOPS; op++)
-                for (int pr = 0; pr < 3; pr++)
+                for (int pr = 0; pr < 5; pr++)
                     phase(mode, op, pairs[pr][0], pairs[pr][1]);
         for (int mode = 0; mode < M_NMODES; mode++)
             if (mode != M_REQ)
@@ -301,6 +380,7 @@ int main(int argc, char **argv)
         MF_CHECK(win == MPI_WIN_NULL, "MPI_Win_free did not reset the handle");
         if (flavor == 0)
             free(mem);
+        big_acc(flavor);
     }
     big();
     MPI_Group_free(&prev_g);

@@ -11,6 +11,11 @@
  * load/store back end, which has it) or "create" (the emulated back end, which needs the
  * asynchronous progress thread of the fabric layer, MANIFOLD_ASYNC_PROGRESS=1; registered
  * disabled until that lands).
+ *
+ * "spin": rank 0 waits for the others' puts by reading its own part in a loop of
+ * lock(0)/get/unlock(0) — direct epochs on its own memory, its only MPI calls. Origins on
+ * another host reach it through the emulated back end, so those epochs must still serve them:
+ * a flush with nothing in flight does no engine pass, except one in 64 (run on two "hosts").
  */
 #include <string.h>
 #include <time.h>
@@ -32,6 +37,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int compute = argc > 1 && !strcmp(argv[1], "compute");
+    int spin = argc > 1 && !strcmp(argv[1], "spin");
     int create = argc > 2 && !strcmp(argv[2], "create");
     int *mem, buf[64];
     MPI_Win win;
@@ -47,7 +53,22 @@ int main(int argc, char **argv)
         mem[i] = -1;
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0) {
-        if (compute) {
+        if (spin) {
+            /* until every other rank's put is in (each writes its rank at its index) */
+            double end = now() + 20.0;
+            int seen = 0;
+            while (seen < size - 1 && now() < end) {
+                int got[64];
+                MF_CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win));
+                MF_CHECK_MPI(MPI_Get(got, size, MPI_INT, 0, 0, size, MPI_INT, win));
+                MF_CHECK_MPI(MPI_Win_unlock(0, win));
+                seen = 0;
+                for (int i = 1; i < size; i++)
+                    seen += got[i] == i;
+            }
+            MF_CHECK(seen == size - 1, "rank 0 saw %d of %d puts in 20 s of direct epochs", seen,
+                     size - 1);
+        } else if (compute) {
             double end = now() + 2.0;
             volatile double x = 0;
             while (now() < end)
@@ -59,7 +80,8 @@ int main(int argc, char **argv)
     } else {
         double t0 = now();
         int v = rank, back = 0;
-        MF_CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 0, 0, win));
+        /* shared under "spin": rank 0 holds the lock most of the time */
+        MF_CHECK_MPI(MPI_Win_lock(spin ? MPI_LOCK_SHARED : MPI_LOCK_EXCLUSIVE, 0, 0, win));
         MF_CHECK_MPI(MPI_Put(&v, 1, MPI_INT, 0, rank, 1, MPI_INT, win));
         MPI_Win_flush(0, win);
         MF_CHECK_MPI(MPI_Get(&back, 1, MPI_INT, 0, rank, 1, MPI_INT, win));
@@ -68,7 +90,7 @@ int main(int argc, char **argv)
         MF_CHECK(back == rank, "read back %d, want %d", back, rank);
         if (compute)
             MF_CHECK(dt < 1.0, "lock/put/get/unlock took %.2f s while the target computed", dt);
-        else
+        else if (!spin)
             MPI_Send(NULL, 0, MPI_INT, 0, 7, MPI_COMM_WORLD);
     }
     MPI_Barrier(MPI_COMM_WORLD);

@@ -254,6 +254,62 @@ static void errors(void)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
+/* The same checks where put and get take the same-host one-copy path (an allocated window):
+ * each bad argument must still be reported, with its class, and nothing written. */
+static void errors_direct(void)
+{
+    MPI_Win win;
+    int *base, buf[4] = {1, 2, 3, 4}, cls, rc;
+    MF_CHECK_MPI(
+        MPI_Win_allocate(4 * sizeof(int), sizeof(int), MPI_INFO_NULL, MPI_COMM_WORLD, &base, &win));
+    MF_CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    for (int i = 0; i < 4; i++)
+        base[i] = -1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    rc = MPI_Put(buf, 1, MPI_INT, rank, 0, 1, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_SYNC, "direct put outside an epoch: class %d", cls);
+    MPI_Win_lock(MPI_LOCK_EXCLUSIVE, rank, 0, win);
+    struct {
+        const char *what;
+        int count, tcount, rank, want;
+        MPI_Aint disp;
+    } bad[] = {
+        {"past the end", 2, 2, rank, MPI_ERR_RMA_RANGE, 3},
+        {"negative disp", 1, 1, rank, MPI_ERR_RMA_RANGE, -1},
+        {"disp overflowing", 1, 1, rank, MPI_ERR_RMA_RANGE, (MPI_Aint)1 << 62},
+        {"sizes differ", 2, 1, rank, MPI_ERR_TYPE, 0},
+        {"negative count", -1, -1, rank, MPI_ERR_COUNT, 0},
+        {"rank outside", 1, 1, size, MPI_ERR_RANK, 0},
+        {"rank unlocked", 1, 1, (rank + 1) % size, MPI_ERR_RMA_SYNC, 0},
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        if (bad[i].want == MPI_ERR_RMA_SYNC && size == 1)
+            continue;
+        rc = MPI_Put(buf, bad[i].count, MPI_INT, bad[i].rank, bad[i].disp, bad[i].tcount, MPI_INT,
+                     win);
+        MPI_Error_class(rc, &cls);
+        MF_CHECK(cls == bad[i].want, "direct put %s: class %d, want %d", bad[i].what, cls,
+                 bad[i].want);
+        rc = MPI_Get(buf, bad[i].count, MPI_INT, bad[i].rank, bad[i].disp, bad[i].tcount, MPI_INT,
+                     win);
+        MPI_Error_class(rc, &cls);
+        MF_CHECK(cls == bad[i].want, "direct get %s: class %d, want %d", bad[i].what, cls,
+                 bad[i].want);
+    }
+    MPI_Datatype unc;
+    MPI_Type_contiguous(1, MPI_INT, &unc);
+    rc = MPI_Put(buf, 1, unc, rank, 0, 1, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_TYPE, "direct put of an uncommitted type: class %d", cls);
+    MPI_Type_free(&unc);
+    MF_CHECK_MPI(MPI_Put(buf, 2, MPI_INT, rank, 2, 2, MPI_INT, win));
+    MPI_Win_unlock(rank, win);
+    MF_CHECK(base[0] == -1 && base[1] == -1 && base[2] == 1 && base[3] == 2,
+             "direct puts: window %d %d %d %d, want -1 -1 1 2", base[0], base[1], base[2], base[3]);
+    MF_CHECK_MPI(MPI_Win_free(&win));
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -318,5 +374,6 @@ int main(int argc, char **argv)
     dynamic();
     split();
     errors();
+    errors_direct();
     return mftest_finish();
 }

@@ -57,25 +57,89 @@ static int mx_reserve(char **buf, size_t *cap, size_t need)
     return 0;
 }
 
+#define MX_HDR 20
+/* A sequenced frame received this many times without our sending anything: acknowledge. */
+#define MX_ACK_EVERY 32
+
 int mx_link_send(mx_link *l, int type, int32_t arg, const void *data, size_t len)
 {
-    if (l->l_fd < 0)
+    int numbered = l->l_resumable && type != MX_M_PING;
+    if (l->l_fd < 0 && !numbered)
         return 0; /* a closed link swallows frames: its host is already being dealt with */
     if (len > MX_LINK_MAX)
         return -1;
     if (l->l_out_off > 0 && l->l_out_off == l->l_out_len)
         l->l_out_off = l->l_out_len = 0;
-    if (mx_reserve(&l->l_out, &l->l_out_cap, l->l_out_len + 12 + len) != 0)
+    char hdr[MX_HDR];
+    mx_put32(hdr, (uint32_t)type);
+    mx_put32(hdr + 4, (uint32_t)arg);
+    mx_put32(hdr + 8, (uint32_t)len);
+    mx_put32(hdr + 12, numbered ? l->l_tx_seq + 1 : 0);
+    mx_put32(hdr + 16, l->l_rx_seq);
+    if (numbered) { /* kept until acknowledged, sent again on a new connection */
+        if (mx_reserve(&l->l_replay, &l->l_replay_cap, l->l_replay_len + MX_HDR + len) != 0)
+            return -1;
+        memcpy(l->l_replay + l->l_replay_len, hdr, MX_HDR);
+        if (len)
+            memcpy(l->l_replay + l->l_replay_len + MX_HDR, data, len);
+        l->l_replay_len += MX_HDR + len;
+        l->l_tx_seq++;
+    }
+    l->l_acked_sent = l->l_rx_seq;
+    if (l->l_fd < 0)
+        return 0; /* between two connections: the replay buffer has it */
+    if (mx_reserve(&l->l_out, &l->l_out_cap, l->l_out_len + MX_HDR + len) != 0)
         return -1;
     char *p = l->l_out + l->l_out_len;
-    mx_put32(p, (uint32_t)type);
-    mx_put32(p + 4, (uint32_t)arg);
-    mx_put32(p + 8, (uint32_t)len);
+    memcpy(p, hdr, MX_HDR);
     if (len)
-        memcpy(p + 12, data, len);
-    l->l_out_len += 12 + len;
+        memcpy(p + MX_HDR, data, len);
+    l->l_out_len += MX_HDR + len;
     l->l_last_tx = mx_now();
     (void)mx_link_flush(l); /* errors surface at the next read or flush from the loop */
+    return 0;
+}
+
+/* The peer has every numbered frame up to `ack`: they leave the replay buffer. */
+static void mx_link_acked(mx_link *l, uint32_t ack)
+{
+    if (ack <= l->l_peer_ack || ack > l->l_tx_seq)
+        return;
+    l->l_peer_ack = ack;
+    size_t off = 0;
+    while (off + MX_HDR <= l->l_replay_len && mx_get32(l->l_replay + off + 12) <= ack)
+        off += MX_HDR + mx_get32(l->l_replay + off + 8);
+    memmove(l->l_replay, l->l_replay + off, l->l_replay_len - off);
+    l->l_replay_len -= off;
+}
+
+void mx_link_resumable(mx_link *l)
+{
+    l->l_resumable = 1;
+}
+
+int mx_link_adopt(mx_link *l, mx_link *from)
+{
+    size_t in = from->l_in_len - from->l_in_off, out = from->l_out_len - from->l_out_off;
+    if (mx_reserve(&l->l_in, &l->l_in_cap, in) != 0 ||
+        mx_reserve(&l->l_out, &l->l_out_cap, out + l->l_replay_len) != 0)
+        return -1;
+    if (l->l_fd >= 0)
+        close(l->l_fd);
+    l->l_fd = from->l_fd;
+    from->l_fd = -1;
+    /* A frame half-read from the old connection is sent again whole: start clean. */
+    memcpy(l->l_in, from->l_in + from->l_in_off, in);
+    l->l_in_off = 0;
+    l->l_in_len = in;
+    memcpy(l->l_out, from->l_out + from->l_out_off, out);
+    if (l->l_replay_len)
+        memcpy(l->l_out + out, l->l_replay, l->l_replay_len);
+    l->l_out_off = 0;
+    l->l_out_len = out + l->l_replay_len;
+    l->l_last_rx = l->l_last_tx = mx_now();
+    mx_link_close(from);
+    (void)mx_link_flush(l);
     return 0;
 }
 
@@ -130,21 +194,34 @@ int mx_link_read(mx_link *l)
 
 int mx_link_next(mx_link *l, int *type, int32_t *arg, const char **data, size_t *len)
 {
-    size_t avail = l->l_in_len - l->l_in_off;
-    if (avail < 12)
-        return 0;
-    const char *p = l->l_in + l->l_in_off;
-    uint32_t t = mx_get32(p), n = mx_get32(p + 8);
-    if (t == 0 || t >= MX_M_LAST || n > l->l_max)
-        return -1;
-    if (avail < 12 + (size_t)n)
-        return 0;
-    *type = (int)t;
-    *arg = (int32_t)mx_get32(p + 4);
-    *data = p + 12;
-    *len = n;
-    l->l_in_off += 12 + (size_t)n;
-    return 1;
+    for (;;) {
+        size_t avail = l->l_in_len - l->l_in_off;
+        if (avail < MX_HDR)
+            return 0;
+        const char *p = l->l_in + l->l_in_off;
+        uint32_t t = mx_get32(p), n = mx_get32(p + 8), seq = mx_get32(p + 12);
+        if (t == 0 || t >= MX_M_LAST || n > l->l_max || (seq && !l->l_resumable))
+            return -1;
+        if (avail < MX_HDR + (size_t)n)
+            return 0;
+        l->l_in_off += MX_HDR + (size_t)n;
+        if (l->l_resumable)
+            mx_link_acked(l, mx_get32(p + 16));
+        if (seq) {
+            if (seq <= l->l_rx_seq)
+                continue; /* sent again after a reconnection, and already handled */
+            if (seq != l->l_rx_seq + 1)
+                return -1;
+            l->l_rx_seq = seq;
+            if (l->l_rx_seq - l->l_acked_sent >= MX_ACK_EVERY)
+                (void)mx_link_send(l, MX_M_PING, 0, NULL, 0);
+        }
+        *type = (int)t;
+        *arg = (int32_t)mx_get32(p + 4);
+        *data = p + MX_HDR;
+        *len = n;
+        return 1;
+    }
 }
 
 void mx_link_close(mx_link *l)
@@ -154,6 +231,10 @@ void mx_link_close(mx_link *l)
     l->l_fd = -1;
     free(l->l_in);
     free(l->l_out);
+    free(l->l_replay);
+    l->l_replay = NULL;
+    l->l_replay_len = l->l_replay_cap = 0;
+    l->l_resumable = 0;
     l->l_in = l->l_out = NULL;
     l->l_in_len = l->l_in_off = l->l_in_cap = 0;
     l->l_out_len = l->l_out_off = l->l_out_cap = 0;

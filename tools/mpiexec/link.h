@@ -1,10 +1,20 @@
 /*
- * link.h — framed messages between mpiexec and its proxies, over one TCP connection per host.
+ * link.h — framed messages between mpiexec and its proxies, over one TCP connection per host at
+ * a time.
  *
- * Frame: three little-endian u32 (type, arg, payload length) and the payload. `arg` is a rank,
+ * Frame: five little-endian u32 (type, arg, payload length, sequence number, acknowledgement)
+ * and the payload. `arg` is a rank,
  * a signal, a host index or an exit code depending on the type (below). A frame with an unknown
  * type or a payload over MX_LINK_MAX is a broken link: the peer is not ours (or not the same
  * version), and the connection is dropped with a message, never trusted.
+ *
+ * Resuming (the control plane surviving the loss of the network it ran over): once
+ * authenticated, a link is made resumable (mx_link_resumable). Its frames other than PING then
+ * carry sequence numbers 1, 2, ..., every frame carries the last number received, and each side
+ * keeps what the other has not acknowledged. When the connection goes silent, the proxy
+ * connects again over another of mpiexec's addresses, both authenticate as at start, and the
+ * new connection replaces the old one (mx_link_adopt): everything unacknowledged is sent again
+ * and the receiver drops what it already had, so no frame is lost or handled twice.
  *
  * Sending never blocks: frames are queued and written as the socket takes them (the event loop
  * polls POLLOUT while mx_link_pending() is non-zero). Receiving: mx_link_read() takes what the
@@ -50,6 +60,11 @@ typedef struct mx_link {
     size_t l_out_off, l_out_len, l_out_cap;
     double l_last_rx, l_last_tx;
     size_t l_max; /* largest payload accepted: MX_LINK_MAX, less while unauthenticated */
+    /* Resuming (above). */
+    int l_resumable;
+    uint32_t l_tx_seq, l_rx_seq, l_peer_ack, l_acked_sent;
+    char *l_replay; /* sent frames not acknowledged yet, in order */
+    size_t l_replay_len, l_replay_cap;
 } mx_link;
 
 void mx_link_init(mx_link *l, int fd);
@@ -65,6 +80,13 @@ int mx_link_read(mx_link *l);
  * over l_max). */
 int mx_link_next(mx_link *l, int *type, int32_t *arg, const char **data, size_t *len);
 void mx_link_close(mx_link *l);
+/* From now on frames are numbered and kept until acknowledged (both ends, once authenticated). */
+void mx_link_resumable(mx_link *l);
+/* The connection of `from` (authenticated, not resumable, its own input and output pending)
+ * replaces l's: l's old connection is closed, what arrived on `from` is kept, and everything
+ * the peer has not acknowledged is queued again behind `from`'s pending output. `from` is left
+ * closed and empty. 0, or -1 out of memory. */
+int mx_link_adopt(mx_link *l, mx_link *from);
 
 /* A frame payload that is one decimal integer in [lo, hi] (a pid, a wait status), optionally
  * NUL-terminated. 0, or -1 when it is anything else. */

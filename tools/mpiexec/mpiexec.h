@@ -90,6 +90,8 @@ typedef struct mx_options {
     int oversubscribe; /* --oversubscribe given (accepted; oversubscription is never refused) */
     mx_envset *envs;
     int nenvs;
+    char *
+        control_if; /* --control-if: interfaces mpiexec listens on for proxies; NULL: MANIFOLD_IF */
 } mx_options;
 
 /* What to do after parsing: run, or exit with `exit_code` (after --help, --version, errors). */

@@ -59,10 +59,14 @@ static const char mx_help[] =
     "                        --launcher 'ip netns exec {host} env'\n"
     "  --proxy-path PATH     mpiexec to run on the hosts (default: this one's absolute path)\n"
     "  --launch-fanout N     each proxy starts at most N further proxies (a tree; default 32)\n"
-    "  mpiexec listens for its proxies on the address MANIFOLD_IF selects (by name or CIDR; default\n"
-    "  all interfaces), on a port in MANIFOLD_PORT_RANGE if set. A host whose proxy cannot be\n"
-    "  started, disconnects or stays silent for MANIFOLD_HOST_TIMEOUT seconds ends the job with\n"
-    "  a line naming the host.\n"
+    "  --control-if IFS      the interfaces (names or CIDRs, comma-separated) mpiexec listens on\n"
+    "                        for its proxies, instead of MANIFOLD_IF's\n"
+    "  mpiexec listens for its proxies on the addresses MANIFOLD_IF (or --control-if) selects (by\n"
+    "  name or CIDR; default all interfaces), on a port in MANIFOLD_PORT_RANGE if set. A proxy\n"
+    "  that hears nothing for 3 seconds connects again over the next of these addresses and its\n"
+    "  link resumes where it was, so naming two networks lets the job survive losing either. A\n"
+    "  host whose proxy cannot be started, disconnects or stays silent for MANIFOLD_HOST_TIMEOUT\n"
+    "  seconds ends the job with a line naming the host.\n"
     "\n"
     "Other:\n"
     "  --info                list Manifold's environment variables with their current values\n"
@@ -334,6 +338,13 @@ static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv,
             i++;
         } else if (!strcmp(a, "--report-bindings") || !strcmp(a, "-report-bindings")) {
             opt->report_bindings = 1;
+        } else if (!strcmp(a, "--control-if") || !strcmp(a, "-control-if")) {
+            if (!next || !*next)
+                return mx_usage("%s needs interfaces (names or CIDRs, comma-separated)", a);
+            free(opt->control_if);
+            if (!(opt->control_if = strdup(next)))
+                return mx_usage("%s", "out of memory");
+            i++;
         } else if (!strcmp(a, "--report-fabrics") || !strcmp(a, "-report-fabrics")) {
             /* The library reports (src/fabric/fabric.c); every rank inherits the setting. */
             setenv("MANIFOLD_REPORT", "fabrics", 1);
@@ -445,6 +456,7 @@ void mx_options_free(mx_options *opt)
     opt->hosts = NULL;
     opt->nhosts = 0;
     free(opt->launcher);
+    free(opt->control_if);
     free(opt->proxy_path);
     opt->launcher = opt->proxy_path = NULL;
     for (int i = 0; i < opt->nenvs; i++) {

@@ -36,6 +36,7 @@
 #define PX_BACKLOG (4u << 20) /* stop reading rank output while this much waits for mpiexec */
 
 mx_link *mx_proxy_link;
+static int px_addr = -1; /* which of mpiexec's addresses the link runs over */
 static mx_link px_link;
 
 static int px_fail(const char *host, const char *what)
@@ -44,13 +45,20 @@ static int px_fail(const char *host, const char *what)
     return 1;
 }
 
-static int px_connect(const char *addrs, int port)
+/* Connects to mpiexec: its addresses in order from the one after *idx (wrapping; *idx = -1:
+ * from the first), each given wait_ms; *idx becomes the one that answered. An fd, or -1. */
+static int px_connect(const char *addrs, int port, int *idx, int wait_ms)
 {
-    char copy[512];
+    char copy[512], *ips[32];
+    int n = 0;
     snprintf(copy, sizeof copy, "%s", addrs);
-    for (char *save, *ip = strtok_r(copy, ",", &save); ip; ip = strtok_r(NULL, ",", &save)) {
+    for (char *save, *ip = strtok_r(copy, ",", &save); ip && n < 32;
+         ip = strtok_r(NULL, ",", &save))
+        ips[n++] = ip;
+    for (int k = 1; k <= n; k++) {
+        int i = (*idx + k) % n;
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
-        if (inet_pton(AF_INET, ip, &sa.sin_addr) != 1)
+        if (inet_pton(AF_INET, ips[i], &sa.sin_addr) != 1)
             continue;
         int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
         if (fd < 0)
@@ -62,10 +70,11 @@ static int px_connect(const char *addrs, int port)
         struct pollfd p = {.fd = fd, .events = POLLOUT};
         int err = 0;
         socklen_t el = sizeof err;
-        if (poll(&p, 1, 5000) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 &&
+        if (poll(&p, 1, wait_ms) == 1 && getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el) == 0 &&
             err == 0) {
             int one = 1;
             setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+            *idx = i;
             return fd;
         }
         close(fd);
@@ -202,6 +211,7 @@ static char *px_handshake(mx_job *job, int index, double timeout, size_t *len, c
             if (step == MX_AUTH_DONE) {
                 authed = 1;
                 px_link.l_max = MX_LINK_MAX;
+                mx_link_resumable(&px_link);
             }
         }
         if (got < 0 || eof)
@@ -251,6 +261,54 @@ static void px_start(mx_job *job, mx_options *opt, const char *data, size_t len,
     }
 }
 
+/* Nothing heard from mpiexec for this long (it pings every second): the network the link runs
+ * over may be gone; connect again, over the next of its addresses (link.h, resuming). */
+#define PX_RESUME_AFTER 3.0
+
+/* One attempt: a new connection, authenticated as at start, replaces the link's. 0 on success. */
+static int px_reconnect(mx_job *job, int index, const char *addrs, int port)
+{
+    int idx = px_addr;
+    int fd = px_connect(addrs, port, &idx, 1000);
+    if (fd < 0)
+        return -1;
+    mx_link nl;
+    mx_link_init(&nl, fd);
+    nl.l_max = MX_AUTH_FRAME_MAX;
+    mx_auth a;
+    mx_auth_out o;
+    mx_auth_initiator(&a, &job->key, index, job->host, &o);
+    (void)mx_link_send(&nl, o.o_type, o.o_arg, o.o_data, o.o_len);
+    double until = mx_now() + 3.0;
+    int step = MX_AUTH_MORE;
+    while (step == MX_AUTH_MORE && mx_now() < until) {
+        struct pollfd p = {.fd = nl.l_fd, .events = POLLIN | (mx_link_pending(&nl) ? POLLOUT : 0)};
+        if (poll(&p, 1, 200) < 0 && errno != EINTR)
+            break;
+        if (((p.revents & POLLOUT) && mx_link_flush(&nl) != 0) ||
+            ((p.revents & (POLLIN | POLLHUP | POLLERR)) && mx_link_read(&nl) != 0))
+            break;
+        int type, got = 0;
+        int32_t arg;
+        const char *data;
+        size_t n;
+        while (step == MX_AUTH_MORE && (got = mx_link_next(&nl, &type, &arg, &data, &n)) == 1) {
+            step = mx_auth_feed(&a, type, arg, data, n, &o);
+            if (step != MX_AUTH_FAIL && o.o_type)
+                (void)mx_link_send(&nl, o.o_type, o.o_arg, o.o_data, o.o_len);
+        }
+        if (got < 0)
+            break;
+    }
+    if (step != MX_AUTH_DONE || mx_link_adopt(&px_link, &nl) != 0) {
+        mx_link_close(&nl);
+        return -1;
+    }
+    px_link.l_max = MX_LINK_MAX;
+    px_addr = idx;
+    return 0;
+}
+
 int mx_proxy_main(int argc, char **argv)
 {
     if (argc != 6)
@@ -273,7 +331,7 @@ int mx_proxy_main(int argc, char **argv)
     int sigfd = mx_signals_block();
     if (sigfd < 0)
         return px_fail(host, "signalfd failed");
-    int fd = px_connect(addrs, port);
+    int fd = px_connect(addrs, port, &px_addr, 5000);
     if (fd < 0) {
         char why[700];
         snprintf(why, sizeof why, "cannot connect to mpiexec at %s port %d", addrs, port);
@@ -299,11 +357,16 @@ int mx_proxy_main(int argc, char **argv)
     int *what = calloc(maxfds, sizeof *what); /* -1 sig, -2 link, -3 stdin, else 4*i + kind */
     if (!pfd || !what)
         return px_fail(host, "out of memory");
-    double kill_at = 0;
+    double kill_at = 0, next_resume = 0;
     for (;;) {
         double now = mx_now();
         if (px_link.l_fd < 0 || now - px_link.l_last_rx > timeout)
             break; /* mpiexec is done with us, or gone */
+        if (now - px_link.l_last_rx > PX_RESUME_AFTER && now >= next_resume) {
+            next_resume = now + 1.0;
+            (void)px_reconnect(&job, index, addrs, port);
+            now = mx_now();
+        }
         if (now - px_link.l_last_tx >= 1.0)
             (void)mx_link_send(&px_link, MX_M_PING, 0, NULL, 0);
         if (kill_at && now >= kill_at) {

@@ -89,18 +89,19 @@ struct mx_remote {
 };
 
 /* Listens and fills r_addrs ("ip,ip,...": non-loopback first) and r_port. */
-static int mx_remote_listen(struct mx_remote *rm)
+static int mx_remote_listen(struct mx_remote *rm, const char *control_if)
 {
-    const char *spec = getenv("MANIFOLD_IF");
+    const char *spec = control_if ? control_if : getenv("MANIFOLD_IF");
+    const char *var = control_if ? "--control-if" : "MANIFOLD_IF";
     spec = spec ? spec : "";
     /* The library's selection (core/netif): the same interfaces, the same verdict on a bad
      * entry. */
     char bad[MF_NETIF_ENTRY_MAX + 1];
     if (!mf_netif_spec_ok(spec, bad, sizeof bad)) {
         fprintf(stderr,
-                "mpiexec: MANIFOLD_IF='%s': entry '%s' is neither an interface name nor an "
+                "mpiexec: %s='%s': entry '%s' is neither an interface name nor an "
                 "IPv4 CIDR such as 10.1.0.0/16\n",
-                spec, bad);
+                var, spec, bad);
         return -1;
     }
     mf_netif ifs[32];
@@ -128,9 +129,9 @@ static int mx_remote_listen(struct mx_remote *rm)
     struct in_addr only = nfound > 0 ? ifs[nfound - 1].addr : (struct in_addr){0};
     if (nfound == 0) {
         fprintf(stderr,
-                "mpiexec: MANIFOLD_IF='%s' matches no up IPv4 interface to listen on for "
+                "mpiexec: %s='%s' matches no up IPv4 interface to listen on for "
                 "the proxies\n",
-                spec);
+                var, spec);
         return -1;
     }
 
@@ -504,7 +505,7 @@ int mx_remote_start(mx_job *job)
         job->stdin_src = 0; /* read once rank 0's proxy is connected (mx_remote_stdin_room) */
     free(host_of);
     host_of = NULL;
-    if (mx_remote_listen(rm) != 0)
+    if (mx_remote_listen(rm, job->opt->control_if) != 0)
         return 1;
     rm->r_start_deadline = mx_now() + MX_START_TIMEOUT;
     /* The top of the launch tree, and every host that is this machine (started here, without
@@ -598,9 +599,8 @@ static void mx_pending_event(mx_job *job, int p)
             mx_pending_refuse(rm, p, got < 0 ? "malformed frame" : "no proof of the job secret");
             return;
         }
-        if (step == MX_AUTH_DONE && (rm->r_hosts[pe->p_auth.a_index].h_connected ||
-                                     rm->r_hosts[pe->p_auth.a_index].h_lost)) {
-            mx_pending_refuse(rm, p, "a second connection for one host");
+        if (step == MX_AUTH_DONE && rm->r_hosts[pe->p_auth.a_index].h_lost) {
+            mx_pending_refuse(rm, p, "a connection for a host already lost");
             return;
         }
         (void)mx_link_send(l, out.o_type, out.o_arg, out.o_data, out.o_len);
@@ -608,8 +608,23 @@ static void mx_pending_event(mx_job *job, int p)
     if (step != MX_AUTH_DONE)
         return;
     mx_host *h = &rm->r_hosts[pe->p_auth.a_index];
+    if (h->h_connected) {
+        /* The proxy lost its connection (a network went away) and came back, possibly over
+         * another network: the new connection replaces the old, nothing lost (link.h). */
+        char where[sizeof pe->p_peer];
+        snprintf(where, sizeof where, "%s", pe->p_peer);
+        if (mx_link_adopt(&h->h_link, l) != 0) {
+            mx_pending_refuse(rm, p, "out of memory");
+            return;
+        }
+        rm->r_pend[p] = rm->r_pend[--rm->r_npend];
+        fprintf(stderr, "mpiexec: the link to host %s resumed over a new connection (from %s)\n",
+                h->h_name, where);
+        return;
+    }
     h->h_link = *l; /* moves the buffers with anything queued or received */
     h->h_link.l_max = MX_LINK_MAX;
+    mx_link_resumable(&h->h_link);
     h->h_connected = 1;
     rm->r_pend[p] = rm->r_pend[--rm->r_npend];
     mx_send_job(job, h);

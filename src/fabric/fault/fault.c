@@ -193,6 +193,12 @@ static int mf_fault_break_peer(mf_fabric *f, int peer)
     return in->ops->break_peer(in, peer);
 }
 
+static int mf_fault_revive_peer(mf_fabric *f, int peer)
+{
+    mf_fabric *in = mf_fault_of(f)->inner;
+    return in->ops->revive_peer ? in->ops->revive_peer(in, peer) : MF_FABRIC_BUSY;
+}
+
 static const mf_fabric_ops mf_fault_ops = {
     .size = sizeof(mf_fabric_ops),
     .open = mf_fault_open,
@@ -210,6 +216,7 @@ static const mf_fabric_ops mf_fault_ops = {
     .tx_idle = mf_fault_tx_idle,
     /* rx_peek/rx_take stay NULL: blocking receives go through progress, where faults act. */
     .break_peer = mf_fault_break_peer,
+    .revive_peer = mf_fault_revive_peer,
 };
 
 static void mf_fault_init(mf_fabric *f)
@@ -231,6 +238,7 @@ void mf_fault_wrap(mf_fabric *f, mf_fabric *inner, const mf_fault_settings *set)
 {
     mf_fault *w = mf_fault_of(f);
     w->inner = inner;
+    f->inner = inner;
     w->set = *set;
     w->t0 = mf_fault_now();
     f->flags = inner->flags;

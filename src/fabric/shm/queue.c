@@ -27,8 +27,8 @@ void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *dat
     r->data = data;
     r->cap = cap;
     r->max_len = max_len;
-    r->tail_cache = r->tail_pub = atomic_load_explicit(&ctl->tail, memory_order_acquire);
-    r->head = r->tail_cache;
+    r->tail_cache = r->tail_pub = 0;
+    r->head = 0;
     r->zeroed_to = r->head + cap; /* a new ring is all zeroes */
 }
 

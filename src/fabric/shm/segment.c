@@ -74,10 +74,22 @@ size_t mf_shm_ring_cap_for(int nlocal, size_t max_frame)
     return cap < min ? min : cap;
 }
 
-static size_t mf_shm_rings_off(int nlocal)
+/* Bytes of one rank's sender bitmap: a bit per local rank, whole cache lines. */
+static size_t mf_shm_bitmap_stride(int nlocal)
+{
+    return mf_shm_round_up((size_t)(nlocal + 63) / 64 * sizeof(uint64_t), MF_SHM_CACHELINE);
+}
+
+static size_t mf_shm_bitmaps_off(int nlocal)
 {
     return MF_SHM_HDR_BYTES +
            mf_shm_round_up((size_t)nlocal * sizeof(mf_shm_rank_info), MF_SHM_PAGE);
+}
+
+static size_t mf_shm_rings_off(int nlocal)
+{
+    return mf_shm_bitmaps_off(nlocal) +
+           mf_shm_round_up((size_t)nlocal * mf_shm_bitmap_stride(nlocal), MF_SHM_PAGE);
 }
 
 size_t mf_shm_segment_size(int nlocal, size_t ring_cap)
@@ -111,9 +123,28 @@ static void mf_shm_segment_layout(mf_shm_segment *s, int nlocal, size_t ring_cap
 {
     s->nlocal = nlocal;
     s->ring_cap = ring_cap;
+    s->bitmaps_off = mf_shm_bitmaps_off(nlocal);
+    s->bitmap_stride = mf_shm_bitmap_stride(nlocal);
     s->rings_off = mf_shm_rings_off(nlocal);
     s->ring_stride = MF_SHM_PAGE + ring_cap;
     s->size = mf_shm_segment_size(nlocal, ring_cap);
+}
+
+bool mf_shm_segment_populated(int nlocal)
+{
+    return nlocal <= MF_SHM_POPULATE_RANKS;
+}
+
+/* Maps the whole segment. Small ones with MAP_POPULATE: page faults now, not one per 4 KiB of
+ * ring traffic during the first lap, where they made the first small messages 2x slower. Large
+ * ones lazily: every rank would otherwise map (and count as resident) all nlocal^2 rings, and
+ * start-up waited on one rank zeroing them (1 GiB at 128 ranks); a ring's pages now come when
+ * its sender first writes them, and nobody looks at a ring before its sender announced itself
+ * (mf_shm_segment_senders). */
+static void *mf_shm_segment_mmap(const mf_shm_segment *s, int fd)
+{
+    int populate = mf_shm_segment_populated(s->nlocal) ? MAP_POPULATE : 0;
+    return mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED | populate, fd, 0);
 }
 
 /* Leaves a FAILED header in the (already created) file so waiters learn why. */
@@ -180,8 +211,11 @@ int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_
         rc = mf_error(MPI_ERR_NO_MEM, "shm: cannot size %s%s to %zu KiB: %s",
                       s->named ? "/dev/shm" : "the anonymous segment ", name, s->size >> 10,
                       strerror(errno));
-    if (rc == MPI_SUCCESS) {
-        /* Reserve every page now: on tmpfs a shortage is ENOSPC here rather than SIGBUS later. */
+    if (rc == MPI_SUCCESS && (s->named || mf_shm_segment_populated(nlocal))) {
+        /* Reserve every page now: on tmpfs a shortage is ENOSPC here rather than SIGBUS later.
+         * A large anonymous segment is not reserved: its pages come as rings are used (see
+         * mf_shm_segment_populated); a shortage then is the memory limit's (OOM) as for any
+         * other memory the job touches. */
         int e = posix_fallocate(fd, 0, (off_t)s->size);
         if (e != 0 && e != EOPNOTSUPP && e != EINVAL)
             rc = mf_error(MPI_ERR_NO_MEM,
@@ -192,9 +226,7 @@ int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_
                                    : "raise the memory limit");
     }
     if (rc == MPI_SUCCESS) {
-        /* MAP_POPULATE: page faults now (at most 64 MiB of rings), not one per 4 KiB of ring
-         * traffic during the first lap, where they made the first small messages 2x slower. */
-        s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+        s->base = mf_shm_segment_mmap(s, fd);
         if (s->base == MAP_FAILED) {
             s->base = NULL;
             rc = mf_error(MPI_ERR_NO_MEM, "shm: cannot map %zu KiB of shared memory: %s",
@@ -274,9 +306,7 @@ static int mf_shm_segment_map(mf_shm_segment *s, int fd, const char *name, uint6
         close(fd);
         return mf_error(MPI_ERR_INTERN, "shm: /dev/shm%s has an inconsistent layout", name);
     }
-    /* MAP_POPULATE: page faults now (at most 64 MiB of rings), not one per 4 KiB of ring
-     * traffic during the first lap, where they made the first small messages 2x slower. */
-    s->base = mmap(NULL, s->size, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, fd, 0);
+    s->base = mf_shm_segment_mmap(s, fd);
     close(fd);
     if (s->base == MAP_FAILED) {
         s->base = NULL;
@@ -370,6 +400,12 @@ void mf_shm_segment_detach(mf_shm_segment *s)
 mf_shm_rank_info *mf_shm_segment_info(const mf_shm_segment *s, int local)
 {
     return (mf_shm_rank_info *)((unsigned char *)s->base + MF_SHM_HDR_BYTES) + local;
+}
+
+_Atomic uint64_t *mf_shm_segment_senders(const mf_shm_segment *s, int local)
+{
+    return (_Atomic uint64_t *)(void *)((unsigned char *)s->base + s->bitmaps_off +
+                                        (size_t)local * s->bitmap_stride);
 }
 
 mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int receiver,

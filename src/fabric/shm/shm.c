@@ -8,7 +8,8 @@
  *   - send:  one frame into the SPSC ring to the peer; if the ring is full (or older frames to
  *            that peer are waiting) the frame is queued with its iovecs and MF_FABRIC_PENDING
  *            is returned; progress retries in order and completes through done->fd_fn;
- *   - progress: retries queued frames, then drains up to MF_SHM_BATCH frames per inbound ring,
+ *   - progress: retries queued frames, then drains up to MF_SHM_BATCH frames per inbound ring
+ *            in use (of a peer that announced itself in our sender bitmap, see shm.h),
  *            handing each to the p2p layer (mf_fabric_rx_header) and copying the payload into
  *            the sink it returns;
  *   - rget:  process_vm_readv from the peer (synchronous: a memcpy across address spaces);
@@ -31,6 +32,7 @@
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
+#include "core/progress.h"
 #include "core/state.h"
 #include "fabric/fabric.h"
 #include "fabric/shm/shm.h"
@@ -58,6 +60,7 @@ typedef struct mf_shm_peer {
     mf_shm_pending *pend_head, *pend_tail;
     int failed;      /* error code once the peer is known to be gone */
     bool unreported; /* failed outside progress: report on the next pass */
+    bool announced;  /* our bit is set in its sender bitmap (before our first frame) */
 } mf_shm_peer;
 
 typedef struct mf_shm_state {
@@ -66,8 +69,13 @@ typedef struct mf_shm_state {
     mf_shm_segment seg;
     int nlocal, me;     /* local size and our local index */
     mf_shm_peer *peers; /* by local index; peers[me] unused */
-    mf_shm_peer **poll; /* the npoll = nlocal - 1 others, for the idle check of progress */
+    /* The npoll peers that have sent to us (in the order they announced themselves): the only
+     * inbound rings progress and sleeps look at (see shm.h, the sender bitmaps). */
+    mf_shm_peer **poll;
     int npoll;
+    _Atomic uint64_t *senders; /* our sender bitmap in the segment */
+    uint64_t *known;           /* its bits already in poll */
+    int nwords;
     int *local_of; /* by world rank: local index, or -1 on another host */
     int world_size;
     size_t pending; /* frames queued over all peers */
@@ -110,6 +118,11 @@ static void mf_shm_notify(mf_shm_state *s, mf_shm_peer *p)
 {
     if (!s->asym_fence)
         atomic_thread_fence(memory_order_seq_cst);
+    else
+        /* The CPU may reorder the load below before the marker's store (membarrier settles
+         * that), but the compiler must not: a relaxed load may otherwise move above a release
+         * store, e.g. once the push is inlined. */
+        atomic_signal_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&p->info->sleeping, memory_order_relaxed))
         mf_shm_wake(s, p);
 }
@@ -151,6 +164,16 @@ static int mf_shm_died_error(const mf_shm_peer *p)
 
 /* ---- sending ---- */
 
+/* Sets our bit in p's sender bitmap, once, before our first frame to p is published (the frame's
+ * release store orders it; seq_cst for the sleep protocol, like the frame). */
+static void mf_shm_announce(mf_shm_state *s, mf_shm_peer *p)
+{
+    int li = (int)(p - s->peers);
+    atomic_fetch_or_explicit(&mf_shm_segment_senders(&s->seg, li)[s->me / 64],
+                             (uint64_t)1 << (s->me % 64), memory_order_seq_cst);
+    p->announced = true;
+}
+
 static int mf_shm_queue(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *hdr,
                         const struct iovec *iov, int niov, mf_fabric_done *done)
 {
@@ -186,6 +209,8 @@ static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
     if (hdr->len > f->max_frame)
         return mf_error(MPI_ERR_INTERN, "shm: frame of %llu bytes to rank %d exceeds max_frame %zu",
                         (unsigned long long)hdr->len, peer, f->max_frame);
+    if (!p->announced)
+        mf_shm_announce(s, p);
     if (!p->pend_head && mf_shm_ring_push(&p->out, hdr, iov, niov)) {
         mf_shm_notify(s, p);
         mf_fabric_count_tx(f, hdr);
@@ -244,6 +269,27 @@ static int mf_shm_flush(mf_shm_state *s)
 }
 
 /* ---- receiving ---- */
+
+/* Adds the peers that announced themselves since we last looked to the poll list. `order`:
+ * relaxed in progress (a sender seen a pass later costs nothing), seq_cst around sleeps. Returns
+ * whether any was added. */
+static bool mf_shm_discover(mf_shm_state *s, memory_order order)
+{
+    bool added = false;
+    for (int w = 0; w < s->nwords; w++) {
+        uint64_t now = atomic_load_explicit(&s->senders[w], order), fresh = now & ~s->known[w];
+        if (!fresh)
+            continue;
+        s->known[w] = now;
+        added = true;
+        for (; fresh; fresh &= fresh - 1) {
+            int li = w * 64 + __builtin_ctzll(fresh);
+            if (li < s->nlocal && li != s->me)
+                s->poll[s->npoll++] = &s->peers[li];
+        }
+    }
+    return added;
+}
 
 /* Copies the oldest inbound frame of p (header h, as peeked) into iov and releases it. */
 static void mf_shm_take(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h,
@@ -304,9 +350,10 @@ static int mf_shm_progress_pass(mf_shm_state *s)
     }
     if (s->pending)
         n += mf_shm_flush(s);
-    for (int li = 0; li < s->nlocal; li++)
-        if (li != s->me && !s->peers[li].failed)
-            n += mf_shm_drain_peer(s, &s->peers[li]);
+    mf_shm_discover(s, memory_order_relaxed); /* a busy ring must not hide a new sender */
+    for (int i = 0; i < s->npoll; i++)
+        if (!s->poll[i]->failed)
+            n += mf_shm_drain_peer(s, s->poll[i]);
     s->in_progress = false;
     return n;
 }
@@ -320,7 +367,7 @@ static int mf_shm_progress(mf_fabric *f)
         int i = 0;
         while (i < s->npoll && mf_shm_ring_idle(&s->poll[i]->in))
             i++;
-        if (i == s->npoll)
+        if (i == s->npoll && !mf_shm_discover(s, memory_order_relaxed))
             return 0;
     }
     return mf_shm_progress_pass(s);
@@ -355,6 +402,28 @@ static int mf_shm_wait_fd(mf_fabric *f)
     return s->no_doorbell ? -1 : s->doorbell;
 }
 
+/* Whether our oldest frame queued to p fits now (rereads tail). */
+static bool mf_shm_pend_fits(mf_shm_peer *p)
+{
+    return p->pend_head &&
+           mf_shm_ring_fits(&p->out, p->pend_head->hdr.type, (size_t)p->pend_head->hdr.len);
+}
+
+/* Whether progress has something to do: a published inbound frame, also from a sender new
+ * since progress last looked (seq_cst loads: called around sleeps), or room for a queued
+ * frame. */
+static bool mf_shm_has_work(mf_shm_state *s)
+{
+    mf_shm_discover(s, memory_order_seq_cst); /* a sender's bit precedes its first frame */
+    for (int i = 0; i < s->npoll; i++)
+        if (!s->poll[i]->failed && mf_shm_ring_nonempty_sc(&s->poll[i]->in))
+            return true;
+    for (int li = 0; s->pending && li < s->nlocal; li++)
+        if (li != s->me && !s->peers[li].failed && mf_shm_pend_fits(&s->peers[li]))
+            return true;
+    return false;
+}
+
 static bool mf_shm_sleep_prepare(mf_fabric *f)
 {
     mf_shm_state *s = mf_shm_of(f);
@@ -368,20 +437,24 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
         atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
         return false; /* cannot sleep safely: keep polling */
     }
-    /* Re-check after raising the flag: anything published before it is seen here, anything
-     * after it rings the doorbell. Producers waiting for room get our tail first. */
-    for (int li = 0; li < s->nlocal; li++) {
-        mf_shm_peer *p = &s->peers[li];
-        if (li == s->me || p->failed)
-            continue;
-        if (mf_shm_ring_publish(&p->in))
-            mf_shm_wake(s, p);
-        if (mf_shm_ring_nonempty_sc(&p->in) ||
-            (p->pend_head &&
-             mf_shm_ring_fits(&p->out, p->pend_head->hdr.type, (size_t)p->pend_head->hdr.len))) {
-            atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
-            return false;
-        }
+    /* Producers waiting for room get our tail first. */
+    mf_shm_discover(s, memory_order_seq_cst);
+    for (int i = 0; i < s->npoll; i++)
+        if (!s->poll[i]->failed && mf_shm_ring_publish(&s->poll[i]->in))
+            mf_shm_wake(s, s->poll[i]);
+    /* A queued frame: raise `blocked` again before looking at the room. The consumer clears the
+     * flag whenever it publishes tail, also when what it freed is still too little for our
+     * frame; without a fresh flag it would publish the rest lazily and ring nobody, and we would
+     * sleep with our frame queued until something else woke us. */
+    for (int li = 0; s->pending && li < s->nlocal; li++)
+        if (li != s->me && !s->peers[li].failed && s->peers[li].pend_head)
+            mf_shm_ring_set_blocked(&s->peers[li].out);
+    atomic_thread_fence(memory_order_seq_cst); /* the flags, then tail (a Dekker pair) */
+    /* Re-check after raising the flags: anything published before them is seen here, anything
+     * after them rings the doorbell (a new sender's bit precedes its frame). */
+    if (mf_shm_has_work(s)) {
+        atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
+        return false;
     }
     return true;
 }
@@ -389,9 +462,14 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
 static void mf_shm_sleep_end(mf_fabric *f)
 {
     mf_shm_state *s = mf_shm_of(f);
-    if (s->peers)
-        atomic_store_explicit(&mf_shm_segment_info(&s->seg, s->me)->sleeping, 0,
-                              memory_order_seq_cst);
+    /* Still flagged: no peer rang. Work waiting now arrived unannounced (a lost wake-up) unless
+     * its producer is between publishing and looking at our flag, a window of a few
+     * instructions against a sleep. */
+    if (s->peers &&
+        atomic_exchange_explicit(&mf_shm_segment_info(&s->seg, s->me)->sleeping, 0,
+                                 memory_order_seq_cst) != 0 &&
+        mf_shm_has_work(s))
+        mf_progress_missed_wakeup();
     mf_shm_doorbell_drain(s->doorbell);
 }
 
@@ -435,10 +513,13 @@ static void mf_shm_reset(mf_shm_state *s)
 {
     free(s->peers);
     free(s->poll);
+    free(s->known);
     free(s->local_of);
     s->peers = NULL;
     s->poll = NULL;
-    s->npoll = 0;
+    s->known = NULL;
+    s->senders = NULL;
+    s->npoll = s->nwords = 0;
     s->local_of = NULL;
     s->nlocal = s->world_size = 0;
     s->pending = 0;
@@ -522,7 +603,9 @@ static int mf_shm_start(mf_fabric *f)
     s->local_of = malloc((size_t)mf_g.size * sizeof *s->local_of);
     s->peers = calloc((size_t)nlocal, sizeof *s->peers);
     s->poll = calloc((size_t)nlocal, sizeof *s->poll);
-    if (!s->local_of || !s->peers || !s->poll) {
+    s->nwords = (nlocal + 63) / 64;
+    s->known = calloc((size_t)s->nwords, sizeof *s->known);
+    if (!s->local_of || !s->peers || !s->poll || !s->known) {
         mf_shm_reset(s);
         return mf_error(MPI_ERR_NO_MEM, "shm: no memory for %d local peers", nlocal);
     }
@@ -587,8 +670,8 @@ static int mf_shm_start(mf_fabric *f)
         mf_shm_ring_attach(&p->out, ctl, data, s->seg.ring_cap, f->max_frame);
         ctl = mf_shm_segment_ring(&s->seg, li, me, &data);
         mf_shm_ring_attach(&p->in, ctl, data, s->seg.ring_cap, f->max_frame);
-        s->poll[s->npoll++] = p;
     }
+    s->senders = mf_shm_segment_senders(&s->seg, me);
     /* A doorbell we cannot ring would leave a peer asleep with work waiting (ranks of one host
      * in different network namespaces): then nobody relies on it and sleeps are bounded. */
     for (int li = 0; li < nlocal; li++) {

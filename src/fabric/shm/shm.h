@@ -10,6 +10,9 @@
  *   [0, 4 KiB)         mf_shm_seg_hdr: magic (written last), job secret, geometry, status,
  *                      arrival counter, creator's error text
  *   [4 KiB, ...)       one mf_shm_rank_info per local rank: pid, CMA probe address, "sleeping"
+ *   bitmaps_off + k*bitmap_stride  local rank k's senders: bit j set once local rank j sent to
+ *                      it (set before j's first frame is published); k polls only those rings,
+ *                      so a ring nobody uses is never touched and its pages never allocated
  *   rings_off + k*stride  one ring per ordered pair (sender, receiver) of distinct local ranks:
  *                      a 4 KiB control page (head / tail / blocked on separate cache lines)
  *                      followed by ring_cap data bytes
@@ -38,7 +41,11 @@
  * rank could register for it, asymmetric: the rare sleeper calls membarrier(GLOBAL_EXPEDITED),
  * which makes every running rank execute a barrier, and producers pay nothing. Symmetrically a
  * producer blocked on a full ring sets the ring's `blocked` flag (seq_cst) and re-reads `tail`;
- * the consumer publishes `tail` and wakes it.
+ * the consumer publishes `tail` and wakes it. The consumer clears the flag when it publishes,
+ * even if the room is still too small for the producer's frame, so a producer about to sleep
+ * raises it again before its last look at `tail`. A receiver looks only at the rings of peers
+ * in its sender bitmap; a sender sets its bit before its first frame, so the sleeper's re-check
+ * (flag, barrier, bitmap, rings) sees the frame or the sender sees the flag.
  */
 #ifndef MF_FABRIC_SHM_SHM_H
 #define MF_FABRIC_SHM_SHM_H
@@ -56,7 +63,9 @@
 #define MF_SHM_CACHELINE 64
 #define MF_SHM_PAGE 4096
 #define MF_SHM_MAGIC 0x31304d454d53464dull /* "MFSMEM01" little-endian */
-#define MF_SHM_LAYOUT_VERSION 2
+#define MF_SHM_LAYOUT_VERSION 3
+/* Up to this many local ranks the segment is reserved and mapped whole at start (segment.c). */
+#define MF_SHM_POPULATE_RANKS 4
 #define MF_SHM_ERRLEN 256
 
 enum mf_shm_seg_status { MF_SHM_SEG_INIT = 0, MF_SHM_SEG_READY = 1, MF_SHM_SEG_FAILED = 2 };
@@ -96,6 +105,7 @@ typedef struct mf_shm_segment {
     char name[96]; /* shm_open name, "/manifold-..." */
     int nlocal;
     size_t ring_cap;
+    size_t bitmaps_off, bitmap_stride;
     size_t rings_off, ring_stride;
     int fd;     /* creator: the segment's descriptor until every local rank has it; else -1 */
     bool named; /* a /dev/shm file (the fallback), not a memfd */
@@ -142,6 +152,11 @@ static inline mf_shm_seg_hdr *mf_shm_seg_hdr_of(const mf_shm_segment *s)
     return (mf_shm_seg_hdr *)s->base;
 }
 mf_shm_rank_info *mf_shm_segment_info(const mf_shm_segment *s, int local);
+/* Local rank `local`'s sender bitmap (see the layout above): (nlocal + 63) / 64 words. */
+_Atomic uint64_t *mf_shm_segment_senders(const mf_shm_segment *s, int local);
+/* Whether a segment for nlocal ranks is reserved and mapped whole at start (else page by page
+ * as rings are used). */
+bool mf_shm_segment_populated(int nlocal);
 /* The control block of ring sender -> receiver (local indices, distinct) and its data. */
 mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int receiver,
                                      unsigned char **data);
@@ -210,6 +225,8 @@ static inline bool mf_shm_ring_idle(const mf_shm_ring *r)
            atomic_load_explicit(&r->ctl->blocked, memory_order_relaxed) == 0;
 }
 
+/* Attaches to a new ring (all zeroes): nothing in the ring is read, so its pages stay
+ * untouched until used. */
 void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap,
                         size_t max_len);
 /* Producer: appends one frame (header h, then h->len bytes gathered from iov) if it fits whole,

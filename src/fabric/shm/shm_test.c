@@ -21,6 +21,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -490,6 +491,70 @@ static void scenario_inject(int rank, int n)
     _exit(0);
 }
 
+/* Lost wake-up of a sender waiting for room (issue #17). Rank 0 fills its ring to rank 1 with
+ * small frames and queues one of max_frame bytes (the ring's `blocked` flag raised). Rank 1
+ * takes one pass of small frames: it publishes its tail and clears the flag, but the room is
+ * still too small for the queued frame. Rank 0 then goes to sleep on its doorbell; rank 1 takes
+ * the rest and prepares to sleep itself. Rank 0 must be woken: before the fix its sleep_prepare
+ * left the flag cleared, rank 1 published the rest of its tail without ringing, and rank 0 slept
+ * until something else woke it (here: the 5 s poll timeout). Steps are ordered through a shared
+ * word, so the interleaving is the same in every run. */
+static _Atomic int *blocked_step;
+
+static void step_wait(int step)
+{
+    double t0 = now_s();
+    while (atomic_load(blocked_step) < step && now_s() - t0 < 30)
+        sched_yield();
+    CHECK(atomic_load(blocked_step) >= step);
+}
+
+static void scenario_blocked_wake(int rank, int n)
+{
+    setup_rank(rank, 2);
+    if (rank == 0) {
+        mf_wire_hdr h = {.type = MF_MSG_FIN, .context = 0, .src = 0};
+        int small = 0;
+        while (F->ops->send(F, 1, &h, NULL, 0, NULL) == MF_FABRIC_DONE)
+            small++;
+        CHECK(small > 64);
+        blocked_step[1] = small;
+        CHECK(send_frame(1, MF_MSG_DATA, 0, pat, F->max_frame, 0) == MF_FABRIC_PENDING);
+        atomic_store(blocked_step, 1);
+        step_wait(2);
+        CHECK(F->ops->sleep_prepare(F)); /* no room yet, nothing inbound */
+        atomic_store(blocked_step, 3);
+        struct pollfd pfd = {F->ops->wait_fd(F), POLLIN, 0};
+        int r = poll(&pfd, 1, 5000);
+        F->ops->sleep_end(F);
+        CHECK(r == 1); /* woken by the doorbell, not by the timeout */
+        double t0 = now_s();
+        while (outstanding > 0 && now_s() - t0 < 30)
+            idle_progress();
+        CHECK(outstanding == 0);
+    } else {
+        step_wait(1);
+        int small = blocked_step[1];
+        CHECK(F->ops->progress(F) > 0 && rx_fin < small); /* one pass: part of the frames */
+        atomic_store(blocked_step, 2);
+        step_wait(3);
+        double t0 = now_s();
+        while (rx_fin < small && now_s() - t0 < 30)
+            F->ops->progress(F);
+        CHECK(rx_fin == small);
+        if (F->ops->sleep_prepare(F))
+            F->ops->sleep_end(F);
+        while (rx_data < 1 && now_s() - t0 < 30)
+            idle_progress();
+        CHECK(rx_data == 1);
+    }
+    F->ops->close(F);
+    mf_fabric_instance_free(F);
+    if (rank == 0)
+        printf("shm_test: a sender sleeping on a full ring is woken when the room comes\n");
+    _exit(0);
+}
+
 static int run(int n, void (*scenario)(int, int))
 {
     static int round;
@@ -541,6 +606,9 @@ int main(void)
     dead_by_rget = true;
     bad += run(2, scenario_dead_peer);
     bad += run(2, scenario_inject);
+    blocked_step = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    CHECK(blocked_step != MAP_FAILED);
+    bad += run(2, scenario_blocked_wake);
     bad += run(2, scenario_perf);
     if (bad)
         return 1;

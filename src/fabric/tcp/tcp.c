@@ -50,6 +50,7 @@ static bool mf_tcp_sleep_prepare(mf_fabric *f);
 static void mf_tcp_sleep_end(mf_fabric *f);
 static bool mf_tcp_tx_idle(mf_fabric *f);
 static int mf_tcp_break_peer(mf_fabric *f, int peer);
+static int mf_tcp_revive_peer(mf_fabric *f, int peer);
 
 static const mf_fabric_ops mf_tcp_ops = {
     .size = sizeof(mf_fabric_ops),
@@ -67,6 +68,7 @@ static const mf_fabric_ops mf_tcp_ops = {
     .sleep_end = mf_tcp_sleep_end,
     .tx_idle = mf_tcp_tx_idle,
     .break_peer = mf_tcp_break_peer,
+    .revive_peer = mf_tcp_revive_peer,
 };
 
 /* Defaults of a zeroed instance. */
@@ -429,4 +431,13 @@ static int mf_tcp_break_peer(mf_fabric *f, int peer)
                               f->name, peer),
                      MF_TCP_FAIL_DEFERRED);
     return MPI_SUCCESS;
+}
+
+/* Rails (fabric.h): a peer failed under a multirail wrapper may be connected to again. */
+static int mf_tcp_revive_peer(mf_fabric *f, int peer)
+{
+    mf_tcp *t = mf_tcp_of(f);
+    if (peer < 0 || peer >= t->t_npeers || peer == mf_g.rank)
+        return mf_error(MPI_ERR_INTERN, "%s: cannot revive rank %d", f->name, peer);
+    return mf_tcp_peer_revive(t, peer);
 }

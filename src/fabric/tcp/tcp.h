@@ -159,6 +159,9 @@ int mf_tcp_listen(mf_tcp *t, char *pub, size_t publen);
 /* Parses a published value into addresses ordered for a peer on the same host (loopback first)
  * or another host (loopback skipped). Returns the count (0: none usable). */
 int mf_tcp_parse_addrs(const char *pub, bool same_host, struct sockaddr_in *out, int max);
+/* Rails only: keeps the peer's addresses in a subnet of this instance's interfaces; an error
+ * naming both when none is. */
+int mf_tcp_rail_pair(mf_tcp *t, int peer, struct sockaddr_in *addrs, int *n);
 /* "a.b.c.d:port" */
 void mf_tcp_addr_str(const struct sockaddr_in *a, char *buf, size_t len);
 /* Seconds on the monotonic clock. */
@@ -192,6 +195,10 @@ enum mf_tcp_fail_mode {
 /* Marks `peer` failed with `code` (first failure wins), closes its connections and fails what
  * was queued for it. */
 void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode);
+/* Rails: forgets the reported failure of `peer` so that it may be connected to again (only
+ * under a wrapper that installed upcalls). MPI_SUCCESS, or MF_FABRIC_BUSY while the failure
+ * is not reported yet. */
+int mf_tcp_peer_revive(mf_tcp *t, int peer);
 /* Reports deferred failures; returns how many. */
 int mf_tcp_report_failures(mf_tcp *t);
 /* Frees closed connections. */

@@ -40,7 +40,7 @@ static void mf_tcp_on_header(void *ctx, const mf_wire_hdr *hdr, mf_fabric_sink *
 {
     mf_tcp_conn *c = ctx;
     mf_fabric_count_rx(&c->c_tcp->t_base, hdr);
-    mf_fabric_rx_header(&c->c_tcp->t_base, c->c_peer, hdr, sink);
+    mf_fabric_up_rx_header(&c->c_tcp->t_base, c->c_peer, hdr, sink);
 }
 
 /* Sets the epoll mask of c; 0 takes it out of the epoll set (c_events 0: not in it). */
@@ -133,7 +133,7 @@ static void mf_tcp_peer_report(mf_tcp *t, int peer, bool upcall)
         mf_tcp_conn_close(t, p->p_dialing, p->p_failed);
     int dropped = mf_stream_out_fail(&p->p_out, p->p_failed);
     if (upcall || dropped > 0)
-        mf_fabric_peer_failed(&t->t_base, peer, p->p_failed);
+        mf_fabric_up_peer_failed(&t->t_base, peer, p->p_failed);
 }
 
 void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode)
@@ -149,6 +149,27 @@ void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode)
     if (mode == MF_TCP_FAIL_NOW)
         mf_debug("tcp: rank %d failed", peer);
     mf_tcp_peer_report(t, peer, mode == MF_TCP_FAIL_NOW);
+}
+
+int mf_tcp_peer_revive(mf_tcp *t, int peer)
+{
+    mf_tcp_peer *p = &t->t_peers[peer];
+    if (!p->p_failed) {
+        /* Dialing into a network that is down waits for TCP's retransmitted SYN (1, 3, 7 s
+         * apart): a dial not connected within a second is dropped, so that the next try after
+         * the network returns dials at once. */
+        mf_tcp_conn *c = p->p_dialing;
+        if (t->t_base.upcalls && c && c->c_state == MF_TCP_CONNECTING &&
+            mf_tcp_now() - c->c_since > 1.0)
+            mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
+        return MPI_SUCCESS;
+    }
+    if (!t->t_base.upcalls || !p->p_fail_reported || p->p_up || p->p_dialing)
+        return MF_FABRIC_BUSY;
+    p->p_failed = 0;
+    p->p_fail_reported = false;
+    p->p_expect_incoming = false;
+    return MPI_SUCCESS;
 }
 
 int mf_tcp_report_failures(mf_tcp *t)
@@ -481,6 +502,13 @@ int mf_tcp_dial(mf_tcp *t, int peer)
                             "tcp: rank %d has no address reachable from %s "
                             "(published: %s)",
                             peer, same_host ? "its host" : "another host", val);
+        if (t->t_base.upcalls && !same_host) {
+            rc = mf_tcp_rail_pair(t, peer, p->p_addrs, &p->p_naddrs);
+            if (rc) {
+                p->p_naddrs = -1;
+                return rc;
+            }
+        }
     }
     return mf_tcp_connect_from(t, peer, 0);
 }
@@ -739,7 +767,7 @@ static int mf_tcp_on_proof(mf_tcp *t, mf_tcp_conn *c, const mf_stream_hs *h)
     t->t_npending--;
     int peer = c->c_claim;
     mf_tcp_peer *p = &t->t_peers[peer];
-    if (p->p_failed) {
+    if (p->p_failed && mf_tcp_peer_revive(t, peer) != MPI_SUCCESS) {
         mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
         return 1;
     }

@@ -13,6 +13,7 @@
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <ifaddrs.h>
 #include <netinet/tcp.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -183,4 +184,48 @@ int mf_tcp_parse_addrs(const char *pub, bool same_host, struct sockaddr_in *out,
     for (int i = 0; i < nother && n < max; i++)
         out[n++] = other[i];
     return n;
+}
+
+/* Rails (fabric.h): one rail's connections must stay on that rail's network, or two rails
+ * would share one wire (a peer address outside every local subnet is reached through whatever
+ * route the kernel picks). Keeps the addresses that share a subnet with one of this instance's
+ * listeners; when none does, says so. */
+int mf_tcp_rail_pair(mf_tcp *t, int peer, struct sockaddr_in *addrs, int *n)
+{
+    uint32_t net[MF_TCP_MAX_ADDRS], mask[MF_TCP_MAX_ADDRS];
+    int nnet = 0;
+    struct ifaddrs *all;
+    if (getifaddrs(&all) != 0)
+        return MPI_SUCCESS; /* cannot tell: leave the choice to the kernel */
+    for (int i = 0; i < t->t_nlisteners; i++)
+        for (struct ifaddrs *a = all; a && nnet < MF_TCP_MAX_ADDRS; a = a->ifa_next)
+            if (a->ifa_addr && a->ifa_netmask && a->ifa_addr->sa_family == AF_INET &&
+                ((struct sockaddr_in *)(void *)a->ifa_addr)->sin_addr.s_addr ==
+                    t->t_listeners[i].l_addr.sin_addr.s_addr) {
+                mask[nnet] = ((struct sockaddr_in *)(void *)a->ifa_netmask)->sin_addr.s_addr;
+                net[nnet] = t->t_listeners[i].l_addr.sin_addr.s_addr & mask[nnet];
+                nnet++;
+                break;
+            }
+    freeifaddrs(all);
+    int kept = 0;
+    for (int k = 0; k < *n; k++) {
+        bool same = false;
+        for (int j = 0; j < nnet && !same; j++)
+            same = (addrs[k].sin_addr.s_addr & mask[j]) == net[j];
+        if (same)
+            addrs[kept++] = addrs[k];
+    }
+    if (kept == 0 && nnet > 0) {
+        char theirs[64], ours[64];
+        mf_tcp_addr_str(&addrs[0], theirs, sizeof theirs);
+        mf_tcp_addr_str(&t->t_listeners[0].l_addr, ours, sizeof ours);
+        return mf_error(MPI_ERR_OTHER,
+                        "%s: rank %d's address on this rail (%s) shares no subnet with this "
+                        "host's (%s): rails pair interfaces by subnet, so both hosts need an "
+                        "address in the same network on every rail (MANIFOLD_FABRIC)",
+                        t->t_base.name, peer, theirs, ours);
+    }
+    *n = kept;
+    return MPI_SUCCESS;
 }

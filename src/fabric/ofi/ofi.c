@@ -1,0 +1,1138 @@
+/*
+ * ofi.c — the ofi fabric's ops table over libfabric (design in ofi.h): open (provider, domain,
+ * endpoint, publish the address), start (resolve the peers' addresses), send, rget, progress,
+ * sleeping support and close.
+ *
+ * Coded to the libfabric 1.17 API (Debian 12); later versions accept it.
+ */
+#include "fabric/ofi/ofi.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/netif.h"
+#include "core/state.h"
+#include "runtime/pm.h"
+
+#define MF_OFI_API FI_VERSION(1, 17)
+#define MF_OFI_DEFAULT_PROVIDER "tcp;ofi_rxm"
+/* How long close lets queued sends drain. */
+#define MF_OFI_FLUSH_S 10.0
+#define MF_OFI_KEY_BITS 48
+#define MF_OFI_ADDR_MASK ((UINT64_C(1) << MF_OFI_KEY_BITS) - 1)
+
+static int mf_ofi_open(mf_fabric *f);
+static int mf_ofi_start(mf_fabric *f);
+static int mf_ofi_close(mf_fabric *f);
+static bool mf_ofi_reachable(mf_fabric *f, int peer);
+static int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                       int niov, mf_fabric_done *done);
+static int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
+static void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey);
+static int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
+                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done);
+static int mf_ofi_progress(mf_fabric *f);
+static int mf_ofi_wait_fd(mf_fabric *f);
+static bool mf_ofi_sleep_prepare(mf_fabric *f);
+static bool mf_ofi_tx_idle(mf_fabric *f);
+
+static const mf_fabric_ops mf_ofi_ops = {
+    .size = sizeof(mf_fabric_ops),
+    .open = mf_ofi_open,
+    .start = mf_ofi_start,
+    .close = mf_ofi_close,
+    .reachable = mf_ofi_reachable,
+    .send = mf_ofi_send,
+    .rkey_make = mf_ofi_rkey_make,
+    .rkey_release = mf_ofi_rkey_release,
+    .rget = mf_ofi_rget,
+    .progress = mf_ofi_progress,
+    .wait_fd = mf_ofi_wait_fd,
+    .sleep_prepare = mf_ofi_sleep_prepare,
+    .sleep_end = mf_fabric_no_sleep_end,
+    .tx_idle = mf_ofi_tx_idle,
+    .break_peer = mf_fabric_no_break_peer,
+    .describe = mf_ofi_describe,
+};
+
+static void mf_ofi_init(mf_fabric *f)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    /* Not MF_FABRIC_INJECT: the provider takes every frame at once (its own queues are out of
+     * sight), so a request-less send could never be cancelled while it waits there. */
+    f->flags = MF_FABRIC_NETWORK;
+    f->eager_limit = 16384;
+    f->max_frame = MF_OFI_FRAME;
+    o->o_wait_fd = -1;
+    o->o_rl_stranger = (mf_ratelimit)MF_RATELIMIT_INIT(10.0);
+}
+
+const mf_fabric_class mf_ofi_class = {
+    .version = MF_FABRIC_CLASS_VERSION,
+    .name = "ofi",
+    .ops = &mf_ofi_ops,
+    .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RMA_READ |
+            MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
+    .max_message = MF_OFI_FRAME,
+    .instance_size = sizeof(mf_ofi),
+    .init = mf_ofi_init,
+};
+
+static double mf_ofi_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* An error code naming the instance, its provider, the operation and libfabric's reason. */
+static int __attribute__((format(printf, 4, 5)))
+mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
+{
+    char what[256];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(what, sizeof what, fmt, ap);
+    va_end(ap);
+    return mf_error(err_class, "%s (libfabric provider %s): %s: %s", o->o_base.name,
+                    o->o_prov[0] ? o->o_prov : "?", what, o->o_lib->strerror((int)-fi_rc));
+}
+
+/* ---- Buffers ---- */
+
+/* Registers local memory when the provider asks for it (FI_MR_LOCAL); else nothing to do. */
+static int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct fid_mr **mr,
+                            void **desc)
+{
+    *mr = NULL;
+    *desc = NULL;
+    if (!(o->o_mr_mode & FI_MR_LOCAL))
+        return MPI_SUCCESS;
+    int rc = fi_mr_reg(o->o_domain, buf, len, access, 0, 0, 0, mr, NULL);
+    if (rc)
+        return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_mr_reg of a local buffer of %zu bytes", len);
+    *desc = fi_mr_desc(*mr);
+    return MPI_SUCCESS;
+}
+
+static void mf_ofi_buf_free(mf_ofi_buf *b)
+{
+    if (b && b->b_mr)
+        fi_close(&b->b_mr->fid);
+    free(b);
+}
+
+static mf_ofi_buf *mf_ofi_buf_new(mf_ofi *o, int kind)
+{
+    size_t size = MF_WIRE_HDR_SIZE + o->o_base.max_frame;
+    mf_ofi_buf *b = calloc(1, sizeof *b + size);
+    if (!b)
+        return NULL;
+    b->b_op.o_kind = kind;
+    if (mf_ofi_reg_local(o, b->b_data, size, kind == MF_OFI_RECV ? FI_RECV : FI_SEND, &b->b_mr,
+                         &b->b_desc)) {
+        free(b);
+        return NULL;
+    }
+    return b;
+}
+
+static mf_ofi_buf *mf_ofi_tx_get(mf_ofi *o)
+{
+    mf_ofi_buf *b = o->o_tx_free;
+    if (!b)
+        return mf_ofi_buf_new(o, MF_OFI_SEND);
+    o->o_tx_free = (mf_ofi_buf *)b->b_op.o_next;
+    o->o_tx_nfree--;
+    return b;
+}
+
+static void mf_ofi_tx_put(mf_ofi *o, mf_ofi_buf *b)
+{
+    if (o->o_tx_nfree >= MF_OFI_TX_CACHE) {
+        mf_ofi_buf_free(b);
+        return;
+    }
+    b->b_op.o_next = (mf_ofi_op *)o->o_tx_free;
+    o->o_tx_free = b;
+    o->o_tx_nfree++;
+}
+
+/* Hands a receive buffer to the provider; false when it refused for now (-FI_EAGAIN). */
+static bool mf_ofi_rx_post(mf_ofi *o, mf_ofi_buf *b)
+{
+    ssize_t rc = fi_recv(o->o_ep, b->b_data, MF_WIRE_HDR_SIZE + o->o_base.max_frame, b->b_desc,
+                         FI_ADDR_UNSPEC, &b->b_op.o_ctx);
+    b->b_posted = rc == 0;
+    if (rc && rc != -FI_EAGAIN)
+        mf_warn("%s", "ofi: fi_recv failed; a receive buffer is lost");
+    return rc == 0;
+}
+
+/* ---- Failures ---- */
+
+/* Marks a peer failed (first failure wins); the report goes out from progress. */
+static void mf_ofi_peer_fail(mf_ofi *o, int peer, int code)
+{
+    if (peer < 0 || peer >= o->o_npeers || o->o_failed[peer])
+        return;
+    o->o_failed[peer] = code;
+    o->o_nfailing++;
+}
+
+static int mf_ofi_report_failures(mf_ofi *o)
+{
+    int n = 0;
+    for (int r = 0; o->o_nfailing > 0 && r < o->o_npeers; r++)
+        if (o->o_failed[r] && !o->o_fail_told[r]) {
+            o->o_fail_told[r] = true;
+            o->o_nfailing--;
+            if (!o->o_closing)
+                mf_fabric_peer_failed(&o->o_base, r, o->o_failed[r]);
+            n++;
+        }
+    return n;
+}
+
+/* ---- Open: provider, domain, endpoint ---- */
+
+/* The provider asked for: MANIFOLD_OFI_PROVIDER, else NULL when FI_PROVIDER is set (libfabric
+ * filters by it), else the default. */
+static const char *mf_ofi_provider_wanted(void)
+{
+    const char *p = mf_config_str("MANIFOLD_OFI_PROVIDER");
+    if (*p)
+        return p;
+    const char *env = getenv("FI_PROVIDER");
+    return env && *env ? NULL : MF_OFI_DEFAULT_PROVIDER;
+}
+
+/* The hints: RDM, message path with send-after-send order, optionally RMA reads. */
+static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, bool rma)
+{
+    struct fi_info *h = lib->dupinfo(NULL);
+    if (!h)
+        return NULL;
+    h->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
+    h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
+    h->ep_attr->type = FI_EP_RDM;
+    h->tx_attr->msg_order = FI_ORDER_SAS;
+    h->rx_attr->msg_order = FI_ORDER_SAS;
+    h->domain_attr->mr_mode =
+        FI_MR_LOCAL | FI_MR_VIRT_ADDR | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_ENDPOINT;
+    h->domain_attr->threading = FI_THREAD_DOMAIN;
+    h->domain_attr->data_progress = FI_PROGRESS_MANUAL;
+    h->domain_attr->control_progress = FI_PROGRESS_MANUAL;
+    h->addr_format = FI_FORMAT_UNSPEC;
+    if (prov) {
+        h->fabric_attr->prov_name = strdup(prov);
+        if (!h->fabric_attr->prov_name) {
+            lib->freeinfo(h);
+            return NULL;
+        }
+    }
+    return h;
+}
+
+/* The providers libfabric offers here at all, for a message saying what exists. */
+static void mf_ofi_list_providers(const mf_ofi_lib *lib, char *buf, size_t len)
+{
+    struct fi_info *h = lib->dupinfo(NULL), *all = NULL;
+    size_t n = 0;
+    buf[0] = '\0';
+    if (!h)
+        return;
+    h->ep_attr->type = FI_EP_RDM;
+    if (lib->getinfo(MF_OFI_API, NULL, NULL, 0, h, &all) == 0) {
+        for (struct fi_info *i = all; i && n < len; i = i->next) {
+            const char *name = i->fabric_attr->prov_name;
+            if (!strstr(buf, name))
+                n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", name);
+        }
+        lib->freeinfo(all);
+    }
+    lib->freeinfo(h);
+    if (!buf[0])
+        snprintf(buf, len, "none");
+}
+
+/* Whether entry i runs over an IPv4 interface the instance's interfaces select (MANIFOLD_IF
+ * syntax, fabric.h: "ofi:eth1"); *loop says whether it is a loopback one. */
+static bool mf_ofi_ip_wanted(const struct fi_info *i, const char *ifaces, bool *loop)
+{
+    if (i->addr_format != FI_SOCKADDR_IN || !i->src_addr ||
+        i->src_addrlen < sizeof(struct sockaddr_in))
+        return false;
+    struct in_addr a = ((const struct sockaddr_in *)i->src_addr)->sin_addr;
+    *loop = (ntohl(a.s_addr) >> 24) == 127;
+    return mf_netif_wanted(ifaces, i->domain_attr->name, a);
+}
+
+/* The entry for our domain: the one MANIFOLD_OFI_DOMAIN names; else, for IP providers, the
+ * first IPv4 domain on an interface the instance's interfaces select, loopback last; else the
+ * first entry (shm and other providers without IP domains). */
+static struct fi_info *mf_ofi_pick(struct fi_info *list, const char *domain, const char *ifaces)
+{
+    if (*domain) {
+        for (struct fi_info *i = list; i; i = i->next)
+            if (strcmp(i->domain_attr->name, domain) == 0 &&
+                (i->addr_format == FI_SOCKADDR_IN || !i->next ||
+                 strcmp(i->next->domain_attr->name, domain) != 0))
+                return i;
+        return NULL;
+    }
+    struct fi_info *loopback = NULL;
+    bool any_ip = false;
+    for (struct fi_info *i = list; i; i = i->next) {
+        bool loop = false;
+        any_ip |= i->addr_format == FI_SOCKADDR_IN || i->addr_format == FI_SOCKADDR_IN6;
+        if (!mf_ofi_ip_wanted(i, ifaces, &loop))
+            continue;
+        if (!loop)
+            return i;
+        if (!loopback)
+            loopback = i;
+    }
+    return any_ip ? loopback : list;
+}
+
+/* Finds the provider and domain: with RMA reads if possible, else without. */
+static int mf_ofi_getinfo(mf_ofi *o)
+{
+    const char *prov = mf_ofi_provider_wanted();
+    const char *domain = mf_config_str("MANIFOLD_OFI_DOMAIN");
+    snprintf(o->o_prov, sizeof o->o_prov, "%s", prov ? prov : "(FI_PROVIDER)");
+    int rc = -FI_ENODATA;
+    for (int rma = 1; rma >= 0 && !o->o_info; rma--) {
+        struct fi_info *h = mf_ofi_hints(o->o_lib, prov, rma), *list = NULL;
+        if (!h)
+            return mf_error(MPI_ERR_NO_MEM, "%s: no memory for fi_getinfo hints", o->o_base.name);
+        rc = o->o_lib->getinfo(MF_OFI_API, NULL, NULL, 0, h, &list);
+        o->o_lib->freeinfo(h);
+        if (rc)
+            continue;
+        struct fi_info *pick = mf_ofi_pick(list, domain, o->o_base.ifaces);
+        if (pick) {
+            o->o_info = o->o_lib->dupinfo(pick);
+            o->o_rma = rma;
+        }
+        o->o_lib->freeinfo(list);
+        if (!o->o_info && *domain)
+            return mf_error(MPI_ERR_OTHER,
+                            "%s (libfabric provider %s): MANIFOLD_OFI_DOMAIN=%s: the provider "
+                            "has no such domain",
+                            o->o_base.name, o->o_prov, domain);
+        if (!o->o_info)
+            return mf_error(MPI_ERR_OTHER,
+                            "%s (libfabric provider %s): no IPv4 domain on the interfaces '%s' "
+                            "(MANIFOLD_IF or %s:IFACE)",
+                            o->o_base.name, o->o_prov, o->o_base.ifaces, o->o_base.cls->name);
+    }
+    if (!o->o_info) {
+        char have[512];
+        mf_ofi_list_providers(o->o_lib, have, sizeof have);
+        return mf_error(MPI_ERR_OTHER,
+                        "%s (libfabric provider %s%s): fi_getinfo found no reliable datagram "
+                        "endpoint with ordered messages: %s (RDM providers here: %s)",
+                        o->o_base.name, o->o_prov,
+                        prov && mf_config_str("MANIFOLD_OFI_PROVIDER")[0]
+                            ? ", from MANIFOLD_OFI_PROVIDER"
+                            : (prov ? ", the default" : ", from FI_PROVIDER"),
+                        o->o_lib->strerror(-rc), have);
+    }
+    snprintf(o->o_prov, sizeof o->o_prov, "%s", o->o_info->fabric_attr->prov_name);
+    snprintf(o->o_dom, sizeof o->o_dom, "%s", o->o_info->domain_attr->name);
+    if (o->o_info->domain_attr->cq_data_size < 8)
+        return mf_error(MPI_ERR_OTHER,
+                        "%s (libfabric provider %s): remote CQ data of %zu bytes; the ofi "
+                        "fabric needs 8 (source rank and sequence number)",
+                        o->o_base.name, o->o_prov, o->o_info->domain_attr->cq_data_size);
+    o->o_mr_mode = o->o_info->domain_attr->mr_mode;
+    o->o_inject = o->o_info->tx_attr->inject_size;
+    return MPI_SUCCESS;
+}
+
+/* The completion queue: with a wait fd where the provider has one, else polled. */
+static int mf_ofi_open_cq(mf_ofi *o)
+{
+    struct fi_cq_attr attr = {.format = FI_CQ_FORMAT_DATA,
+                              .size = o->o_info->tx_attr->size + o->o_info->rx_attr->size,
+                              .wait_obj = FI_WAIT_FD};
+    int rc = fi_cq_open(o->o_domain, &attr, &o->o_cq, NULL);
+    if (rc == 0 && fi_control(&o->o_cq->fid, FI_GETWAIT, &o->o_wait_fd) == 0)
+        return MPI_SUCCESS;
+    if (rc == 0)
+        fi_close(&o->o_cq->fid);
+    o->o_cq = NULL;
+    o->o_wait_fd = -1;
+    attr.wait_obj = FI_WAIT_NONE;
+    rc = fi_cq_open(o->o_domain, &attr, &o->o_cq, NULL);
+    if (rc)
+        return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_cq_open");
+    return MPI_SUCCESS;
+}
+
+static void mf_ofi_release(mf_ofi *o)
+{
+    if (o->o_ep)
+        fi_close(&o->o_ep->fid);
+    o->o_ep = NULL;
+    for (int i = 0; i < MF_OFI_RX_BUFS; i++) {
+        mf_ofi_buf_free(o->o_rx[i]);
+        o->o_rx[i] = NULL;
+    }
+    while (o->o_tx_free) {
+        mf_ofi_buf *b = o->o_tx_free;
+        o->o_tx_free = (mf_ofi_buf *)b->b_op.o_next;
+        mf_ofi_buf_free(b);
+    }
+    o->o_tx_nfree = 0;
+    /* Operations still waiting were never handed over: free them. */
+    while (o->o_wait_head) {
+        mf_ofi_op *op = o->o_wait_head;
+        o->o_wait_head = op->o_next;
+        if (op->o_kind == MF_OFI_SEND)
+            mf_ofi_buf_free((mf_ofi_buf *)op);
+    }
+    o->o_wait_tail = NULL;
+    if (o->o_keys) {
+        for (int i = 0; i < MF_OFI_MAX_KEYS; i++)
+            if (o->o_keys[i].k_rkey)
+                fi_close(&o->o_keys[i].k_mr->fid);
+        free(o->o_keys);
+        o->o_keys = NULL;
+    }
+    if (o->o_av)
+        fi_close(&o->o_av->fid);
+    if (o->o_cq)
+        fi_close(&o->o_cq->fid);
+    if (o->o_domain)
+        fi_close(&o->o_domain->fid);
+    if (o->o_fabric)
+        fi_close(&o->o_fabric->fid);
+    o->o_av = NULL;
+    o->o_cq = NULL;
+    o->o_domain = NULL;
+    o->o_fabric = NULL;
+    o->o_wait_fd = -1;
+    if (o->o_info)
+        o->o_lib->freeinfo(o->o_info);
+    o->o_info = NULL;
+    free(o->o_addr);
+    free(o->o_failed);
+    free(o->o_fail_told);
+    free(o->o_tx_seq);
+    free(o->o_rx_seq);
+    o->o_tx_seq = o->o_rx_seq = NULL;
+    while (o->o_held) {
+        mf_ofi_held *e = o->o_held;
+        o->o_held = e->h_next;
+        free(e);
+    }
+    o->o_addr = NULL;
+    o->o_failed = NULL;
+    o->o_fail_told = NULL;
+}
+
+/* Endpoint, bound to the CQ and the AV, enabled, with its receives posted. */
+static int mf_ofi_open_ep(mf_ofi *o)
+{
+    struct fi_av_attr av = {.type = FI_AV_TABLE, .count = (size_t)o->o_npeers};
+    int rc;
+    if ((rc = o->o_lib->fabric(o->o_info->fabric_attr, &o->o_fabric, NULL)))
+        return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_fabric");
+    if ((rc = fi_domain(o->o_fabric, o->o_info, &o->o_domain, NULL)))
+        return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_domain %s", o->o_dom);
+    if ((rc = mf_ofi_open_cq(o)))
+        return rc;
+    if ((rc = fi_av_open(o->o_domain, &av, &o->o_av, NULL)))
+        return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_av_open");
+    if ((rc = fi_endpoint(o->o_domain, o->o_info, &o->o_ep, NULL)))
+        return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_endpoint");
+    if ((rc = fi_ep_bind(o->o_ep, &o->o_cq->fid, FI_TRANSMIT | FI_RECV)) ||
+        (rc = fi_ep_bind(o->o_ep, &o->o_av->fid, 0)))
+        return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_ep_bind");
+    if ((rc = fi_enable(o->o_ep)))
+        return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_enable");
+    for (int i = 0; i < MF_OFI_RX_BUFS; i++) {
+        o->o_rx[i] = mf_ofi_buf_new(o, MF_OFI_RECV);
+        if (!o->o_rx[i])
+            return mf_error(MPI_ERR_NO_MEM, "%s: no memory for receive buffers", o->o_base.name);
+        if (!mf_ofi_rx_post(o, o->o_rx[i]))
+            o->o_rx_unposted++;
+    }
+    return MPI_SUCCESS;
+}
+
+static int mf_ofi_open(mf_fabric *f)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    f->eager_limit = mf_config_size("MANIFOLD_OFI_EAGER_LIMIT");
+    if (f->eager_limit > f->max_frame)
+        f->eager_limit = f->max_frame;
+    o->o_poll_us = (int)mf_config_long("MANIFOLD_OFI_POLL_US");
+    o->o_npeers = mf_g.size;
+    o->o_addr = malloc((size_t)mf_g.size * sizeof *o->o_addr);
+    o->o_failed = calloc((size_t)mf_g.size, sizeof *o->o_failed);
+    o->o_fail_told = calloc((size_t)mf_g.size, sizeof *o->o_fail_told);
+    o->o_tx_seq = calloc((size_t)mf_g.size, sizeof *o->o_tx_seq);
+    o->o_rx_seq = calloc((size_t)mf_g.size, sizeof *o->o_rx_seq);
+    int rc = MPI_SUCCESS;
+    if (!o->o_addr || !o->o_failed || !o->o_fail_told || !o->o_tx_seq || !o->o_rx_seq)
+        rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d peers", f->name, mf_g.size);
+    for (int r = 0; rc == MPI_SUCCESS && r < mf_g.size; r++)
+        o->o_addr[r] = FI_ADDR_NOTAVAIL;
+    const char *why = NULL;
+    if (rc == MPI_SUCCESS && !(o->o_lib = mf_ofi_lib_load(&why)))
+        rc = mf_error(MPI_ERR_OTHER, "%s (libfabric): %s", f->name, why);
+    if (rc == MPI_SUCCESS)
+        rc = mf_ofi_getinfo(o);
+    if (rc == MPI_SUCCESS)
+        rc = mf_ofi_open_ep(o);
+    /* Our address, published in hex under the instance's key. */
+    unsigned char addr[256];
+    size_t alen = sizeof addr;
+    if (rc == MPI_SUCCESS) {
+        int frc = fi_getname(&o->o_ep->fid, addr, &alen);
+        if (frc)
+            rc = mf_ofi_err(o, MPI_ERR_OTHER, frc, "fi_getname");
+    }
+    if (rc == MPI_SUCCESS) {
+        char pub[2 * sizeof addr + 1], key[MF_PM_KEY_MAX];
+        for (size_t i = 0; i < alen; i++)
+            snprintf(pub + 2 * i, 3, "%02x", addr[i]);
+        snprintf(key, sizeof key, "mf.%s.%d", f->name, mf_g.rank);
+        rc = mf_pm_put(key, pub);
+        mf_debug("%s: %s domain %s, published %s=%s", f->name, o->o_prov, o->o_dom, key, pub);
+    }
+    /* Sleeping: the CQ's fd, else a bounded sleep (fabric.h, wait_fd). */
+    f->poll_interval_us = o->o_wait_fd >= 0 ? 0 : (o->o_poll_us > 0 ? o->o_poll_us : 1);
+    if (o->o_rma)
+        f->flags |= MF_FABRIC_RGET;
+    if (rc)
+        mf_ofi_release(o);
+    return rc;
+}
+
+/* shm-like providers reach only the ranks of this host. */
+static bool mf_ofi_host_only(const mf_ofi *o)
+{
+    return strcmp(o->o_prov, "shm") == 0;
+}
+
+static bool mf_ofi_reachable(mf_fabric *f, int peer)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    return peer >= 0 && peer < o->o_npeers && o->o_addr[peer] != FI_ADDR_NOTAVAIL;
+}
+
+/* Every reachable peer's address goes into the AV now: its fi_addr_t is what we send to. */
+static int mf_ofi_start(mf_fabric *f)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    for (int r = 0; r < o->o_npeers; r++) {
+        if (r == mf_g.rank || (mf_ofi_host_only(o) && mf_g.node_of[r] != mf_g.node_of[mf_g.rank]))
+            continue;
+        char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
+        unsigned char addr[MF_PM_VAL_MAX / 2];
+        snprintf(key, sizeof key, "mf.%s.%d", f->name, r);
+        int rc = mf_pm_get(key, val, sizeof val);
+        if (rc)
+            return rc;
+        size_t alen = strlen(val) / 2;
+        for (size_t i = 0; i < alen; i++) {
+            unsigned v;
+            if (sscanf(val + 2 * i, "%2x", &v) != 1)
+                return mf_error(MPI_ERR_OTHER, "%s: rank %d published a malformed address '%s'",
+                                f->name, r, val);
+            addr[i] = (unsigned char)v;
+        }
+        int n = fi_av_insert(o->o_av, addr, 1, &o->o_addr[r], 0, NULL);
+        if (n != 1) {
+            o->o_addr[r] = FI_ADDR_NOTAVAIL;
+            return mf_ofi_err(o, MPI_ERR_OTHER, n < 0 ? n : -FI_EADDRNOTAVAIL,
+                              "fi_av_insert of rank %d's address %s", r, val);
+        }
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---- Send ---- */
+
+/* Appends an operation the provider refused for now. */
+static void mf_ofi_wait_push(mf_ofi *o, mf_ofi_op *op)
+{
+    op->o_next = NULL;
+    if (o->o_wait_tail)
+        o->o_wait_tail->o_next = op;
+    else
+        o->o_wait_head = op;
+    o->o_wait_tail = op;
+}
+
+/* Hands a frame or read piece to the provider: 0, -FI_EAGAIN, or another libfabric error. */
+static ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op)
+{
+    ssize_t rc;
+    if (op->o_kind == MF_OFI_SEND) {
+        mf_ofi_buf *b = (mf_ofi_buf *)op;
+        rc = fi_senddata(o->o_ep, b->b_data, b->b_len, b->b_desc, b->b_cqdata,
+                         o->o_addr[op->o_peer], &op->o_ctx);
+    } else {
+        mf_ofi_piece *p = (mf_ofi_piece *)op;
+        rc = fi_read(o->o_ep, p->p_buf, p->p_len, p->p_mr ? fi_mr_desc(p->p_mr) : NULL,
+                     o->o_addr[op->o_peer], p->p_raddr, p->p_key, &op->o_ctx);
+    }
+    if (rc == 0)
+        o->o_tx_inflight++;
+    return rc;
+}
+
+static void mf_ofi_read_piece_done(mf_ofi *o, mf_ofi_piece *p, int status);
+
+/* An operation the provider rejected for good: its peer fails (sends) or its rget does. */
+static void mf_ofi_post_failed(mf_ofi *o, mf_ofi_op *op, ssize_t rc)
+{
+    const char *what = op->o_kind == MF_OFI_SEND ? "fi_senddata" : "fi_read";
+    int code = mf_ofi_err(o, MPI_ERR_OTHER, rc, "%s to rank %d", what, op->o_peer);
+    if (op->o_kind == MF_OFI_SEND) {
+        mf_ofi_peer_fail(o, op->o_peer, code);
+        mf_ofi_buf_free((mf_ofi_buf *)op);
+    } else {
+        mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, code);
+    }
+}
+
+/* Retries what waits, in order, until the provider refuses again. */
+static int mf_ofi_wait_drain(mf_ofi *o)
+{
+    int n = 0;
+    while (o->o_wait_head) {
+        mf_ofi_op *op = o->o_wait_head;
+        ssize_t rc = o->o_failed[op->o_peer] ? 0 : mf_ofi_post(o, op);
+        if (rc == -FI_EAGAIN)
+            break;
+        o->o_wait_head = op->o_next;
+        if (!o->o_wait_head)
+            o->o_wait_tail = NULL;
+        if (o->o_failed[op->o_peer])
+            mf_ofi_post_failed(o, op, -FI_ECANCELED);
+        else if (rc)
+            mf_ofi_post_failed(o, op, rc);
+        n++;
+    }
+    return n;
+}
+
+static void mf_ofi_put_le(unsigned char *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static uint64_t mf_ofi_get_le(const unsigned char *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = n - 1; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Whether a frame may travel in the short form (ofi.h): an eager message whose other fields
+ * are zero. */
+static bool mf_ofi_shortable(const mf_wire_hdr *h)
+{
+    return h->type == MF_MSG_EAGER && h->total == h->len && h->rreq == 0 && h->rkey == 0 &&
+           h->len <= UINT32_MAX;
+}
+
+/* Lays a frame out in `out`: the header (short form when `short_form`), then hdr->len bytes
+ * gathered from iov. False when the iovecs hold fewer. */
+static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struct iovec *iov,
+                         int niov, bool short_form)
+{
+    size_t hl = short_form ? MF_OFI_SHORT_HDR : MF_WIRE_HDR_SIZE;
+    size_t total = hl + (size_t)hdr->len, off = hl;
+    if (short_form) {
+        out[0] = hdr->type;
+        out[1] = hdr->flags;
+        mf_ofi_put_le(out + 2, hdr->context, 4);
+        mf_ofi_put_le(out + 6, (uint32_t)hdr->src, 4);
+        mf_ofi_put_le(out + 10, (uint32_t)hdr->tag, 4);
+        mf_ofi_put_le(out + 14, hdr->sreq, 8);
+        mf_ofi_put_le(out + 22, hdr->len, 4);
+    } else {
+        mf_wire_encode(hdr, out);
+    }
+    for (int i = 0; i < niov && off < total; i++) {
+        size_t n = iov[i].iov_len < total - off ? iov[i].iov_len : total - off;
+        memcpy(out + off, iov[i].iov_base, n);
+        off += n;
+    }
+    return off == total;
+}
+
+static int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                       int niov, mf_fabric_done *done)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    if (peer < 0 || peer >= o->o_npeers || o->o_addr[peer] == FI_ADDR_NOTAVAIL)
+        return mf_error(MPI_ERR_INTERN, "%s: send to unreachable rank %d", f->name, peer);
+    if (hdr->len > f->max_frame)
+        return mf_error(MPI_ERR_INTERN, "%s: frame of %llu bytes exceeds max_frame", f->name,
+                        (unsigned long long)hdr->len);
+    if (o->o_failed[peer])
+        return o->o_failed[peer];
+    size_t total = MF_WIRE_HDR_SIZE + (size_t)hdr->len;
+    uint64_t cqdata = ((uint64_t)o->o_tx_seq[peer] << 32) | (uint32_t)mf_g.rank;
+    /* Small eager messages in the short form where that makes them fit the inject size. */
+    bool short_form = total > o->o_inject && mf_ofi_shortable(hdr) &&
+                      MF_OFI_SHORT_HDR + (size_t)hdr->len <= o->o_inject;
+    if (short_form) {
+        total = MF_OFI_SHORT_HDR + (size_t)hdr->len;
+        cqdata |= MF_OFI_CQ_SHORT;
+    }
+    /* Small frames with nothing queued: fi_injectdata from the stack, complete at once. */
+    if (total <= o->o_inject && !o->o_wait_head) {
+        unsigned char frame[MF_WIRE_HDR_SIZE + 4096];
+        if (total <= sizeof frame) {
+            if (!mf_ofi_frame(frame, hdr, iov, niov, short_form))
+                return mf_error(MPI_ERR_INTERN, "%s: the iovecs do not hold %llu bytes", f->name,
+                                (unsigned long long)hdr->len);
+            ssize_t rc = fi_injectdata(o->o_ep, frame, total, cqdata, o->o_addr[peer]);
+            if (rc == 0) {
+                o->o_injects++;
+                o->o_tx_seq[peer]++;
+                mf_fabric_count_tx(f, hdr);
+                return MF_FABRIC_DONE;
+            }
+            if (rc != -FI_EAGAIN) {
+                int code = mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_injectdata to rank %d", peer);
+                mf_ofi_peer_fail(o, peer, code);
+                return code;
+            }
+        }
+    }
+    mf_ofi_buf *b = mf_ofi_tx_get(o);
+    if (!b)
+        return done ? mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name)
+                    : MF_FABRIC_BUSY;
+    if (!mf_ofi_frame(b->b_data, hdr, iov, niov, short_form)) {
+        mf_ofi_tx_put(o, b);
+        return mf_error(MPI_ERR_INTERN, "%s: the iovecs do not hold %llu bytes", f->name,
+                        (unsigned long long)hdr->len);
+    }
+    b->b_len = total;
+    b->b_cqdata = cqdata;
+    b->b_op.o_peer = peer;
+    ssize_t rc = o->o_wait_head ? -FI_EAGAIN : mf_ofi_post(o, &b->b_op);
+    if (rc == -FI_EAGAIN) {
+        mf_ofi_wait_push(o, &b->b_op);
+    } else if (rc) {
+        int code = mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_senddata to rank %d", peer);
+        mf_ofi_tx_put(o, b);
+        mf_ofi_peer_fail(o, peer, code);
+        return code;
+    }
+    o->o_tx_seq[peer]++;
+    mf_fabric_count_tx(f, hdr);
+    return MF_FABRIC_DONE;
+}
+
+/* ---- Rendezvous by RMA read ---- */
+
+static int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    *rkey = 0;
+    if (!o->o_keys && !(o->o_keys = calloc(MF_OFI_MAX_KEYS, sizeof *o->o_keys)))
+        return mf_error(MPI_ERR_NO_MEM, "%s: no memory for registrations", f->name);
+    int slot = -1;
+    for (int i = 0; i < MF_OFI_MAX_KEYS && slot < 0; i++) {
+        int s = (o->o_key_hint + i) % MF_OFI_MAX_KEYS;
+        if (!o->o_keys[s].k_rkey)
+            slot = s;
+    }
+    uint64_t base = (o->o_mr_mode & FI_MR_VIRT_ADDR) ? (uint64_t)(uintptr_t)addr : 0;
+    if (slot < 0 || base > MF_OFI_ADDR_MASK) {
+        o->o_rkey_fallbacks++;
+        return mf_error(MPI_ERR_OTHER, "%s: cannot describe %p for a remote read", f->name, addr);
+    }
+    struct fid_mr *mr = NULL;
+    int rc = fi_mr_reg(o->o_domain, addr, len, FI_REMOTE_READ, 0, (uint64_t)slot, 0, &mr, NULL);
+    if (rc == 0 && (o->o_mr_mode & FI_MR_ENDPOINT)) {
+        rc = fi_mr_bind(mr, &o->o_ep->fid, 0);
+        if (rc == 0)
+            rc = fi_mr_enable(mr);
+    }
+    uint64_t key = rc == 0 ? fi_mr_key(mr) : 0;
+    if (rc || key >= MF_OFI_MAX_KEYS) {
+        if (mr)
+            fi_close(&mr->fid);
+        o->o_rkey_fallbacks++;
+        return rc ? mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_mr_reg of %zu bytes", len)
+                  : mf_error(MPI_ERR_OTHER, "%s: provider key %llu does not fit 16 bits", f->name,
+                             (unsigned long long)key);
+    }
+    o->o_keys[slot].k_mr = mr;
+    o->o_keys[slot].k_rkey = ((key + 1) << MF_OFI_KEY_BITS) | base;
+    o->o_key_hint = slot + 1;
+    *rkey = o->o_keys[slot].k_rkey;
+    return MPI_SUCCESS;
+}
+
+static void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    if (!o->o_keys || !rkey)
+        return;
+    /* Our own keys are slot numbers; a provider's are looked for. */
+    uint64_t key = (rkey >> MF_OFI_KEY_BITS) - 1;
+    int slot = -1;
+    if (key < MF_OFI_MAX_KEYS && o->o_keys[key].k_rkey == rkey)
+        slot = (int)key;
+    for (int i = 0; slot < 0 && i < MF_OFI_MAX_KEYS; i++)
+        if (o->o_keys[i].k_rkey == rkey)
+            slot = i;
+    if (slot < 0)
+        return;
+    fi_close(&o->o_keys[slot].k_mr->fid);
+    o->o_keys[slot] = (mf_ofi_key){0};
+}
+
+static void mf_ofi_read_piece_done(mf_ofi *o, mf_ofi_piece *p, int status)
+{
+    mf_ofi_get *g = p->p_get;
+    if (p->p_mr)
+        fi_close(&p->p_mr->fid);
+    if (status && !g->g_status)
+        g->g_status = status;
+    if (--g->g_left == 0) {
+        mf_fabric_done *done = g->g_done;
+        int st = g->g_status;
+        free(g); /* the pieces live in the same allocation */
+        done->fd_fn(done, st);
+    }
+}
+
+static int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
+                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    if (peer < 0 || peer >= o->o_npeers || o->o_addr[peer] == FI_ADDR_NOTAVAIL)
+        return mf_error(MPI_ERR_INTERN, "%s: rget from unreachable rank %d", f->name, peer);
+    if (o->o_failed[peer])
+        return o->o_failed[peer];
+    int npieces = 0;
+    for (size_t left = len; npieces < niov && left > 0; npieces++)
+        left -= iov[npieces].iov_len < left ? iov[npieces].iov_len : left;
+    if (npieces == 0)
+        return MF_FABRIC_DONE;
+    mf_ofi_get *g = calloc(1, sizeof *g + (size_t)npieces * sizeof(mf_ofi_piece));
+    if (!g)
+        return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a read", f->name);
+    mf_ofi_piece *pieces = (mf_ofi_piece *)(g + 1);
+    g->g_done = done;
+    g->g_left = npieces;
+    uint64_t raddr = ((o->o_mr_mode & FI_MR_VIRT_ADDR) ? rkey & MF_OFI_ADDR_MASK : 0) + offset;
+    uint64_t key = (rkey >> MF_OFI_KEY_BITS) - 1;
+    size_t left = len;
+    /* Prepare every piece before posting any: a failure then leaves nothing in flight. */
+    for (int i = 0; i < npieces; i++) {
+        mf_ofi_piece *p = &pieces[i];
+        p->p_op.o_kind = MF_OFI_READ;
+        p->p_op.o_peer = peer;
+        p->p_get = g;
+        p->p_buf = iov[i].iov_base;
+        p->p_len = iov[i].iov_len < left ? iov[i].iov_len : left;
+        p->p_raddr = raddr;
+        p->p_key = key;
+        raddr += p->p_len;
+        left -= p->p_len;
+        void *desc;
+        int rc = mf_ofi_reg_local(o, p->p_buf, p->p_len, FI_READ, &p->p_mr, &desc);
+        if (rc) {
+            for (int k = 0; k < i; k++)
+                if (pieces[k].p_mr)
+                    fi_close(&pieces[k].p_mr->fid);
+            free(g);
+            return rc;
+        }
+    }
+    o->o_reads++;
+    for (int i = 0; i < npieces; i++) {
+        ssize_t rc = o->o_wait_head ? -FI_EAGAIN : mf_ofi_post(o, &pieces[i].p_op);
+        if (rc == -FI_EAGAIN)
+            mf_ofi_wait_push(o, &pieces[i].p_op);
+        else if (rc) /* completes the get with the error once every piece is accounted for */
+            mf_ofi_post_failed(o, &pieces[i].p_op, rc);
+    }
+    return MF_FABRIC_PENDING;
+}
+
+/* ---- Progress ---- */
+
+/* Hands one frame (validated header, payload) from `peer` up. */
+static void mf_ofi_deliver(mf_ofi *o, int peer, const mf_wire_hdr *h, const unsigned char *payload)
+{
+    mf_fabric *f = &o->o_base;
+    mf_fabric_sink sink = {0};
+    mf_fabric_rx_header(f, peer, h, &sink);
+    size_t off = 0;
+    for (int i = 0; i < sink.fs_niov && off < h->len; i++) {
+        size_t n = sink.fs_iov[i].iov_len < h->len - off ? sink.fs_iov[i].iov_len : h->len - off;
+        memcpy(sink.fs_iov[i].iov_base, payload + off, n);
+        off += n;
+    }
+    mf_fabric_count_rx(f, h);
+    if (sink.fs_done)
+        sink.fs_done(&sink, MPI_SUCCESS);
+}
+
+/* Decodes and checks a message of len bytes (short form when `short_form`, see ofi.h) into
+ * *h; sets *payload. NULL, or why it is no frame. */
+static const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_form, mf_wire_hdr *h,
+                                const unsigned char **payload)
+{
+    const char *why = NULL;
+    size_t hl = short_form ? MF_OFI_SHORT_HDR : MF_WIRE_HDR_SIZE;
+    if (len < hl)
+        return "shorter than a frame header";
+    if (short_form) {
+        *h = (mf_wire_hdr){.type = m[0], .flags = m[1]};
+        h->context = (uint32_t)mf_ofi_get_le(m + 2, 4);
+        h->src = (int32_t)(uint32_t)mf_ofi_get_le(m + 6, 4);
+        h->tag = (int32_t)(uint32_t)mf_ofi_get_le(m + 10, 4);
+        h->sreq = mf_ofi_get_le(m + 14, 8);
+        h->len = h->total = mf_ofi_get_le(m + 22, 4);
+        if (h->type != MF_MSG_EAGER)
+            return "a short frame that is not eager";
+        if (mf_wire_check(h, &why))
+            return why;
+    } else if (mf_wire_decode(m, h, &why)) {
+        return why;
+    }
+    if (h->len != len - hl)
+        return "length differs from the header's";
+    *payload = m + hl;
+    return NULL;
+}
+
+/* A frame arrived in receive buffer b (len bytes; remote CQ data `cqdata`): validated, then
+ * delivered in its peer's sequence order, with the early frames it unblocks. */
+static void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata)
+{
+    mf_wire_hdr h;
+    const unsigned char *payload = NULL;
+    const char *why = NULL;
+    uint32_t rank = (uint32_t)cqdata & ~MF_OFI_CQ_SHORT, seq = (uint32_t)(cqdata >> 32);
+    if (rank >= (uint32_t)o->o_npeers || rank == (uint32_t)mf_g.rank)
+        why = "the source rank is not a peer";
+    else
+        why = mf_ofi_parse(b->b_data, len, (uint32_t)cqdata & MF_OFI_CQ_SHORT, &h, &payload);
+    if (why) {
+        unsigned held;
+        if (mf_ratelimit_pass(&o->o_rl_stranger, mf_ofi_now(), &held))
+            mf_warn("%s (libfabric provider %s): dropped a message of %zu bytes: %s (%u more "
+                    "dropped)",
+                    o->o_base.name, o->o_prov, len, why, held);
+        return;
+    }
+    int peer = (int)rank;
+    if (seq != o->o_rx_seq[peer]) {
+        mf_ofi_held *e = malloc(sizeof *e + (size_t)h.len);
+        if (!e) {
+            mf_ofi_peer_fail(
+                o, peer,
+                mf_error(MPI_ERR_NO_MEM, "%s: no memory to hold an early frame", o->o_base.name));
+            return;
+        }
+        e->h_peer = peer;
+        e->h_seq = seq;
+        e->h_hdr = h;
+        memcpy(e->h_data, payload, (size_t)h.len);
+        e->h_next = o->o_held;
+        o->o_held = e;
+        o->o_early++;
+        return;
+    }
+    o->o_rx_seq[peer]++;
+    mf_ofi_deliver(o, peer, &h, payload);
+    for (mf_ofi_held **pp = &o->o_held; *pp;) {
+        mf_ofi_held *e = *pp;
+        if (e->h_peer != peer || e->h_seq != o->o_rx_seq[peer]) {
+            pp = &e->h_next;
+            continue;
+        }
+        *pp = e->h_next;
+        o->o_rx_seq[peer]++;
+        mf_ofi_deliver(o, peer, &e->h_hdr, e->h_data);
+        free(e);
+        pp = &o->o_held; /* the next one may be anywhere */
+    }
+}
+
+/* A CQ error entry: names the provider, the operation and the reason. */
+static void mf_ofi_cq_error(mf_ofi *o)
+{
+    struct fi_cq_err_entry e = {0};
+    if (fi_cq_readerr(o->o_cq, &e, 0) != 1)
+        return;
+    mf_ofi_op *op = e.op_context;
+    char prov[128] = "";
+    if (e.prov_errno)
+        snprintf(prov, sizeof prov, " (%s)",
+                 fi_cq_strerror(o->o_cq, e.prov_errno, e.err_data, NULL, 0));
+    if (!op)
+        return;
+    if (op->o_kind == MF_OFI_RECV) {
+        mf_ofi_buf *b = (mf_ofi_buf *)op;
+        b->b_posted = false;
+        if (e.err != FI_ECANCELED && !o->o_closing)
+            mf_warn("%s (libfabric provider %s): a receive completed with an error: %s%s",
+                    o->o_base.name, o->o_prov, o->o_lib->strerror(e.err), prov);
+        if (!o->o_closing && !mf_ofi_rx_post(o, b))
+            o->o_rx_unposted++;
+        return;
+    }
+    o->o_tx_inflight--;
+    int code =
+        mf_error(MPI_ERR_OTHER, "%s (libfabric provider %s): %s with rank %d failed: %s%s",
+                 o->o_base.name, o->o_prov, op->o_kind == MF_OFI_SEND ? "fi_senddata" : "fi_read",
+                 op->o_peer, o->o_lib->strerror(e.err), prov);
+    if (op->o_kind == MF_OFI_SEND) {
+        mf_ofi_peer_fail(o, op->o_peer, code);
+        mf_ofi_tx_put(o, (mf_ofi_buf *)op);
+    } else {
+        mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, code);
+    }
+}
+
+static int mf_ofi_poll_cq(mf_ofi *o)
+{
+    struct fi_cq_data_entry ev[16];
+    int n = 0;
+    for (;;) {
+        ssize_t k = fi_cq_read(o->o_cq, ev, 16);
+        if (k == -FI_EAVAIL) {
+            mf_ofi_cq_error(o);
+            n++;
+            continue;
+        }
+        if (k <= 0)
+            return n;
+        for (ssize_t i = 0; i < k; i++) {
+            mf_ofi_op *op = ev[i].op_context;
+            if (op->o_kind == MF_OFI_RECV) {
+                mf_ofi_buf *b = (mf_ofi_buf *)op;
+                b->b_posted = false;
+                mf_ofi_arrived(o, b, ev[i].len, ev[i].data);
+                if (!mf_ofi_rx_post(o, b))
+                    o->o_rx_unposted++;
+            } else if (op->o_kind == MF_OFI_SEND) {
+                o->o_tx_inflight--;
+                mf_ofi_tx_put(o, (mf_ofi_buf *)op);
+            } else {
+                o->o_tx_inflight--;
+                mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, MPI_SUCCESS);
+            }
+        }
+        n += (int)k;
+        if (k < 16)
+            return n;
+    }
+}
+
+/* Receive buffers the provider refused earlier. */
+static void mf_ofi_rx_repost(mf_ofi *o)
+{
+    for (int i = 0; i < MF_OFI_RX_BUFS && o->o_rx_unposted > 0; i++)
+        if (!o->o_rx[i]->b_posted && mf_ofi_rx_post(o, o->o_rx[i]))
+            o->o_rx_unposted--;
+}
+
+static int mf_ofi_progress(mf_fabric *f)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    int n = mf_ofi_poll_cq(o);
+    if (o->o_rx_unposted)
+        mf_ofi_rx_repost(o);
+    if (o->o_wait_head)
+        n += mf_ofi_wait_drain(o);
+    if (o->o_nfailing)
+        n += mf_ofi_report_failures(o);
+    /* What waits for the provider to take it is retried on a timer: no fd says when. */
+    if (o->o_wait_fd >= 0)
+        f->poll_interval_us =
+            o->o_wait_head || o->o_rx_unposted ? (o->o_poll_us > 0 ? o->o_poll_us : 1) : 0;
+    return n;
+}
+
+static int mf_ofi_wait_fd(mf_fabric *f)
+{
+    return mf_ofi_of(f)->o_wait_fd;
+}
+
+/* fi_trywait: safe to sleep on the fd only when the provider says nothing is pending. */
+static bool mf_ofi_sleep_prepare(mf_fabric *f)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    if (o->o_nfailing)
+        return false;
+    if (o->o_wait_fd < 0)
+        return true;
+    struct fid *fids[1] = {&o->o_cq->fid};
+    return fi_trywait(o->o_fabric, fids, 1) == FI_SUCCESS;
+}
+
+static bool mf_ofi_tx_idle(mf_fabric *f)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    return !o->o_wait_head && o->o_tx_inflight == 0;
+}
+
+static int mf_ofi_close(mf_fabric *f)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    if (!o->o_ep) {
+        mf_ofi_release(o);
+        return MPI_SUCCESS;
+    }
+    /* Let what was handed over complete, for a bounded time (peers progress in their close). */
+    double deadline = mf_ofi_now() + MF_OFI_FLUSH_S;
+    while (!mf_ofi_tx_idle(f) && mf_ofi_now() < deadline)
+        if (mf_ofi_progress(f) == 0)
+            nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL); /* no spin while peers work */
+    int rc = MPI_SUCCESS;
+    if (!mf_ofi_tx_idle(f))
+        rc = mf_error(MPI_ERR_OTHER, "%s: sends still pending after %.0f s at finalize", f->name,
+                      MF_OFI_FLUSH_S);
+    o->o_closing = true;
+    mf_ofi_release(o);
+    return rc;
+}
+
+void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    char wait[64];
+    const char *mr = o->o_info ? o->o_lib->tostr(&o->o_mr_mode, FI_TYPE_MR_MODE) : "?";
+    if (o->o_wait_fd >= 0)
+        snprintf(wait, sizeof wait, "CQ fd + fi_trywait");
+    else
+        snprintf(wait, sizeof wait, "timed poll every %d us (no CQ fd)", f->poll_interval_us);
+    snprintf(buf, len,
+             "provider %s, domain %s; message path (Manifold matching), eager <= %zu B "
+             "(fi_inject <= %zu B), rendezvous %s; mr_mode %s; sleep: %s; %llu injects, "
+             "%llu reads, %llu rkey fallbacks to push, %llu frames reordered",
+             o->o_prov, o->o_dom, f->eager_limit, o->o_inject,
+             o->o_rma ? "by fi_read" : "by push (no FI_RMA)", *mr ? mr : "0 (offsets, our keys)",
+             wait, (unsigned long long)o->o_injects, (unsigned long long)o->o_reads,
+             (unsigned long long)o->o_rkey_fallbacks, (unsigned long long)o->o_early);
+}

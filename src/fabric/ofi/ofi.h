@@ -1,0 +1,195 @@
+/*
+ * ofi.h — internals of the ofi fabric: libfabric RDM endpoints (the contract it implements is
+ * fabric.h; what the providers here are like is in docs/FABRICS.md, "ofi").
+ *
+ * One instance = one provider and domain (fi_getinfo with the provider MANIFOLD_OFI_PROVIDER
+ * names, else whatever FI_PROVIDER lets libfabric offer, else "tcp;ofi_rxm"; the domain
+ * MANIFOLD_OFI_DOMAIN names, else for IP providers the first IPv4 domain on an interface the
+ * instance's interfaces select ("ofi:eth1", else MANIFOLD_IF), loopback last, else the
+ * provider's first): a fabric, a domain, one
+ * reliable datagram endpoint (FI_EP_RDM) with one completion queue for everything, and an
+ * address vector (FI_AV_TABLE) into which every reachable peer's address goes at start. The
+ * address (fi_getname) is published as "mf.<instance>.<rank>" in hex.
+ *
+ * Message path: every frame is one libfabric message: the 64-byte wire header followed by its
+ * payload, sent with remote CQ data holding the sender's world rank (low 32 bits) and its
+ * sequence number towards this receiver (high 32 bits): the receiver learns the source from its
+ * completion, and delivers each peer's frames in sequence order. (Frames are not matched by the
+ * provider — Manifold's own matching in src/p2p does that.) Sequence numbers are needed although
+ * FI_ORDER_SAS is asked for: SAS orders how messages are matched to receive buffers, not the
+ * order of their completions — tcp;ofi_rxm completes a small message before a larger one sent
+ * earlier that it moves by its own rendezvous. A frame that completes early is copied aside
+ * (o_held) and its buffer posted again at once, so early frames can never hold every buffer.
+ * A frame that fits the provider's inject size goes with fi_injectdata
+ * (complete at once); others are copied into a transmit buffer and sent with fi_senddata, so
+ * `send` always returns MF_FABRIC_DONE. Receives: MF_OFI_RX_BUFS
+ * buffers of header + max_frame bytes stay posted; a frame is copied from its buffer into the
+ * sink the p2p layer chose and the buffer is posted again. max_frame is the buffer's payload,
+ * so the push rendezvous (DATA frames) also fits.
+ *
+ * Rendezvous: where the provider has FI_RMA, rkey_make registers the sender's buffer for remote
+ * reads (fi_mr_reg, honouring mr_mode: FI_MR_VIRT_ADDR puts the buffer's address in the key,
+ * otherwise offsets start at 0; FI_MR_PROV_KEY takes the provider's key, otherwise ours;
+ * FI_MR_LOCAL registers local buffers too; FI_MR_ENDPOINT binds the region to the endpoint) and
+ * rget pulls with fi_read. The rkey packs (key + 1) in its top 16 bits and the address (< 2^48)
+ * below; a provider key that does not fit makes rkey_make fail, which sends that message by
+ * the push protocol instead (counted: o_rkey_fallbacks, shown by --report-fabrics).
+ *
+ * Flow control: an operation the provider refuses with -FI_EAGAIN waits in one FIFO (o_wait),
+ * retried after the completion queue was read on the next progress pass; frames sent while it
+ * is not empty queue behind it, which keeps their order.
+ *
+ * Progress and sleeping: every pass reads the completion queue (manual progress: this is also
+ * what moves the provider's own connection set-up and the target side of fi_read). Where the
+ * provider gives the completion queue a wait fd (FI_WAIT_FD, fi_control FI_GETWAIT) it is the
+ * wait fd and sleep_prepare asks fi_trywait; elsewhere (shm) the engine polls every
+ * MANIFOLD_OFI_POLL_US microseconds while asleep.
+ *
+ * Trust: libfabric's tcp provider has no authentication (unlike the tcp fabric's handshake).
+ * Frames are validated (wire header, length, source rank) before anything is done with them,
+ * so a stranger can disturb a job but not crash it; use ofi on trusted networks.
+ */
+#ifndef MF_FABRIC_OFI_OFI_H
+#define MF_FABRIC_OFI_OFI_H
+
+#include <rdma/fabric.h>
+#include <rdma/fi_cm.h>
+#include <rdma/fi_domain.h>
+#include <rdma/fi_endpoint.h>
+#include <rdma/fi_errno.h>
+#include <rdma/fi_rma.h>
+#include <stdbool.h>
+
+#include "core/ratelimit.h"
+#include "fabric/fabric.h"
+
+/* libfabric's own functions, from the library loaded at run time (ofi_lib.c). */
+typedef struct mf_ofi_lib {
+    int (*getinfo)(uint32_t version, const char *node, const char *service, uint64_t flags,
+                   const struct fi_info *hints, struct fi_info **info);
+    void (*freeinfo)(struct fi_info *info);
+    struct fi_info *(*dupinfo)(const struct fi_info *info); /* NULL: a new, empty one */
+    int (*fabric)(struct fi_fabric_attr *attr, struct fid_fabric **fabric, void *context);
+    const char *(*strerror)(int errnum);
+    char *(*tostr)(const void *data, enum fi_type datatype);
+} mf_ofi_lib;
+
+/* Loads libfabric once per process; NULL with *why saying why it cannot. */
+const mf_ofi_lib *mf_ofi_lib_load(const char **why);
+
+/* The short form of a frame (a small eager message whose header would not let it fit the
+ * provider's inject size: 64 B on tcp;ofi_rxm): type, flags, context, src, tag, sreq, len
+ * (little-endian, 1+1+4+4+4+8+4 bytes) then the payload; the remote CQ data says so with
+ * MF_OFI_CQ_SHORT in its rank half. */
+#define MF_OFI_SHORT_HDR 26
+#define MF_OFI_CQ_SHORT (UINT32_C(1) << 31)
+
+/* Receive buffers kept posted, and the payload each takes (max_frame). */
+#define MF_OFI_RX_BUFS 32
+#define MF_OFI_FRAME (64 * 1024)
+/* Transmit buffers kept for reuse once their sends completed (more are allocated on demand). */
+#define MF_OFI_TX_CACHE 64
+/* Registrations for remote reads at once (the key's 16 bits). */
+#define MF_OFI_MAX_KEYS 0xffff
+
+enum mf_ofi_kind { MF_OFI_SEND = 1, MF_OFI_RECV, MF_OFI_READ };
+
+/* What every operation handed to libfabric starts with: its context is the operation. */
+typedef struct mf_ofi_op {
+    struct fi_context2 o_ctx; /* first: libfabric gives back &o_ctx as op_context */
+    int o_kind;               /* enum mf_ofi_kind */
+    int o_peer;
+    struct mf_ofi_op *o_next; /* on the wait FIFO or a free list */
+} mf_ofi_op;
+
+/* A frame being sent (MF_OFI_SEND), or a receive buffer (MF_OFI_RECV). */
+typedef struct mf_ofi_buf {
+    mf_ofi_op b_op;
+    size_t b_len;        /* send: bytes in b_data (header + payload) */
+    uint64_t b_cqdata;   /* send: the remote CQ data (sequence and our rank) */
+    struct fid_mr *b_mr; /* FI_MR_LOCAL: its registration */
+    void *b_desc;
+    bool b_posted; /* receive: in the provider's hands */
+    unsigned char b_data[];
+} mf_ofi_buf;
+
+/* One rget (MF_OFI_READ pieces point to it). */
+typedef struct mf_ofi_get {
+    mf_fabric_done *g_done;
+    int g_left;   /* pieces not completed */
+    int g_status; /* first error */
+} mf_ofi_get;
+
+/* One fi_read of an rget: a piece of the local iovecs. */
+typedef struct mf_ofi_piece {
+    mf_ofi_op p_op;
+    mf_ofi_get *p_get;
+    void *p_buf;
+    size_t p_len;
+    uint64_t p_raddr, p_key;
+    struct fid_mr *p_mr; /* FI_MR_LOCAL */
+} mf_ofi_piece;
+
+/* A frame that arrived ahead of its turn, copied aside until its predecessors are delivered. */
+typedef struct mf_ofi_held {
+    struct mf_ofi_held *h_next;
+    int h_peer;
+    uint32_t h_seq;
+    mf_wire_hdr h_hdr;
+    unsigned char h_data[]; /* the payload */
+} mf_ofi_held;
+
+/* A registration handed out by rkey_make. */
+typedef struct mf_ofi_key {
+    struct fid_mr *k_mr;
+    uint64_t k_rkey; /* 0: slot free */
+} mf_ofi_key;
+
+typedef struct mf_ofi {
+    mf_fabric o_base;        /* first: the registry sees an mf_fabric ("ofi0") */
+    const mf_ofi_lib *o_lib; /* libfabric's functions (NULL until open loaded it) */
+    struct fi_info *o_info;
+    struct fid_fabric *o_fabric;
+    struct fid_domain *o_domain;
+    struct fid_cq *o_cq;
+    struct fid_av *o_av;
+    struct fid_ep *o_ep;
+    char o_prov[64];    /* provider name ("tcp;ofi_rxm") */
+    char o_dom[64];     /* domain name ("lo") */
+    int o_wait_fd;      /* the CQ's fd, -1: none (timed poll) */
+    int o_poll_us;      /* sleeping without a fd: MANIFOLD_OFI_POLL_US */
+    bool o_rma;         /* FI_RMA: rendezvous by fi_read */
+    uint64_t o_mr_mode; /* the provider's mr_mode */
+    size_t o_inject;    /* the provider's inject size */
+    int o_npeers;
+    fi_addr_t *o_addr;   /* by world rank; FI_ADDR_NOTAVAIL when unreachable */
+    int *o_failed;       /* by world rank: error code once failed */
+    uint32_t *o_tx_seq;  /* by world rank: sequence number of the next frame sent */
+    uint32_t *o_rx_seq;  /* by world rank: sequence number of the next frame to deliver */
+    mf_ofi_held *o_held; /* frames that arrived early */
+    uint64_t o_early;    /* how many did */
+    bool *o_fail_told;   /* the failure went through mf_fabric_peer_failed */
+    int o_nfailing;      /* failures waiting to be reported from progress */
+    mf_ofi_buf *o_rx[MF_OFI_RX_BUFS];
+    int o_rx_unposted;     /* receive buffers the provider refused (EAGAIN) for now */
+    mf_ofi_buf *o_tx_free; /* cached transmit buffers (via b_op.o_next) */
+    int o_tx_nfree;
+    long o_tx_inflight; /* sends and reads handed to the provider, not completed */
+    mf_ofi_op *o_wait_head, *o_wait_tail; /* refused with -FI_EAGAIN, to retry in order */
+    mf_ofi_key *o_keys;                   /* MF_OFI_MAX_KEYS slots, allocated on first rkey_make */
+    int o_key_hint;                       /* where to look for a free slot first */
+    uint64_t o_rkey_fallbacks;            /* rkey_make refusals (message sent by push instead) */
+    uint64_t o_injects, o_reads;
+    bool o_closing;             /* close: errors of the peers' goodbyes are not failures */
+    mf_ratelimit o_rl_stranger; /* frames that fail validation */
+} mf_ofi;
+
+static inline mf_ofi *mf_ofi_of(mf_fabric *f)
+{
+    return MF_FABRIC_CONTAINER(f, mf_ofi, o_base);
+}
+
+/* One line describing the instance (provider, domain, data path, waiting), for reports. */
+void mf_ofi_describe(mf_fabric *f, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,1284 @@
+/*
+ * rail.c — the multirail wrapper: one instance ("rail0") sits in a peer's routes in place of
+ * several network instances (its rails: tcp0, tcp1, ... or fault wrappers over them), stripes
+ * large frames over them and survives the loss of any rail but the last, losing nothing and
+ * delivering nothing twice. The registry makes one when MANIFOLD_FABRIC names several instances
+ * of classes that can be rails (MF_FABRIC_CAP_RAIL) and MANIFOLD_RAILS=1 (the default).
+ *
+ * Frames on a rail. Every frame the wrapper puts on a rail is a wire DATA frame (so that the
+ * rail's decoder accepts it) whose fields mean:
+ *   context  kind: MSG (a chunk of an upper frame), ACK, HB (heartbeat), ECHO, RESYNC
+ *   sreq     MSG: the rail sequence number (1, 2, ... per rail and direction)
+ *   rreq     every kind: the cumulative acknowledgement of this rail's other direction (the
+ *            last MSG sequence number whose payload was completely received)
+ *   rkey     MSG: the message number (1, 2, ... per peer and direction); RESYNC: the rail
+ *   total    MSG: offset of the chunk's data in the upper frame; HB/ECHO: a timestamp;
+ *            RESYNC: the last sequence number received on the failed rail
+ *   tag      MSG: 1 when the sender waits for the acknowledgement (acknowledge at once)
+ * A MSG payload is the upper frame's encoded header (64 bytes) then the chunk's data.
+ *
+ * Sending. An upper frame of at most MANIFOLD_RAIL_STRIPE payload bytes is copied (send
+ * returns MF_FABRIC_DONE) and goes whole as one MSG on the live rail with the lowest expected
+ * delay (smoothed heartbeat round trip plus unacknowledged bytes at its measured rate). A larger
+ * one announces itself by a MSG without data on that rail, then its data is cut into chunks of
+ * MANIFOLD_RAIL_CHUNK bytes handed to the rails as their windows open: each rail holds at most
+ * MANIFOLD_RAIL_WINDOW unacknowledged bytes, and a chunk goes to the rail whose queue would
+ * drain first at its measured throughput (bytes acknowledged per second, re-measured as traffic
+ * flows), so rails carry data in proportion to their speed. The send completes once every chunk
+ * is acknowledged (until then it may have to be sent again).
+ *
+ * Receiving. Chunks of a message announced earlier land in place, through the upper sink's
+ * iovecs; a chunk whose message is not announced yet, and small frames, are staged and copied.
+ * Headers go up (mf_fabric_rx_header) strictly in message-number order, so MPI order holds
+ * whatever rail carried what; the upper sink completes when all the message's bytes are in.
+ *
+ * Failover. Rails are TCP-like (ordered, reliable while up), so the receiver's count of
+ * completely received MSGs on a rail says exactly which of them arrived. A rail fails on a
+ * connection error (the rail's upcall, see "Rails" in fabric.h: a rail event, not the peer's
+ * failure) or when it has been silent for MANIFOLD_RAIL_SILENCE_MS while another rail to the
+ * same peer kept receiving without a pause (idle rails carry heartbeats; a peer that is merely
+ * busy elsewhere, or descheduled, is silent on every rail and is not failed). Then each side
+ * stops taking anything from that rail, breaks its connection and sends RESYNC with its own
+ * count on a live rail; on the peer's RESYNC, chunks up to the peer's count are done and every
+ * later one is sent again on the live rails (whole, to the same place): none lost, none
+ * delivered twice. The first failure of each rail is said once on stderr. Losing the last rail
+ * to a peer fails the peer with an error naming it.
+ *
+ * Return. Every MANIFOLD_RAIL_SILENCE_MS a resynchronised rail is tried again: the rail's
+ * revive_peer op lets it reconnect, and a HELLO proposing its next incarnation brings it back
+ * on both sides, sequence numbers resuming where the RESYNC left them (incarnation numbers on
+ * HELLO and RESYNC keep frames of an incarnation that died meanwhile from being taken).
+ */
+#include "fabric/rail/rail.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/config.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
+
+enum {
+    MF_RAIL_K_MSG = 1,
+    MF_RAIL_K_ACK,
+    MF_RAIL_K_HB,
+    MF_RAIL_K_ECHO,
+    MF_RAIL_K_RESYNC,
+    MF_RAIL_K_HELLO
+};
+enum { MF_RAIL_LIVE, MF_RAIL_FAILED, MF_RAIL_DOWN }; /* FAILED: awaiting the peer's RESYNC */
+
+/* Delayed acknowledgements: sent at the end of a progress pass once this many MSGs or this
+ * long since the first unacknowledged one (piggybacked on every frame otherwise). */
+#define MF_RAIL_ACK_FRAMES 16
+#define MF_RAIL_ACK_DELAY 0.001
+/* A rail that received nothing for MF_RAIL_COLD_RX seconds and sent no chunk for MF_RAIL_COLD_TX
+ * is polled every MF_RAIL_COLD_EVERY progress passes (what arrives waits that many passes at
+ * most; the wait fd covers all rails when the engine sleeps). */
+#define MF_RAIL_COLD_RX 0.002
+#define MF_RAIL_COLD_TX 0.05
+#define MF_RAIL_COLD_EVERY 16
+
+typedef struct mf_rail mf_rail;
+typedef struct mf_rail_msg mf_rail_msg;
+
+/* One chunk of an upper frame on its way: on its rail's unacknowledged list or the peer's
+ * resend list. Freed once acknowledged (or superseded) and released by the rail. */
+typedef struct mf_rail_chunk {
+    struct mf_rail_chunk *next;
+    mf_rail_msg *msg;
+    mf_rail *w;
+    uint64_t seq;
+    size_t off, len;
+    bool need_ack;   /* not yet known to have arrived */
+    bool inner_busy; /* the rail still holds the iovecs */
+    mf_fabric_done idone;
+    unsigned char ihdr[MF_WIRE_HDR_SIZE];
+    int niov;
+    struct iovec iov[]; /* ihdr, then the data pieces */
+} mf_rail_chunk;
+
+struct mf_rail_msg {
+    mf_rail_msg *next; /* on the peer's queue of frames with data still to cut */
+    mf_wire_hdr hdr;
+    uint64_t mseq;
+    mf_fabric_done *done; /* the caller's; NULL when the data was copied */
+    const struct iovec *iov;
+    int niov;
+    struct iovec one; /* the copy, when copied */
+    size_t next_off;  /* data not cut into chunks yet starts here */
+    int live;         /* chunks not finished */
+    int status;       /* for `done`: an error once the peer is lost */
+};
+
+typedef struct mf_rail_held {
+    struct mf_rail_held *next;
+    size_t off, len;
+    unsigned char *data;
+} mf_rail_held;
+
+/* A message being received. */
+typedef struct mf_rail_rxmsg {
+    struct mf_rail_rxmsg *next;
+    uint64_t mseq;
+    mf_wire_hdr hdr;
+    mf_fabric_sink sink; /* the upper layer's, once delivered */
+    bool delivered;
+    uint64_t got; /* data bytes in */
+    mf_rail_held *held;
+} mf_rail_rxmsg;
+
+/* One arriving MSG: the sink handed to the rail. */
+typedef struct mf_rail_rxchunk {
+    mf_fabric_sink sink;
+    mf_rail *w;
+    int peer, rail;
+    bool urgent;
+    uint64_t seq, mseq;
+    size_t off, dlen;
+    unsigned char *staged; /* NULL: the data landed in place */
+    unsigned char ihdr[MF_WIRE_HDR_SIZE];
+    struct iovec iov[]; /* ihdr, then where the data goes */
+} mf_rail_rxchunk;
+
+typedef struct mf_rail_link {
+    int state;
+    uint64_t tx_seq, rx_seq, acked_sent;
+    mf_rail_chunk *uhead, *utail; /* unacknowledged, in sequence order */
+    size_t ubytes;
+    double last_rx, last_tx, ack_due_since;
+    double run_start; /* when the current run of arrivals without a gap of 2 heartbeats began */
+    bool ack_now, need_break;
+    uint64_t echo_ts; /* nonzero: an ECHO is due */
+    double rtt, rate; /* seconds; bytes per second */
+    double rate_t0;
+    uint64_t rate_bytes;
+    bool resync_sent, resync_got;
+    uint64_t peer_rx;
+    int fail_code;      /* a failure to handle at the end of the progress pass */
+    double next_revive; /* DOWN: when to try the rail again */
+    uint64_t epoch;     /* incarnation: how many times the rail came back */
+} mf_rail_link;
+
+typedef struct mf_rail_peer {
+    mf_rail_link l[MF_ROUTE_MAX_RAILS];
+    uint64_t tx_mseq, rx_next;
+    mf_rail_msg *qhead, *qtail;
+    mf_rail_chunk *rhead, *rtail; /* to send again */
+    mf_rail_rxmsg *rx;
+    int failed;
+    bool active, dirty;
+} mf_rail_peer;
+
+typedef struct mf_rail_ctx {
+    mf_rail *w;
+    int idx;
+} mf_rail_ctx;
+
+struct mf_rail {
+    mf_fabric base; /* first */
+    int n;
+    mf_fabric *rails[MF_ROUTE_MAX_RAILS];
+    mf_rail_ctx ctx[MF_ROUTE_MAX_RAILS];
+    bool warned[MF_ROUTE_MAX_RAILS], warned_back[MF_ROUTE_MAX_RAILS];
+    int epfd;
+    mf_rail_peer *peers;
+    int npeers;
+    int *dirty, ndirty;
+    int *active, nactive;
+    double now, next_tick;
+    /* Polling: a rail that carried nothing lately is polled every MF_RAIL_COLD_EVERY passes
+     * only (one system call less per pass for a small message on the quickest rail). */
+    double rail_rx[MF_ROUTE_MAX_RAILS], rail_tx[MF_ROUTE_MAX_RAILS];
+    unsigned pass;
+    size_t stripe, chunk, window;
+    double silence, hb;
+    bool closed;
+    uint64_t failovers, resent;
+};
+
+static mf_rail *mf_rail_of(mf_fabric *f)
+{
+    return MF_FABRIC_CONTAINER(f, mf_rail, base);
+}
+
+/* Rail r's name in messages: the real instance's, under a fault wrapper. */
+static const char *mf_rail_name(const mf_rail *w, int r)
+{
+    const mf_fabric *f = w->rails[r];
+    return f->inner ? f->inner->name : f->name;
+}
+
+static double mf_rail_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static void mf_rail_mark(mf_rail *w, int peer)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    if (!p->dirty) {
+        p->dirty = true;
+        w->dirty[w->ndirty++] = peer;
+    }
+}
+
+static int mf_rail_nlive(const mf_rail *w, const mf_rail_peer *p)
+{
+    int n = 0;
+    for (int r = 0; r < w->n; r++)
+        n += p->l[r].state == MF_RAIL_LIVE;
+    return n;
+}
+
+/* Sends a frame without payload of `kind` on rail r (carrying the acknowledgement). */
+static int mf_rail_send_ctl(mf_rail *w, int peer, int r, int kind, uint64_t total, uint64_t key,
+                            uint64_t epoch)
+{
+    mf_rail_link *l = &w->peers[peer].l[r];
+    mf_wire_hdr h = {.type = MF_MSG_DATA,
+                     .context = (uint32_t)kind,
+                     .tag = (int32_t)(uint32_t)epoch,
+                     .total = total,
+                     .rreq = l->rx_seq,
+                     .rkey = key};
+    l->acked_sent = l->rx_seq;
+    l->ack_now = false;
+    l->last_tx = w->now;
+    static mf_fabric_done nothing;
+    int rc = w->rails[r]->ops->send(w->rails[r], peer, &h, NULL, 0, &nothing);
+    if (rc != MF_FABRIC_DONE && rc != MF_FABRIC_PENDING && !l->fail_code) {
+        l->fail_code = rc;
+        mf_rail_mark(w, peer);
+    }
+    return rc;
+}
+
+/* ---- Chunks and messages (sending side) ---- */
+
+static void mf_rail_msg_check(mf_rail *w, mf_rail_msg *m)
+{
+    if (m->live > 0 || m->next_off < m->hdr.len)
+        return;
+    if (m->done)
+        m->done->fd_fn(m->done, m->status);
+    else
+        free(m->one.iov_base);
+    free(m);
+}
+
+/* A chunk no longer needed by anyone is freed; its message may be complete. */
+static void mf_rail_chunk_check(mf_rail_chunk *c)
+{
+    if (c->need_ack || c->inner_busy)
+        return;
+    mf_rail_msg *m = c->msg;
+    mf_rail *w = c->w;
+    free(c);
+    if (!w->closed) {
+        m->live--;
+        mf_rail_msg_check(w, m);
+    }
+}
+
+static void mf_rail_idone(mf_fabric_done *done, int status)
+{
+    mf_rail_chunk *c = (mf_rail_chunk *)(void *)((char *)done - offsetof(mf_rail_chunk, idone));
+    c->inner_busy = false;
+    if (c->w->closed)
+        c->need_ack = false;
+    mf_rail_chunk_check(c);
+}
+
+/* A chunk of m's data [off, off + len): NULL without memory. */
+static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, size_t len)
+{
+    int pieces = 0;
+    size_t pos = 0;
+    for (int i = 0; i < m->niov && len; i++) {
+        size_t a = pos, b = pos + m->iov[i].iov_len;
+        pos = b;
+        if (b > off && a < off + len)
+            pieces++;
+    }
+    mf_rail_chunk *c = calloc(1, sizeof *c + (size_t)(pieces + 1) * sizeof(struct iovec));
+    if (!c)
+        return NULL;
+    c->msg = m;
+    c->w = w;
+    c->off = off;
+    c->len = len;
+    c->idone.fd_fn = mf_rail_idone;
+    mf_wire_encode(&m->hdr, c->ihdr);
+    c->iov[c->niov++] = (struct iovec){c->ihdr, sizeof c->ihdr};
+    pos = 0;
+    for (int i = 0; i < m->niov && len; i++) {
+        size_t a = pos, b = pos + m->iov[i].iov_len;
+        pos = b;
+        if (b <= off || a >= off + len)
+            continue;
+        size_t from = off > a ? off - a : 0;
+        size_t to = (off + len < b ? off + len : b) - a;
+        c->iov[c->niov++] = (struct iovec){(char *)m->iov[i].iov_base + from, to - from};
+    }
+    m->live++;
+    return c;
+}
+
+/* Puts chunk c on rail r. */
+static void mf_rail_chunk_send(mf_rail *w, int peer, mf_rail_chunk *c, int r)
+{
+    mf_rail_link *l = &w->peers[peer].l[r];
+    c->seq = ++l->tx_seq;
+    c->need_ack = true;
+    c->next = NULL;
+    if (l->utail)
+        l->utail->next = c;
+    else
+        l->uhead = c;
+    l->utail = c;
+    if (!l->ubytes)
+        l->rate_t0 = w->now, l->rate_bytes = 0;
+    l->ubytes += c->len + MF_WIRE_HDR_SIZE;
+    mf_wire_hdr h = {.type = MF_MSG_DATA,
+                     .context = MF_RAIL_K_MSG,
+                     .tag = c->msg->done != NULL,
+                     .len = MF_WIRE_HDR_SIZE + c->len,
+                     .total = c->off,
+                     .sreq = c->seq,
+                     .rreq = l->rx_seq,
+                     .rkey = c->msg->mseq};
+    l->acked_sent = l->rx_seq;
+    l->ack_now = false;
+    l->last_tx = w->now;
+    w->rail_tx[r] = w->now;
+    c->inner_busy = true;
+    int rc = w->rails[r]->ops->send(w->rails[r], peer, &h, c->iov, c->niov, &c->idone);
+    if (rc == MF_FABRIC_PENDING)
+        return;
+    c->inner_busy = false;
+    if (rc != MF_FABRIC_DONE && !l->fail_code) {
+        l->fail_code = rc; /* handled at the end of the progress pass (no upcalls here) */
+        mf_rail_mark(w, peer);
+    }
+}
+
+/* The live rail with the lowest expected delay for `bytes` more; -1 when none (or none with
+ * room in its window, when `windowed`). */
+static int mf_rail_pick(mf_rail *w, mf_rail_peer *p, size_t bytes, bool windowed)
+{
+    int best = -1;
+    double best_t = 0;
+    for (int r = 0; r < w->n; r++) {
+        mf_rail_link *l = &p->l[r];
+        if (l->state != MF_RAIL_LIVE || (windowed && l->ubytes >= w->window))
+            continue;
+        double t = (windowed ? 0 : l->rtt) + (double)(l->ubytes + bytes) / l->rate;
+        if (best < 0 || t < best_t)
+            best = r, best_t = t;
+    }
+    return best;
+}
+
+/* Hands chunks to rails while windows allow: first those to send again, then new ones. */
+static void mf_rail_pump(mf_rail *w, int peer)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    while (p->rhead && !p->failed) {
+        int r = mf_rail_pick(w, p, p->rhead->len, false);
+        if (r < 0)
+            return;
+        mf_rail_chunk *c = p->rhead;
+        p->rhead = c->next;
+        if (!p->rhead)
+            p->rtail = NULL;
+        w->resent++;
+        mf_rail_chunk_send(w, peer, c, r);
+    }
+    while (p->qhead && !p->failed) {
+        mf_rail_msg *m = p->qhead;
+        size_t len = m->hdr.len - m->next_off < w->chunk ? m->hdr.len - m->next_off : w->chunk;
+        int r = mf_rail_pick(w, p, len, true);
+        if (r < 0)
+            return;
+        mf_rail_chunk *c = mf_rail_chunk_new(w, m, m->next_off, len);
+        if (!c)
+            return; /* tried again on the next pass */
+        m->next_off += len;
+        if (m->next_off == m->hdr.len) {
+            p->qhead = m->next;
+            if (!p->qhead)
+                p->qtail = NULL;
+        }
+        mf_rail_chunk_send(w, peer, c, r);
+    }
+}
+
+/* ---- Peers, rails failing ---- */
+
+static void mf_rail_activate(mf_rail *w, int peer)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    if (p->active)
+        return;
+    p->active = true;
+    w->active[w->nactive++] = peer;
+    for (int r = 0; r < w->n; r++)
+        if (p->l[r].state == MF_RAIL_LIVE) {
+            p->l[r].last_rx = p->l[r].run_start = w->now;
+            p->l[r].last_tx = 0; /* a heartbeat on the next tick opens every rail */
+        }
+}
+
+/* Every rail to `peer` is gone: the peer fails, with what waited for it. */
+static void mf_rail_peer_lost(mf_rail *w, int peer, int cause)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    char text[MPI_MAX_ERROR_STRING];
+    int tl;
+    mf_error_string(cause, text, &tl);
+    p->failed =
+        mf_error(MPI_ERR_OTHER, "%s: lost the last rail to rank %d (%s)", w->base.name, peer, text);
+    /* Pending messages complete with the error; chunks are let go. */
+    for (int r = 0; r < w->n; r++) {
+        mf_rail_link *l = &p->l[r];
+        for (mf_rail_chunk *c = l->uhead, *nx; c; c = nx) {
+            nx = c->next;
+            c->need_ack = false;
+            c->msg->status = p->failed;
+            mf_rail_chunk_check(c);
+        }
+        l->uhead = l->utail = NULL;
+        l->ubytes = 0;
+    }
+    for (mf_rail_chunk *c = p->rhead, *nx; c; c = nx) {
+        nx = c->next;
+        c->need_ack = false;
+        c->msg->status = p->failed;
+        mf_rail_chunk_check(c);
+    }
+    p->rhead = p->rtail = NULL;
+    for (mf_rail_msg *m = p->qhead, *nx; m; m = nx) {
+        nx = m->next;
+        m->next_off = m->hdr.len;
+        m->status = p->failed;
+        if (m->live == 0)
+            mf_rail_msg_check(w, m);
+    }
+    p->qhead = p->qtail = NULL;
+    for (mf_rail_rxmsg *m = p->rx, *nx; m; m = nx) {
+        nx = m->next;
+        if (m->delivered && m->sink.fs_done)
+            m->sink.fs_done(&m->sink, p->failed);
+        for (mf_rail_held *h = m->held, *hn; h; h = hn) {
+            hn = h->next;
+            free(h->data);
+            free(h);
+        }
+        free(m);
+    }
+    p->rx = NULL;
+    mf_fabric_peer_failed(&w->base, peer, p->failed);
+}
+
+/* Both sides have said what they received on failed rail r: finish or resend its chunks. */
+static void mf_rail_resync(mf_rail *w, int peer, int r)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    mf_rail_link *l = &p->l[r];
+    if (l->state != MF_RAIL_FAILED || !l->resync_sent || !l->resync_got)
+        return;
+    l->state = MF_RAIL_DOWN;
+    mf_debug("%s: %s to rank %d resynchronised: sent %llu, it received %llu; received %llu",
+             w->base.name, mf_rail_name(w, r), peer, (unsigned long long)l->tx_seq,
+             (unsigned long long)l->peer_rx, (unsigned long long)l->rx_seq);
+    for (mf_rail_chunk *c = l->uhead, *nx; c; c = nx) {
+        nx = c->next;
+        if (c->seq > l->peer_rx) {
+            mf_rail_chunk *again = mf_rail_chunk_new(w, c->msg, c->off, c->len);
+            if (!again)
+                mf_fatal("%s: no memory to send a chunk again", w->base.name);
+            if (p->rtail)
+                p->rtail->next = again;
+            else
+                p->rhead = again;
+            p->rtail = again;
+        }
+        c->need_ack = false;
+        mf_rail_chunk_check(c);
+    }
+    l->uhead = l->utail = NULL;
+    l->ubytes = 0;
+    l->tx_seq = l->peer_rx;
+    l->next_revive = w->now + w->silence;
+    mf_rail_mark(w, peer);
+}
+
+/* A rail resynchronised after its failure carries traffic again: both sides agree on where its
+ * sequence numbers stand (each took the other's RESYNC count), so it resumes from there. */
+static void mf_rail_back(mf_rail *w, int peer, int r)
+{
+    mf_rail_link *l = &w->peers[peer].l[r];
+    l->state = MF_RAIL_LIVE;
+    mf_debug("%s: %s to rank %d back: sent %llu, received %llu", w->base.name, mf_rail_name(w, r),
+             peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
+    l->resync_sent = l->resync_got = false;
+    l->last_rx = l->run_start = w->now;
+    l->rate_t0 = w->now;
+    l->rate_bytes = 0;
+    if (!w->warned_back[r]) {
+        w->warned_back[r] = true;
+        mf_warn("%s: rail %s to rank %d is back in use", w->base.name, mf_rail_name(w, r), peer);
+    }
+    mf_rail_mark(w, peer);
+}
+
+/* Rail r to `peer` stops being used (code names why). */
+static void mf_rail_fail(mf_rail *w, int peer, int r, int code)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    mf_rail_link *l = &p->l[r];
+    if (l->state != MF_RAIL_LIVE || p->failed)
+        return;
+    l->state = MF_RAIL_FAILED;
+    mf_debug("%s: %s to rank %d failed: sent %llu, received %llu", w->base.name, mf_rail_name(w, r),
+             peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
+    l->need_break = true;
+    w->failovers++;
+    mf_rail_mark(w, peer);
+    if (mf_rail_nlive(w, p) == 0) {
+        mf_rail_peer_lost(w, peer, code);
+        return;
+    }
+    if (!w->warned[r]) {
+        w->warned[r] = true;
+        char text[MPI_MAX_ERROR_STRING];
+        int tl;
+        mf_error_string(code, text, &tl);
+        mf_warn("%s: rail %s to rank %d failed (%s); traffic goes on over the other rails",
+                w->base.name, mf_rail_name(w, r), peer, text);
+    }
+    int s = mf_rail_pick(w, p, 0, false);
+    l->resync_sent = true;
+    mf_rail_send_ctl(w, peer, s, MF_RAIL_K_RESYNC, l->rx_seq, (uint64_t)r, l->epoch);
+    mf_rail_resync(w, peer, r);
+}
+
+/* ---- Arrivals (the rails' upcalls) ---- */
+
+static mf_rail_rxmsg *mf_rail_rxmsg_find(mf_rail_peer *p, uint64_t mseq)
+{
+    for (mf_rail_rxmsg *m = p->rx; m; m = m->next)
+        if (m->mseq == mseq)
+            return m;
+    return NULL;
+}
+
+/* Iovecs for data bytes [off, off + len) of sink s into out (at most max); returns how many. */
+static int mf_rail_sink_range(const mf_fabric_sink *s, size_t off, size_t len, struct iovec *out,
+                              int max)
+{
+    int n = 0;
+    size_t pos = 0;
+    for (int i = 0; i < s->fs_niov && n < max && len; i++) {
+        size_t a = pos, b = pos + s->fs_iov[i].iov_len;
+        pos = b;
+        if (b <= off || a >= off + len)
+            continue;
+        size_t from = off > a ? off - a : 0;
+        size_t to = (off + len < b ? off + len : b) - a;
+        out[n++] = (struct iovec){(char *)s->fs_iov[i].iov_base + from, to - from};
+    }
+    return n;
+}
+
+static void mf_rail_copy_in(const mf_fabric_sink *s, size_t off, const unsigned char *data,
+                            size_t len)
+{
+    size_t pos = 0;
+    for (int i = 0; i < s->fs_niov && len; i++) {
+        size_t a = pos, b = pos + s->fs_iov[i].iov_len;
+        pos = b;
+        if (b <= off || a >= off + len)
+            continue;
+        size_t from = off > a ? off - a : 0;
+        size_t to = (off + len < b ? off + len : b) - a;
+        memcpy((char *)s->fs_iov[i].iov_base + from, data + (a + from - off), to - from);
+    }
+}
+
+static void mf_rail_rx_check(mf_rail_peer *p, mf_rail_rxmsg *m)
+{
+    if (!m->delivered || m->got < m->hdr.len)
+        return;
+    for (mf_rail_rxmsg **pp = &p->rx; *pp; pp = &(*pp)->next)
+        if (*pp == m) {
+            *pp = m->next;
+            break;
+        }
+    mf_fabric_sink s = m->sink;
+    free(m);
+    if (s.fs_done)
+        s.fs_done(&s, MPI_SUCCESS);
+}
+
+/* Hands the next messages' headers up, in order, with what arrived of them. */
+static void mf_rail_deliver(mf_rail *w, int peer)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    mf_rail_rxmsg *m;
+    while (!p->failed && (m = mf_rail_rxmsg_find(p, p->rx_next)) && !m->delivered) {
+        m->delivered = true;
+        p->rx_next++;
+        mf_fabric_count_rx(&w->base, &m->hdr);
+        mf_fabric_rx_header(&w->base, peer, &m->hdr, &m->sink);
+        if (p->failed)
+            return;
+        for (mf_rail_held *h = m->held, *hn; h; h = hn) {
+            hn = h->next;
+            mf_rail_copy_in(&m->sink, h->off, h->data, h->len);
+            m->got += h->len;
+            free(h->data);
+            free(h);
+        }
+        m->held = NULL;
+        mf_rail_rx_check(p, m);
+    }
+}
+
+static void mf_rail_protocol_error(mf_rail *w, int peer, int r, const char *why)
+{
+    mf_rail_fail(w, peer, r,
+                 mf_error(MPI_ERR_OTHER, "%s: rank %d sent a bad frame on %s: %s", w->base.name,
+                          peer, mf_rail_name(w, r), why));
+}
+
+static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
+{
+    mf_rail_rxchunk *k = sink->fs_ctx;
+    mf_rail *w = k->w;
+    mf_rail_peer *p = w->closed ? NULL : &w->peers[k->peer];
+    mf_rail_link *l = p ? &p->l[k->rail] : NULL;
+    int peer = k->peer, rail = k->rail;
+    if (!p || status != MPI_SUCCESS || l->state != MF_RAIL_LIVE || p->failed) {
+        free(k->staged);
+        free(k);
+        return; /* not counted: it is sent again */
+    }
+    if (k->seq != l->rx_seq + 1) {
+        free(k->staged);
+        free(k);
+        return mf_rail_protocol_error(w, peer, rail, "sequence number out of order");
+    }
+    l->rx_seq = k->seq;
+    if (l->rx_seq == l->acked_sent + 1)
+        l->ack_due_since = w->now;
+    if (k->urgent || l->rx_seq - l->acked_sent >= MF_RAIL_ACK_FRAMES)
+        l->ack_now = true;
+    mf_rail_mark(w, k->peer);
+    mf_wire_hdr h;
+    const char *why;
+    if (mf_wire_decode(k->ihdr, &h, &why) != 0 || k->off > h.len || k->dlen > h.len - k->off) {
+        free(k->staged);
+        free(k);
+        return mf_rail_protocol_error(w, peer, rail, "bad chunk header");
+    }
+    mf_rail_rxmsg *m = mf_rail_rxmsg_find(p, k->mseq);
+    if (!m && k->mseq < p->rx_next && k->dlen == 0) {
+        free(k); /* an announcement overtaken by the data, which announced it too */
+        return;
+    }
+    if (!m && k->mseq < p->rx_next) {
+        free(k->staged);
+        free(k);
+        return mf_rail_protocol_error(w, peer, rail, "chunk of a finished message");
+    }
+    if (!m) {
+        m = calloc(1, sizeof *m);
+        if (!m)
+            mf_fatal("%s: no memory for an arriving message", w->base.name);
+        m->mseq = k->mseq;
+        m->hdr = h;
+        m->next = p->rx;
+        p->rx = m;
+    }
+    if (!k->staged) {
+        m->got += k->dlen;
+    } else if (m->delivered) {
+        mf_rail_copy_in(&m->sink, k->off, k->staged, k->dlen);
+        m->got += k->dlen;
+        free(k->staged);
+    } else if (k->dlen) {
+        mf_rail_held *hd = malloc(sizeof *hd);
+        if (!hd)
+            mf_fatal("%s: no memory to hold a chunk", w->base.name);
+        *hd = (mf_rail_held){m->held, k->off, k->dlen, k->staged};
+        m->held = hd;
+    } else {
+        free(k->staged);
+    }
+    free(k);
+    if (m->delivered)
+        mf_rail_rx_check(p, m);
+    mf_rail_deliver(w, peer);
+}
+
+/* A MSG's header: where its payload goes. */
+static void mf_rail_rx_msg(mf_rail *w, int peer, int r, const mf_wire_hdr *h, mf_fabric_sink *sink)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    if (h->len < MF_WIRE_HDR_SIZE)
+        return mf_rail_protocol_error(w, peer, r, "chunk without a header");
+    size_t dlen = h->len - MF_WIRE_HDR_SIZE;
+    mf_rail_rxmsg *m = mf_rail_rxmsg_find(p, h->rkey);
+    int max = m && m->delivered ? m->sink.fs_niov : 0;
+    mf_rail_rxchunk *k = calloc(1, sizeof *k + (size_t)(max + 2) * sizeof(struct iovec));
+    if (!k)
+        mf_fatal("%s: no memory for an arriving chunk", w->base.name);
+    *k = (mf_rail_rxchunk){.w = w,
+                           .peer = peer,
+                           .rail = r,
+                           .urgent = h->tag != 0,
+                           .seq = h->sreq,
+                           .mseq = h->rkey,
+                           .off = h->total,
+                           .dlen = dlen};
+    int n = 0;
+    k->iov[n++] = (struct iovec){k->ihdr, sizeof k->ihdr};
+    if (m && m->delivered) {
+        n += mf_rail_sink_range(&m->sink, k->off, dlen, k->iov + n, max);
+    } else if (dlen) {
+        k->staged = malloc(dlen);
+        if (!k->staged)
+            mf_fatal("%s: no memory to stage %zu bytes", w->base.name, dlen);
+        k->iov[n++] = (struct iovec){k->staged, dlen};
+    }
+    *sink = (mf_fabric_sink){k->iov, n, mf_rail_rxchunk_done, k};
+}
+
+/* Acknowledgement `ack` for rail r's sends. */
+static void mf_rail_acked(mf_rail *w, int peer, int r, uint64_t ack)
+{
+    mf_rail_link *l = &w->peers[peer].l[r];
+    if (ack > l->tx_seq)
+        return mf_rail_protocol_error(w, peer, r, "acknowledgement beyond what was sent");
+    bool moved = false;
+    while (l->uhead && l->uhead->seq <= ack) {
+        mf_rail_chunk *c = l->uhead;
+        l->uhead = c->next;
+        if (!l->uhead)
+            l->utail = NULL;
+        l->ubytes -= c->len + MF_WIRE_HDR_SIZE;
+        l->rate_bytes += c->len + MF_WIRE_HDR_SIZE;
+        c->need_ack = false;
+        mf_rail_chunk_check(c);
+        moved = true;
+    }
+    if (!moved)
+        return;
+    /* Throughput: bytes acknowledged over the time the rail was busy, smoothed. */
+    double dt = w->now - l->rate_t0;
+    if (dt > 0.002 && l->rate_bytes > w->chunk) {
+        double sample = (double)l->rate_bytes / dt;
+        l->rate = l->rate * 0.5 + sample * 0.5;
+        l->rate_t0 = w->now;
+        l->rate_bytes = 0;
+    }
+    if (!l->ubytes)
+        l->rate_bytes = 0, l->rate_t0 = w->now;
+    mf_rail_mark(w, peer);
+}
+
+static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric_sink *sink)
+{
+    mf_rail_ctx *x = f->upcall_ctx;
+    mf_rail *w = x->w;
+    int r = x->idx;
+    *sink = (mf_fabric_sink){0};
+    if (w->closed || peer < 0 || peer >= w->npeers)
+        return; /* a rail closing after the wrapper (the registry closes in reverse order) */
+    mf_rail_peer *p = &w->peers[peer];
+    mf_rail_link *l = &p->l[r];
+    if (h->type == MF_MSG_DATA && h->context == MF_RAIL_K_HELLO && !p->failed) {
+        /* The peer resynchronised this rail and connected it again, proposing incarnation E:
+         * taken when we are resynchronised too and have not seen E yet (a HELLO of an
+         * incarnation that died meanwhile is stale). A request is answered at once, before
+         * any chunk can go out on the rail. */
+        uint64_t e = (uint32_t)h->tag;
+        if (l->state == MF_RAIL_DOWN && e > l->epoch) {
+            l->epoch = e;
+            mf_rail_back(w, peer, r);
+        }
+        if (h->total && l->state == MF_RAIL_LIVE && e == l->epoch)
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_HELLO, 0, 0, e);
+    }
+    if (l->state != MF_RAIL_LIVE || p->failed)
+        return; /* nothing is taken from a failed rail */
+    if (h->type != MF_MSG_DATA)
+        return mf_rail_protocol_error(w, peer, r, "not a rail frame");
+    mf_rail_activate(w, peer);
+    if (w->now - l->last_rx > 2 * w->hb)
+        l->run_start = w->now;
+    l->last_rx = w->now;
+    w->rail_rx[r] = w->now;
+    mf_rail_acked(w, peer, r, h->rreq);
+    if (l->state != MF_RAIL_LIVE)
+        return;
+    switch (h->context) {
+    case MF_RAIL_K_MSG:
+        return mf_rail_rx_msg(w, peer, r, h, sink);
+    case MF_RAIL_K_ACK:
+    case MF_RAIL_K_HELLO:
+        return;
+    case MF_RAIL_K_HB:
+        l->echo_ts = h->total ? h->total : 1;
+        mf_rail_mark(w, peer);
+        return;
+    case MF_RAIL_K_ECHO: {
+        double sent = (double)h->total * 1e-9, rtt = w->now - sent;
+        if (rtt >= 0 && rtt < 10)
+            l->rtt = l->rtt ? l->rtt * 0.75 + rtt * 0.25 : rtt;
+        return;
+    }
+    case MF_RAIL_K_RESYNC: {
+        if (h->rkey >= (uint64_t)w->n)
+            return mf_rail_protocol_error(w, peer, r, "resync of an unknown rail");
+        int q = (int)h->rkey;
+        mf_rail_link *lq = &p->l[q];
+        uint64_t e = (uint32_t)h->tag;
+        if (h->total > lq->tx_seq)
+            return mf_rail_protocol_error(w, peer, r, "resync beyond what was sent");
+        if (e < lq->epoch || (e > lq->epoch && lq->state != MF_RAIL_DOWN))
+            return; /* of an incarnation already settled (or, rarer, not reachable from here) */
+        lq->resync_got = true;
+        lq->peer_rx = h->total;
+        if (e > lq->epoch) {
+            /* The peer took the rail back and lost it before its HELLO reached us: that
+             * incarnation carried nothing of ours; settle it at once. */
+            lq->epoch = e;
+            lq->state = MF_RAIL_FAILED;
+            lq->resync_sent = true;
+            mf_rail_send_ctl(w, peer, mf_rail_pick(w, p, 0, false), MF_RAIL_K_RESYNC, lq->rx_seq,
+                             (uint64_t)q, e);
+        }
+        if (lq->state == MF_RAIL_LIVE)
+            mf_rail_fail(
+                w, peer, q,
+                mf_error(MPI_ERR_OTHER, "rank %d reports %s failed", peer, mf_rail_name(w, q)));
+        mf_rail_resync(w, peer, q);
+        return;
+    }
+    default:
+        return mf_rail_protocol_error(w, peer, r, "unknown rail frame kind");
+    }
+}
+
+static void mf_rail_up_peer_failed(mf_fabric *f, int peer, int code)
+{
+    mf_rail_ctx *x = f->upcall_ctx;
+    if (!x->w->closed && peer >= 0 && peer < x->w->npeers)
+        mf_rail_fail(x->w, peer, x->idx, code);
+}
+
+static const mf_fabric_upcalls mf_rail_upcalls = {mf_rail_up_rx_header, mf_rail_up_peer_failed};
+
+/* ---- Ops ---- */
+
+static int mf_rail_open(mf_fabric *f)
+{
+    return MPI_SUCCESS; /* the rails are opened by the registry */
+}
+
+static int mf_rail_start(mf_fabric *f)
+{
+    mf_rail *w = mf_rail_of(f);
+    w->npeers = mf_g.size;
+    w->peers = calloc((size_t)w->npeers, sizeof *w->peers);
+    w->dirty = calloc((size_t)w->npeers, sizeof *w->dirty);
+    w->active = calloc((size_t)w->npeers, sizeof *w->active);
+    if (!w->peers || !w->dirty || !w->active)
+        return mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for %s", f->name);
+    for (int peer = 0; peer < w->npeers; peer++)
+        w->peers[peer].rx_next = 1; /* message numbers start at 1 */
+    for (int peer = 0; peer < w->npeers; peer++)
+        for (int r = 0; r < w->n; r++) {
+            mf_rail_link *l = &w->peers[peer].l[r];
+            l->rate = 1e9; /* until measured */
+            l->state = peer != mf_g.rank && w->rails[r]->ops->reachable(w->rails[r], peer)
+                           ? MF_RAIL_LIVE
+                           : MF_RAIL_DOWN;
+        }
+    return MPI_SUCCESS;
+}
+
+static void mf_rail_free_peers(mf_rail *w)
+{
+    for (int peer = 0; w->peers && peer < w->npeers; peer++) {
+        mf_rail_peer *p = &w->peers[peer];
+        for (int r = 0; r < w->n; r++)
+            for (mf_rail_chunk *c = p->l[r].uhead, *nx; c; c = nx) {
+                nx = c->next;
+                c->need_ack = false;
+                mf_rail_chunk_check(c);
+            }
+        for (mf_rail_chunk *c = p->rhead, *nx; c; c = nx) {
+            nx = c->next;
+            c->need_ack = false;
+            mf_rail_chunk_check(c);
+        }
+        for (mf_rail_rxmsg *m = p->rx, *nx; m; m = nx) {
+            nx = m->next;
+            for (mf_rail_held *h = m->held, *hn; h; h = hn) {
+                hn = h->next;
+                free(h->data);
+                free(h);
+            }
+            free(m);
+        }
+    }
+}
+
+static int mf_rail_close(mf_fabric *f)
+{
+    mf_rail *w = mf_rail_of(f);
+    /* Messages still pending cannot be freed while chunks the rails hold point into them: the
+     * rails complete those (with an error) when the registry closes them next, and a closed
+     * wrapper then frees each chunk alone. */
+    w->closed = true;
+    mf_rail_free_peers(w);
+    if (w->failovers)
+        mf_verbose("%s: %llu rail failures, %llu chunks sent again", f->name,
+                   (unsigned long long)w->failovers, (unsigned long long)w->resent);
+    free(w->peers);
+    free(w->dirty);
+    free(w->active);
+    w->peers = NULL;
+    if (w->epfd >= 0)
+        close(w->epfd);
+    w->epfd = -1;
+    return MPI_SUCCESS;
+}
+
+static bool mf_rail_reachable(mf_fabric *f, int peer)
+{
+    mf_rail *w = mf_rail_of(f);
+    for (int r = 0; r < w->n; r++)
+        if (w->rails[r]->ops->reachable(w->rails[r], peer))
+            return true;
+    return false;
+}
+
+static int mf_rail_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                        int niov, mf_fabric_done *done)
+{
+    mf_rail *w = mf_rail_of(f);
+    mf_rail_peer *p = &w->peers[peer];
+    if (p->failed)
+        return p->failed;
+    bool small = hdr->len <= w->stripe;
+    if (!small && !done)
+        return MF_FABRIC_BUSY;
+    mf_rail_msg *m = calloc(1, sizeof *m);
+    if (!m)
+        return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
+    if (!w->now)
+        w->now = mf_rail_clock();
+    mf_rail_activate(w, peer);
+    m->hdr = *hdr;
+    m->mseq = ++p->tx_mseq;
+    if (small) {
+        m->one.iov_base = malloc(hdr->len ? hdr->len : 1);
+        if (!m->one.iov_base) {
+            free(m);
+            return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
+        }
+        m->one.iov_len = hdr->len;
+        for (size_t i = 0, off = 0; off < hdr->len; i++) {
+            size_t n = iov[i].iov_len < hdr->len - off ? iov[i].iov_len : hdr->len - off;
+            memcpy((char *)m->one.iov_base + off, iov[i].iov_base, n);
+            off += n;
+        }
+        m->iov = &m->one;
+        m->niov = 1;
+    } else {
+        m->done = done;
+        m->iov = iov;
+        m->niov = niov;
+    }
+    /* The whole small frame, or the large one's announcement, on the quickest rail. */
+    mf_rail_chunk *c = mf_rail_chunk_new(w, m, 0, small ? hdr->len : 0);
+    if (!c) {
+        free(m->one.iov_base);
+        free(m);
+        return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
+    }
+    mf_fabric_count_tx(f, hdr);
+    m->next_off = small ? hdr->len : 0;
+    int r = mf_rail_pick(w, p, hdr->len, false);
+    if (r < 0) { /* cannot be while the peer is not failed: its last rail fails it */
+        free(c);
+        free(m->one.iov_base);
+        free(m);
+        return mf_error(MPI_ERR_OTHER, "%s: no rail reaches rank %d", f->name, peer);
+    }
+    mf_rail_chunk_send(w, peer, c, r);
+    if (small)
+        return MF_FABRIC_DONE;
+    if (p->qtail)
+        p->qtail->next = m;
+    else
+        p->qhead = m;
+    p->qtail = m;
+    mf_rail_pump(w, peer);
+    return MF_FABRIC_PENDING;
+}
+
+/* Heartbeats, silence and delayed acknowledgements of one peer. */
+static void mf_rail_tick(mf_rail *w, int peer)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    if (p->failed)
+        return;
+    /* The peer is alive and sending when a rail has received without a gap of two heartbeats
+     * for half the silence threshold: only then is another rail's silence its own fault (a
+     * peer descheduled or computing is silent everywhere, and its first frames after the pause
+     * start a new run). */
+    bool alive = false;
+    for (int r = 0; r < w->n; r++)
+        alive |= p->l[r].state == MF_RAIL_LIVE && w->now - p->l[r].last_rx < 2 * w->hb &&
+                 w->now - p->l[r].run_start > w->silence / 2;
+    for (int r = 0; r < w->n && !p->failed; r++) {
+        mf_rail_link *l = &p->l[r];
+        if (l->state == MF_RAIL_DOWN && l->next_revive && w->now >= l->next_revive) {
+            /* Try the rail again: reconnect, and ask the peer to take it back. */
+            l->next_revive = w->now + w->silence;
+            mf_fabric *f = w->rails[r];
+            if (f->ops->revive_peer && f->ops->revive_peer(f, peer) == MPI_SUCCESS) {
+                mf_wire_hdr h = {.type = MF_MSG_DATA,
+                                 .context = MF_RAIL_K_HELLO,
+                                 .tag = (int32_t)(uint32_t)(l->epoch + 1),
+                                 .total = 1,
+                                 .rreq = l->rx_seq};
+                static mf_fabric_done nothing;
+                f->ops->send(f, peer, &h, NULL, 0, &nothing); /* a failure is seen later */
+            }
+            continue;
+        }
+        if (l->state != MF_RAIL_LIVE)
+            continue;
+        if (w->now - l->last_rx > w->silence && alive) {
+            mf_rail_fail(w, peer, r,
+                         mf_error(MPI_ERR_OTHER, "nothing heard on it for %.0f ms",
+                                  (w->now - l->last_rx) * 1e3));
+            continue;
+        }
+        if (w->now - l->last_tx > w->hb)
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_HB, (uint64_t)(w->now * 1e9), 0, 0);
+        else if (l->rx_seq > l->acked_sent && w->now - l->ack_due_since > MF_RAIL_ACK_DELAY)
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_ACK, 0, 0, 0);
+    }
+}
+
+/* The work left by arrivals and sends: failures, breaks, answers, acknowledgements, chunks. */
+static void mf_rail_flush(mf_rail *w, int peer)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    p->dirty = false;
+    for (int r = 0; r < w->n; r++) {
+        mf_rail_link *l = &p->l[r];
+        if (l->fail_code) {
+            int code = l->fail_code;
+            l->fail_code = 0;
+            mf_rail_fail(w, peer, r, code);
+        }
+        if (l->need_break) {
+            l->need_break = false;
+            w->rails[r]->ops->break_peer(w->rails[r], peer);
+        }
+        if (l->state != MF_RAIL_LIVE || p->failed)
+            continue;
+        if (l->echo_ts) {
+            uint64_t ts = l->echo_ts;
+            l->echo_ts = 0;
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_ECHO, ts, 0, 0);
+        } else if (l->ack_now && l->rx_seq > l->acked_sent) {
+            mf_rail_send_ctl(w, peer, r, MF_RAIL_K_ACK, 0, 0, 0);
+        }
+    }
+    if (!p->failed)
+        mf_rail_pump(w, peer);
+}
+
+static int mf_rail_progress(mf_fabric *f)
+{
+    mf_rail *w = mf_rail_of(f);
+    w->now = mf_rail_clock();
+    int n = 0;
+    bool all = ++w->pass % MF_RAIL_COLD_EVERY == 0;
+    for (int r = 0; r < w->n; r++)
+        if (all || w->now - w->rail_rx[r] < MF_RAIL_COLD_RX ||
+            w->now - w->rail_tx[r] < MF_RAIL_COLD_TX)
+            n += w->rails[r]->ops->progress(w->rails[r]);
+    while (w->ndirty > 0) {
+        int peer = w->dirty[--w->ndirty];
+        mf_rail_flush(w, peer);
+    }
+    if (w->now >= w->next_tick) {
+        w->next_tick = w->now + w->hb / 4;
+        for (int i = 0; i < w->nactive; i++)
+            mf_rail_tick(w, w->active[i]);
+        while (w->ndirty > 0)
+            mf_rail_flush(w, w->dirty[--w->ndirty]);
+    }
+    return n;
+}
+
+static int mf_rail_wait_fd(mf_fabric *f)
+{
+    return mf_rail_of(f)->epfd;
+}
+
+static bool mf_rail_sleep_prepare(mf_fabric *f)
+{
+    mf_rail *w = mf_rail_of(f);
+    bool ok = true;
+    for (int r = 0; r < w->n; r++) {
+        w->rails[r]->sleepers = f->sleepers;
+        ok &= w->rails[r]->ops->sleep_prepare(w->rails[r]);
+    }
+    return ok;
+}
+
+static void mf_rail_sleep_end(mf_fabric *f)
+{
+    mf_rail *w = mf_rail_of(f);
+    w->pass = MF_RAIL_COLD_EVERY - 1; /* woken by any rail: the next pass polls them all */
+    for (int r = 0; r < w->n; r++) {
+        w->rails[r]->ops->sleep_end(w->rails[r]);
+        w->rails[r]->sleepers = 0;
+    }
+}
+
+/* Also sends the acknowledgements still owed: a peer waiting for them in MPI_Finalize gets
+ * them before this rank goes into the final fence. */
+static bool mf_rail_tx_idle(mf_fabric *f)
+{
+    mf_rail *w = mf_rail_of(f);
+    w->now = mf_rail_clock();
+    bool idle = true;
+    for (int i = 0; i < w->nactive; i++) {
+        mf_rail_peer *p = &w->peers[w->active[i]];
+        if (p->failed)
+            continue;
+        idle &= !p->qhead && !p->rhead;
+        for (int r = 0; r < w->n; r++) {
+            mf_rail_link *l = &p->l[r];
+            idle &= l->uhead == NULL && l->state != MF_RAIL_FAILED;
+            if (l->state == MF_RAIL_LIVE && l->rx_seq > l->acked_sent)
+                mf_rail_send_ctl(w, w->active[i], r, MF_RAIL_K_ACK, 0, 0, 0);
+        }
+    }
+    for (int r = 0; r < w->n; r++)
+        idle &= w->rails[r]->ops->tx_idle(w->rails[r]);
+    return idle;
+}
+
+static int mf_rail_break_peer(mf_fabric *f, int peer)
+{
+    mf_rail *w = mf_rail_of(f);
+    for (int r = 0; r < w->n; r++)
+        w->rails[r]->ops->break_peer(w->rails[r], peer);
+    return MPI_SUCCESS;
+}
+
+static const mf_fabric_ops mf_rail_ops = {
+    .size = sizeof(mf_fabric_ops),
+    .open = mf_rail_open,
+    .start = mf_rail_start,
+    .close = mf_rail_close,
+    .reachable = mf_rail_reachable,
+    .send = mf_rail_send,
+    .rkey_make = mf_fabric_no_rkey_make,
+    .rkey_release = mf_fabric_no_rkey_release,
+    .rget = mf_fabric_no_rget,
+    .progress = mf_rail_progress,
+    .wait_fd = mf_rail_wait_fd,
+    .sleep_prepare = mf_rail_sleep_prepare,
+    .sleep_end = mf_rail_sleep_end,
+    .tx_idle = mf_rail_tx_idle,
+    .break_peer = mf_rail_break_peer,
+};
+
+static void mf_rail_init(mf_fabric *f)
+{
+    f->max_frame = MF_WIRE_MAX_FRAME;
+    mf_rail_of(f)->epfd = -1;
+}
+
+const mf_fabric_class mf_rail_class = {
+    .version = MF_FABRIC_CLASS_VERSION,
+    .name = "rail",
+    .ops = &mf_rail_ops,
+    .caps = MF_FABRIC_CAP_NETWORK,
+    .max_message = MF_WIRE_MAX_FRAME,
+    .instance_size = sizeof(mf_rail),
+    .init = mf_rail_init,
+};
+
+int mf_rail_wrap(mf_fabric *f, mf_fabric *const *rails, int n)
+{
+    mf_rail *w = mf_rail_of(f);
+    if (n > MF_ROUTE_MAX_RAILS)
+        n = MF_ROUTE_MAX_RAILS;
+    w->n = n;
+    w->stripe = mf_config_size("MANIFOLD_RAIL_STRIPE");
+    w->chunk = mf_config_size("MANIFOLD_RAIL_CHUNK");
+    w->window = mf_config_size("MANIFOLD_RAIL_WINDOW");
+    w->silence = (double)mf_config_long("MANIFOLD_RAIL_SILENCE_MS") * 1e-3;
+    if (w->chunk < 4096)
+        w->chunk = 4096;
+    if (w->window < w->chunk)
+        w->window = w->chunk;
+    w->hb = w->silence / 4;
+    w->epfd = epoll_create1(EPOLL_CLOEXEC);
+    if (w->epfd < 0)
+        return mf_error(MPI_ERR_OTHER, "MPI_Init: %s: epoll_create1 failed", f->name);
+    f->flags =
+        MF_FABRIC_NETWORK; /* not INJECT: a send queued behind others must stay cancellable */
+    f->eager_limit = rails[0]->eager_limit;
+    f->poll_interval_us = (int)(w->hb * 1e6 / 2);
+    for (int r = 0; r < n; r++) {
+        w->rails[r] = rails[r];
+        w->ctx[r] = (mf_rail_ctx){w, r};
+        mf_fabric_set_upcalls(rails[r], &mf_rail_upcalls, &w->ctx[r]);
+        if (rails[r]->poll_interval_us > 0 && rails[r]->poll_interval_us < f->poll_interval_us)
+            f->poll_interval_us = rails[r]->poll_interval_us;
+        int fd = rails[r]->ops->wait_fd(rails[r]);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)r};
+        if (fd >= 0 && epoll_ctl(w->epfd, EPOLL_CTL_ADD, fd, &ev) != 0)
+            return mf_error(MPI_ERR_OTHER, "MPI_Init: %s: cannot watch %s", f->name,
+                            rails[r]->name);
+    }
+    char desc[96];
+    mf_rail_describe(f, desc, sizeof desc);
+    mf_verbose("%s stripes over its rails (%s)", f->name, desc);
+    return MPI_SUCCESS;
+}
+
+void mf_rail_describe(mf_fabric *f, char *buf, size_t len)
+{
+    mf_rail *w = mf_rail_of(f);
+    size_t n = (size_t)snprintf(buf, len, "%s(", f->name);
+    for (int r = 0; r < w->n && n < len; r++)
+        n += (size_t)snprintf(buf + n, len - n, "%s%s", r ? "/" : "", mf_rail_name(w, r));
+    if (n < len)
+        snprintf(buf + n, len - n, ")");
+}

@@ -1,0 +1,51 @@
+#!/bin/bash
+# ofi_cluster.sh ID — the ofi fabric across hosts: a 4-host namespace cluster
+# (scripts/netns-cluster, prefix of<ID>h, subnets 10.201.ID.0/24 and 10.202.ID.0/24) running
+#   - p2p, collective and one-sided programs, 4 hosts x 2 ranks, shm inside a host and
+#     ofi (tcp;ofi_rxm) across: the report shows ofi0 between hosts and the domain it took
+#     (the rail-1 interface MANIFOLD_IF selects, never loopback);
+#   - the hybrid job (p2p on tcp, one-sided on ofi), 4 hosts x 1 rank.
+# Environment: MPIEXEC, TESTBIN, NETNS_CLUSTER. Exit 0 pass, 77 skip (not root, no netns).
+set -u
+id=$1
+prefix=of${id}h
+if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
+    echo "SKIP: needs root and 'ip netns' (network namespaces) to build a test cluster"
+    exit 77
+fi
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/mf-ofi-cluster.XXXXXX")
+out=$tmp/out
+err=$tmp/err
+nc() { "$NETNS_CLUSTER" --prefix "$prefix" --id "$id" "$@"; }
+cleanup() { nc destroy >/dev/null 2>&1; rm -rf "$tmp"; }
+trap cleanup EXIT
+nc destroy >/dev/null 2>&1
+nc create 4 >/dev/null || { echo "FAIL: cannot create the namespace cluster"; exit 1; }
+R1=10.201.$id
+L='ip netns exec {host} env'
+export MANIFOLD_IF=$R1.0/24 # mpiexec listens on rail 1, and the ranks' ofi domain is rail 1
+fail() {
+    echo "FAIL: $*" >&2
+    echo "--- stdout (head) ---" >&2; head -n 30 "$out" >&2
+    echo "--- stderr (head) ---" >&2; head -n 30 "$err" >&2
+    exit 1
+}
+
+H2=${prefix}1:2,${prefix}2:2,${prefix}3:2,${prefix}4:2
+for prog in p2p_basic coll_reduce rma_ops; do
+    MANIFOLD_FABRIC=ofi MANIFOLD_OFI_PROVIDER=tcp "$MPIEXEC" --host "$H2" --launcher "$L" \
+        --timeout 90 --report-fabrics "$TESTBIN/$prog" >"$out" 2>"$err" </dev/null ||
+        fail "$prog over ofi across hosts failed"
+    grep -q ' No Errors' "$out" || fail "$prog: no ' No Errors'"
+    grep -q "fabrics: p2p ${prefix}1 -> ${prefix}2: ofi0" "$err" || fail "$prog: ofi0 does not carry host 1 -> 2"
+    grep -q "fabrics: p2p ${prefix}1 -> ${prefix}1: self0+shm0" "$err" || fail "$prog: shm does not carry host 1 -> 1"
+    grep -q "fabrics: ${prefix}1 ofi0: provider tcp;ofi_rxm, domain rail1; .*rendezvous by fi_read" "$err" ||
+        fail "$prog: the report does not show ofi0 on tcp;ofi_rxm over rail1"
+done
+
+H1=${prefix}1:1,${prefix}2:1,${prefix}3:1,${prefix}4:1
+MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp MANIFOLD_RMA_FABRIC=ofi MANIFOLD_OFI_PROVIDER=tcp \
+    "$MPIEXEC" --host "$H1" --launcher "$L" --timeout 90 "$TESTBIN/ofi_hybrid" >"$out" 2>"$err" \
+    </dev/null || fail "the hybrid job (p2p on tcp, one-sided on ofi) failed across hosts"
+grep -q ' No Errors' "$out" || fail "hybrid: no ' No Errors'"
+echo "ofi across hosts as expected"
