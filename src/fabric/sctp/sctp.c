@@ -572,6 +572,15 @@ static bool mf_sctp_reachable(mf_fabric *f, int peer)
 
 /* ---- Sending ---- */
 
+/* Writability is not signalled reliably: while frames wait, sleeps are short. While
+ * associations are unproven, their deadline needs a pass now and then. Called wherever either
+ * count may have grown (send as well as progress: a frame queued by send must not wait for the
+ * next arrival to be retried). */
+static void mf_sctp_bound_sleep(mf_sctp *s)
+{
+    s->s_base.poll_interval_us = s->s_nqueued ? 1000 : s->s_npending ? 100000 : 0;
+}
+
 static int mf_sctp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                         int niov, mf_fabric_done *done)
 {
@@ -666,6 +675,7 @@ static int mf_sctp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
     else
         p->p_head = o;
     p->p_tail = o;
+    mf_sctp_bound_sleep(s);
     return mine ? MF_FABRIC_PENDING : MF_FABRIC_DONE;
 busy:
     free(o);
@@ -697,9 +707,7 @@ static int mf_sctp_progress(mf_fabric *f)
     if (s->s_npending)
         n += mf_sctp_housekeeping(s);
     n += mf_sctp_report_failures(s);
-    /* Writability is not signalled reliably: while frames wait, sleeps are short. While
-     * strangers are pending, their deadline needs a pass now and then. */
-    f->poll_interval_us = s->s_nqueued ? 1000 : s->s_npending ? 100000 : 0;
+    mf_sctp_bound_sleep(s);
     return n;
 }
 
