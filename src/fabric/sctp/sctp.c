@@ -578,7 +578,9 @@ static bool mf_sctp_reachable(mf_fabric *f, int peer)
  * next arrival to be retried). */
 static void mf_sctp_bound_sleep(mf_sctp *s)
 {
-    s->s_base.poll_interval_us = s->s_nqueued ? 1000 : s->s_npending ? 100000 : 0;
+    s->s_base.poll_interval_us = s->s_nqueued || s->s_hs_waiting ? 1000
+                                 : s->s_npending                 ? 100000
+                                                                 : 0;
 }
 
 static int mf_sctp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
@@ -702,7 +704,7 @@ static int mf_sctp_progress(mf_fabric *f)
             list = next;
         }
     }
-    if (s->s_nqueued)
+    if (s->s_nqueued || s->s_hs_waiting)
         n += mf_sctp_flush_all(s);
     if (s->s_npending)
         n += mf_sctp_housekeeping(s);

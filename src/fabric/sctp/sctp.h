@@ -181,10 +181,11 @@ typedef struct mf_sctp {
     mf_sctp_peer *s_peers;
     int s_npeers;
     mf_sctp_assoc *s_assocs;
-    int s_npending; /* associations that have not proved themselves */
-    int s_nqueued;  /* peers with frames queued */
-    int s_nfailing; /* failures to report */
-    bool s_closing; /* close: arrivals are no longer handed up */
+    int s_npending;    /* associations that have not proved themselves */
+    int s_nqueued;     /* peers with frames queued */
+    int s_nfailing;    /* failures to report */
+    bool s_hs_waiting; /* some association has handshake records that did not fit yet */
+    bool s_closing;    /* close: arrivals are no longer handed up */
     double s_next_sweep;
     double s_auth_timeout;
     int s_pending_max;

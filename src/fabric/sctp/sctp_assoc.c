@@ -273,6 +273,8 @@ static int mf_sctp_hs_flush(mf_sctp *s, mf_sctp_assoc *a)
         memmove(a->a_hs_out, a->a_hs_out[n], (size_t)(a->a_hs_n - n) * sizeof a->a_hs_out[0]);
         a->a_hs_n -= n;
     }
+    if (a->a_hs_n)
+        s->s_hs_waiting = true; /* progress retries (mf_sctp_flush_all) */
     return n;
 }
 
@@ -372,6 +374,7 @@ int mf_sctp_flush_peer(mf_sctp *s, int peer)
 int mf_sctp_flush_all(mf_sctp *s)
 {
     int n = 0;
+    s->s_hs_waiting = false;
     for (mf_sctp_assoc *a = s->s_assocs; a; a = a->a_next)
         if (a->a_hs_n)
             n += mf_sctp_hs_flush(s, a);
