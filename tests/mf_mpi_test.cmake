@@ -24,6 +24,8 @@ set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_tcp MANIFOLD_SHM=0 MANIFOLD_FABR
 # job's test cluster removes meanwhile).
 set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_ofi MANIFOLD_SHM=0 MANIFOLD_FABRIC=ofi
              MANIFOLD_OFI_PROVIDER=tcp MANIFOLD_OFI_DOMAIN=lo)
+# sctp (usrsctp over UDP) for every peer, same host included.
+set_property(GLOBAL PROPERTY MF_TEST_FABRIC_ENV_sctp MANIFOLD_SHM=0 MANIFOLD_FABRIC=sctp)
 
 # mf_test_fabrics(<out>): the names of src/fabric/fabrics.def that have a recipe above.
 function(mf_test_fabrics out)

@@ -1,0 +1,341 @@
+/*
+ * sctp_test.c — the sctp fabric end to end between forked processes, driven through its ops (no
+ * p2p layer: this file provides the two upcalls). Addresses are exchanged through pipes, as in
+ * tcp_test.c.
+ *
+ * Scenarios (each with fresh processes):
+ *   traffic   both ranks send at once (the two INITs meet), frames of many sizes up to max_frame
+ *             with tags spread over every stream, checked for content and for arriving in the
+ *             order sent per (peer, context) — the order MPI_ANY_TAG needs, although SCTP lets
+ *             streams overtake each other; an 8-byte ping-pong is timed.
+ *   alltoall  four ranks send 200 frames each to every other at once, order checked.
+ *   remote    the ranks pretend to be on different hosts: loopback is not used between them.
+ *   secret    an impostor (rank 1 with another job secret) cannot join: rank 0 takes none of
+ *             its frames, the impostor's peer fails with a message naming the refusal.
+ * Exits 0 on success.
+ */
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
+#include "fabric/fabric.h"
+#include "fabric/sctp/sctp.h"
+#include "runtime/pm.h"
+
+#define MAXP 4
+static uint64_t rx_next[MAXP];
+static int rx_frames, rx_bad, failed_peer = -1;
+static char failed_msg[MPI_MAX_ERROR_STRING];
+static unsigned char *rx_buf[MAXP];
+static size_t rx_cap = 1u << 20;
+static struct iovec rx_iov[MAXP][2];
+static mf_wire_hdr rx_hdr[MAXP];
+
+static unsigned char pat(uint64_t seq, size_t i)
+{
+    return (unsigned char)(seq * 31 + i + (i >> 12));
+}
+
+static void rx_done(mf_fabric_sink *s, int status)
+{
+    mf_wire_hdr *h = s->fs_ctx;
+    unsigned char *buf = rx_buf[h->rreq];
+    if (status != MPI_SUCCESS) {
+        rx_bad++;
+    } else {
+        for (size_t i = 0; i < h->len; i += (i < 4096 ? 1 : 4093))
+            if (buf[i] != pat(h->sreq, i)) {
+                fprintf(stderr, "frame %llu: byte %zu differs\n", (unsigned long long)h->sreq, i);
+                rx_bad++;
+                break;
+            }
+    }
+    rx_frames++;
+}
+
+void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
+{
+    if (hdr->sreq != rx_next[peer]++ || hdr->src != peer) {
+        fprintf(stderr, "rank %d: frame %llu (tag %d) from %d arrived, expected %llu\n", mf_g.rank,
+                (unsigned long long)hdr->sreq, hdr->tag, peer,
+                (unsigned long long)rx_next[peer] - 1);
+        rx_bad++;
+    }
+    rx_hdr[peer] = *hdr;
+    rx_hdr[peer].rreq = (uint64_t)peer;
+    size_t len = hdr->len, a = len / 2;
+    rx_iov[peer][0] = (struct iovec){rx_buf[peer], a};
+    rx_iov[peer][1] = (struct iovec){rx_buf[peer] + a, len - a};
+    sink->fs_iov = rx_iov[peer];
+    sink->fs_niov = 2;
+    sink->fs_done = rx_done;
+    sink->fs_ctx = &rx_hdr[peer];
+}
+
+void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
+{
+    int len;
+    failed_peer = peer;
+    mf_error_string(code, failed_msg, &len);
+}
+
+typedef struct tx {
+    mf_fabric_done d;
+    int calls, status;
+} tx;
+
+static void tx_fn(mf_fabric_done *d, int status)
+{
+    ((tx *)d)->calls++;
+    ((tx *)d)->status = status;
+}
+
+static double now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* As the engine does: progress, and sleep on the wait fd when idle. */
+static void pump(mf_fabric *f)
+{
+    if (f->ops->progress(f) > 0)
+        return;
+    struct pollfd p = {.fd = f->ops->wait_fd(f), .events = POLLIN};
+    int ms = f->poll_interval_us > 0 ? (f->poll_interval_us + 999) / 1000 : 10;
+    if (f->ops->sleep_prepare(f))
+        poll(&p, 1, ms);
+    f->ops->sleep_end(f);
+}
+
+static uint64_t tx_seq[MAXP];
+
+static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, int tag)
+{
+    mf_wire_hdr h = {.type = MF_MSG_DATA,
+                     .context = 7,
+                     .src = mf_g.rank,
+                     .tag = tag,
+                     .len = len,
+                     .sreq = tx_seq[peer]};
+    for (size_t i = 0; i < len; i += (i < 4096 ? 1 : 4093))
+        buf[i] = pat(tx_seq[peer], i);
+    tx_seq[peer]++;
+    struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
+    tx t = {.d.fd_fn = tx_fn};
+    int rc = f->ops->send(f, peer, &h, v, 2, &t.d);
+    if (rc == MF_FABRIC_PENDING) {
+        double t0 = now();
+        while (!t.calls && now() - t0 < 8)
+            pump(f);
+        if (!t.calls)
+            fprintf(stderr, "rank %d: send of %zu bytes (seq %llu) to %d not done; %d frames in\n",
+                    mf_g.rank, len, (unsigned long long)h.sreq, peer, rx_frames);
+        rc = t.calls && t.status == MPI_SUCCESS ? MF_FABRIC_DONE : MPI_ERR_OTHER;
+    }
+    return rc;
+}
+
+static void wait_frames(mf_fabric *f, int n, double limit)
+{
+    double t0 = now();
+    while (rx_frames < n && failed_peer < 0 && now() - t0 < limit)
+        pump(f);
+}
+
+static int child(int rank, int np, const char *scenario, int wfd, int rfd)
+{
+    if (getenv("SCTP_TEST_DEBUG"))
+        mf_verbose_level = 2;
+    mf_log_set_rank(rank);
+    if (mf_pm_init(&mf_g.pm) != MPI_SUCCESS)
+        return 10;
+    static int node_of[MAXP];
+    mf_g.rank = rank;
+    mf_g.size = np;
+    mf_g.node_of = node_of;
+    mf_g.num_nodes = 1;
+    if (strcmp(scenario, "remote") == 0) {
+        for (int r = 0; r < np; r++)
+            node_of[r] = r;
+        mf_g.node = rank;
+        mf_g.num_nodes = np;
+    }
+    mf_g.job_hash = 0x5c7b;
+    memset(&mf_g.job_secret, 0x42, sizeof mf_g.job_secret);
+    bool impostor = strcmp(scenario, "secret") == 0 && rank == 1;
+    if (impostor)
+        mf_g.job_secret.as_key[0] ^= 1;
+    for (int r = 0; r < np; r++)
+        rx_buf[r] = malloc(rx_cap);
+    unsigned char *tx_buf = malloc(rx_cap);
+    const char *ifs = strcmp(scenario, "remote") == 0 ? "" : "lo";
+    mf_fabric *f = mf_fabric_instance_new(&mf_sctp_class, 0, ifs);
+    if (!f || f->ops->open(f) != MPI_SUCCESS)
+        return 11;
+    char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX] = "";
+    snprintf(key, sizeof key, "mf.sctp0.%d", rank);
+    mf_pm_get(key, val, sizeof val);
+    if (write(wfd, val, sizeof val) != (ssize_t)sizeof val)
+        return 12;
+    for (int r = 0; r < np; r++) {
+        if (read(rfd, val, sizeof val) != (ssize_t)sizeof val)
+            return 13;
+        snprintf(key, sizeof key, "mf.sctp0.%d", r);
+        if (r != rank)
+            mf_pm_put(key, val);
+    }
+    if (f->ops->start(f) != MPI_SUCCESS)
+        return 14;
+    int rc = 0;
+    if (strcmp(scenario, "traffic") == 0 || strcmp(scenario, "remote") == 0) {
+        int peer = 1 - rank, total = 0;
+        static const size_t sizes[] = {0, 1, 8, 100, 4096, 65536, 300000, 1u << 20, 3, 77777};
+        int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
+        for (int rep = 0; rep < 4; rep++)
+            for (int i = 0; i < nsizes; i++, total++)
+                if (send_frame(f, peer, tx_buf, sizes[i], total * 7919 % 1000) != MF_FABRIC_DONE)
+                    return 20;
+        /* Many small frames, tags spread over the streams, not waited for one by one. */
+        for (int i = 0; i < 2000; i++, total++)
+            if (send_frame(f, peer, tx_buf, (size_t)(i % 50), i % 97) != MF_FABRIC_DONE)
+                return 21;
+        wait_frames(f, total, 15);
+        if (rx_frames < total || rx_bad || failed_peer >= 0) {
+            fprintf(stderr, "rank %d: %d/%d frames, %d bad, failed %d: %s\n", rank, rx_frames,
+                    total, rx_bad, failed_peer, failed_msg);
+            mf_sctp_dump(f);
+            return 22;
+        }
+        if (getenv("SCTP_TEST_TRACE"))
+            fprintf(stderr, "rank %d: traffic checked\n", rank);
+        if (strcmp(scenario, "traffic") == 0) { /* 8-byte ping-pong, rank 0 measures */
+            int iters = 500, base = total;      /* (the first ping may have come already) */
+            double t0 = now();
+            for (int i = 0; i < iters; i++) {
+                if (rank == 0 && send_frame(f, peer, tx_buf, 8, 5) != MF_FABRIC_DONE)
+                    return 23;
+                wait_frames(f, base + i + 1, 5);
+                if (rx_frames < base + i + 1) {
+                    fprintf(stderr, "rank %d: ping-pong %d: no frame\n", rank, i);
+                    mf_sctp_dump(f);
+                    return 24;
+                }
+                if (rank == 1 && send_frame(f, peer, tx_buf, 8, 5) != MF_FABRIC_DONE)
+                    return 23;
+            }
+            if (rank == 0)
+                printf("sctp_test: 8 B round trip %.1f us (loopback, busy-ish polling)\n",
+                       (now() - t0) / iters * 1e6);
+        }
+        /* Both finish before either closes (the other's frames must not be cut off). */
+        wait_frames(f, rx_frames, 0.5);
+    } else if (strcmp(scenario, "alltoall") == 0) {
+        int per = 200;
+        for (int i = 0; i < per; i++)
+            for (int k = 1; k < np; k++)
+                if (send_frame(f, (rank + k) % np, tx_buf, (size_t)(i * 13 % 3000), i % 31) !=
+                    MF_FABRIC_DONE)
+                    return 30;
+        wait_frames(f, per * (np - 1), 60);
+        if (rx_frames != per * (np - 1) || rx_bad || failed_peer >= 0) {
+            fprintf(stderr, "rank %d: %d frames, %d bad, failed %d: %s\n", rank, rx_frames, rx_bad,
+                    failed_peer, failed_msg);
+            return 31;
+        }
+        wait_frames(f, rx_frames + 1, 1.0); /* let the others finish */
+    } else if (strcmp(scenario, "secret") == 0) {
+        if (impostor) {
+            int r = send_frame(f, 0, tx_buf, 100, 1);
+            double t0 = now();
+            while (failed_peer < 0 && now() - t0 < 10)
+                pump(f);
+            if (failed_peer != 0 || !strstr(failed_msg, "refused")) {
+                fprintf(stderr, "impostor: send %d, failed %d: %s\n", r, failed_peer, failed_msg);
+                return 40;
+            }
+        } else {
+            double t0 = now();
+            while (now() - t0 < 2)
+                pump(f);
+            if (rx_frames || failed_peer >= 0) {
+                fprintf(stderr, "rank 0: took %d frames from the impostor (failed %d: %s)\n",
+                        rx_frames, failed_peer, failed_msg);
+                return 41;
+            }
+        }
+    }
+    if (getenv("SCTP_TEST_TRACE"))
+        fprintf(stderr, "rank %d: closing\n", rank);
+    if (f->ops->close(f) != MPI_SUCCESS)
+        rc = 50;
+    if (getenv("SCTP_TEST_TRACE"))
+        fprintf(stderr, "rank %d: closed\n", rank);
+    mf_fabric_instance_free(f);
+    for (int r = 0; r < np; r++)
+        free(rx_buf[r]);
+    free(tx_buf);
+    return rc;
+}
+
+static int run(const char *scenario, int np)
+{
+    printf("sctp_test: %s, %d ranks\n", scenario, np);
+    int up[MAXP][2], down[MAXP][2];
+    pid_t pid[MAXP];
+    for (int r = 0; r < np; r++) {
+        if (pipe(up[r]) || pipe(down[r]))
+            return 1;
+        pid[r] = fork();
+        if (pid[r] == 0) {
+            fflush(stdout);
+            _exit(child(r, np, scenario, up[r][1], down[r][0]));
+        }
+    }
+    static char table[MAXP][MF_PM_VAL_MAX];
+    for (int r = 0; r < np; r++)
+        if (read(up[r][0], table[r], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
+            memset(table[r], 0, MF_PM_VAL_MAX);
+    for (int r = 0; r < np; r++)
+        for (int k = 0; k < np; k++)
+            if (write(down[r][1], table[k], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
+                break;
+    int bad = 0;
+    for (int r = 0; r < np; r++) {
+        int st;
+        waitpid(pid[r], &st, 0);
+        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+            fprintf(stderr, "%s: rank %d exited with status %d\n", scenario, r,
+                    WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
+            bad = 1;
+        }
+        close(up[r][0]);
+        close(up[r][1]);
+        close(down[r][0]);
+        close(down[r][1]);
+    }
+    return bad;
+}
+
+/* Arguments: the scenarios to run (default: all). */
+int main(int argc, char **argv)
+{
+    setvbuf(stdout, NULL, _IOLBF, 0);
+    int bad = 0;
+    if (argc < 2) {
+        bad = run("traffic", 2) | run("alltoall", 4) | run("remote", 2) | run("secret", 2);
+    } else {
+        for (int i = 1; i < argc; i++)
+            bad |= run(argv[i], strcmp(argv[i], "alltoall") == 0 ? 4 : 2);
+    }
+    printf("sctp_test: %s\n", bad ? "FAILED" : "ok");
+    return bad;
+}
