@@ -131,7 +131,7 @@ static void mf_shm_notify(mf_shm_state *s, mf_shm_peer *p)
 /* The instance whose segment the local ranks share, for mf_shm_wake_rank (one per process:
  * set once it has peers, cleared when it closes). */
 static mf_shm_state *mf_shm_live;
-static unsigned long long mf_shm_wake_count, mf_shm_unrung_count;
+static unsigned long long mf_shm_unrung_count;
 
 void mf_shm_wake_rank(int rank)
 {
@@ -143,15 +143,8 @@ void mf_shm_wake_rank(int rank)
         atomic_thread_fence(memory_order_seq_cst);
     else
         atomic_signal_fence(memory_order_seq_cst); /* see mf_shm_notify */
-    if (atomic_load_explicit(&p->info->sleeping, memory_order_relaxed)) {
-        mf_shm_wake_count++;
+    if (atomic_load_explicit(&p->info->sleeping, memory_order_relaxed))
         mf_shm_wake(s, p);
-    }
-}
-
-unsigned long long mf_shm_wake_rings(void)
-{
-    return mf_shm_wake_count;
 }
 
 unsigned long long mf_shm_unrung_sleeps(void)

@@ -15,8 +15,6 @@
  * ourselves, a rank on another host, or when no shm fabric is open. Library lock held. */
 void mf_shm_wake_rank(int rank);
 
-/* Doorbells rung by mf_shm_wake_rank since the process started (tests). */
-unsigned long long mf_shm_wake_rings(void);
 /* Sleeps of this process that ended with its sleeping flag still up: nobody rang its doorbell
  * (the sleep ran to its bound, or another descriptor or a signal ended it). A waiter that finds
  * what it waited for right after such a sleep was not woken for it. */
