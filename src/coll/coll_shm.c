@@ -26,9 +26,11 @@
  * packed form is their memory layout (contiguous, extent = size) take this path.
  *
  * Waiting: a few checks of the flags, then the progress engine's wait (its spin, its yields when
- * the host is oversubscribed, then sleeps), which keeps every fabric moving. Flag stores ring no
- * doorbell, so a sleeping waiter is bounded: a progress source limits each sleep to
- * MANIFOLD_COLL_SHM_SLEEP_US.
+ * the host is oversubscribed, then sleeps), which keeps every fabric moving. A flag store rings
+ * the doorbell of every other rank that sleeps (shm_wake.h: one load per rank when none does),
+ * and a waiter looks at the flags once more after raising its sleeping flag (the progress
+ * source's sleep_ns), so a store is never missed; a progress source still bounds each sleep to
+ * MANIFOLD_COLL_SHM_SLEEP_US as a safety net.
  */
 #include <stdatomic.h>
 #include <stdint.h>
@@ -42,6 +44,8 @@
 #include "core/progress.h"
 #include "core/state.h"
 #include "fabric/fabric.h"
+#include "fabric/shm/shm_wake.h"
+#include "tool/mpit.h"
 
 /* One rank's flags, each on its own cache line (written by one rank, read by all). */
 struct shm_flags {
@@ -63,6 +67,8 @@ struct mf_coll_shm {
     void *seg;      /* the mapping */
     struct shm_flags *flags;
     char *data; /* SHM_BUFFERS buffers of n slots */
+    int n;      /* ranks */
+    int *world; /* world rank of each rank, for their doorbells */
 };
 
 /* The communicators that can never use a segment share this one (no allocation for them). */
@@ -93,6 +99,7 @@ void mf_coll_comm_free(mf_comm *comm)
     if (s->h.leaders)
         mf_comm_release(s->h.leaders);
     free(s->h.leader_of_node);
+    free(s->world);
     free(s);
 }
 
@@ -162,6 +169,30 @@ static enum coll_kind coll_kind_of(const mf_comm *comm, bool *multi)
     return shared ? KIND_HIER : KIND_NONE;
 }
 
+/* Segment waits that found their flags reached right after a sleep nobody rang for (MPI_T
+ * coll_shm_late_wakeups): a flag store that did not wake its waiter, which then slept until the
+ * safety-net bound. */
+static mf_t_counter shm_late_wakeups;
+
+static void shm_publish_counters(void)
+{
+    static bool done;
+    if (done)
+        return;
+    done = true;
+    mf_t_pvar_register(&(mf_t_pvar_desc){
+        .name = "coll_shm_late_wakeups",
+        .desc = "waits of the shared-memory collectives that found what they waited for right "
+                "after a sleep no doorbell ended (it ran to MANIFOLD_COLL_SHM_SLEEP_US, or "
+                "something else woke it): flag stores that did not wake their waiter",
+        .category = "coll",
+        .var_class = MPI_T_PVAR_CLASS_COUNTER,
+        .datatype = MPI_UNSIGNED_LONG_LONG,
+        .verbosity = MPI_T_VERBOSITY_TUNER_BASIC,
+        .counter = &shm_late_wakeups,
+    });
+}
+
 /* Maps the segment (collective over comm); on failure the communicator keeps the
  * point-to-point algorithms. */
 static void shm_create(mf_comm *comm, struct mf_coll_shm *s)
@@ -171,10 +202,25 @@ static void shm_create(mf_comm *comm, struct mf_coll_shm *s)
     s->slot = shm_slot_bytes(n);
     size_t flags = (size_t)n * sizeof(struct shm_flags);
     s->seg_len = flags + SHM_BUFFERS * (size_t)n * s->slot;
-    if (mf_host_segment_map(comm, s->seg_len, "coll", &s->seg) != MPI_SUCCESS) {
+    /* every rank allocates before the collective mapping, so a failure here is local and the
+     * mapping's agreement makes it everyone's */
+    s->world = malloc((size_t)n * sizeof *s->world);
+    if (s->world)
+        for (int i = 0; i < n; i++)
+            s->world[i] = mf_comm_peer(comm, i);
+    s->n = n;
+    void *seg = NULL;
+    int rc = mf_host_segment_map(comm, s->world ? s->seg_len : 0, "coll", &seg);
+    if (rc != MPI_SUCCESS || !s->world) {
+        if (seg)
+            munmap(seg, s->seg_len);
+        free(s->world);
+        s->world = NULL;
         s->state = SHM_NEVER;
         return;
     }
+    s->seg = seg;
+    shm_publish_counters();
     s->flags = s->seg;
     s->data = (char *)s->seg + flags;
     s->state = SHM_READY;
@@ -266,8 +312,11 @@ struct shm_wait {
     const struct mf_coll_shm *s;
     size_t field; /* offsetof the flag in struct shm_flags */
     uint64_t want;
-    int next; /* ranks below it are known to have reached `want` */
-    int end;  /* one past the last rank looked at */
+    int next;                  /* ranks below it are known to have reached `want` */
+    int end;                   /* one past the last rank looked at */
+    const void *owner;         /* shm_thread_tag of the waiting thread */
+    bool slept;                /* a sleep was allowed since the flags were last looked at */
+    unsigned long long unrung; /* mf_shm_unrung_sleeps() when it was */
 };
 
 static _Atomic uint64_t *shm_flag(const struct mf_coll_shm *s, int r, size_t field)
@@ -284,9 +333,36 @@ static bool shm_reached(void *arg)
     return w->next == w->end;
 }
 
+/* The engine's done(): shm_reached, counting a reach right after an unrung sleep. */
+static bool shm_wait_done(void *arg)
+{
+    struct shm_wait *w = arg;
+    bool reached = shm_reached(w);
+    if (w->slept) {
+        w->slept = false;
+        if (reached && mf_shm_unrung_sleeps() != w->unrung)
+            mf_t_count_serial(&shm_late_wakeups, 1);
+    }
+    return reached;
+}
+
+/* Its address tells threads apart. */
+static _Thread_local char shm_thread_tag;
+
+/* Called by the engine after the fabrics raised their sleeping flags (progress.h): the last
+ * look at the flags, so that a store made before our flag was up is seen here and one made
+ * after it rings us (shm_wake.h). Only for the waiting thread: another one about to sleep (the
+ * progress thread) must not be told to keep polling, which it would do without ever letting
+ * the waiter take the lock. */
 static long long shm_sleep_ns(void *arg)
 {
-    (void)arg;
+    struct shm_wait *w = arg;
+    if (w->owner == &shm_thread_tag) {
+        if (shm_reached(w))
+            return 0;
+        w->slept = true;
+        w->unrung = mf_shm_unrung_sleeps();
+    }
     static long long ns;
     if (!ns)
         ns = mf_config_long("MANIFOLD_COLL_SHM_SLEEP_US") * 1000;
@@ -296,15 +372,15 @@ static long long shm_sleep_ns(void *arg)
 /* Waits until ranks [lo, hi) have `field` >= want. */
 static int shm_wait_range(const struct mf_coll_shm *s, size_t field, uint64_t want, int lo, int hi)
 {
-    struct shm_wait w = {s, field, want, lo, hi};
+    struct shm_wait w = {s, field, want, lo, hi, &shm_thread_tag, false, 0};
     for (int i = 0; i < 32; i++)
         if (shm_reached(&w))
             return MPI_SUCCESS;
-    mf_progress_source src = {.fd = -1, .sleep_ns = shm_sleep_ns};
+    mf_progress_source src = {.fd = -1, .sleep_ns = shm_sleep_ns, .arg = &w};
     int rc = mf_progress_source_add(&src);
     if (rc)
         return rc;
-    rc = mf_progress_wait(shm_reached, &w);
+    rc = mf_progress_wait(shm_wait_done, &w);
     mf_progress_source_remove(&src);
     return rc;
 }
@@ -314,9 +390,13 @@ static int shm_wait_all(const struct mf_coll_shm *s, int n, size_t field, uint64
     return shm_wait_range(s, field, want, 0, n);
 }
 
+/* Publishes our flag and wakes the ranks that sleep waiting (any of them may wait for it). */
 static void shm_set(struct mf_coll_shm *s, int r, size_t field, uint64_t v)
 {
     atomic_store_explicit(shm_flag(s, r, field), v, memory_order_release);
+    for (int i = 0; i < s->n; i++)
+        if (i != r)
+            mf_shm_wake_rank(s->world[i]);
 }
 
 #define POSTED offsetof(struct shm_flags, posted)

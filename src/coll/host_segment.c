@@ -2,11 +2,12 @@
  * host_segment.c — one shared-memory segment mapped by every rank of a communicator whose ranks
  * all live on this host (coll.h: mf_host_segment_map).
  *
- * The same steps as the one-sided layer's direct windows (src/rma/rma_win.c): the communicator's
- * rank 0 creates a named POSIX shared-memory object (O_EXCL, mode 0600, zero-filled by
- * ftruncate), tells the others its name, every rank maps it, and once all ranks agreed that
- * they have it mapped rank 0 unlinks it, so nothing stays in /dev/shm even if the job dies
- * later. The exchanges use point-to-point collectives, never a segment.
+ * Used by the shared-memory collectives (coll_shm.c) and by the one-sided layer's direct windows
+ * (src/rma/rma_win.c, which agrees on the outcome over the whole window after it). The
+ * communicator's rank 0 creates a named POSIX shared-memory object (O_EXCL, mode 0600,
+ * zero-filled by ftruncate), tells the others its name, every rank maps it, and once all ranks
+ * agreed that they have it mapped rank 0 unlinks it, so nothing stays in /dev/shm even if the
+ * job dies later. The exchanges use point-to-point collectives, never a segment.
  */
 #include <fcntl.h>
 #include <stdio.h>

@@ -22,10 +22,26 @@
  * model: a vector loop guarded by an overlap check, with a scalar tail (twice the speed of the
  * scalar loop for sums of doubles). Clang vectorizes them at -O2 by itself. */
 #if defined(__GNUC__) && !defined(__clang__)
-#define KERNEL_VECTORIZE __attribute__((optimize("vect-cost-model=dynamic")))
+#define KERNEL_VECTORIZE_MODEL __attribute__((optimize("vect-cost-model=dynamic")))
 #else
-#define KERNEL_VECTORIZE
+#define KERNEL_VECTORIZE_MODEL
 #endif
+/* The x86-64 baseline is SSE2 (16-byte vectors). Each kernel is also compiled for AVX2 (32-byte
+ * vectors) and the loader picks the clone once, from the CPU it runs on (an ifunc), so the hot
+ * loop runs at twice the width where the CPU has it and the library still loads everywhere.
+ * Every kernel is element-wise (inout[i] depends on in[i] and inout[i] only), so the width
+ * changes no result: integer ops stay exact, and each floating-point element sees the one IEEE
+ * operation it sees today (no sums reassociated, no multiply-add fused: the clones are compiled
+ * without FMA, and there is no multiply followed by an add to contract). */
+#if defined(__x86_64__) && defined(__has_attribute)
+#if __has_attribute(target_clones) && (defined(__clang__) || defined(__GNUC__))
+#define KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
+#endif
+#endif
+#ifndef KERNEL_CLONES
+#define KERNEL_CLONES
+#endif
+#define KERNEL_VECTORIZE KERNEL_VECTORIZE_MODEL KERNEL_CLONES
 
 /* inout[i] = EXPR(x = in[i], y = inout[i]) */
 #define KERNEL(name, T, EXPR)                                                                      \

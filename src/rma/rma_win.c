@@ -2,12 +2,10 @@
  * rma_win.c — window objects: creation for the four flavors, the node-wide mapping of shared
  * windows, hints, and freeing.
  */
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <unistd.h>
 
 #include "coll/coll.h"
 #include "coll/comm_build.h"
@@ -89,10 +87,9 @@ static bool mf_win_one_host(const mf_comm *comm)
     return true;
 }
 
-/* Maps one segment per host for the window's ranks there: the host's first rank creates a
- * named POSIX shared-memory object, its ranks map it, and it is unlinked once every rank of the
- * window agreed (so nothing stays in /dev/shm even if the job dies later). Collective over the
- * window; the outcome is agreed by all its ranks. */
+/* Maps one segment per host for the window's ranks there (coll.h: mf_host_segment_map, which
+ * unlinks the name once the host's ranks have it mapped, so nothing stays in /dev/shm even if
+ * the job dies later). Collective over the window; the outcome is agreed by all its ranks. */
 static int mf_win_map_shared(mf_win *w, const char *fn)
 {
     mf_comm *c = w->w_comm, *node = NULL;
@@ -115,39 +112,13 @@ static int mf_win_map_shared(mf_win *w, const char *fn)
         total += (size_t)w->w_sizes[r];
     }
     w->w_seg_len = total;
-    static unsigned seq;
-    char name[96];
-    snprintf(name, sizeof name, "/manifold-rma-%016llx-%d-%u", (unsigned long long)mf_g.job_hash,
-             (int)getpid(), seq++);
-    int err = 0, fd = -1;
-    rc = mf_coll_bcast(name, sizeof name, mf_datatype_get(MPI_CHAR), 0, node);
-    if (!rc && node->c_rank == 0) {
-        fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
-        if (fd < 0 || ftruncate(fd, (off_t)w->w_seg_len) != 0)
-            err = 1;
-    }
-    if (!rc)
-        rc = mf_coll_bcast(&err, 1, mf_datatype_get(MPI_INT), 0, node);
-    if (!rc && !err && node->c_rank != 0 && (fd = shm_open(name, O_RDWR, 0)) < 0)
-        err = 1;
-    if (!rc && !err) {
-        void *p = mmap(NULL, w->w_seg_len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-        if (p == MAP_FAILED)
-            err = 1;
-        else
-            w->w_seg = p;
-    }
-    if (fd >= 0)
-        close(fd);
+    void *seg = NULL;
+    int err = mf_host_segment_map(node, w->w_seg_len, "rma", &seg) != MPI_SUCCESS;
+    w->w_seg = seg;
     /* agreed over the whole window: a host that failed must not leave the others in it */
-    err |= rc != MPI_SUCCESS;
     int any = 1;
-    int rc2 = mf_coll_allreduce(&err, &any, 1, mf_datatype_get(MPI_INT), mf_op_get(MPI_MAX), c);
-    if (node->c_rank == 0 && fd >= 0)
-        shm_unlink(name);
+    rc = mf_coll_allreduce(&err, &any, 1, mf_datatype_get(MPI_INT), mf_op_get(MPI_MAX), c);
     mf_comm_release(node);
-    if (!rc)
-        rc = rc2;
     if (!rc && any)
         rc = mf_error(MPI_ERR_NO_MEM, "%s: cannot map a shared segment of %zu bytes", fn,
                       w->w_seg_len);

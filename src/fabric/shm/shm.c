@@ -36,6 +36,7 @@
 #include "core/state.h"
 #include "fabric/fabric.h"
 #include "fabric/shm/shm.h"
+#include "fabric/shm/shm_wake.h"
 
 #define MF_SHM_BATCH 32             /* frames taken from one ring per progress pass */
 #define MF_SHM_MIN_FRAME (32 << 10) /* max_frame never below this: fewer, larger stream frames */
@@ -125,6 +126,30 @@ static void mf_shm_notify(mf_shm_state *s, mf_shm_peer *p)
         atomic_signal_fence(memory_order_seq_cst);
     if (atomic_load_explicit(&p->info->sleeping, memory_order_relaxed))
         mf_shm_wake(s, p);
+}
+
+/* The instance whose segment the local ranks share, for mf_shm_wake_rank (one per process:
+ * set once it has peers, cleared when it closes). */
+static mf_shm_state *mf_shm_live;
+static unsigned long long mf_shm_unrung_count;
+
+void mf_shm_wake_rank(int rank)
+{
+    mf_shm_state *s = mf_shm_live;
+    mf_shm_peer *p = s ? mf_shm_peer_of(s, rank) : NULL;
+    if (!p || p->failed)
+        return;
+    if (!s->asym_fence)
+        atomic_thread_fence(memory_order_seq_cst);
+    else
+        atomic_signal_fence(memory_order_seq_cst); /* see mf_shm_notify */
+    if (atomic_load_explicit(&p->info->sleeping, memory_order_relaxed))
+        mf_shm_wake(s, p);
+}
+
+unsigned long long mf_shm_unrung_sleeps(void)
+{
+    return mf_shm_unrung_count;
 }
 
 /* ---- peer failure ---- */
@@ -465,11 +490,12 @@ static void mf_shm_sleep_end(mf_fabric *f)
     /* Still flagged: no peer rang. Work waiting now arrived unannounced (a lost wake-up) unless
      * its producer is between publishing and looking at our flag, a window of a few
      * instructions against a sleep. */
-    if (s->peers &&
-        atomic_exchange_explicit(&mf_shm_segment_info(&s->seg, s->me)->sleeping, 0,
-                                 memory_order_seq_cst) != 0 &&
-        mf_shm_has_work(s))
-        mf_progress_missed_wakeup();
+    if (s->peers && atomic_exchange_explicit(&mf_shm_segment_info(&s->seg, s->me)->sleeping, 0,
+                                             memory_order_seq_cst) != 0) {
+        mf_shm_unrung_count++;
+        if (mf_shm_has_work(s))
+            mf_progress_missed_wakeup();
+    }
     mf_shm_doorbell_drain(s->doorbell);
 }
 
@@ -511,6 +537,8 @@ static int mf_shm_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
 
 static void mf_shm_reset(mf_shm_state *s)
 {
+    if (mf_shm_live == s)
+        mf_shm_live = NULL;
     free(s->peers);
     free(s->poll);
     free(s->known);
@@ -690,6 +718,7 @@ static int mf_shm_start(mf_fabric *f)
         mf_shm_reset(s);
         return rc;
     }
+    mf_shm_live = s;
     mf_debug("shm: %d local ranks, rings of %zu KiB, eager %zu, max frame %zu, cma %s, "
              "wake-up barrier %s",
              nlocal, s->seg.ring_cap >> 10, f->eager_limit, f->max_frame,
