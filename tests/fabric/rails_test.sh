@@ -7,6 +7,7 @@
 #   rma-route      MANIFOLD_RMA_FABRIC puts one-sided traffic on its own instance: the report
 #                  shows it, point-to-point stays where it was;
 #   bad-setting    a malformed fabric or interface setting stops mpiexec with the variable named;
+#   mpiexec-flags  mpiexec --fabric F / --rma-fabric F choose the fabrics (and bad ones are refused);
 #   job-report     --report-fabrics: rank 0 alone prints one line per host pair and function
 #                  with the instances used, and what each instance carried on the host.
 # Usage: rails_test.sh CASE (MPIEXEC, PROG in the environment).
@@ -50,6 +51,20 @@ bad-setting)
         if run env "$v"; then fail "$v was accepted"; fi
         grep -q "^mpiexec: ${v%%=*}='${v#*=}' is not valid" "$out" || fail "$v: no clear error"
     done
+    ;;
+mpiexec-flags)
+    # mpiexec --fabric / --rma-fabric spell MANIFOLD_FABRIC / MANIFOLD_RMA_FABRIC, overriding
+    # the environment, checked like them before any rank starts.
+    MANIFOLD_SHM=0 MANIFOLD_VERBOSE=1 MANIFOLD_FABRIC=tcp "$MPIEXEC" -n 3 --timeout 60 \
+        --fabric sctp --rma-fabric tcp "$PROG" >"$out" 2>&1 || fail "the job failed"
+    grep -q "^manifold\[0\]: peers 0 via self0; 1-2 via sctp0" "$out" ||
+        fail "--fabric sctp does not carry point-to-point"
+    grep -q "^manifold\[0\]: one-sided: peers 0 via self0; 1-2 via tcp0" "$out" ||
+        fail "--rma-fabric tcp does not carry one-sided traffic"
+    if MANIFOLD_SHM=0 "$MPIEXEC" -n 2 --timeout 60 --fabric udp "$PROG" >"$out" 2>&1; then
+        fail "--fabric udp was accepted"
+    fi
+    grep -q "^mpiexec: MANIFOLD_FABRIC='udp' is not valid" "$out" || fail "--fabric udp: no clear error"
     ;;
 job-report)
     MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp:lo,tcp:127.0.0.0/8 MANIFOLD_RMA_FABRIC=tcp:127.0.0.1/32 \

@@ -42,6 +42,10 @@ static const char mx_help[] =
     "                        allowed; it is detected and processes are told to yield the CPU\n"
     "  --bind-to core|none   pin local rank i of each host to core i (default none)\n"
     "  --report-bindings     print one line per rank saying where it is bound\n"
+    "  --fabric F            the network fabric(s) for point-to-point traffic: tcp, sctp, ofi,\n"
+    "                        or the full MANIFOLD_FABRIC grammar (e.g. tcp:eth0,tcp:eth1 for\n"
+    "                        two rails); same as MANIFOLD_FABRIC=F (docs/FABRICS.md)\n"
+    "  --rma-fabric F        the fabric(s) for one-sided traffic; same as MANIFOLD_RMA_FABRIC=F\n"
     "  --report-fabrics      at the end, once per job: the fabric instances used per host pair\n"
     "                        and function, and what each carried (same as MANIFOLD_REPORT=fabrics)\n"
     "\n"
@@ -344,6 +348,15 @@ static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv,
             free(opt->control_if);
             if (!(opt->control_if = strdup(next)))
                 return mx_usage("%s", "out of memory");
+            i++;
+        } else if (!strcmp(a, "--fabric") || !strcmp(a, "-fabric") || !strcmp(a, "--rma-fabric") ||
+                   !strcmp(a, "-rma-fabric")) {
+            /* A spelling of the setting, as classic MPIs select their network with one option:
+             * every rank inherits it, and it is checked with all settings below (a bad value
+             * is refused before any rank starts). */
+            if (!next || !*next)
+                return mx_usage("%s needs a fabric (tcp, sctp, ofi, or MANIFOLD_FABRIC syntax)", a);
+            setenv(strstr(a, "rma") ? "MANIFOLD_RMA_FABRIC" : "MANIFOLD_FABRIC", next, 1);
             i++;
         } else if (!strcmp(a, "--report-fabrics") || !strcmp(a, "-report-fabrics")) {
             /* The library reports (src/fabric/fabric.c); every rank inherits the setting. */
