@@ -24,6 +24,8 @@
 #define MF_PROGRESS_CLOCK_EVERY 32
 /* Events taken from epoll per sleep: the engine only needs to know that something is ready. */
 #define MF_PROGRESS_EVENTS 16
+/* The adaptive spin never falls below spin_ns / this (so a hit can still grow it back). */
+#define MF_PROGRESS_SPIN_SHRINK 16
 
 typedef struct mf_progress_hook_entry {
     mf_progress_hook fn;
@@ -41,6 +43,14 @@ typedef struct mf_progress_watch {
 static struct {
     int epfd;
     int spin_ns; /* -1: not decided yet (first wait, once the host layout is known) */
+    /* Adaptive spin (default spin only; an explicit MANIFOLD_SPIN_US is kept as set): the budget
+     * of the next wait, between spin_ns / MF_PROGRESS_SPIN_SHRINK and spin_ns. A spin that runs
+     * out halves it, work found while spinning doubles it. Why: when the peer shares our core
+     * with other load (not a host layout we can see), spinning burns the time slice the peer
+     * needs to answer (mpi4py's one-sided tests ran 2-3x slower under load); when the peer
+     * answers within the spin, as in any ping-pong, every spin is a hit and nothing changes. */
+    int spin_cur_ns;
+    bool spin_adapt;
     /* Oversubscribed hosts: after the spin, poll and yield the core (sched_yield) this long
      * before sleeping. A yield hands the core to a rank that has work at once, where a
      * sleep/wake-up pair through the doorbell costs tens of microseconds per message. */
@@ -352,21 +362,46 @@ static void mf_progress_budgets(void)
     const char *s = mf_config_str("MANIFOLD_SPIN_US");
     long us = *s ? mf_config_long("MANIFOLD_SPIN_US") : (mf_g.oversubscribed ? 0 : 50);
     mf_pe.spin_ns = (int)(us < 0 ? 0 : us > 1000000 ? 1000000000 : us * 1000);
+    mf_pe.spin_cur_ns = mf_pe.spin_ns;
+    mf_pe.spin_adapt = !*s && mf_pe.spin_ns > 0;
     long yus = mf_g.oversubscribed ? mf_config_long("MANIFOLD_YIELD_US") : 0;
     mf_pe.yield_ns = yus < 0 ? 0 : (long long)yus * 1000;
 }
 
 /* The wait loop; spin_ns and yield_ns are the budgets before a sleep (the progress thread has
- * none: it sleeps as soon as a pass finds nothing). */
+ * none: it sleeps as soon as a pass finds nothing; spin_ns < 0: the adaptive budget, below). */
+/* Adaptive spin: a wait's spin found work (grow the budget back) or ran out (shrink it). A
+ * spin that ran out is counted with the budget it had (MPI_T progress_spins_expired,
+ * progress_spin_budget_ns). */
+static void mf_progress_spin_hit(void)
+{
+    if (mf_pe.spin_adapt && mf_pe.spin_cur_ns < mf_pe.spin_ns)
+        mf_pe.spin_cur_ns =
+            mf_pe.spin_cur_ns > mf_pe.spin_ns / 2 ? mf_pe.spin_ns : mf_pe.spin_cur_ns * 2;
+}
+
+static void mf_progress_spin_miss(long long budget)
+{
+    mf_progress_count(&mf_pe.stats.spins_expired, 1);
+    mf_progress_count(&mf_pe.stats.spin_budget_ns, (uint64_t)(budget > 0 ? budget : 0));
+    int floor = mf_pe.spin_ns / MF_PROGRESS_SPIN_SHRINK;
+    if (mf_pe.spin_adapt && mf_pe.spin_cur_ns > floor)
+        mf_pe.spin_cur_ns = mf_pe.spin_cur_ns / 2 < floor ? floor : mf_pe.spin_cur_ns / 2;
+}
+
+/* spin_ns < 0: the adaptive budget (mf_pe.spin_cur_ns, read at each clock look). */
 static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), void *arg,
                             long long spin_ns, long long yield_ns)
 {
+    long long spin_now = spin_ns < 0 ? mf_pe.spin_cur_ns : spin_ns;
     long long idle_since = -1; /* read the clock only once polling finds nothing */
     unsigned idle_polls = 0;
     /* The last sleep ran out at the cap: if the pass after it finds work, a wake-up was lost
      * (the work was there, its descriptor did not ring). Only that pass decides: a cap sleep
      * with nothing to do is an idle wait, whatever wakes the next one. */
     bool capped = false;
+    /* Still within the spin of this idle stretch (its budget not yet run out). */
+    bool spinning = true;
     while (!done(arg)) {
         int n = poll(arg);
         if (capped) {
@@ -375,8 +410,11 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
                 mf_progress_count(&mf_pe.stats.late_wakeups, 1);
         }
         if (n > 0) {
+            if (idle_polls > 0 && spinning && spin_ns < 0)
+                mf_progress_spin_hit();
             idle_since = -1;
             idle_polls = 0;
+            spinning = true;
             continue;
         }
         if (done(arg))
@@ -384,18 +422,23 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
         /* An idle poll of shared memory costs less than reading the clock (vDSO, tens of ns):
          * look at the time only every MF_PROGRESS_CLOCK_EVERY idle polls, so that a message
          * arriving while we spin is seen at once, not after a clock read. */
-        if (++idle_polls % MF_PROGRESS_CLOCK_EVERY != 0 && idle_since >= 0 && spin_ns > 0)
+        if (++idle_polls % MF_PROGRESS_CLOCK_EVERY != 0 && idle_since >= 0 && spin_now > 0)
             continue;
         if (idle_since < 0)
             idle_since = mf_now_ns();
         long long idle = mf_now_ns() - idle_since;
-        if (idle < spin_ns) {
+        if (spin_ns < 0) /* the adaptive budget, read now: a hit in this wait may have grown it */
+            spin_now = mf_pe.spin_cur_ns;
+        if (idle < spin_now) {
             /* Let other threads in (MPI_THREAD_MULTIPLE): they may hold what we wait for. */
             mf_unlock();
             mf_lock();
             continue;
         }
-        if (idle < spin_ns + yield_ns) {
+        if (spinning && spin_now > 0)
+            mf_progress_spin_miss(spin_now); /* counts; shrinks only the adaptive budget */
+        spinning = false;
+        if (idle < spin_now + yield_ns) {
             mf_unlock();
             sched_yield();
             mf_lock();
@@ -421,7 +464,7 @@ int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void 
 {
     if (mf_pe.spin_ns < 0)
         mf_progress_budgets();
-    return mf_progress_loop(done, poll, arg, mf_pe.spin_ns, mf_pe.yield_ns);
+    return mf_progress_loop(done, poll, arg, mf_pe.spin_adapt ? -1 : mf_pe.spin_ns, mf_pe.yield_ns);
 }
 
 /* ---- The progress thread ---- */

@@ -180,6 +180,15 @@ static void mf_t_progress_pvars_locked(void)
          "no doorbell), whatever ended the sleep: lost wake-ups, including those another event "
          "hid from progress_late_wakeups",
          &st->missed_wakeups},
+        {"progress_spins_expired",
+         "waits whose spin (MANIFOLD_SPIN_US) ran out before work came, so that the wait went on "
+         "to yield or sleep",
+         &st->spins_expired},
+        {"progress_spin_budget_ns",
+         "nanoseconds of spin budget the waits counted by progress_spins_expired had, summed: "
+         "with MANIFOLD_SPIN_US unset the budget halves after each such wait (down to 1/16) and "
+         "doubles back when a spin finds work",
+         &st->spin_budget_ns},
     };
     for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++)
         mf_t_pvar_register_locked(&(mf_t_pvar_desc){
