@@ -128,6 +128,7 @@ typedef struct mf_ofi_piece {
     size_t p_len;
     uint64_t p_raddr, p_key;
     struct fid_mr *p_mr; /* FI_MR_LOCAL */
+    bool p_write;        /* an rput piece: fi_writemsg with FI_DELIVERY_COMPLETE */
 } mf_ofi_piece;
 
 /* A frame that arrived ahead of its turn, copied aside until its predecessors are delivered. */
@@ -179,7 +180,7 @@ typedef struct mf_ofi {
     mf_ofi_key *o_keys;                   /* MF_OFI_MAX_KEYS slots, allocated on first rkey_make */
     int o_key_hint;                       /* where to look for a free slot first */
     uint64_t o_rkey_fallbacks;            /* rkey_make refusals (message sent by push instead) */
-    uint64_t o_injects, o_reads;
+    uint64_t o_injects, o_reads, o_writes;
     bool o_closing;             /* close: errors of the peers' goodbyes are not failures */
     mf_ratelimit o_rl_stranger; /* frames that fail validation */
 } mf_ofi;
