@@ -150,8 +150,8 @@ typedef struct mf_win {
     uint64_t w_nat_mine;
     long w_nat_inflight;
     int w_nat_err;
-    bool w_nat_any;
-    uint64_t w_nat_n[5]; /* by rma_native.c's counter kinds */
+    bool w_nat_any, w_nat_off;
+    uint64_t w_nat_n[6]; /* by rma_native.c's counter kinds */
 } mf_win;
 
 /* The window behind a user handle, or NULL: inline, every one-sided call starts with it. */

@@ -16,7 +16,8 @@
  * silently: non-contiguous datatypes; every accumulating operation (accumulate, get_accumulate,
  * fetch-and-op, compare-and-swap), which keeps all of a window's accumulates in the emulation's
  * one atomicity domain (atomics of the fabric next to emulated ones would not be atomic with
- * them); a target with no descriptor (dynamic window, empty part, registration refused).
+ * them); a target with no descriptor (dynamic window, empty part, registration refused); every
+ * operation to a would-be native target under MANIFOLD_RMA_NATIVE=0.
  *
  * Completion: each operation counts in w_pending[target] (and w_nat_inflight) until the fabric
  * calls its `done` — remote completion for puts — so the emulation's flush, and with it fence,
@@ -36,18 +37,19 @@
 #include "rma/rma.h"
 #include "tool/mpit.h"
 
-enum { NAT_PUT, NAT_GET, NAT_FB_LAYOUT, NAT_FB_ACC, NAT_FB_NOKEY, NAT_N };
+enum { NAT_PUT, NAT_GET, NAT_FB_LAYOUT, NAT_FB_ACC, NAT_FB_NOKEY, NAT_FB_OFF, NAT_N };
 static mf_t_counter nat_count[NAT_N];
-static const char *const nat_name[NAT_N] = {"rma_native_puts", "rma_native_gets",
-                                            "rma_native_fallback_layout", "rma_native_fallback_acc",
-                                            "rma_native_fallback_nokey"};
+static const char *const nat_name[NAT_N] = {
+    "rma_native_puts",         "rma_native_gets",           "rma_native_fallback_layout",
+    "rma_native_fallback_acc", "rma_native_fallback_nokey", "rma_native_fallback_off"};
 static const char *const nat_desc[NAT_N] = {
     "one-sided puts written by the fabric (native back end)",
     "one-sided gets read by the fabric (native back end)",
     "operations to native targets emulated: a datatype is not one contiguous block",
     "operations to native targets emulated: accumulating kinds (one atomicity domain)",
     "operations to native targets emulated: the target registered no memory (dynamic window, "
-    "empty part, registration refused)"};
+    "empty part, registration refused)",
+    "operations to native targets emulated: MANIFOLD_RMA_NATIVE=0"};
 
 /* One operation in flight. */
 struct nat_op {
@@ -106,7 +108,8 @@ int mf_rma_native_open(mf_win *w)
     if (several)
         mine = NULL;
     uint64_t desc[2] = {0, 0};
-    if (mine && w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC && w->w_size > 0 &&
+    w->w_nat_off = !mf_config_bool("MANIFOLD_RMA_NATIVE");
+    if (mine && !w->w_nat_off && w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC && w->w_size > 0 &&
         mine->ops->rma_key(mine, w->w_base, (size_t)w->w_size, &desc[0]) == MPI_SUCCESS) {
         desc[1] = nat_tag(mine);
         w->w_nat_mine = desc[0];
@@ -141,13 +144,15 @@ void mf_rma_native_free(mf_win *w)
     for (int i = 0; i < NAT_N; i++)
         any |= w->w_nat_n[i];
     if (any && strcmp(mf_config_str("MANIFOLD_REPORT"), "fabrics") == 0)
-        mf_info("rma: window \"%s\" rank %d: %llu native puts, %llu native gets; fell back to "
-                "emulation: %llu non-contiguous, %llu accumulating, %llu without registration",
-                w->w_name, w->w_comm ? w->w_comm->c_rank : -1,
-                (unsigned long long)w->w_nat_n[NAT_PUT], (unsigned long long)w->w_nat_n[NAT_GET],
-                (unsigned long long)w->w_nat_n[NAT_FB_LAYOUT],
-                (unsigned long long)w->w_nat_n[NAT_FB_ACC],
-                (unsigned long long)w->w_nat_n[NAT_FB_NOKEY]);
+        mf_info(
+            "rma: window \"%s\" rank %d: %llu native puts, %llu native gets; fell back to "
+            "emulation: %llu non-contiguous, %llu accumulating, %llu without registration, %llu "
+            "turned off (MANIFOLD_RMA_NATIVE=0)",
+            w->w_name, w->w_comm ? w->w_comm->c_rank : -1, (unsigned long long)w->w_nat_n[NAT_PUT],
+            (unsigned long long)w->w_nat_n[NAT_GET], (unsigned long long)w->w_nat_n[NAT_FB_LAYOUT],
+            (unsigned long long)w->w_nat_n[NAT_FB_ACC],
+            (unsigned long long)w->w_nat_n[NAT_FB_NOKEY],
+            (unsigned long long)w->w_nat_n[NAT_FB_OFF]);
     if (w->w_nat_fabric)
         w->w_nat_fabric->ops->rkey_release(w->w_nat_fabric, w->w_nat_mine);
     free(w->w_nat_f);
@@ -177,6 +182,10 @@ int mf_rma_native_op(mf_win *w, const mf_rma_args *a, size_t bytes, mf_request *
 {
     mf_fabric *f = w->w_nat_f[a->target];
     bool put = a->kind == MF_RMA_PUT;
+    if (w->w_nat_off) {
+        nat_count_one(w, NAT_FB_OFF);
+        return MF_RMA_NATIVE_NO;
+    }
     if (a->kind != MF_RMA_PUT && a->kind != MF_RMA_GET) {
         nat_count_one(w, NAT_FB_ACC);
         return MF_RMA_NATIVE_NO;

@@ -6,8 +6,9 @@
  *   - passive: lock/put/flush/get/unlock on every other rank, and MPI_Rput/MPI_Rget;
  *   - forced fallbacks: a put with a vector datatype and an MPI_Accumulate;
  * checks the data, then the MPI_T counters rma_native_* (argument "native": puts and gets went
- * native and both fallbacks were counted, on every rank with another rank; "none": nothing went
- * native nor counted, as on fabrics without the ops).
+ * native and both fallbacks were counted, on every rank with another rank; "off", under
+ * MANIFOLD_RMA_NATIVE=0: nothing went native and every operation counted as turned off;
+ * "none": nothing went native nor counted, as on fabrics without the ops).
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -15,9 +16,9 @@
 
 #include "mftest.h"
 
-enum { N = 4096, NC = 4 };
+enum { N = 4096, NC = 5 };
 static const char *names[NC] = {"rma_native_puts", "rma_native_gets", "rma_native_fallback_layout",
-                                "rma_native_fallback_acc"};
+                                "rma_native_fallback_acc", "rma_native_fallback_off"};
 
 int main(int argc, char **argv)
 {
@@ -27,6 +28,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     bool native = argc > 1 && strcmp(argv[1], "native") == 0;
+    bool off = argc > 1 && strcmp(argv[1], "off") == 0;
 
     /* handles started now, read at the end: the counts of this run */
     MPI_T_pvar_session sess;
@@ -121,7 +123,13 @@ int main(int argc, char **argv)
         MF_CHECK(v[1] >= (unsigned long long)(1 + 2 * (size - 1)), "only %llu native gets", v[1]);
         MF_CHECK(v[2] >= 1, "the vector put was not counted as a fallback (%llu)", v[2]);
         MF_CHECK(v[3] >= 1, "the accumulate was not counted as a fallback (%llu)", v[3]);
-    } else if (!native) {
+        MF_CHECK(v[4] == 0, "%llu operations counted as turned off", v[4]);
+    } else if (off && size > 1) {
+        MF_CHECK(have, "no rma_native_* counters: no window had a native target");
+        MF_CHECK(v[0] == 0 && v[1] == 0, "%llu puts and %llu gets went native", v[0], v[1]);
+        MF_CHECK(v[4] >= (unsigned long long)(4 * (size - 1)), "only %llu counted as turned off",
+                 v[4]);
+    } else if (!native && !off) {
         for (int i = 0; i < NC; i++)
             MF_CHECK(v[i] == 0, "%s = %llu without a native fabric", names[i], v[i]);
     }
