@@ -619,12 +619,18 @@ static ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op)
 
 static void mf_ofi_read_piece_done(mf_ofi *o, mf_ofi_piece *p, int status);
 
+/* The libfabric call behind an operation, for messages. */
+static const char *mf_ofi_op_name(const mf_ofi_op *op)
+{
+    if (op->o_kind == MF_OFI_SEND)
+        return "fi_senddata";
+    return ((const mf_ofi_piece *)op)->p_write ? "fi_writemsg" : "fi_read";
+}
+
 /* An operation the provider rejected for good: its peer fails (sends) or its rget does. */
 static void mf_ofi_post_failed(mf_ofi *o, mf_ofi_op *op, ssize_t rc)
 {
-    const char *what = op->o_kind == MF_OFI_SEND       ? "fi_senddata"
-                       : ((mf_ofi_piece *)op)->p_write ? "fi_writemsg"
-                                                       : "fi_read";
+    const char *what = mf_ofi_op_name(op);
     int code = mf_ofi_err(o, MPI_ERR_OTHER, rc, "%s to rank %d", what, op->o_peer);
     if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
@@ -1061,10 +1067,9 @@ static void mf_ofi_cq_error(mf_ofi *o)
         return;
     }
     o->o_tx_inflight--;
-    int code =
-        mf_error(MPI_ERR_OTHER, "%s (libfabric provider %s): %s with rank %d failed: %s%s",
-                 o->o_base.name, o->o_prov, op->o_kind == MF_OFI_SEND ? "fi_senddata" : "fi_read",
-                 op->o_peer, o->o_lib->strerror(e.err), prov);
+    int code = mf_error(MPI_ERR_OTHER, "%s (libfabric provider %s): %s with rank %d failed: %s%s",
+                        o->o_base.name, o->o_prov, mf_ofi_op_name(op), op->o_peer,
+                        o->o_lib->strerror(e.err), prov);
     if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
         mf_ofi_tx_put(o, (mf_ofi_buf *)op);

@@ -35,6 +35,12 @@
  * below; a provider key that does not fit makes rkey_make fail, which sends that message by
  * the push protocol instead (counted: o_rkey_fallbacks, shown by --report-fabrics).
  *
+ * Native one-sided (fabric.h: rma_key, rput; used by src/rma/rma_native.c): rma_key registers a
+ * window for remote reads and writes into the same key slots (rkey packing as above); rput is
+ * rget's mirror, one fi_writemsg per local piece with FI_DELIVERY_COMPLETE, so its completion
+ * is the remote completion MPI_Win_flush needs (hints ask FI_WRITE | FI_REMOTE_WRITE with the
+ * reads).
+ *
  * Flow control: an operation the provider refuses with -FI_EAGAIN waits in one FIFO (o_wait),
  * retried after the completion queue was read on the next progress pass; frames sent while it
  * is not empty queue behind it, which keeps their order.
