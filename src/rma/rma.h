@@ -238,7 +238,7 @@ static inline void mf_rma_copy(void *dst, const void *src, size_t n)
 
 /* Back end "native" (rma_native.c, read its head): put and get by the fabric into a remote
  * target's registered memory, chosen per target; everything else falls back to the emulation,
- * counted. open is collective over the window (after mf_rma_window_open); free releases. */
+ * counted. open is collective over the window (before mf_rma_window_open); free releases. */
 int mf_rma_native_open(mf_win *w);
 void mf_rma_native_free(mf_win *w);
 /* Whether operations to `rank` may go native. */

@@ -259,7 +259,8 @@ int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, mf_
         rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a window handle", fn);
         goto fail;
     }
-    if ((rc = mf_rma_window_open(w)) || (rc = mf_rma_native_open(w)))
+    /* native descriptors first: a failure then leaves nothing served */
+    if ((rc = mf_rma_native_open(w)) || (rc = mf_rma_window_open(w)))
         goto fail;
     if (base_out)
         *base_out = w->w_base;
