@@ -197,6 +197,23 @@ typedef struct mf_fabric_ops {
     /* Optional (may be NULL): one line saying what this instance runs on and how (ofi: the
      * provider and domain it got, its data path, how it sleeps), for --report-fabrics. */
     void (*describe)(mf_fabric *f, char *buf, size_t len);
+
+    /* Optional (may be NULL; both or neither): native one-sided operations (src/rma/rma.h,
+     * back end "native"), for fabrics that write a peer's memory (MF_FABRIC_CAP_RMA_WRITE).
+     * rma_key registers len bytes at addr for the peers to read and write, for as long as the
+     * window lives (rkey_release ends it), and returns the descriptor to hand to them: an rkey
+     * that holds the key and how remote addresses are formed (offsets from 0, or the virtual
+     * address where the provider wants it: ofi packs both, see ofi.h), so a peer only ever adds
+     * a byte offset into the registered region. The window exchanges the descriptors with an
+     * allgather over its communicator at creation.
+     * rput writes `len` bytes gathered from the local iovecs at `offset` into a peer's region
+     * `rkey` (the peer's CPU takes no part beyond its fabric's progress); `done` is called once
+     * the bytes are in the peer's memory (remote completion, ofi: FI_DELIVERY_COMPLETE), which
+     * is what MPI_Win_flush needs. The read side is rget above, complete when the bytes are
+     * here. Same return convention as send. */
+    int (*rma_key)(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
+    int (*rput)(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
+                int niov, size_t len, mf_fabric_done *done);
 } mf_fabric_ops;
 
 /* Capabilities of a class (mf_fabric_class.caps): what the transport can do at all. An

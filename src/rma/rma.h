@@ -41,6 +41,9 @@
  * the slot, which the target's lock manager also takes for remote origins, so a same-host
  * lock/put/unlock needs nothing from the target.
  *
+ * Back end "native", chosen per target that is not direct when the window's instance for it
+ * writes remote memory (fabric.h: rma_key, rput; the ofi fabric): see rma_native.c.
+ *
  * All functions are called with the library lock held, the progress hook included: a progress
  * thread (issue 12, MANIFOLD_ASYNC_PROGRESS) that runs hooks must hold it too. With one, the
  * emulated passive target stops depending on the target's MPI calls (tests/rma/rma_passive.c,
@@ -137,6 +140,18 @@ typedef struct mf_win {
     int w_ndone;
 
     struct mf_win *w_next; /* all windows, for the progress hook */
+
+    /* native back end (rma_native.c): per rank, the instance that would carry native
+     * operations to it (NULL: emulated or direct) and its descriptor (0: none); this rank's
+     * registration; operations in flight; the first error a completion reported; counts */
+    struct mf_fabric **w_nat_f;
+    uint64_t *w_nat_key;
+    struct mf_fabric *w_nat_fabric;
+    uint64_t w_nat_mine;
+    long w_nat_inflight;
+    int w_nat_err;
+    bool w_nat_any, w_nat_off;
+    uint64_t w_nat_n[6]; /* by rma_native.c's counter kinds */
 } mf_win;
 
 /* The window behind a user handle, or NULL: inline, every one-sided call starts with it. */
@@ -220,6 +235,21 @@ static inline void mf_rma_copy(void *dst, const void *src, size_t n)
         memcpy((char *)dst + at, (const char *)src + at,
                n - at < MF_RMA_COPY_PIECE ? n - at : MF_RMA_COPY_PIECE);
 }
+
+/* Back end "native" (rma_native.c, read its head): put and get by the fabric into a remote
+ * target's registered memory, chosen per target; everything else falls back to the emulation,
+ * counted. open is collective over the window (before mf_rma_window_open); free releases. */
+int mf_rma_native_open(mf_win *w);
+void mf_rma_native_free(mf_win *w);
+/* Whether operations to `rank` may go native. */
+static inline bool mf_rma_native_to(const mf_win *w, int rank)
+{
+    return w->w_nat_f && w->w_nat_f[rank];
+}
+/* Carries the operation (MPI_SUCCESS or an error) or returns MF_RMA_NATIVE_NO (counted): the
+ * caller emulates it. bytes: the target data's size. */
+#define MF_RMA_NATIVE_NO (-1)
+int mf_rma_native_op(mf_win *w, const mf_rma_args *a, size_t bytes, mf_request **req);
 
 /* This rank's own slot (its locks). */
 static inline struct mf_rma_slot *mf_rma_own_slot(mf_win *w)

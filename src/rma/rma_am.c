@@ -841,6 +841,11 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
         return MPI_SUCCESS;
     if (mf_rma_direct_to(w, a->target) && rma_direct_block_ok(a, ti))
         return rma_direct_block(w, a, ti, tbytes, req);
+    if (mf_rma_native_to(w, a->target)) {
+        int nrc = mf_rma_native_op(w, a, tbytes, req);
+        if (nrc != MF_RMA_NATIVE_NO)
+            return nrc;
+    }
     int64_t one_seg[2] = {ti->dt_true_lb, (int64_t)tbytes}, *segs = one_seg;
     int nseg = tbytes ? 1 : 0, rc = MPI_SUCCESS;
     if (!ti->dt_contig && (rc = rma_layout(a->target_dt, a->target_count, &segs, &nseg)))
@@ -892,7 +897,7 @@ static bool rma_flushed(void *arg)
     rma_reap_ops(x->w);
     if (x->target >= 0)
         return x->w->w_pending[x->target] == 0;
-    return x->w->w_ops == NULL;
+    return x->w->w_ops == NULL && x->w->w_nat_inflight == 0;
 }
 
 int mf_rma_flush(mf_win *w, int target)
@@ -906,13 +911,19 @@ int mf_rma_flush(mf_win *w, int target)
      * but one in 64 such flushes still makes one, so that a rank looping over direct epochs
      * (lock, get of a flag in its own part, unlock) serves the remote origins that would set
      * that flag */
-    if (target >= 0 ? w->w_pending[target] == 0 : w->w_ops == NULL) {
+    int rc = MPI_SUCCESS;
+    if (target >= 0 ? w->w_pending[target] == 0 : w->w_ops == NULL && w->w_nat_inflight == 0) {
         if ((++w->w_idle_flushes & 63) == 0)
             mf_progress_poll();
-        return MPI_SUCCESS;
+    } else {
+        struct rma_wait x = {w, target};
+        rc = mf_progress_wait(rma_flushed, &x);
     }
-    struct rma_wait x = {w, target};
-    return mf_progress_wait(rma_flushed, &x);
+    if (!rc && w->w_nat_err) { /* a native operation failed: the flush after it says so */
+        rc = w->w_nat_err;
+        w->w_nat_err = 0;
+    }
+    return rc;
 }
 
 int mf_rma_window_open(mf_win *w)

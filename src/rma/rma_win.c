@@ -131,6 +131,7 @@ static int mf_win_map_shared(mf_win *w, const char *fn)
 
 static void mf_win_destroy(mf_win *w)
 {
+    mf_rma_native_free(w);
     if (w->w_seg)
         munmap(w->w_seg, w->w_seg_len);
     if (w->w_comm)
@@ -229,7 +230,8 @@ int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, mf_
         rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a window handle", fn);
         goto fail;
     }
-    if ((rc = mf_rma_window_open(w)))
+    /* native descriptors first: a failure then leaves nothing served */
+    if ((rc = mf_rma_native_open(w)) || (rc = mf_rma_window_open(w)))
         goto fail;
     if (base_out)
         *base_out = w->w_base;

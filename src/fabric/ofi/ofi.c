@@ -41,6 +41,9 @@ static int mf_ofi_progress(mf_fabric *f);
 static int mf_ofi_wait_fd(mf_fabric *f);
 static bool mf_ofi_sleep_prepare(mf_fabric *f);
 static bool mf_ofi_tx_idle(mf_fabric *f);
+static int mf_ofi_rma_key(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
+static int mf_ofi_rput(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
+                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done);
 
 static const mf_fabric_ops mf_ofi_ops = {
     .size = sizeof(mf_fabric_ops),
@@ -59,6 +62,10 @@ static const mf_fabric_ops mf_ofi_ops = {
     .tx_idle = mf_ofi_tx_idle,
     .break_peer = mf_fabric_no_break_peer,
     .describe = mf_ofi_describe,
+    /* revive_peer stays NULL: after a failure the two ends' frame sequence numbers (o_tx_seq,
+     * o_rx_seq) no longer agree, and nothing here resynchronises them yet */
+    .rma_key = mf_ofi_rma_key,
+    .rput = mf_ofi_rput,
 };
 
 static void mf_ofi_init(mf_fabric *f)
@@ -78,7 +85,8 @@ const mf_fabric_class mf_ofi_class = {
     .name = "ofi",
     .ops = &mf_ofi_ops,
     .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RMA_READ |
-            MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
+            MF_FABRIC_CAP_RMA_WRITE | MF_FABRIC_CAP_RAIL | MF_FABRIC_CAP_NETWORK |
+            MF_FABRIC_CAP_IFACES,
     .max_message = MF_OFI_FRAME,
     .instance_size = sizeof(mf_ofi),
     .init = mf_ofi_init,
@@ -194,7 +202,7 @@ static int mf_ofi_report_failures(mf_ofi *o)
             o->o_fail_told[r] = true;
             o->o_nfailing--;
             if (!o->o_closing)
-                mf_fabric_peer_failed(&o->o_base, r, o->o_failed[r]);
+                mf_fabric_up_peer_failed(&o->o_base, r, o->o_failed[r]);
             n++;
         }
     return n;
@@ -219,7 +227,7 @@ static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, boo
     struct fi_info *h = lib->dupinfo(NULL);
     if (!h)
         return NULL;
-    h->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ : 0);
+    h->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE : 0);
     h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
     h->ep_attr->type = FI_EP_RDM;
     h->tx_attr->msg_order = FI_ORDER_SAS;
@@ -586,8 +594,23 @@ static ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op)
                          o->o_addr[op->o_peer], &op->o_ctx);
     } else {
         mf_ofi_piece *p = (mf_ofi_piece *)op;
-        rc = fi_read(o->o_ep, p->p_buf, p->p_len, p->p_mr ? fi_mr_desc(p->p_mr) : NULL,
-                     o->o_addr[op->o_peer], p->p_raddr, p->p_key, &op->o_ctx);
+        void *desc = p->p_mr ? fi_mr_desc(p->p_mr) : NULL;
+        if (p->p_write) {
+            /* complete once in the target's memory: a flush's remote completion */
+            struct iovec v = {p->p_buf, p->p_len};
+            struct fi_rma_iov r = {.addr = p->p_raddr, .len = p->p_len, .key = p->p_key};
+            struct fi_msg_rma m = {.msg_iov = &v,
+                                   .desc = &desc,
+                                   .iov_count = 1,
+                                   .addr = o->o_addr[op->o_peer],
+                                   .rma_iov = &r,
+                                   .rma_iov_count = 1,
+                                   .context = &op->o_ctx};
+            rc = fi_writemsg(o->o_ep, &m, FI_COMPLETION | FI_DELIVERY_COMPLETE);
+        } else {
+            rc = fi_read(o->o_ep, p->p_buf, p->p_len, desc, o->o_addr[op->o_peer], p->p_raddr,
+                         p->p_key, &op->o_ctx);
+        }
     }
     if (rc == 0)
         o->o_tx_inflight++;
@@ -596,10 +619,18 @@ static ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op)
 
 static void mf_ofi_read_piece_done(mf_ofi *o, mf_ofi_piece *p, int status);
 
+/* The libfabric call behind an operation, for messages. */
+static const char *mf_ofi_op_name(const mf_ofi_op *op)
+{
+    if (op->o_kind == MF_OFI_SEND)
+        return "fi_senddata";
+    return ((const mf_ofi_piece *)op)->p_write ? "fi_writemsg" : "fi_read";
+}
+
 /* An operation the provider rejected for good: its peer fails (sends) or its rget does. */
 static void mf_ofi_post_failed(mf_ofi *o, mf_ofi_op *op, ssize_t rc)
 {
-    const char *what = op->o_kind == MF_OFI_SEND ? "fi_senddata" : "fi_read";
+    const char *what = mf_ofi_op_name(op);
     int code = mf_ofi_err(o, MPI_ERR_OTHER, rc, "%s to rank %d", what, op->o_peer);
     if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
@@ -747,7 +778,9 @@ static int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
 
 /* ---- Rendezvous by RMA read ---- */
 
-static int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey)
+/* Registers len bytes at addr for the peers' `access` (FI_REMOTE_READ, | FI_REMOTE_WRITE) in a
+ * free key slot; the rkey packs the key and, under FI_MR_VIRT_ADDR, the address (ofi.h). */
+static int mf_ofi_key_new(mf_fabric *f, void *addr, size_t len, uint64_t access, uint64_t *rkey)
 {
     mf_ofi *o = mf_ofi_of(f);
     *rkey = 0;
@@ -765,7 +798,7 @@ static int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey
         return mf_error(MPI_ERR_OTHER, "%s: cannot describe %p for a remote read", f->name, addr);
     }
     struct fid_mr *mr = NULL;
-    int rc = fi_mr_reg(o->o_domain, addr, len, FI_REMOTE_READ, 0, (uint64_t)slot, 0, &mr, NULL);
+    int rc = fi_mr_reg(o->o_domain, addr, len, access, 0, (uint64_t)slot, 0, &mr, NULL);
     if (rc == 0 && (o->o_mr_mode & FI_MR_ENDPOINT)) {
         rc = fi_mr_bind(mr, &o->o_ep->fid, 0);
         if (rc == 0)
@@ -785,6 +818,19 @@ static int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey
     o->o_key_hint = slot + 1;
     *rkey = o->o_keys[slot].k_rkey;
     return MPI_SUCCESS;
+}
+
+static int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey)
+{
+    return mf_ofi_key_new(f, addr, len, FI_REMOTE_READ, rkey);
+}
+
+static int mf_ofi_rma_key(mf_fabric *f, void *addr, size_t len, uint64_t *rkey)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    if (!o->o_rma)
+        return mf_error(MPI_ERR_OTHER, "%s (libfabric provider %s): no FI_RMA", f->name, o->o_prov);
+    return mf_ofi_key_new(f, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, rkey);
 }
 
 static void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey)
@@ -821,12 +867,14 @@ static void mf_ofi_read_piece_done(mf_ofi *o, mf_ofi_piece *p, int status)
     }
 }
 
-static int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
-                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done)
+/* rget (write false) and rput (write true): one fi_read or fi_write per local piece. */
+static int mf_ofi_rma(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
+                      int niov, size_t len, mf_fabric_done *done, bool write)
 {
     mf_ofi *o = mf_ofi_of(f);
     if (peer < 0 || peer >= o->o_npeers || o->o_addr[peer] == FI_ADDR_NOTAVAIL)
-        return mf_error(MPI_ERR_INTERN, "%s: rget from unreachable rank %d", f->name, peer);
+        return mf_error(MPI_ERR_INTERN, "%s: %s with unreachable rank %d", f->name,
+                        write ? "rput" : "rget", peer);
     if (o->o_failed[peer])
         return o->o_failed[peer];
     int npieces = 0;
@@ -848,6 +896,7 @@ static int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
         mf_ofi_piece *p = &pieces[i];
         p->p_op.o_kind = MF_OFI_READ;
         p->p_op.o_peer = peer;
+        p->p_write = write;
         p->p_get = g;
         p->p_buf = iov[i].iov_base;
         p->p_len = iov[i].iov_len < left ? iov[i].iov_len : left;
@@ -856,7 +905,8 @@ static int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
         raddr += p->p_len;
         left -= p->p_len;
         void *desc;
-        int rc = mf_ofi_reg_local(o, p->p_buf, p->p_len, FI_READ, &p->p_mr, &desc);
+        int rc =
+            mf_ofi_reg_local(o, p->p_buf, p->p_len, write ? FI_WRITE : FI_READ, &p->p_mr, &desc);
         if (rc) {
             for (int k = 0; k < i; k++)
                 if (pieces[k].p_mr)
@@ -865,7 +915,10 @@ static int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
             return rc;
         }
     }
-    o->o_reads++;
+    if (write)
+        o->o_writes++;
+    else
+        o->o_reads++;
     for (int i = 0; i < npieces; i++) {
         ssize_t rc = o->o_wait_head ? -FI_EAGAIN : mf_ofi_post(o, &pieces[i].p_op);
         if (rc == -FI_EAGAIN)
@@ -876,6 +929,18 @@ static int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
     return MF_FABRIC_PENDING;
 }
 
+static int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
+                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done)
+{
+    return mf_ofi_rma(f, peer, rkey, offset, iov, niov, len, done, false);
+}
+
+static int mf_ofi_rput(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
+                       const struct iovec *iov, int niov, size_t len, mf_fabric_done *done)
+{
+    return mf_ofi_rma(f, peer, rkey, offset, iov, niov, len, done, true);
+}
+
 /* ---- Progress ---- */
 
 /* Hands one frame (validated header, payload) from `peer` up. */
@@ -883,7 +948,7 @@ static void mf_ofi_deliver(mf_ofi *o, int peer, const mf_wire_hdr *h, const unsi
 {
     mf_fabric *f = &o->o_base;
     mf_fabric_sink sink = {0};
-    mf_fabric_rx_header(f, peer, h, &sink);
+    mf_fabric_up_rx_header(f, peer, h, &sink);
     size_t off = 0;
     for (int i = 0; i < sink.fs_niov && off < h->len; i++) {
         size_t n = sink.fs_iov[i].iov_len < h->len - off ? sink.fs_iov[i].iov_len : h->len - off;
@@ -1002,10 +1067,9 @@ static void mf_ofi_cq_error(mf_ofi *o)
         return;
     }
     o->o_tx_inflight--;
-    int code =
-        mf_error(MPI_ERR_OTHER, "%s (libfabric provider %s): %s with rank %d failed: %s%s",
-                 o->o_base.name, o->o_prov, op->o_kind == MF_OFI_SEND ? "fi_senddata" : "fi_read",
-                 op->o_peer, o->o_lib->strerror(e.err), prov);
+    int code = mf_error(MPI_ERR_OTHER, "%s (libfabric provider %s): %s with rank %d failed: %s%s",
+                        o->o_base.name, o->o_prov, mf_ofi_op_name(op), op->o_peer,
+                        o->o_lib->strerror(e.err), prov);
     if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
         mf_ofi_tx_put(o, (mf_ofi_buf *)op);
@@ -1130,9 +1194,10 @@ void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
     snprintf(buf, len,
              "provider %s, domain %s; message path (Manifold matching), eager <= %zu B "
              "(fi_inject <= %zu B), rendezvous %s; mr_mode %s; sleep: %s; %llu injects, "
-             "%llu reads, %llu rkey fallbacks to push, %llu frames reordered",
+             "%llu reads, %llu writes, %llu rkey fallbacks to push, %llu frames reordered",
              o->o_prov, o->o_dom, f->eager_limit, o->o_inject,
              o->o_rma ? "by fi_read" : "by push (no FI_RMA)", *mr ? mr : "0 (offsets, our keys)",
              wait, (unsigned long long)o->o_injects, (unsigned long long)o->o_reads,
-             (unsigned long long)o->o_rkey_fallbacks, (unsigned long long)o->o_early);
+             (unsigned long long)o->o_writes, (unsigned long long)o->o_rkey_fallbacks,
+             (unsigned long long)o->o_early);
 }

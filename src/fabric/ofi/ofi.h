@@ -35,6 +35,12 @@
  * below; a provider key that does not fit makes rkey_make fail, which sends that message by
  * the push protocol instead (counted: o_rkey_fallbacks, shown by --report-fabrics).
  *
+ * Native one-sided (fabric.h: rma_key, rput; used by src/rma/rma_native.c): rma_key registers a
+ * window for remote reads and writes into the same key slots (rkey packing as above); rput is
+ * rget's mirror, one fi_writemsg per local piece with FI_DELIVERY_COMPLETE, so its completion
+ * is the remote completion MPI_Win_flush needs (hints ask FI_WRITE | FI_REMOTE_WRITE with the
+ * reads).
+ *
  * Flow control: an operation the provider refuses with -FI_EAGAIN waits in one FIFO (o_wait),
  * retried after the completion queue was read on the next progress pass; frames sent while it
  * is not empty queue behind it, which keeps their order.
@@ -128,6 +134,7 @@ typedef struct mf_ofi_piece {
     size_t p_len;
     uint64_t p_raddr, p_key;
     struct fid_mr *p_mr; /* FI_MR_LOCAL */
+    bool p_write;        /* an rput piece: fi_writemsg with FI_DELIVERY_COMPLETE */
 } mf_ofi_piece;
 
 /* A frame that arrived ahead of its turn, copied aside until its predecessors are delivered. */
@@ -179,7 +186,7 @@ typedef struct mf_ofi {
     mf_ofi_key *o_keys;                   /* MF_OFI_MAX_KEYS slots, allocated on first rkey_make */
     int o_key_hint;                       /* where to look for a free slot first */
     uint64_t o_rkey_fallbacks;            /* rkey_make refusals (message sent by push instead) */
-    uint64_t o_injects, o_reads;
+    uint64_t o_injects, o_reads, o_writes;
     bool o_closing;             /* close: errors of the peers' goodbyes are not failures */
     mf_ratelimit o_rl_stranger; /* frames that fail validation */
 } mf_ofi;

@@ -1245,6 +1245,13 @@ int mf_rail_wrap(mf_fabric *f, mf_fabric *const *rails, int n)
     w->silence = (double)mf_config_long("MANIFOLD_RAIL_SILENCE_MS") * 1e-3;
     if (w->chunk < 4096)
         w->chunk = 4096;
+    /* a MSG carries the upper header in front of its data: it must fit every rail's frames
+     * (ofi's are 64 KiB) */
+    for (int r = 0; r < n; r++) {
+        size_t room = rails[r]->max_frame - MF_WIRE_HDR_SIZE;
+        w->chunk = w->chunk < room ? w->chunk : room;
+        w->stripe = w->stripe < room ? w->stripe : room;
+    }
     if (w->window < w->chunk)
         w->window = w->chunk;
     w->hb = w->silence / 4;
