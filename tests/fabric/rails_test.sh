@@ -7,6 +7,7 @@
 #   rma-route      MANIFOLD_RMA_FABRIC puts one-sided traffic on its own instance: the report
 #                  shows it, point-to-point stays where it was;
 #   bad-setting    a malformed fabric or interface setting stops mpiexec with the variable named;
+#   no-iface       a fabric over interfaces that are not up fails with the instance named;
 #   mpiexec-flags  mpiexec --fabric F / --rma-fabric F choose the fabrics (and bad ones are refused);
 #   job-report     --report-fabrics: rank 0 alone prints one line per host pair and function
 #                  with the instances used, and what each instance carried on the host.
@@ -50,6 +51,18 @@ bad-setting)
         "MANIFOLD_IF=10.0.0/8"; do
         if run env "$v"; then fail "$v was accepted"; fi
         grep -q "^mpiexec: ${v%%=*}='${v#*=}' is not valid" "$out" || fail "$v: no clear error"
+    done
+    ;;
+no-iface)
+    # An IP fabric over interfaces none of which is up: MPI_Init fails naming the instance, the
+    # same message from every IP class (fabric_ifaces.c).
+    for fab in tcp sctp; do
+        if MANIFOLD_SHM=0 MANIFOLD_FABRIC="$fab:nosuchif0" "$MPIEXEC" -n 2 --timeout 60 "$PROG" \
+            >"$out" 2>&1; then
+            fail "$fab over a missing interface ran"
+        fi
+        grep -q "${fab}0: interfaces 'nosuchif0' match no up IPv4 interface" "$out" ||
+            fail "$fab over a missing interface: no clear error"
     done
     ;;
 mpiexec-flags)

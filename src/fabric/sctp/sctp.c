@@ -22,6 +22,7 @@
 #include "core/log.h"
 #include "core/netif.h"
 #include "core/state.h"
+#include "fabric/fabric_ifaces.h"
 #include "runtime/pm.h"
 
 /* Send remainders up to this size are copied (send returns DONE at once). */
@@ -406,24 +407,10 @@ static int mf_sctp_socket_opts(mf_sctp *s)
 /* Binds the instance's interfaces (all on one SCTP port) and writes the published value. */
 static int mf_sctp_bind(mf_sctp *s, char *pub, size_t publen)
 {
-    const char *spec = s->s_base.ifaces;
-    char bad[MF_NETIF_ENTRY_MAX + 1];
-    if (!mf_netif_spec_ok(spec, bad, sizeof bad))
-        return mf_error(MPI_ERR_ARG,
-                        "%s: interface entry '%s' (of '%s') is neither an interface name nor an "
-                        "IPv4 CIDR such as 10.1.0.0/16",
-                        s->s_base.name, bad, spec);
     mf_netif ifs[MF_SCTP_MAX_ADDRS];
-    int n = mf_netif_select(spec, ifs, MF_SCTP_MAX_ADDRS);
-    if (n < 0)
-        return mf_error(MPI_ERR_OTHER, "%s: cannot list network interfaces: %s", s->s_base.name,
-                        strerror(errno));
-    if (n == 0) {
-        if (*spec)
-            return mf_error(MPI_ERR_ARG, "%s: interfaces '%s' match no up IPv4 interface",
-                            s->s_base.name, spec);
-        return MF_FABRIC_UNAVAILABLE;
-    }
+    int n, rc = mf_fabric_select_ifaces(&s->s_base, ifs, MF_SCTP_MAX_ADDRS, &n);
+    if (rc != MPI_SUCCESS)
+        return rc;
     /* The first address gets a port from the stack; the others join on the same port. */
     struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr = ifs[0].addr};
     if (usrsctp_bind(s->s_sock, (struct sockaddr *)&a, sizeof a) != 0)

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "fabric/fabric_ifaces.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/netif.h"
@@ -108,22 +109,15 @@ static int mf_tcp_listen_one(mf_tcp *t, struct in_addr addr, int lo, int hi, int
 
 int mf_tcp_listen(mf_tcp *t, char *pub, size_t publen)
 {
-    const char *spec = t->t_base.ifaces;
     int lo, hi;
     int rc = mf_tcp_port_range(&lo, &hi);
     if (rc)
         return rc;
-    char bad[MF_NETIF_ENTRY_MAX + 1];
-    if (!mf_netif_spec_ok(spec, bad, sizeof bad))
-        return mf_error(MPI_ERR_ARG,
-                        "%s: interface entry '%s' (of '%s') is neither an interface name nor an "
-                        "IPv4 CIDR such as 10.1.0.0/16",
-                        t->t_base.name, bad, spec);
     mf_netif ifs[MF_TCP_MAX_ADDRS];
-    int nifs = mf_netif_select(spec, ifs, MF_TCP_MAX_ADDRS);
-    if (nifs < 0)
-        return mf_error(MPI_ERR_OTHER, "%s: cannot list network interfaces: %s", t->t_base.name,
-                        strerror(errno));
+    int nifs;
+    rc = mf_fabric_select_ifaces(&t->t_base, ifs, MF_TCP_MAX_ADDRS, &nifs);
+    if (rc != MPI_SUCCESS)
+        return rc;
     size_t used = 0;
     pub[0] = '\0';
     for (int i = 0; i < nifs; i++) {
@@ -144,12 +138,6 @@ int mf_tcp_listen(mf_tcp *t, char *pub, size_t publen)
         if (n > 0 && (size_t)n < publen - used)
             used += (size_t)n;
         mf_debug("%s: listening on %s (%s)", t->t_base.name, s, ifs[i].name);
-    }
-    if (t->t_nlisteners == 0) {
-        if (*spec)
-            return mf_error(MPI_ERR_ARG, "%s: interfaces '%s' match no up IPv4 interface",
-                            t->t_base.name, spec);
-        return MF_FABRIC_UNAVAILABLE;
     }
     return MPI_SUCCESS;
 }
