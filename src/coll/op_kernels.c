@@ -33,7 +33,17 @@
  * changes no result: integer ops stay exact, and each floating-point element sees the one IEEE
  * operation it sees today (no sums reassociated, no multiply-add fused: the clones are compiled
  * without FMA, and there is no multiply followed by an add to contract). */
-#if defined(__x86_64__) && defined(__has_attribute)
+/* Not under ThreadSanitizer: the ifunc resolvers run while the dynamic loader relocates
+ * libmpi, before the TSan runtime is set up, and their instrumented code crashes every program
+ * at load (CI's tsan stage). One width there loses only speed. */
+#if defined(__SANITIZE_THREAD__)
+#define MF_KERNEL_NO_CLONES 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MF_KERNEL_NO_CLONES 1
+#endif
+#endif
+#if defined(__x86_64__) && defined(__has_attribute) && !defined(MF_KERNEL_NO_CLONES)
 #if __has_attribute(target_clones) && (defined(__clang__) || defined(__GNUC__))
 #define KERNEL_CLONES __attribute__((target_clones("avx2", "default")))
 #endif
