@@ -61,7 +61,14 @@ for _ in $(seq 50); do [ -s "$T/munged.pid" ] && break; sleep 0.1; done
 pids+=("$(cat "$T/munged.pid")")
 
 host=$(hostname -s)
-base=$((20000 + RANDOM % 20000))
+# Ports below the kernel's ephemeral range (ip_local_port_range starts at 32768 by default), so
+# no outgoing connection of this machine -- earlier tests' included -- can hold one of them, and
+# a base whose block any socket already uses is skipped.
+port_in_use() { ss -Htan "( sport >= :$1 and sport <= :$2 )" 2>/dev/null | grep -q .; }
+for _ in $(seq 20); do
+    base=$((20000 + RANDOM % 12000))
+    port_in_use $base $((base + 200)) || break
+done
 cat >"$T/slurm.conf" <<CONF
 ClusterName=mftest
 SlurmctldHost=$host(127.0.0.1)

@@ -138,6 +138,11 @@ void mx_jobdesc_free(mx_options *opt, mx_job *job, mx_jobdesc *d)
     free(opt->apps);
     opt->apps = NULL;
     opt->napps = 0;
+    /* A proxy forwards its ranks' output by fd and never hands the stream buffers back. */
+    for (int i = 0; job->ranks && i < job->n; i++) {
+        free(job->ranks[i].out.buf);
+        free(job->ranks[i].err.buf);
+    }
     free(job->ranks);
     job->ranks = NULL;
     job->n = 0;
