@@ -81,6 +81,22 @@ static int allgather_ring(void *rbuf, MPI_Count rcount, mf_datatype *rdt, mf_com
 
 static const char *const allgather_algos[] = {"recursive_doubling", "bruck", "ring", "shm"};
 
+int mf_coll_allgather_algo(size_t total, mf_comm *comm)
+{
+    int n = comm->c_size, algo = mf_coll_forced("MANIFOLD_COLL_ALLGATHER", allgather_algos, 4);
+    bool pow2 = (n & (n - 1)) == 0;
+    if (algo == MF_ALLGATHER_RD && !pow2)
+        return MF_ALLGATHER_BRUCK; /* recursive doubling needs a power of two; Bruck is its
+                                      general form */
+    if (algo && algo != 4)
+        return algo;
+    if (total < mf_coll_short_msg())
+        return pow2 ? MF_ALLGATHER_RD : MF_ALLGATHER_BRUCK;
+    if (total < mf_coll_long_msg() && pow2)
+        return MF_ALLGATHER_RD;
+    return MF_ALLGATHER_RING;
+}
+
 int mf_coll_allgather(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
                       MPI_Count rcount, mf_datatype *rdt, mf_comm *comm)
 {
@@ -97,25 +113,12 @@ int mf_coll_allgather(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void
                               rcount, rdt);
         return rc ? rc : mf_coll_shm_allgather(s, MPI_IN_PLACE, 0, rdt, rbuf, rcount, rdt, comm);
     }
-    if (algo == 4)
-        algo = 0;
     if (sbuf != MPI_IN_PLACE)
         rc = mf_coll_copy(sbuf, scount, sdt, mf_coll_at(rbuf, (MPI_Count)r * rcount, rdt), rcount,
                           rdt);
     if (rc || n == 1)
         return rc;
-    bool pow2 = (n & (n - 1)) == 0;
-    size_t total = (size_t)n * mf_coll_bytes(rcount, rdt);
-    if (algo == 1 && !pow2)
-        algo = 2; /* recursive doubling needs a power of two; Bruck is its general form */
-    if (!algo) {
-        if (total < mf_coll_short_msg())
-            algo = pow2 ? 1 : 2;
-        else if (total < mf_coll_long_msg() && pow2)
-            algo = 1;
-        else
-            algo = 3;
-    }
+    algo = mf_coll_allgather_algo((size_t)n * mf_coll_bytes(rcount, rdt), comm);
     if (algo == 1)
         return allgather_recursive_doubling(rbuf, rcount, rdt, comm);
     if (algo == 2)

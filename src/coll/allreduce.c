@@ -45,18 +45,13 @@ static int fold_out(void *rbuf, MPI_Count count, mf_datatype *dt, mf_comm *comm,
     return mf_recv(rbuf, count, dt, r + 1, MF_TAG_ALLREDUCE, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
 }
 
-static int real_rank(int v, int rem)
-{
-    return v < rem ? 2 * v + 1 : v + rem;
-}
-
 static int allreduce_recursive_doubling(void *rbuf, void *tmp, MPI_Count count, mf_datatype *dt,
                                         mf_op *op, mf_comm *comm)
 {
     int n = comm->c_size, p2 = mf_coll_pow2_floor(n), rem = n - p2, rc = MPI_SUCCESS;
     int v = fold_in(rbuf, tmp, count, dt, op, comm, rem, &rc);
     for (int mask = 1; v >= 0 && mask < p2 && !rc; mask <<= 1) {
-        int pv = v ^ mask, peer = real_rank(pv, rem);
+        int pv = v ^ mask, peer = mf_coll_fold_rank(pv, rem);
         rc = mf_sendrecv(rbuf, count, dt, peer, MF_TAG_ALLREDUCE, tmp, count, dt, peer,
                          MF_TAG_ALLREDUCE, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
         if (rc)
@@ -72,13 +67,6 @@ static int allreduce_recursive_doubling(void *rbuf, void *tmp, MPI_Count count, 
     return rc ? rc : fold_out(rbuf, count, dt, comm, rem);
 }
 
-/* Element offset of block i when `count` elements are cut into `nb` nearly equal blocks. */
-static MPI_Count block_at(int i, int nb, MPI_Count count)
-{
-    MPI_Count q = count / nb, rest = count % nb;
-    return (MPI_Count)i * q + (i < rest ? i : rest);
-}
-
 static int allreduce_rabenseifner(void *rbuf, void *tmp, MPI_Count count, mf_datatype *dt,
                                   mf_op *op, mf_comm *comm)
 {
@@ -89,11 +77,11 @@ static int allreduce_rabenseifner(void *rbuf, void *tmp, MPI_Count count, mf_dat
          * our bit at distance d selects; after log2 p2 steps we own block v */
         int lo = 0, hi = p2;
         for (int d = p2 / 2; d >= 1 && !rc; d /= 2) {
-            int peer = real_rank(v ^ d, rem), mid = lo + d;
+            int peer = mf_coll_fold_rank(v ^ d, rem), mid = lo + d;
             int klo = (v & d) ? mid : lo, khi = (v & d) ? hi : mid; /* kept */
             int slo = (v & d) ? lo : mid, shi = (v & d) ? mid : hi; /* sent */
-            MPI_Count ka = block_at(klo, p2, count), kb = block_at(khi, p2, count);
-            MPI_Count sa = block_at(slo, p2, count), sb = block_at(shi, p2, count);
+            MPI_Count ka = mf_coll_block_at(klo, p2, count), kb = mf_coll_block_at(khi, p2, count);
+            MPI_Count sa = mf_coll_block_at(slo, p2, count), sb = mf_coll_block_at(shi, p2, count);
             rc = mf_sendrecv(mf_coll_at(rbuf, sa, dt), sb - sa, dt, peer, MF_TAG_ALLREDUCE,
                              mf_coll_at(tmp, ka, dt), kb - ka, dt, peer, MF_TAG_ALLREDUCE, comm,
                              MF_CTX_COLL, MPI_STATUS_IGNORE);
@@ -105,10 +93,10 @@ static int allreduce_rabenseifner(void *rbuf, void *tmp, MPI_Count count, mf_dat
         }
         /* allgather by recursive doubling: the owned range doubles with the sibling's */
         for (int d = 1; d < p2 && !rc; d *= 2) {
-            int peer = real_rank(v ^ d, rem);
+            int peer = mf_coll_fold_rank(v ^ d, rem);
             int plo = (v & d) ? lo - d : hi, phi = plo + d;
-            MPI_Count ma = block_at(lo, p2, count), mb = block_at(hi, p2, count);
-            MPI_Count pa = block_at(plo, p2, count), pb = block_at(phi, p2, count);
+            MPI_Count ma = mf_coll_block_at(lo, p2, count), mb = mf_coll_block_at(hi, p2, count);
+            MPI_Count pa = mf_coll_block_at(plo, p2, count), pb = mf_coll_block_at(phi, p2, count);
             rc = mf_sendrecv(mf_coll_at(rbuf, ma, dt), mb - ma, dt, peer, MF_TAG_ALLREDUCE,
                              mf_coll_at(rbuf, pa, dt), pb - pa, dt, peer, MF_TAG_ALLREDUCE, comm,
                              MF_CTX_COLL, MPI_STATUS_IGNORE);
@@ -126,8 +114,8 @@ static int allreduce_ring(void *rbuf, void *tmp, MPI_Count count, mf_datatype *d
     int right = (r + 1) % n, left = (r - 1 + n) % n;
     for (int s = 0; s < n - 1 && !rc; s++) {
         int sb = (r - s - 1 + 2 * n) % n, rb = (r - s - 2 + 2 * n) % n;
-        MPI_Count sa = block_at(sb, n, count), se = block_at(sb + 1, n, count);
-        MPI_Count ra = block_at(rb, n, count), re = block_at(rb + 1, n, count);
+        MPI_Count sa = mf_coll_block_at(sb, n, count), se = mf_coll_block_at(sb + 1, n, count);
+        MPI_Count ra = mf_coll_block_at(rb, n, count), re = mf_coll_block_at(rb + 1, n, count);
         rc = mf_sendrecv(mf_coll_at(rbuf, sa, dt), se - sa, dt, right, MF_TAG_ALLREDUCE, tmp,
                          re - ra, dt, left, MF_TAG_ALLREDUCE, comm, MF_CTX_COLL, MPI_STATUS_IGNORE);
         if (!rc)
@@ -136,8 +124,8 @@ static int allreduce_ring(void *rbuf, void *tmp, MPI_Count count, mf_datatype *d
     /* block r is complete here; pass the complete blocks around */
     for (int s = 0; s < n - 1 && !rc; s++) {
         int sb = (r - s + n) % n, rb = (r - s - 1 + n) % n;
-        MPI_Count sa = block_at(sb, n, count), se = block_at(sb + 1, n, count);
-        MPI_Count ra = block_at(rb, n, count), re = block_at(rb + 1, n, count);
+        MPI_Count sa = mf_coll_block_at(sb, n, count), se = mf_coll_block_at(sb + 1, n, count);
+        MPI_Count ra = mf_coll_block_at(rb, n, count), re = mf_coll_block_at(rb + 1, n, count);
         rc = mf_sendrecv(mf_coll_at(rbuf, sa, dt), se - sa, dt, right, MF_TAG_ALLREDUCE,
                          mf_coll_at(rbuf, ra, dt), re - ra, dt, left, MF_TAG_ALLREDUCE, comm,
                          MF_CTX_COLL, MPI_STATUS_IGNORE);
@@ -147,6 +135,23 @@ static int allreduce_ring(void *rbuf, void *tmp, MPI_Count count, mf_datatype *d
 
 static const char *const allreduce_algos[] = {"recursive_doubling", "rabenseifner", "ring", "shm"};
 
+int mf_coll_allreduce_algo(MPI_Count count, const mf_datatype *dt, const mf_op *op, mf_comm *comm)
+{
+    int n = comm->c_size, p2 = mf_coll_pow2_floor(n);
+    size_t bytes = mf_coll_bytes(count, dt);
+    int algo = mf_coll_forced("MANIFOLD_COLL_ALLREDUCE", allreduce_algos, 4);
+    if (!algo || algo == 4)
+        algo = bytes < mf_coll_short_msg()  ? MF_ALLREDUCE_RD
+               : bytes < mf_coll_long_msg() ? MF_ALLREDUCE_RABENSEIFNER
+                                            : MF_ALLREDUCE_RING;
+    /* the block algorithms reorder operands and need a block per participant */
+    if (algo == MF_ALLREDUCE_RABENSEIFNER && (!op->op_commute || count < p2))
+        algo = MF_ALLREDUCE_RD;
+    if (algo == MF_ALLREDUCE_RING && (!op->op_commute || count < n))
+        algo = count >= p2 && op->op_commute ? MF_ALLREDUCE_RABENSEIFNER : MF_ALLREDUCE_RD;
+    return algo;
+}
+
 int mf_coll_allreduce_p2p(const void *sbuf, void *rbuf, MPI_Count count, mf_datatype *dt, mf_op *op,
                           mf_comm *comm)
 {
@@ -155,16 +160,7 @@ int mf_coll_allreduce_p2p(const void *sbuf, void *rbuf, MPI_Count count, mf_data
         rc = mf_coll_copy(sbuf, count, dt, rbuf, count, dt);
     if (rc || n == 1 || count == 0)
         return rc;
-    int p2 = mf_coll_pow2_floor(n);
-    size_t bytes = mf_coll_bytes(count, dt);
-    int algo = mf_coll_forced("MANIFOLD_COLL_ALLREDUCE", allreduce_algos, 4);
-    if (!algo || algo == 4)
-        algo = bytes < mf_coll_short_msg() ? 1 : bytes < mf_coll_long_msg() ? 2 : 3;
-    /* the block algorithms reorder operands and need a block per participant */
-    if (algo == 2 && (!op->op_commute || count < p2))
-        algo = 1;
-    if (algo == 3 && (!op->op_commute || count < n))
-        algo = count >= p2 && op->op_commute ? 2 : 1;
+    int algo = mf_coll_allreduce_algo(count, dt, op, comm);
     void *raw;
     mf_coll_stackbuf stack;
     void *tmp = mf_coll_tmp_in(algo == 3 ? count / n + 1 : count, dt, &stack, &raw, &rc);

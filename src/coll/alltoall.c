@@ -6,7 +6,7 @@
  *              packed blocks whose (rotated) index has bit k set. Fewer start-ups at the price
  *              of moving each block up to log2 n times. Not on oversubscribed hosts (linear).
  *   linear     medium data: all receives and sends posted at once (in windows of
- *              ALLTOALL_WINDOW peers, so that a big communicator does not flood the network),
+ *              MF_COLL_ALLTOALL_WINDOW peers, so that a big communicator does not flood the network),
  *              letting the network overlap everything.
  *   pairwise   large data: n-1 sendrecv steps with rank+i / rank-i, one peer at a time.
  * Alltoallv and Alltoallw use the linear scheme. MPI_IN_PLACE (any variant) is an exchange with
@@ -18,7 +18,6 @@
 
 #include "coll/coll_impl.h"
 
-#define ALLTOALL_WINDOW 32
 #define SHM_ALLTOALL_STEPS 4
 
 /* The general form: byte displacements and one type per peer. Linear, windowed. */
@@ -29,10 +28,10 @@ static int alltoallw_linear(const void *sbuf, const MPI_Count *scounts, const MP
     int n = comm->c_size, r = comm->c_rank, rc;
     rc = mf_coll_copy((const char *)sbuf + sdispls[r], scounts[r], sdts[r],
                       (char *)rbuf + rdispls[r], rcounts[r], rdts[r]);
-    mf_request *reqs[2 * ALLTOALL_WINDOW];
-    for (int base = 1; base < n && !rc; base += ALLTOALL_WINDOW) {
+    mf_request *reqs[2 * MF_COLL_ALLTOALL_WINDOW];
+    for (int base = 1; base < n && !rc; base += MF_COLL_ALLTOALL_WINDOW) {
         int m = 0;
-        for (int i = base; i < n && i < base + ALLTOALL_WINDOW && !rc; i++) {
+        for (int i = base; i < n && i < base + MF_COLL_ALLTOALL_WINDOW && !rc; i++) {
             int src = (r - i + n) % n, dst = (r + i) % n;
             reqs[m] = reqs[m + 1] = NULL;
             rc = mf_irecv((char *)rbuf + rdispls[src], rcounts[src], rdts[src], src,
@@ -104,10 +103,10 @@ static int alltoall_linear(const void *sbuf, MPI_Count scount, mf_datatype *sdt,
     int n = comm->c_size, r = comm->c_rank;
     int rc = mf_coll_copy(mf_coll_at(sbuf, (MPI_Count)r * scount, sdt), scount, sdt,
                           mf_coll_at(rbuf, (MPI_Count)r * rcount, rdt), rcount, rdt);
-    mf_request *reqs[2 * ALLTOALL_WINDOW];
-    for (int base = 1; base < n && !rc; base += ALLTOALL_WINDOW) {
+    mf_request *reqs[2 * MF_COLL_ALLTOALL_WINDOW];
+    for (int base = 1; base < n && !rc; base += MF_COLL_ALLTOALL_WINDOW) {
         int m = 0;
-        for (int i = base; i < n && i < base + ALLTOALL_WINDOW && !rc; i++) {
+        for (int i = base; i < n && i < base + MF_COLL_ALLTOALL_WINDOW && !rc; i++) {
             MPI_Count src = (r - i + n) % n, dst = (r + i) % n;
             reqs[m] = reqs[m + 1] = NULL;
             rc = mf_irecv(mf_coll_at(rbuf, src * rcount, rdt), rcount, rdt, (int)src,
@@ -223,6 +222,20 @@ static int alltoallv_as_w(const void *sbuf, const MPI_Count *scounts, const MPI_
 
 static const char *const alltoall_algos[] = {"bruck", "pairwise", "linear", "shm"};
 
+int mf_coll_alltoall_algo(size_t blk, mf_comm *comm)
+{
+    int n = comm->c_size, algo = mf_coll_forced("MANIFOLD_COLL_ALLTOALL", alltoall_algos, 4);
+    if (algo && algo != 4)
+        return algo;
+    /* Bruck trades bytes for fewer start-ups, but its log2(n) steps depend on each other;
+     * on an oversubscribed host each is a context switch, while the linear scheme lets a
+     * rank post everything and give the core away once. */
+    bool bruck = blk * (size_t)n <= mf_coll_short_msg() && n > 2 && !mf_coll_oversubscribed(comm);
+    return bruck                      ? MF_ALLTOALL_BRUCK
+           : blk < mf_coll_long_msg() ? MF_ALLTOALL_LINEAR
+                                      : MF_ALLTOALL_PAIRWISE;
+}
+
 int mf_coll_alltoall(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void *rbuf,
                      MPI_Count rcount, mf_datatype *rdt, mf_comm *comm)
 {
@@ -259,14 +272,7 @@ int mf_coll_alltoall(const void *sbuf, MPI_Count scount, mf_datatype *sdt, void 
         (piece = mf_coll_shm_alltoall_piece(s, n)) > 0 &&
         (algo == 4 || blk <= SHM_ALLTOALL_STEPS * piece))
         return mf_coll_shm_alltoall(s, sbuf, scount, sdt, rbuf, rcount, rdt, comm);
-    if (!algo || algo == 4) {
-        /* Bruck trades bytes for fewer start-ups, but its log2(n) steps depend on each other;
-         * on an oversubscribed host each is a context switch, while the linear scheme lets a
-         * rank post everything and give the core away once. */
-        bool bruck =
-            blk * (size_t)n <= mf_coll_short_msg() && n > 2 && !mf_coll_oversubscribed(comm);
-        algo = bruck ? 1 : blk < mf_coll_long_msg() ? 3 : 2;
-    }
+    algo = mf_coll_alltoall_algo(blk, comm);
     if (algo == 1)
         return alltoall_bruck(sbuf, scount, sdt, rbuf, rcount, rdt, comm);
     if (algo == 2)

@@ -177,6 +177,23 @@ static int bcast_chain(void *buf, MPI_Count count, mf_datatype *dt, int root, mf
 
 static const char *const bcast_algos[] = {"binomial", "scatter_allgather", "chain", "shm"};
 
+int mf_coll_bcast_algo(size_t bytes, mf_comm *comm)
+{
+    int algo = mf_coll_forced("MANIFOLD_COLL_BCAST", bcast_algos, 4);
+    if (algo && algo != 4)
+        return algo;
+    /* Scatter + allgather takes log2(n) + n - 1 dependent steps against the tree's log2(n):
+     * it pays off once the bytes dominate. On an oversubscribed host every dependent step
+     * is a context switch or more, so the tree stays ahead up to 8x further. */
+    size_t limit = mf_coll_long_msg() * (mf_coll_oversubscribed(comm) ? 8 : 1);
+    /* the chain's n-1 dependent hops are context switches when oversubscribed (4 MiB, 8
+     * ranks on 2 cores: 4.8 ms against 1.4 ms for scatter + allgather) */
+    bool chain = bytes >= mf_coll_chain_min() && !mf_coll_oversubscribed(comm);
+    return (bytes < limit || comm->c_size < 3) ? MF_BCAST_BINOMIAL
+           : chain                             ? MF_BCAST_CHAIN
+                                               : MF_BCAST_SCATTER_ALLGATHER;
+}
+
 int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm)
 {
     if (comm->c_size == 1 || count == 0 || mf_coll_dt(dt)->dt_size == 0)
@@ -195,16 +212,7 @@ int mf_coll_bcast_intra(void *buf, MPI_Count count, mf_datatype *dt, int root, m
         algo == 4 || (!algo && bytes >= mf_coll_shm_bcast_min() && bytes <= mf_coll_shm_max());
     if (shm && (s = mf_coll_shm_get(comm)))
         return mf_coll_shm_bcast(s, buf, count, dt, root, comm);
-    if (!algo || algo == 4) {
-        /* Scatter + allgather takes log2(n) + n - 1 dependent steps against the tree's log2(n):
-         * it pays off once the bytes dominate. On an oversubscribed host every dependent step
-         * is a context switch or more, so the tree stays ahead up to 8x further. */
-        size_t limit = mf_coll_long_msg() * (mf_coll_oversubscribed(comm) ? 8 : 1);
-        /* the chain's n-1 dependent hops are context switches when oversubscribed (4 MiB, 8
-         * ranks on 2 cores: 4.8 ms against 1.4 ms for scatter + allgather) */
-        bool chain = bytes >= mf_coll_chain_min() && !mf_coll_oversubscribed(comm);
-        algo = (bytes < limit || comm->c_size < 3) ? 1 : chain ? 3 : 2;
-    }
+    algo = mf_coll_bcast_algo(bytes, comm);
     if (algo == 1)
         return mf_coll_bcast_binomial(buf, count, dt, root, comm);
     if (algo == 3)

@@ -90,6 +90,21 @@ static inline int mf_coll_pow2_floor(int n)
     return p;
 }
 
+/* Element offset of block i when `count` elements are cut into `nb` nearly equal blocks (the
+ * first count % nb one longer). */
+static inline MPI_Count mf_coll_block_at(int i, int nb, MPI_Count count)
+{
+    MPI_Count q = count / nb, rest = count % nb;
+    return (MPI_Count)i * q + (i < rest ? i : rest);
+}
+
+/* Participant v of the power-of-two set that recursive doubling and halving work on, when the
+ * first 2*rem ranks of n = p2 + rem fold pairwise (even into odd): the real rank. */
+static inline int mf_coll_fold_rank(int v, int rem)
+{
+    return v < rem ? 2 * v + 1 : v + rem;
+}
+
 /* The broadcast tree (blocking and nonblocking bcast): a binomial tree on relative ranks
  * vr = (rank - root) mod n in which the parent of vr is vr without its highest set bit and the
  * children are vr + 2^k for every 2^k > vr (below n). It has the depth and message count of the
@@ -135,6 +150,31 @@ size_t mf_coll_chain_min(void);
 size_t mf_coll_chain_chunk(void);
 /* A size setting read once into *cache (a static of the caller, 0 before the first read). */
 size_t mf_coll_size_setting(size_t *cache, const char *var);
+
+/* Point-to-point algorithm choices, shared by the blocking collectives and the nonblocking
+ * schedules (nbc_build.c) so that both follow one set of thresholds and MANIFOLD_COLL_*
+ * settings. They decide among the point-to-point algorithms only: the callers settle the shared
+ * segment and the host-leader schemes first (a forced "shm" counts as automatic here). Every
+ * rank of a communicator must get the same answer, so the inputs are the same everywhere. */
+enum { MF_ALLREDUCE_RD = 1, MF_ALLREDUCE_RABENSEIFNER, MF_ALLREDUCE_RING };
+/* Rabenseifner and ring only for commutative ops with a block per participant. */
+int mf_coll_allreduce_algo(MPI_Count count, const mf_datatype *dt, const mf_op *op, mf_comm *comm);
+enum { MF_BCAST_BINOMIAL = 1, MF_BCAST_SCATTER_ALLGATHER, MF_BCAST_CHAIN };
+int mf_coll_bcast_algo(size_t bytes, mf_comm *comm);
+enum { MF_ALLGATHER_RD = 1, MF_ALLGATHER_BRUCK, MF_ALLGATHER_RING };
+/* total: bytes of the whole gathered vector; recursive doubling only for a power of two. */
+int mf_coll_allgather_algo(size_t total, mf_comm *comm);
+enum { MF_ALLTOALL_BRUCK = 1, MF_ALLTOALL_PAIRWISE, MF_ALLTOALL_LINEAR };
+/* blk: bytes per block. */
+int mf_coll_alltoall_algo(size_t blk, mf_comm *comm);
+/* Transfers in flight per round of the linear alltoall: ALLTOALL_WINDOW peers at a time. */
+#define MF_COLL_ALLTOALL_WINDOW 32
+/* Reduce-scatter: REDUCE_SCATTERV is a reduce then a scatterv (any op; forced, or a
+ * non-commutative op); SHORT is the automatic choice below MANIFOLD_COLL_LONG_MSG for a
+ * commutative op, which the blocking code runs as reduce + scatterv and the schedules as
+ * recursive halving (the same rounds, less data); RING needs a commutative op. */
+enum { MF_RS_REDUCE_SCATTERV = 1, MF_RS_SHORT, MF_RS_RING };
+int mf_coll_reduce_scatter_algo(size_t total, const mf_op *op);
 
 /* Shared-memory collectives (coll_shm.c) for a communicator whose ranks share this host. The
  * communicator's segment, or NULL when it has none (yet): every rank must ask at the same

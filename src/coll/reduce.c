@@ -140,6 +140,16 @@ static int reduce_scatter_ring(const void *input, void *rbuf, const MPI_Count *r
 
 static const char *const reduce_scatter_algos[] = {"reduce_scatterv", "ring", "shm"};
 
+int mf_coll_reduce_scatter_algo(size_t total, const mf_op *op)
+{
+    int algo = mf_coll_forced("MANIFOLD_COLL_REDUCE_SCATTER", reduce_scatter_algos, 3);
+    if (algo == 1 || !op->op_commute)
+        return MF_RS_REDUCE_SCATTERV;
+    if (algo == 2)
+        return MF_RS_RING;
+    return total >= mf_coll_long_msg() ? MF_RS_RING : MF_RS_SHORT;
+}
+
 int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcounts, mf_datatype *dt,
                            mf_op *op, mf_comm *comm)
 {
@@ -165,9 +175,7 @@ int mf_coll_reduce_scatter(const void *sbuf, void *rbuf, const MPI_Count *rcount
             free(displs);
             return rc;
         }
-        if (!algo || algo == 3)
-            algo = mf_coll_bytes(total, dt) >= mf_coll_long_msg() ? 2 : 1;
-        if (algo == 2 && op->op_commute)
+        if (mf_coll_reduce_scatter_algo(mf_coll_bytes(total, dt), op) == MF_RS_RING)
             rc = reduce_scatter_ring(input, rbuf, rcounts, displs, total, dt, op, comm);
         else
             rc = reduce_scatter_via_reduce(input, rbuf, rcounts, displs, total, dt, op, comm);
