@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "p2p/p2p.h"
+#include "tool/mpit.h"
 
 /* ---- Building ---------------------------------------------------------------------------- */
 
@@ -206,6 +207,39 @@ typedef struct mf_nbc_persist {
 
 static mf_nbc_persist *nbc_persistent;
 
+/* What the schedules cost, for tools and for the tests that check each algorithm's shape
+ * (MPI_T coll_nbc_*): rounds that posted transfers (dependent steps), transfers posted, and
+ * bytes of data sent. Bumped under the library lock. */
+static mf_t_counter nbc_rounds, nbc_transfers, nbc_bytes_sent;
+
+static void nbc_publish_counters(void)
+{
+    static const struct {
+        const char *name, *desc;
+        const mf_t_counter *c;
+    } vars[] = {
+        {"coll_nbc_rounds",
+         "rounds of nonblocking or persistent collective schedules that posted transfers: the "
+         "dependent steps of their algorithms (rounds of local copies and reductions only are "
+         "not counted)",
+         &nbc_rounds},
+        {"coll_nbc_transfers", "sends and receives posted by nonblocking collective schedules",
+         &nbc_transfers},
+        {"coll_nbc_bytes_sent", "bytes of data sent by nonblocking collective schedules",
+         &nbc_bytes_sent},
+    };
+    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
+        mf_t_pvar_register(&(mf_t_pvar_desc){
+            .name = vars[i].name,
+            .desc = vars[i].desc,
+            .category = "coll",
+            .var_class = MPI_T_PVAR_CLASS_COUNTER,
+            .datatype = MPI_UNSIGNED_LONG_LONG,
+            .verbosity = MPI_T_VERBOSITY_TUNER_DETAIL,
+            .counter = vars[i].c,
+        });
+}
+
 static void nbc_start_op(mf_nbc_sched *s, mf_nbc_op *o)
 {
     int rc = MPI_SUCCESS;
@@ -228,12 +262,15 @@ static void nbc_start_op(mf_nbc_sched *s, mf_nbc_op *o)
     case MF_NBC_OP_RECV:
         if (!nbc_grow((void **)&s->s_reqs, &s->s_capreqs, s->s_nreqs, sizeof *s->s_reqs, s))
             return;
-        if (o->o_kind == MF_NBC_OP_SEND)
+        mf_t_count_serial(&nbc_transfers, 1);
+        if (o->o_kind == MF_NBC_OP_SEND) {
+            mf_t_count_serial(&nbc_bytes_sent, mf_coll_bytes(o->o_scount, o->o_sdt));
             rc = mf_isend_standard(o->o_src, o->o_scount, o->o_sdt, o->o_peer, s->s_tag, o->o_comm,
                                    MF_CTX_COLL, &r);
-        else
+        } else {
             rc = mf_irecv(o->o_dst, o->o_rcount, o->o_rdt, o->o_peer, s->s_tag, o->o_comm,
                           MF_CTX_COLL, &r);
+        }
         if (!rc)
             s->s_reqs[s->s_nreqs++] = r;
         break;
@@ -262,6 +299,8 @@ static bool nbc_advance(mf_nbc_sched *s, int *events)
         int round = s->s_ops[s->s_next].o_round;
         while (s->s_next < s->s_nops && s->s_ops[s->s_next].o_round == round && !s->s_error)
             nbc_start_op(s, &s->s_ops[s->s_next++]);
+        if (s->s_nreqs > 0)
+            mf_t_count_serial(&nbc_rounds, 1);
     }
 }
 
@@ -311,6 +350,8 @@ static int nbc_hook_ensure(void)
         return MPI_SUCCESS;
     int rc = mf_progress_hook_add(nbc_progress, NULL);
     added = rc == MPI_SUCCESS;
+    if (added)
+        nbc_publish_counters();
     return rc;
 }
 

@@ -1,23 +1,30 @@
 /*
  * nbc_build.c — the algorithms of nonblocking collectives, written as schedules (nbc_impl.h).
  *
- * They follow the blocking algorithms' structure where it carries over to rounds:
+ * They follow the blocking algorithms' structure where it carries over to rounds; the
+ * size-dependent choices (bcast, allgather, alltoall, allreduce, reduce_scatter) are made by the
+ * blocking collectives' choosers and their other algorithms are in nbc_algo.c:
  *   barrier          dissemination, ceil(log2 n) rounds (as mf_coll_barrier)
- *   bcast            binomial tree from the root (the blocking bcast's tree, coll_impl.h)
+ *   bcast            binomial tree from the root (the blocking bcast's tree, coll_impl.h);
+ *                    scatter + allgather or chain for long messages (nbc_algo.c)
  *   reduce           binomial tree; children's data arrive in one round and are combined in
  *                    rank order, so non-commutative ops are reduced in canonical order (their
  *                    tree is rooted at rank 0 and the result forwarded to the root)
- *   allreduce        reduce to rank 0, then bcast
+ *   allreduce        nbc_algo.c (recursive doubling, Rabenseifner, ring)
  *   gather(v), scatter(v)  linear at the root (one round of n-1 transfers)
- *   allgather(v)     ring: n-1 rounds, each passing on the block received in the previous one
- *   alltoall(v,w)    all pairs in one round (receives first); MPI_IN_PLACE copies the outgoing
- *                    blocks aside in a first round
- *   reduce_scatter(_block)  reduce of the whole vector to rank 0, then scatterv
+ *   allgather(v)     ring: n-1 rounds, each passing on the block received in the previous one;
+ *                    allgather also recursive doubling or Bruck (nbc_algo.c)
+ *   alltoall(v,w)    linear in windows of peers (receives first), alltoall also pairwise or
+ *                    Bruck (nbc_algo.c); MPI_IN_PLACE copies the outgoing blocks aside in a
+ *                    first round
+ *   reduce_scatter(_block)  commutative ops: recursive halving or ring (nbc_algo.c); others:
+ *                    reduce of the whole vector to rank 0, then scatterv
  *   scan, exscan     a chain: rank r waits for the prefix of ranks 0..r-1 from r-1
  *   neighbor         every block to or from a neighbour in one round (receives first)
  * Intercommunicators: barrier (local barrier, leaders exchange, local bcast), bcast (root to
- * the remote leader, then a bcast in the remote group), allreduce (local reduces, leaders swap
- * results, local bcasts); the local steps run on the intercommunicator's local communicator.
+ * the remote leader, then a binomial bcast in the remote group), allreduce (local reduces,
+ * leaders swap results, local bcasts); the local steps run on the intercommunicator's local
+ * communicator.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -167,6 +174,9 @@ static void nbc_allgather(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
 #define COUNT(i) nbc_cnt(a->a_rcounts, a->a_rcount, (i))
     if (a->a_sbuf != MPI_IN_PLACE)
         mf_nbc_copy(s, a->a_sbuf, a->a_scount, a->a_sdt, BLOCK(r), COUNT(r), dt);
+    if (a->a_kind == MF_NBC_ALLGATHER && n > 1 &&
+        mf_nbc_allgather_log(s, a->a_rbuf, a->a_rcount, dt, c))
+        return;
     for (int k = 0; k < n - 1; k++) {
         int sb = (r - k + n) % n, rb = (r - k - 1 + n) % n;
         mf_nbc_recv(s, BLOCK(rb), COUNT(rb), dt, (r - 1 + n) % n, c);
@@ -209,6 +219,10 @@ static void nbc_alltoall(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
                           : (MPI_Aint)(a->a_scount * i) * mf_datatype_info(sdt[i])->dt_extent;
         sblk[i] = (const char *)sbuf + sd;
     }
+    /* uniform blocks: the blocking alltoall's choice; v and w: linear */
+    int algo = MF_ALLTOALL_LINEAR;
+    if (!v && !w && n > 1)
+        algo = mf_coll_alltoall_algo(mf_coll_bytes(scnt[0], sdt[0]), c);
     if (in_place) {
         for (int i = 0; i < n; i++) {
             if (i == r)
@@ -218,17 +232,15 @@ static void nbc_alltoall(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
             sblk[i] = t;
         }
         mf_nbc_round(s);
-    } else {
+    } else if (algo != MF_ALLTOALL_BRUCK) {
         mf_nbc_copy(s, sblk[r], scnt[r], sdt[r], rblk[r], rcnt[r], rdt[r]);
     }
-    for (int k = 1; k < n; k++) {
-        int from = (r - k + n) % n;
-        mf_nbc_recv(s, rblk[from], rcnt[from], rdt[from], from, c);
-    }
-    for (int k = 1; k < n; k++) {
-        int to = (r + k) % n;
-        mf_nbc_send(s, sblk[to], scnt[to], sdt[to], to, c);
-    }
+    mf_nbc_blocks b = {sblk, scnt, sdt, rblk, rcnt, rdt};
+    if (algo == MF_ALLTOALL_BRUCK)
+        mf_nbc_alltoall_bruck(s, &b, c);
+    else
+        mf_nbc_alltoall_windows(s, &b, algo == MF_ALLTOALL_PAIRWISE ? 1 : MF_COLL_ALLTOALL_WINDOW,
+                                c);
 }
 
 /* ---- Reductions -------------------------------------------------------------------------- */
@@ -246,6 +258,19 @@ static void nbc_reduce_scatter(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c
     }
     mf_datatype *dt = a->a_rdt;
     const void *mine = a->a_sbuf == MPI_IN_PLACE ? a->a_rbuf : a->a_sbuf;
+    if (n > 1 && a->a_op->op_commute) {
+        const MPI_Count *counts = a->a_rcounts;
+        if (block) {
+            MPI_Count *c1 = mf_nbc_tmp(s, (MPI_Count)((size_t)n * sizeof *c1), nbc_byte());
+            if (!c1)
+                return;
+            for (int i = 0; i < n; i++)
+                c1[i] = a->a_rcount;
+            counts = c1;
+        }
+        if (mf_nbc_reduce_scatter_commutative(s, mine, a->a_rbuf, counts, dt, a->a_op, c))
+            return;
+    }
     void *all = r == 0 ? mf_nbc_tmp(s, total, dt) : NULL;
     nbc_reduce_intra(s, mine, all, total, dt, a->a_op, 0, c);
     MPI_Count mycount = block ? a->a_rcount : a->a_rcounts[r];
@@ -398,8 +423,7 @@ void mf_nbc_allreduce(mf_nbc_sched *s, const void *sbuf, void *rbuf, MPI_Count c
         nbc_inter_allreduce(s, &a, c);
         return;
     }
-    nbc_reduce_intra(s, sbuf, rbuf, count, dt, op, 0, c);
-    nbc_bcast_intra(s, rbuf, count, dt, 0, c);
+    mf_nbc_allreduce_intra(s, sbuf, rbuf, count, dt, op, c);
 }
 
 /* ---- Entry ------------------------------------------------------------------------------- */
@@ -430,7 +454,8 @@ int mf_nbc_build(mf_nbc_sched *s, const mf_nbc_args *a, const char *fn)
         nbc_barrier_intra(s, c);
         break;
     case MF_NBC_BCAST:
-        nbc_bcast_intra(s, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_root, c);
+        if (!mf_nbc_bcast_large(s, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_root, c))
+            nbc_bcast_intra(s, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_root, c);
         break;
     case MF_NBC_GATHER:
     case MF_NBC_GATHERV:
@@ -453,8 +478,7 @@ int mf_nbc_build(mf_nbc_sched *s, const mf_nbc_args *a, const char *fn)
         nbc_reduce_intra(s, mine, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_op, a->a_root, c);
         break;
     case MF_NBC_ALLREDUCE:
-        nbc_reduce_intra(s, mine, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_op, 0, c);
-        nbc_bcast_intra(s, a->a_rbuf, a->a_rcount, a->a_rdt, 0, c);
+        mf_nbc_allreduce_intra(s, a->a_sbuf, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_op, c);
         break;
     case MF_NBC_REDUCE_SCATTER:
     case MF_NBC_REDUCE_SCATTER_BLOCK:

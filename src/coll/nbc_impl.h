@@ -104,4 +104,41 @@ int mf_nbc_build(mf_nbc_sched *s, const mf_nbc_args *a, const char *fn);
 void mf_nbc_allreduce(mf_nbc_sched *s, const void *sbuf, void *rbuf, MPI_Count count,
                       mf_datatype *dt, mf_op *op, mf_comm *c);
 
+/* ---- The size-dependent algorithms (nbc_algo.c), chosen as the blocking collectives choose.
+ * Each appends to s; those returning bool append nothing and return false when the chooser
+ * names the simple algorithm that nbc_build.c has (binomial bcast, ring allgather,
+ * reduce + scatterv). */
+
+/* Allreduce on an intracommunicator (recursive doubling, Rabenseifner, ring). sbuf may be
+ * MPI_IN_PLACE or rbuf. */
+void mf_nbc_allreduce_intra(mf_nbc_sched *s, const void *sbuf, void *rbuf, MPI_Count count,
+                            mf_datatype *dt, mf_op *op, mf_comm *c);
+/* Reduce-scatter of `mine` (the sum of rcounts elements) by recursive halving or ring; false
+ * for a non-commutative op or a forced reduce_scatterv. */
+bool mf_nbc_reduce_scatter_commutative(mf_nbc_sched *s, const void *mine, void *rbuf,
+                                       const MPI_Count *rcounts, mf_datatype *dt, mf_op *op,
+                                       mf_comm *c);
+/* Bcast by scatter + allgather or chain; false where the binomial tree is the choice. */
+bool mf_nbc_bcast_large(mf_nbc_sched *s, void *buf, MPI_Count count, mf_datatype *dt, int root,
+                        mf_comm *c);
+/* Allgather of uniform blocks whose own block is in rbuf already (recursive doubling, Bruck);
+ * false where the ring is the choice. */
+bool mf_nbc_allgather_log(mf_nbc_sched *s, void *rbuf, MPI_Count rcount, mf_datatype *rdt,
+                          mf_comm *c);
+
+/* An alltoall's blocks, one per process: what goes to i and where what comes from i lands. */
+typedef struct mf_nbc_blocks {
+    const void *const *b_sblk;
+    const MPI_Count *b_scnt;
+    mf_datatype *const *b_sdt;
+    void *const *b_rblk;
+    const MPI_Count *b_rcnt;
+    mf_datatype *const *b_rdt;
+} mf_nbc_blocks;
+/* Every peer but oneself, `window` peers per round (receives first): 1 is the pairwise
+ * exchange, MF_COLL_ALLTOALL_WINDOW the linear one with its bound on transfers in flight. */
+void mf_nbc_alltoall_windows(mf_nbc_sched *s, const mf_nbc_blocks *b, int window, mf_comm *c);
+/* Bruck, for uniform blocks; includes the own block. */
+void mf_nbc_alltoall_bruck(mf_nbc_sched *s, const mf_nbc_blocks *b, mf_comm *c);
+
 #endif
