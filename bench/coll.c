@@ -3,6 +3,9 @@
  * (MPI_DOUBLE sum, size/8 elements) and alltoall (size bytes to every rank, MPI_BYTE).
  * latency_us is the time per operation averaged over the ranks (as OSU's osu_* do), from the
  * best of the timed batches. `--only allreduce,bcast` picks operations. Sizes 8 B .. 1 MiB.
+ * Nonblocking forms, only when named in --only: ibcast, iallreduce, ialltoall, each timed as
+ * the post (MPI_Ibcast, ...) followed at once by MPI_Wait, so that they compare with the
+ * blocking ones and between MPIs on the cost of their schedules (no overlap is measured).
  * Each operation's result is checked once per size before it is timed.
  * Where the MPI publishes them as MPI_T performance variables (Manifold: progress_sleeps and
  * progress_late_wakeups, docs/TOOLS.md), a comment line per size tells how often the ranks slept
@@ -11,13 +14,15 @@
  */
 #include "bench_mpi.h"
 
-enum { BARRIER, BCAST, ALLREDUCE, ALLTOALL, NOPS };
-static const char *const op_name[NOPS] = {"barrier", "bcast", "allreduce", "alltoall"};
+enum { BARRIER, BCAST, ALLREDUCE, ALLTOALL, IBCAST, IALLREDUCE, IALLTOALL, NOPS };
+static const char *const op_name[NOPS] = {"barrier", "bcast",      "allreduce", "alltoall",
+                                          "ibcast",  "iallreduce", "ialltoall"};
+#define NONBLOCKING(op) ((op) >= IBCAST)
 
-static int selected(const char *only, const char *name)
+static int selected(const char *only, const char *name, int op)
 {
     if (!only)
-        return 1;
+        return !NONBLOCKING(op);
     size_t n = strlen(name);
     for (const char *p = only; (p = strstr(p, name)) != NULL; p += n)
         if ((p == only || p[-1] == ',') && (p[n] == ',' || p[n] == '\0'))
@@ -56,6 +61,7 @@ static unsigned long long pvar_read(int i)
 
 static void run_op(int op, unsigned char *sbuf, unsigned char *rbuf, size_t size)
 {
+    MPI_Request q = MPI_REQUEST_NULL;
     switch (op) {
     case BARRIER:
         MPI_Barrier(MPI_COMM_WORLD);
@@ -67,25 +73,38 @@ static void run_op(int op, unsigned char *sbuf, unsigned char *rbuf, size_t size
         MPI_Allreduce(sbuf, rbuf, (int)(size / sizeof(double)), MPI_DOUBLE, MPI_SUM,
                       MPI_COMM_WORLD);
         break;
-    default:
+    case ALLTOALL:
         MPI_Alltoall(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, MPI_COMM_WORLD);
         break;
+    case IBCAST:
+        MPI_Ibcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD, &q);
+        break;
+    case IALLREDUCE:
+        MPI_Iallreduce(sbuf, rbuf, (int)(size / sizeof(double)), MPI_DOUBLE, MPI_SUM,
+                       MPI_COMM_WORLD, &q);
+        break;
+    default:
+        MPI_Ialltoall(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, MPI_COMM_WORLD, &q);
+        break;
     }
+    MPI_Wait(&q, MPI_STATUS_IGNORE);
 }
 
+/* Runs op once on known data and checks the result. */
 static void check_op(int op, unsigned char *sbuf, unsigned char *rbuf, size_t size, int rank,
                      int np)
 {
-    switch (op) {
+    int kind = NONBLOCKING(op) ? op - IBCAST + BCAST : op;
+    switch (kind) {
     case BARRIER:
-        MPI_Barrier(MPI_COMM_WORLD);
+        run_op(op, sbuf, rbuf, size);
         break;
     case BCAST:
         if (rank == 0)
             bench_fill(sbuf, size, 11);
         else
             memset(sbuf, 0, size);
-        MPI_Bcast(sbuf, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
+        run_op(op, sbuf, rbuf, size);
         BENCH_REQUIRE(bench_check(sbuf, size, 11) == 0, "bcast: %zu bytes received wrong", size);
         break;
     case ALLREDUCE: {
@@ -93,7 +112,7 @@ static void check_op(int op, unsigned char *sbuf, unsigned char *rbuf, size_t si
         double *s = (double *)sbuf, *r = (double *)rbuf;
         for (int i = 0; i < n; i++)
             s[i] = (double)(rank + 1) + (double)i;
-        MPI_Allreduce(s, r, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        run_op(op, sbuf, rbuf, size);
         for (int i = 0; i < n; i++)
             BENCH_REQUIRE(r[i] == (double)np * (np + 1) / 2 + (double)np * i,
                           "allreduce: element %d of %d wrong", i, n);
@@ -103,7 +122,7 @@ static void check_op(int op, unsigned char *sbuf, unsigned char *rbuf, size_t si
         for (int j = 0; j < np; j++)
             bench_fill(sbuf + (size_t)j * size, size, (unsigned)(rank * np + j));
         memset(rbuf, 0, size * (size_t)np);
-        MPI_Alltoall(sbuf, (int)size, MPI_BYTE, rbuf, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+        run_op(op, sbuf, rbuf, size);
         for (int i = 0; i < np; i++)
             BENCH_REQUIRE(bench_check(rbuf + (size_t)i * size, size, (unsigned)(i * np + rank)) ==
                               0,
@@ -119,7 +138,8 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     bench_opts o;
-    bench_mpi_parse(argc, argv, &o, 8, 1u << 20, " [--only barrier,bcast,allreduce,alltoall]");
+    bench_mpi_parse(argc, argv, &o, 8, 1u << 20,
+                    " [--only barrier,bcast,allreduce,alltoall,ibcast,iallreduce,ialltoall]");
     bench_header("coll", np);
     pvar_init();
     size_t cap = o.max_size * (size_t)np;
@@ -127,13 +147,13 @@ int main(int argc, char **argv)
     unsigned char *rbuf = bench_alloc(cap);
 
     for (int op = 0; op < NOPS; op++) {
-        if (!selected(o.only, op_name[op]))
+        if (!selected(o.only, op_name[op], op))
             continue;
         for (size_t size = o.min_size; size; size = bench_next_size(&o, size)) {
             size_t sz = op == BARRIER ? 0 : size;
-            if (op == ALLREDUCE && sz < sizeof(double))
+            if ((op == ALLREDUCE || op == IALLREDUCE) && sz < sizeof(double))
                 continue;
-            long iters = bench_iters(&o, sz * (op == ALLTOALL ? (size_t)np : 1));
+            long iters = bench_iters(&o, sz * (op == ALLTOALL || op == IALLTOALL ? (size_t)np : 1));
             check_op(op, sbuf, rbuf, sz, rank, np);
             unsigned long long pv0[2] = {pvar_read(0), pvar_read(1)};
             double best = 1e30;
