@@ -24,8 +24,6 @@
 #define MF_OFI_DEFAULT_PROVIDER "tcp;ofi_rxm"
 /* How long close lets queued sends drain. */
 #define MF_OFI_FLUSH_S 10.0
-#define MF_OFI_KEY_BITS 48
-#define MF_OFI_ADDR_MASK ((UINT64_C(1) << MF_OFI_KEY_BITS) - 1)
 
 static int mf_ofi_open(mf_fabric *f);
 static int mf_ofi_start(mf_fabric *f);
@@ -66,6 +64,8 @@ static const mf_fabric_ops mf_ofi_ops = {
      * o_rx_seq) no longer agree, and nothing here resynchronises them yet */
     .rma_key = mf_ofi_rma_key,
     .rput = mf_ofi_rput,
+    .atomic_max = mf_ofi_atomic_max,
+    .ratomic = mf_ofi_ratomic,
 };
 
 static void mf_ofi_init(mf_fabric *f)
@@ -85,8 +85,8 @@ const mf_fabric_class mf_ofi_class = {
     .name = "ofi",
     .ops = &mf_ofi_ops,
     .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RMA_READ |
-            MF_FABRIC_CAP_RMA_WRITE | MF_FABRIC_CAP_RAIL | MF_FABRIC_CAP_NETWORK |
-            MF_FABRIC_CAP_IFACES,
+            MF_FABRIC_CAP_RMA_WRITE | MF_FABRIC_CAP_RMA_ATOMIC | MF_FABRIC_CAP_RAIL |
+            MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
     .max_message = MF_OFI_FRAME,
     .instance_size = sizeof(mf_ofi),
     .init = mf_ofi_init,
@@ -100,8 +100,7 @@ static double mf_ofi_now(void)
 }
 
 /* An error code naming the instance, its provider, the operation and libfabric's reason. */
-static int __attribute__((format(printf, 4, 5)))
-mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
+int mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
 {
     char what[256];
     va_list ap;
@@ -115,8 +114,8 @@ mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
 /* ---- Buffers ---- */
 
 /* Registers local memory when the provider asks for it (FI_MR_LOCAL); else nothing to do. */
-static int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct fid_mr **mr,
-                            void **desc)
+int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct fid_mr **mr,
+                     void **desc)
 {
     *mr = NULL;
     *desc = NULL;
@@ -222,12 +221,13 @@ static const char *mf_ofi_provider_wanted(void)
 }
 
 /* The hints: RDM, message path with send-after-send order, optionally RMA reads. */
-static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, bool rma)
+static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, bool rma, bool atomic)
 {
     struct fi_info *h = lib->dupinfo(NULL);
     if (!h)
         return NULL;
-    h->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE : 0);
+    h->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE : 0) |
+              (atomic ? FI_ATOMIC : 0);
     h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
     h->ep_attr->type = FI_EP_RDM;
     h->tx_attr->msg_order = FI_ORDER_SAS;
@@ -310,15 +310,16 @@ static struct fi_info *mf_ofi_pick(struct fi_info *list, const char *domain, con
     return any_ip ? loopback : list;
 }
 
-/* Finds the provider and domain: with RMA reads if possible, else without. */
+/* Finds the provider and domain: with RMA and atomics if possible, else with RMA, else with
+ * messages only. */
 static int mf_ofi_getinfo(mf_ofi *o)
 {
     const char *prov = mf_ofi_provider_wanted();
     const char *domain = mf_config_str("MANIFOLD_OFI_DOMAIN");
     snprintf(o->o_prov, sizeof o->o_prov, "%s", prov ? prov : "(FI_PROVIDER)");
     int rc = -FI_ENODATA;
-    for (int rma = 1; rma >= 0 && !o->o_info; rma--) {
-        struct fi_info *h = mf_ofi_hints(o->o_lib, prov, rma), *list = NULL;
+    for (int level = 2; level >= 0 && !o->o_info; level--) {
+        struct fi_info *h = mf_ofi_hints(o->o_lib, prov, level >= 1, level == 2), *list = NULL;
         if (!h)
             return mf_error(MPI_ERR_NO_MEM, "%s: no memory for fi_getinfo hints", o->o_base.name);
         rc = o->o_lib->getinfo(MF_OFI_API, NULL, NULL, 0, h, &list);
@@ -328,7 +329,8 @@ static int mf_ofi_getinfo(mf_ofi *o)
         struct fi_info *pick = mf_ofi_pick(list, domain, o->o_base.ifaces);
         if (pick) {
             o->o_info = o->o_lib->dupinfo(pick);
-            o->o_rma = rma;
+            o->o_rma = level >= 1;
+            o->o_atomic = level == 2;
         }
         o->o_lib->freeinfo(list);
         if (!o->o_info && *domain)
@@ -446,6 +448,11 @@ static void mf_ofi_release(mf_ofi *o)
     o->o_addr = NULL;
     o->o_failed = NULL;
     o->o_fail_told = NULL;
+    free(o->o_aq_head);
+    free(o->o_aq_tail);
+    free(o->o_abusy);
+    o->o_aq_head = o->o_aq_tail = NULL;
+    o->o_abusy = NULL;
 }
 
 /* Endpoint, bound to the CQ and the AV, enabled, with its receives posted. */
@@ -491,8 +498,13 @@ static int mf_ofi_open(mf_fabric *f)
     o->o_fail_told = calloc((size_t)mf_g.size, sizeof *o->o_fail_told);
     o->o_tx_seq = calloc((size_t)mf_g.size, sizeof *o->o_tx_seq);
     o->o_rx_seq = calloc((size_t)mf_g.size, sizeof *o->o_rx_seq);
+    o->o_aq_head = calloc((size_t)mf_g.size, sizeof *o->o_aq_head);
+    o->o_aq_tail = calloc((size_t)mf_g.size, sizeof *o->o_aq_tail);
+    o->o_abusy = calloc((size_t)mf_g.size, sizeof *o->o_abusy);
+    o->o_self = FI_ADDR_NOTAVAIL;
     int rc = MPI_SUCCESS;
-    if (!o->o_addr || !o->o_failed || !o->o_fail_told || !o->o_tx_seq || !o->o_rx_seq)
+    if (!o->o_addr || !o->o_failed || !o->o_fail_told || !o->o_tx_seq || !o->o_rx_seq ||
+        !o->o_aq_head || !o->o_aq_tail || !o->o_abusy)
         rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d peers", f->name, mf_g.size);
     for (int r = 0; rc == MPI_SUCCESS && r < mf_g.size; r++)
         o->o_addr[r] = FI_ADDR_NOTAVAIL;
@@ -503,6 +515,8 @@ static int mf_ofi_open(mf_fabric *f)
         rc = mf_ofi_getinfo(o);
     if (rc == MPI_SUCCESS)
         rc = mf_ofi_open_ep(o);
+    if (rc == MPI_SUCCESS)
+        mf_ofi_atomic_setup(o);
     /* Our address, published in hex under the instance's key. */
     unsigned char addr[256];
     size_t alen = sizeof addr;
@@ -540,10 +554,16 @@ static bool mf_ofi_reachable(mf_fabric *f, int peer)
     return peer >= 0 && peer < o->o_npeers && o->o_addr[peer] != FI_ADDR_NOTAVAIL;
 }
 
-/* Every reachable peer's address goes into the AV now: its fi_addr_t is what we send to. */
+/* Every reachable peer's address goes into the AV now: its fi_addr_t is what we send to. Our
+ * own goes in too (o_self), for atomics on our own window part; without it they fall back. */
 static int mf_ofi_start(mf_fabric *f)
 {
     mf_ofi *o = mf_ofi_of(f);
+    unsigned char self[256];
+    size_t slen = sizeof self;
+    if (!o->o_awhy && fi_getname(&o->o_ep->fid, self, &slen) == 0 &&
+        fi_av_insert(o->o_av, self, 1, &o->o_self, 0, NULL) != 1)
+        o->o_self = FI_ADDR_NOTAVAIL;
     for (int r = 0; r < o->o_npeers; r++) {
         if (r == mf_g.rank || (mf_ofi_host_only(o) && mf_g.node_of[r] != mf_g.node_of[mf_g.rank]))
             continue;
@@ -584,11 +604,12 @@ static void mf_ofi_wait_push(mf_ofi *o, mf_ofi_op *op)
     o->o_wait_tail = op;
 }
 
-/* Hands a frame or read piece to the provider: 0, -FI_EAGAIN, or another libfabric error. */
-static ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op)
+ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op)
 {
     ssize_t rc;
-    if (op->o_kind == MF_OFI_SEND) {
+    if (op->o_kind == MF_OFI_ATOMIC) {
+        rc = mf_ofi_atomic_post(o, (mf_ofi_atom *)op);
+    } else if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_buf *b = (mf_ofi_buf *)op;
         rc = fi_senddata(o->o_ep, b->b_data, b->b_len, b->b_desc, b->b_cqdata,
                          o->o_addr[op->o_peer], &op->o_ctx);
@@ -624,6 +645,12 @@ static const char *mf_ofi_op_name(const mf_ofi_op *op)
 {
     if (op->o_kind == MF_OFI_SEND)
         return "fi_senddata";
+    if (op->o_kind == MF_OFI_ATOMIC) {
+        const mf_ofi_atom *a = (const mf_ofi_atom *)op;
+        return a->a_args.fa_op == MF_AOP_CSWAP ? "fi_compare_atomic"
+               : a->a_args.fa_result           ? "fi_fetch_atomic"
+                                               : "fi_atomicmsg";
+    }
     return ((const mf_ofi_piece *)op)->p_write ? "fi_writemsg" : "fi_read";
 }
 
@@ -635,9 +662,20 @@ static void mf_ofi_post_failed(mf_ofi *o, mf_ofi_op *op, ssize_t rc)
     if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
         mf_ofi_buf_free((mf_ofi_buf *)op);
+    } else if (op->o_kind == MF_OFI_ATOMIC) {
+        mf_ofi_atomic_done(o, (mf_ofi_atom *)op, code);
     } else {
         mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, code);
     }
+}
+
+void mf_ofi_submit(mf_ofi *o, mf_ofi_op *op)
+{
+    ssize_t rc = o->o_wait_head ? -FI_EAGAIN : mf_ofi_post(o, op);
+    if (rc == -FI_EAGAIN)
+        mf_ofi_wait_push(o, op);
+    else if (rc) /* completes its operation with the error */
+        mf_ofi_post_failed(o, op, rc);
 }
 
 /* Retries what waits, in order, until the provider refuses again. */
@@ -854,9 +892,14 @@ static void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey)
 
 static void mf_ofi_read_piece_done(mf_ofi *o, mf_ofi_piece *p, int status)
 {
-    mf_ofi_get *g = p->p_get;
+    (void)o;
     if (p->p_mr)
         fi_close(&p->p_mr->fid);
+    mf_ofi_piece_end(p->p_get, status);
+}
+
+void mf_ofi_piece_end(mf_ofi_get *g, int status)
+{
     if (status && !g->g_status)
         g->g_status = status;
     if (--g->g_left == 0) {
@@ -919,13 +962,8 @@ static int mf_ofi_rma(mf_fabric *f, int peer, uint64_t rkey, size_t offset, cons
         o->o_writes++;
     else
         o->o_reads++;
-    for (int i = 0; i < npieces; i++) {
-        ssize_t rc = o->o_wait_head ? -FI_EAGAIN : mf_ofi_post(o, &pieces[i].p_op);
-        if (rc == -FI_EAGAIN)
-            mf_ofi_wait_push(o, &pieces[i].p_op);
-        else if (rc) /* completes the get with the error once every piece is accounted for */
-            mf_ofi_post_failed(o, &pieces[i].p_op, rc);
-    }
+    for (int i = 0; i < npieces; i++)
+        mf_ofi_submit(o, &pieces[i].p_op);
     return MF_FABRIC_PENDING;
 }
 
@@ -1073,6 +1111,8 @@ static void mf_ofi_cq_error(mf_ofi *o)
     if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
         mf_ofi_tx_put(o, (mf_ofi_buf *)op);
+    } else if (op->o_kind == MF_OFI_ATOMIC) {
+        mf_ofi_atomic_done(o, (mf_ofi_atom *)op, code);
     } else {
         mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, code);
     }
@@ -1102,6 +1142,9 @@ static int mf_ofi_poll_cq(mf_ofi *o)
             } else if (op->o_kind == MF_OFI_SEND) {
                 o->o_tx_inflight--;
                 mf_ofi_tx_put(o, (mf_ofi_buf *)op);
+            } else if (op->o_kind == MF_OFI_ATOMIC) {
+                o->o_tx_inflight--;
+                mf_ofi_atomic_done(o, (mf_ofi_atom *)op, MPI_SUCCESS);
             } else {
                 o->o_tx_inflight--;
                 mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, MPI_SUCCESS);
@@ -1191,13 +1234,22 @@ void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
         snprintf(wait, sizeof wait, "CQ fd + fi_trywait");
     else
         snprintf(wait, sizeof wait, "timed poll every %d us (no CQ fd)", f->poll_interval_us);
+    char atomics[128];
+    if (o->o_awhy || o->o_self == FI_ADDR_NOTAVAIL)
+        snprintf(atomics, sizeof atomics, "none (%s)", o->o_awhy ? o->o_awhy : "no own address");
+    else
+        snprintf(atomics, sizeof atomics, "fi_atomic, %s%s",
+                 o->o_aordered ? "ordered by the provider" : "one at a time per peer",
+                 o->o_afetch ? ", plain ones fetching (early completions)" : "");
     snprintf(buf, len,
              "provider %s, domain %s; message path (Manifold matching), eager <= %zu B "
-             "(fi_inject <= %zu B), rendezvous %s; mr_mode %s; sleep: %s; %llu injects, "
-             "%llu reads, %llu writes, %llu rkey fallbacks to push, %llu frames reordered",
+             "(fi_inject <= %zu B), rendezvous %s; atomics %s; mr_mode %s; sleep: %s; %llu "
+             "injects, %llu reads, %llu writes, %llu atomics, %llu rkey fallbacks to push, %llu "
+             "frames reordered",
              o->o_prov, o->o_dom, f->eager_limit, o->o_inject,
-             o->o_rma ? "by fi_read" : "by push (no FI_RMA)", *mr ? mr : "0 (offsets, our keys)",
-             wait, (unsigned long long)o->o_injects, (unsigned long long)o->o_reads,
-             (unsigned long long)o->o_writes, (unsigned long long)o->o_rkey_fallbacks,
+             o->o_rma ? "by fi_read" : "by push (no FI_RMA)", atomics,
+             *mr ? mr : "0 (offsets, our keys)", wait, (unsigned long long)o->o_injects,
+             (unsigned long long)o->o_reads, (unsigned long long)o->o_writes,
+             (unsigned long long)o->o_atomics, (unsigned long long)o->o_rkey_fallbacks,
              (unsigned long long)o->o_early);
 }
