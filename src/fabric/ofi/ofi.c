@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "core/config.h"
@@ -492,6 +493,7 @@ static int mf_ofi_open(mf_fabric *f)
     if (f->eager_limit > f->max_frame)
         f->eager_limit = f->max_frame;
     o->o_poll_us = (int)mf_config_long("MANIFOLD_OFI_POLL_US");
+    o->o_rma_poll_us = (int)mf_config_long("MANIFOLD_OFI_RMA_POLL_US");
     o->o_npeers = mf_g.size;
     o->o_addr = malloc((size_t)mf_g.size * sizeof *o->o_addr);
     o->o_failed = calloc((size_t)mf_g.size, sizeof *o->o_failed);
@@ -534,7 +536,7 @@ static int mf_ofi_open(mf_fabric *f)
         mf_debug("%s: %s domain %s, published %s=%s", f->name, o->o_prov, o->o_dom, key, pub);
     }
     /* Sleeping: the CQ's fd, else a bounded sleep (fabric.h, wait_fd). */
-    f->poll_interval_us = o->o_wait_fd >= 0 ? 0 : (o->o_poll_us > 0 ? o->o_poll_us : 1);
+    mf_ofi_sleep_bound(o);
     if (o->o_rma)
         f->flags |= MF_FABRIC_RGET;
     if (rc)
@@ -863,12 +865,31 @@ static int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey
     return mf_ofi_key_new(f, addr, len, FI_REMOTE_READ, rkey);
 }
 
+/* The slot of a registration handed out, or -1: our own keys are slot numbers; a provider's
+ * are looked for. */
+static int mf_ofi_key_slot(mf_ofi *o, uint64_t rkey)
+{
+    uint64_t key = (rkey >> MF_OFI_KEY_BITS) - 1;
+    if (key < MF_OFI_MAX_KEYS && o->o_keys[key].k_rkey == rkey)
+        return (int)key;
+    for (int i = 0; i < MF_OFI_MAX_KEYS; i++)
+        if (o->o_keys[i].k_rkey == rkey)
+            return i;
+    return -1;
+}
+
 static int mf_ofi_rma_key(mf_fabric *f, void *addr, size_t len, uint64_t *rkey)
 {
     mf_ofi *o = mf_ofi_of(f);
     if (!o->o_rma)
         return mf_error(MPI_ERR_OTHER, "%s (libfabric provider %s): no FI_RMA", f->name, o->o_prov);
-    return mf_ofi_key_new(f, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, rkey);
+    int rc = mf_ofi_key_new(f, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, rkey);
+    if (rc == MPI_SUCCESS) {
+        o->o_keys[mf_ofi_key_slot(o, *rkey)].k_exposed = true;
+        o->o_nexposed++;
+        mf_ofi_sleep_bound(o);
+    }
+    return rc;
 }
 
 static void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey)
@@ -876,16 +897,13 @@ static void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey)
     mf_ofi *o = mf_ofi_of(f);
     if (!o->o_keys || !rkey)
         return;
-    /* Our own keys are slot numbers; a provider's are looked for. */
-    uint64_t key = (rkey >> MF_OFI_KEY_BITS) - 1;
-    int slot = -1;
-    if (key < MF_OFI_MAX_KEYS && o->o_keys[key].k_rkey == rkey)
-        slot = (int)key;
-    for (int i = 0; slot < 0 && i < MF_OFI_MAX_KEYS; i++)
-        if (o->o_keys[i].k_rkey == rkey)
-            slot = i;
+    int slot = mf_ofi_key_slot(o, rkey);
     if (slot < 0)
         return;
+    if (o->o_keys[slot].k_exposed) {
+        o->o_nexposed--;
+        mf_ofi_sleep_bound(o);
+    }
     fi_close(&o->o_keys[slot].k_mr->fid);
     o->o_keys[slot] = (mf_ofi_key){0};
 }
@@ -1174,11 +1192,21 @@ static int mf_ofi_progress(mf_fabric *f)
         n += mf_ofi_wait_drain(o);
     if (o->o_nfailing)
         n += mf_ofi_report_failures(o);
-    /* What waits for the provider to take it is retried on a timer: no fd says when. */
-    if (o->o_wait_fd >= 0)
-        f->poll_interval_us =
-            o->o_wait_head || o->o_rx_unposted ? (o->o_poll_us > 0 ? o->o_poll_us : 1) : 0;
+    mf_ofi_sleep_bound(o);
     return n;
+}
+
+void mf_ofi_sleep_bound(mf_ofi *o)
+{
+    int poll = o->o_poll_us > 0 ? o->o_poll_us : 1, us = poll;
+    /* with a CQ fd, only what waits for the provider to take it is retried on a timer (no fd
+     * says when); else the fd wakes us */
+    if (o->o_wait_fd >= 0 && !o->o_wait_head && !o->o_rx_unposted)
+        us = 0;
+    /* exposed window memory: peers' puts, gets and atomics need our progress and wake no fd */
+    if (o->o_nexposed > 0 && o->o_rma_poll_us > 0 && (us == 0 || us > o->o_rma_poll_us))
+        us = o->o_rma_poll_us;
+    o->o_base.poll_interval_us = us;
 }
 
 static int mf_ofi_wait_fd(mf_fabric *f)
@@ -1192,6 +1220,12 @@ static bool mf_ofi_sleep_prepare(mf_fabric *f)
     mf_ofi *o = mf_ofi_of(f);
     if (o->o_nfailing)
         return false;
+    /* A timed poll is only as prompt as the sleeping thread's timer slack (50 us by default,
+     * which made a 50 us poll a 100 us one and a shorter poll no shorter): 1 us for the threads
+     * that sleep on ours. Set at every bounded sleep (one cheap system call on the way to
+     * sleeping) rather than remembered, since each thread has its own. */
+    if (f->poll_interval_us > 0)
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     if (o->o_wait_fd < 0)
         return true;
     struct fid *fids[1] = {&o->o_cq->fid};
@@ -1233,7 +1267,11 @@ void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
     if (o->o_wait_fd >= 0)
         snprintf(wait, sizeof wait, "CQ fd + fi_trywait");
     else
-        snprintf(wait, sizeof wait, "timed poll every %d us (no CQ fd)", f->poll_interval_us);
+        snprintf(wait, sizeof wait, "timed poll every %d us (no CQ fd)", o->o_poll_us);
+    size_t wl = strlen(wait);
+    if (o->o_rma_poll_us > 0)
+        snprintf(wait + wl, sizeof wait - wl, ", every %d us while a window is exposed",
+                 o->o_rma_poll_us);
     char atomics[128];
     if (o->o_awhy || o->o_self == FI_ADDR_NOTAVAIL)
         snprintf(atomics, sizeof atomics, "none (%s)", o->o_awhy ? o->o_awhy : "no own address");

@@ -53,7 +53,12 @@
  * what moves the provider's own connection set-up and the target side of fi_read). Where the
  * provider gives the completion queue a wait fd (FI_WAIT_FD, fi_control FI_GETWAIT) it is the
  * wait fd and sleep_prepare asks fi_trywait; elsewhere (shm) the engine polls every
- * MANIFOLD_OFI_POLL_US microseconds while asleep.
+ * MANIFOLD_OFI_POLL_US microseconds while asleep. While a window is exposed (rma_key) sleeps
+ * are bounded by MANIFOLD_OFI_RMA_POLL_US on every provider: a peer's put, get or atomic
+ * needs our progress (manual progress) and wakes no fd (seen on tcp;ofi_rxm: the CQ fd stays
+ * quiet for an incoming fi_write, and an 8 B put with its flush took 90 us against a sleeping
+ * target, 12 us against a polling one). Sleeping threads get a 1 us timer slack, without which
+ * a bounded sleep lasts up to 50 us longer.
  *
  * Trust: libfabric's tcp provider has no authentication (unlike the tcp fabric's handshake).
  * Frames are validated (wire header, length, source rank) before anything is done with them,
@@ -169,6 +174,7 @@ typedef struct mf_ofi_held {
 typedef struct mf_ofi_key {
     struct fid_mr *k_mr;
     uint64_t k_rkey; /* 0: slot free */
+    bool k_exposed;  /* a window's (rma_key): peers may write it any time */
 } mf_ofi_key;
 
 typedef struct mf_ofi {
@@ -184,6 +190,8 @@ typedef struct mf_ofi {
     char o_dom[64];     /* domain name ("lo") */
     int o_wait_fd;      /* the CQ's fd, -1: none (timed poll) */
     int o_poll_us;      /* sleeping without a fd: MANIFOLD_OFI_POLL_US */
+    int o_rma_poll_us;  /* sleeping while a window is exposed: MANIFOLD_OFI_RMA_POLL_US */
+    int o_nexposed;     /* window registrations (rma_key) alive */
     bool o_rma;         /* FI_RMA: rendezvous by fi_read */
     uint64_t o_mr_mode; /* the provider's mr_mode */
     size_t o_inject;    /* the provider's inject size */
@@ -237,6 +245,9 @@ ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op);
 void mf_ofi_submit(mf_ofi *o, mf_ofi_op *op);
 /* Ends one piece of an rget/rput/ratomic, and the whole with its last piece. */
 void mf_ofi_piece_end(mf_ofi_get *g, int status);
+
+/* Sets how long the engine may sleep (f->poll_interval_us) from the instance's state. */
+void mf_ofi_sleep_bound(mf_ofi *o);
 
 /* Atomics (ofi_atomic.c): the limits after the domain opened; the ops; posting one piece;
  * a piece's completion (status: MPI_SUCCESS or an error code). */
