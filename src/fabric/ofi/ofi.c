@@ -493,7 +493,6 @@ static int mf_ofi_open(mf_fabric *f)
     if (f->eager_limit > f->max_frame)
         f->eager_limit = f->max_frame;
     o->o_poll_us = (int)mf_config_long("MANIFOLD_OFI_POLL_US");
-    o->o_rma_poll_us = (int)mf_config_long("MANIFOLD_OFI_RMA_POLL_US");
     o->o_npeers = mf_g.size;
     o->o_addr = malloc((size_t)mf_g.size * sizeof *o->o_addr);
     o->o_failed = calloc((size_t)mf_g.size, sizeof *o->o_failed);
@@ -561,6 +560,11 @@ static bool mf_ofi_reachable(mf_fabric *f, int peer)
 static int mf_ofi_start(mf_fabric *f)
 {
     mf_ofi *o = mf_ofi_of(f);
+    /* default 2 us; none when oversubscribed (known from start on), where ranks polling that
+     * often would take the cores from the ranks with work (a set value is kept) */
+    o->o_rma_poll_us = *mf_config_str("MANIFOLD_OFI_RMA_POLL_US")
+                           ? (int)mf_config_long("MANIFOLD_OFI_RMA_POLL_US")
+                           : (mf_g.oversubscribed ? 0 : 2);
     unsigned char self[256];
     size_t slen = sizeof self;
     if (!o->o_awhy && fi_getname(&o->o_ep->fid, self, &slen) == 0 &&
