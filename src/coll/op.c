@@ -217,6 +217,12 @@ static bool op_defined(int op_index, enum mf_op_kind kind)
     return mf_op_kernel_get(op_index, kind) || mf_op_pair_kernel_get(op_index, kind);
 }
 
+int mf_op_kind_of(const mf_datatype *dt)
+{
+    MPI_Datatype basic;
+    return (int)op_kind_of(dt, &basic);
+}
+
 int mf_op_check(const mf_op *op, const mf_datatype *dt, const char *function)
 {
     if (!op->op_builtin)

@@ -42,6 +42,10 @@ void mf_op_release(mf_op *op);
  * ops accept every type. Predefined ops on derived types require one basic type throughout. */
 int mf_op_check(const mf_op *op, const mf_datatype *dt, const char *function);
 
+/* The kernel kind (op_kernels.h: MF_OK_*) of dt, a predefined type or a derived one of one
+ * predefined type; MF_OK_NONE (0) when the ops know none. */
+int mf_op_kind_of(const mf_datatype *dt);
+
 /* inout = in op inout, elementwise (see the contract above). Returns MPI_SUCCESS, or
  * MPI_ERR_NO_MEM when a derived type needs pack buffers that cannot be allocated. */
 int mf_op_apply(const mf_op *op, const void *in, void *inout, MPI_Count count,

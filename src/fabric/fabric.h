@@ -115,6 +115,49 @@ enum mf_fabric_flags {
     MF_FABRIC_INJECT = 1u << 3,
 };
 
+/* Native atomics (the optional ops atomic_max and ratomic below). Operations and element types
+ * in libfabric's order (enum fi_op, enum fi_datatype), which the ofi fabric relies on. */
+enum mf_fabric_aop {
+    MF_AOP_MIN,
+    MF_AOP_MAX,
+    MF_AOP_SUM,
+    MF_AOP_PROD,
+    MF_AOP_LOR,
+    MF_AOP_LAND,
+    MF_AOP_BOR,
+    MF_AOP_BAND,
+    MF_AOP_LXOR,
+    MF_AOP_BXOR,
+    MF_AOP_READ,  /* fetch only: the result is the old value */
+    MF_AOP_WRITE, /* replace (fetching: swap) */
+    MF_AOP_CSWAP, /* compare-and-swap, always fetching */
+    MF_AOP_COUNT
+};
+enum mf_fabric_atype {
+    MF_AT_I8,
+    MF_AT_U8,
+    MF_AT_I16,
+    MF_AT_U16,
+    MF_AT_I32,
+    MF_AT_U32,
+    MF_AT_I64,
+    MF_AT_U64,
+    MF_AT_FLOAT,
+    MF_AT_DOUBLE,
+    MF_AT_COUNT
+};
+/* One atomic operation on `count` contiguous elements of `type` in a peer's region: target[i] =
+ * op(target[i], src[i]) (CSWAP: src[i] where target[i] == cmp[i]); with `result`, the old
+ * values land there. Buffers stay the caller's until `done`. */
+typedef struct mf_fabric_atomic {
+    int fa_op;   /* enum mf_fabric_aop */
+    int fa_type; /* enum mf_fabric_atype */
+    size_t fa_count;
+    const void *fa_src; /* NULL for MF_AOP_READ */
+    const void *fa_cmp; /* MF_AOP_CSWAP only */
+    void *fa_result;    /* NULL: not fetching */
+} mf_fabric_atomic;
+
 typedef struct mf_fabric_ops {
     size_t size; /* sizeof(mf_fabric_ops) the fabric was built with, so the table can grow */
 
@@ -214,6 +257,20 @@ typedef struct mf_fabric_ops {
     int (*rma_key)(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
     int (*rput)(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
                 int niov, size_t len, mf_fabric_done *done);
+
+    /* Optional (may be NULL; both or neither; needs rma_key): native atomics on a peer's region
+     * (MF_FABRIC_CAP_RMA_ATOMIC). atomic_max says whether the fabric does (op, type), fetching
+     * or not, here: 0 when it does not, else the most elements one operation may carry (ratomic
+     * splits longer ones itself). ratomic applies one mf_fabric_atomic at `offset` into the
+     * region `rkey` of `peer` — the own rank included, so that every update of a window's
+     * memory can go through the fabric — element by element atomically with respect to the
+     * fabric's other atomics on that memory (not to the CPU's), and in issue order per peer
+     * (an operation starts after the previous ones to that peer, as MPI's default
+     * accumulate_ordering needs). `done` is called once the update is in the peer's memory and
+     * the result (if any) here. Same return convention as send. */
+    size_t (*atomic_max)(mf_fabric *f, int op, int type, bool fetch);
+    int (*ratomic)(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const mf_fabric_atomic *a,
+                   mf_fabric_done *done);
 } mf_fabric_ops;
 
 /* Capabilities of a class (mf_fabric_class.caps): what the transport can do at all. An
@@ -225,7 +282,7 @@ enum mf_fabric_caps {
     MF_FABRIC_CAP_TAGGED = 1u << 2,     /* matches MPI envelopes itself (none yet) */
     MF_FABRIC_CAP_RMA_READ = 1u << 3,   /* reads a peer's memory (rget) */
     MF_FABRIC_CAP_RMA_WRITE = 1u << 4,  /* writes a peer's memory (none yet) */
-    MF_FABRIC_CAP_RMA_ATOMIC = 1u << 5, /* atomics on a peer's memory (none yet) */
+    MF_FABRIC_CAP_RMA_ATOMIC = 1u << 5, /* atomics on a peer's memory (atomic_max, ratomic) */
     MF_FABRIC_CAP_RAIL = 1u << 6,       /* several instances may carry one route (rails) */
     MF_FABRIC_CAP_NETWORK = 1u << 7,    /* crosses hosts; named by MANIFOLD_FABRIC */
     MF_FABRIC_CAP_IFACES = 1u << 8,     /* runs over IP interfaces: "class:iface" is accepted */

@@ -42,7 +42,9 @@
  * lock/put/unlock needs nothing from the target.
  *
  * Back end "native", chosen per target that is not direct when the window's instance for it
- * writes remote memory (fabric.h: rma_key, rput; the ofi fabric): see rma_native.c.
+ * writes remote memory (fabric.h: rma_key, rput; the ofi fabric), and for accumulating
+ * operations per window and element type when the fabric does atomics (fabric.h: ratomic):
+ * see rma_native.c.
  *
  * All functions are called with the library lock held, the progress hook included: a progress
  * thread (issue 12, MANIFOLD_ASYNC_PROGRESS) that runs hooks must hold it too. With one, the
@@ -151,7 +153,12 @@ typedef struct mf_win {
     long w_nat_inflight;
     int w_nat_err;
     bool w_nat_any, w_nat_off;
-    uint64_t w_nat_n[6]; /* by rma_native.c's counter kinds */
+    /* native atomics: the element types (bits by enum mf_fabric_atype) whose every
+     * accumulating operation, to every target, goes through w_nat_fabric (agreed by all ranks
+     * at creation); why it is none, for the report */
+    uint32_t w_nat_amask;
+    const char *w_nat_awhy;
+    uint64_t w_nat_n[8]; /* by rma_native.c's counter kinds */
 } mf_win;
 
 /* The window behind a user handle, or NULL: inline, every one-sided call starts with it. */
@@ -250,6 +257,10 @@ static inline bool mf_rma_native_to(const mf_win *w, int rank)
  * caller emulates it. bytes: the target data's size. */
 #define MF_RMA_NATIVE_NO (-1)
 int mf_rma_native_op(mf_win *w, const mf_rma_args *a, size_t bytes, mf_request **req);
+/* The accumulating kinds when the window has native atomics (w_nat_amask), for every target,
+ * the own rank and same-host ones included (rma_native.c says why): carries the operation or
+ * returns MF_RMA_NATIVE_NO (counted) when its type is not one of the window's native ones. */
+int mf_rma_native_atomic(mf_win *w, const mf_rma_args *a, size_t bytes, mf_request **req);
 
 /* This rank's own slot (its locks). */
 static inline struct mf_rma_slot *mf_rma_own_slot(mf_win *w)

@@ -839,6 +839,11 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
     }
     if (!tbytes && !req)
         return MPI_SUCCESS;
+    if (w->w_nat_amask && a->kind != MF_RMA_PUT && a->kind != MF_RMA_GET) {
+        int nrc = mf_rma_native_atomic(w, a, tbytes, req);
+        if (nrc != MF_RMA_NATIVE_NO)
+            return nrc;
+    }
     if (mf_rma_direct_to(w, a->target) && rma_direct_block_ok(a, ti))
         return rma_direct_block(w, a, ti, tbytes, req);
     if (mf_rma_native_to(w, a->target)) {

@@ -11,13 +11,36 @@
  * mapping).
  *
  * What goes native: put and get whose origin (result) and target datatypes are each one
- * contiguous block. What falls back to the emulation, counted per reason in MPI_T pvars
- * (rma_native_*) and listed per window by MANIFOLD_REPORT=fabrics at MPI_Win_free, never
- * silently: non-contiguous datatypes; every accumulating operation (accumulate, get_accumulate,
- * fetch-and-op, compare-and-swap), which keeps all of a window's accumulates in the emulation's
- * one atomicity domain (atomics of the fabric next to emulated ones would not be atomic with
- * them); a target with no descriptor (dynamic window, empty part, registration refused); every
- * operation to a would-be native target under MANIFOLD_RMA_NATIVE=0.
+ * contiguous block; accumulating operations (accumulate, get_accumulate, fetch-and-op,
+ * compare-and-swap) on the window's native element types, any layout (below). What falls back
+ * to the emulation, counted per reason in MPI_T pvars (rma_native_*) and listed per window by
+ * MANIFOLD_REPORT=fabrics at MPI_Win_free, never silently: puts and gets with non-contiguous
+ * datatypes; accumulating operations on a window without native atomics or on a type that is
+ * not one of its native ones; a target with no descriptor (dynamic window, empty part,
+ * registration refused); every operation to a would-be native target under
+ * MANIFOLD_RMA_NATIVE=0.
+ *
+ * Atomics and the atomicity domain. MPI makes concurrent accumulates to one location atomic
+ * when they use the same basic type (and, by default, the same op or MPI_NO_OP). The fabric's
+ * atomics are atomic only among themselves: not with the emulation (the target's CPU applying
+ * an update under its slot lock) nor with the direct back end (a same-host origin's CPU). So a
+ * location must be updated by one mechanism only, whoever the origin. The choice is therefore
+ * made once per window and element type, identically on every rank, never per operation:
+ *   - the window qualifies only if every rank reaches every other rank natively over the one
+ *     instance, no rank has a same-host (direct) target besides itself, the fabric takes the own
+ *     rank as a target too (an origin's accumulates on its own part go through the fabric), and
+ *     every rank with memory registered it;
+ *   - an element type (int8 .. uint64, float, double) is native only if the fabric does, plain
+ *     and fetching, every predefined op MPI defines on it, MPI_REPLACE, MPI_NO_OP and
+ *     compare-and-swap: then no operation on that type can be forced back to the emulation
+ *     (any layout goes as one fabric atomic per contiguous piece, element-wise atomic as MPI
+ *     asks), and pair types (MINLOC/MAXLOC) and the rest stay emulated as a whole;
+ *   - each rank computes its mask of such types and the window ANDs them (carried in the
+ *     descriptor allgather), so all origins decide alike.
+ * Order: the fabric starts atomics to one peer in issue order (fabric.h, ratomic), which keeps
+ * MPI's default accumulate_ordering.
+ *
+ * Flush and the epochs treat a native atomic like any native operation (w_pending).
  *
  * Completion: each operation counts in w_pending[target] (and w_nat_inflight) until the fabric
  * calls its `done` — remote completion for puts — so the emulation's flush, and with it fence,
@@ -30,6 +53,8 @@
 #include <string.h>
 
 #include "coll/coll.h"
+#include "coll/op.h"
+#include "coll/op_kernels.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -37,19 +62,38 @@
 #include "rma/rma.h"
 #include "tool/mpit.h"
 
-enum { NAT_PUT, NAT_GET, NAT_FB_LAYOUT, NAT_FB_ACC, NAT_FB_NOKEY, NAT_FB_OFF, NAT_N };
+enum {
+    NAT_PUT,
+    NAT_GET,
+    NAT_FB_LAYOUT,
+    NAT_FB_ACC,
+    NAT_FB_NOKEY,
+    NAT_FB_OFF,
+    NAT_ATOMIC,
+    NAT_FB_ATYPE,
+    NAT_N
+};
 static mf_t_counter nat_count[NAT_N];
-static const char *const nat_name[NAT_N] = {
-    "rma_native_puts",         "rma_native_gets",           "rma_native_fallback_layout",
-    "rma_native_fallback_acc", "rma_native_fallback_nokey", "rma_native_fallback_off"};
+static const char *const nat_name[NAT_N] = {"rma_native_puts",
+                                            "rma_native_gets",
+                                            "rma_native_fallback_layout",
+                                            "rma_native_fallback_acc",
+                                            "rma_native_fallback_nokey",
+                                            "rma_native_fallback_off",
+                                            "rma_native_atomics",
+                                            "rma_native_fallback_atomic_type"};
 static const char *const nat_desc[NAT_N] = {
     "one-sided puts written by the fabric (native back end)",
     "one-sided gets read by the fabric (native back end)",
     "operations to native targets emulated: a datatype is not one contiguous block",
-    "operations to native targets emulated: accumulating kinds (one atomicity domain)",
+    "accumulating operations emulated: the window has no native atomics (why: MANIFOLD_REPORT="
+    "fabrics)",
     "operations to native targets emulated: the target registered no memory (dynamic window, "
     "empty part, registration refused)",
-    "operations to native targets emulated: MANIFOLD_RMA_NATIVE=0"};
+    "operations to native targets emulated: MANIFOLD_RMA_NATIVE=0",
+    "accumulate, get_accumulate, fetch-and-op and compare-and-swap done by fabric atomics",
+    "accumulating operations emulated: a type the fabric lacks some atomic op for (the whole "
+    "type stays emulated)"};
 
 /* One operation in flight. */
 struct nat_op {
@@ -92,45 +136,155 @@ static uint64_t nat_tag(const mf_fabric *f)
     return h | 1;
 }
 
+static bool nat_atomic_capable(const mf_fabric *f)
+{
+    return nat_capable(f) && f->ops->atomic_max && f->ops->ratomic;
+}
+
+/* The MPI ops (op_kernels.h indices) as fabric atomics; -1: none. */
+static int nat_aop(int op_index)
+{
+    static const signed char map[MF_OP_BUILTIN_COUNT] = {
+        [0] = -1,
+        [MF_OP_MAX] = MF_AOP_MAX,
+        [MF_OP_MIN] = MF_AOP_MIN,
+        [MF_OP_SUM] = MF_AOP_SUM,
+        [MF_OP_PROD] = MF_AOP_PROD,
+        [MF_OP_LAND] = MF_AOP_LAND,
+        [MF_OP_BAND] = MF_AOP_BAND,
+        [MF_OP_LOR] = MF_AOP_LOR,
+        [MF_OP_BOR] = MF_AOP_BOR,
+        [MF_OP_LXOR] = MF_AOP_LXOR,
+        [MF_OP_BXOR] = MF_AOP_BXOR,
+        [MF_OP_MINLOC] = -1,
+        [MF_OP_MAXLOC] = -1,
+        [MF_OP_REPLACE] = MF_AOP_WRITE,
+        [MF_OP_NO_OP] = MF_AOP_READ,
+    };
+    return op_index > 0 && op_index < MF_OP_BUILTIN_COUNT ? map[op_index] : -1;
+}
+
+/* The op kernels' kinds as fabric element types; -1: none. */
+static int nat_atype_of_kind(int kind)
+{
+    switch (kind) {
+    case MF_OK_I8:
+        return MF_AT_I8;
+    case MF_OK_U8:
+        return MF_AT_U8;
+    case MF_OK_I16:
+        return MF_AT_I16;
+    case MF_OK_U16:
+        return MF_AT_U16;
+    case MF_OK_I32:
+        return MF_AT_I32;
+    case MF_OK_U32:
+        return MF_AT_U32;
+    case MF_OK_I64:
+        return MF_AT_I64;
+    case MF_OK_U64:
+        return MF_AT_U64;
+    case MF_OK_FLT:
+        return MF_AT_FLOAT;
+    case MF_OK_DBL:
+        return MF_AT_DOUBLE;
+    default:
+        return -1;
+    }
+}
+
+/* The element types whose every atomic MPI may ask for f does (see the head of the file). */
+static uint32_t nat_atomic_types(mf_fabric *f)
+{
+    static const int kinds[] = {MF_OK_I8,  MF_OK_U8,  MF_OK_I16, MF_OK_U16, MF_OK_I32,
+                                MF_OK_U32, MF_OK_I64, MF_OK_U64, MF_OK_FLT, MF_OK_DBL};
+    uint32_t mask = 0;
+    for (size_t k = 0; k < sizeof kinds / sizeof kinds[0]; k++) {
+        int t = nat_atype_of_kind(kinds[k]);
+        bool ok = f->ops->atomic_max(f, MF_AOP_READ, t, true) &&
+                  f->ops->atomic_max(f, MF_AOP_CSWAP, t, true);
+        for (int op = MF_OP_MAX; ok && op < MF_OP_BUILTIN_COUNT; op++) {
+            int aop = nat_aop(op);
+            if (aop < 0 || aop == MF_AOP_READ ||
+                (op != MF_OP_REPLACE && !mf_op_kernel_get(op, (enum mf_op_kind)kinds[k])))
+                continue; /* not defined on the type by MPI: cannot be asked for */
+            ok = f->ops->atomic_max(f, aop, t, false) && f->ops->atomic_max(f, aop, t, true);
+        }
+        if (ok)
+            mask |= 1u << t;
+    }
+    return mask;
+}
+
 int mf_rma_native_open(mf_win *w)
 {
     mf_comm *c = w->w_comm;
     int n = c->c_size;
     mf_fabric *mine = NULL;
-    bool several = false;
+    bool several = false, all_native = true;
     for (int i = 0; i < n; i++) {
         mf_fabric *f = mf_comm_fabric(c, mf_comm_peer(c, i));
-        if (i == c->c_rank || mf_rma_direct_to(w, i) || !nat_capable(f))
+        if (i == c->c_rank)
             continue;
+        if (mf_rma_direct_to(w, i) || !nat_capable(f)) {
+            all_native = false;
+            continue;
+        }
         several |= mine && mine != f;
         mine = f;
     }
     if (several)
         mine = NULL;
-    uint64_t desc[2] = {0, 0};
+    /* per rank: rkey, instance tag, native atomic types (see the head of the file) */
+    uint64_t desc[3] = {0, 0, 0};
     w->w_nat_off = !mf_config_bool("MANIFOLD_RMA_NATIVE");
+    bool keyed = false;
     if (mine && !w->w_nat_off && w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC && w->w_size > 0 &&
         mine->ops->rma_key(mine, w->w_base, (size_t)w->w_size, &desc[0]) == MPI_SUCCESS) {
-        desc[1] = nat_tag(mine);
         w->w_nat_mine = desc[0];
         w->w_nat_fabric = mine;
+        keyed = true;
     }
-    uint64_t *all = calloc(2 * (size_t)n, sizeof *all);
+    if (mine)
+        desc[1] = nat_tag(mine);
+    w->w_nat_awhy = w->w_nat_off                ? "MANIFOLD_RMA_NATIVE=0"
+                    : !all_native || !mine      ? "not every rank reaches every other natively"
+                    : !nat_atomic_capable(mine) ? "the fabric has no atomics"
+                    : w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC ? "a dynamic window"
+                    : w->w_size > 0 && !keyed               ? "a rank could not register its part"
+                                                            : NULL;
+    if (!w->w_nat_awhy && !(desc[2] = nat_atomic_types(mine)))
+        w->w_nat_awhy = "the fabric lacks atomics for every type";
+    if (w->w_nat_awhy)
+        desc[2] = 0;
+    uint64_t *all = calloc(3 * (size_t)n, sizeof *all);
     w->w_nat_f = calloc((size_t)n, sizeof *w->w_nat_f);
     w->w_nat_key = calloc((size_t)n, sizeof *w->w_nat_key);
     /* every rank joins the allgather, out of memory or not, so that none is left waiting */
-    int rc = mf_coll_allgather(desc, 2, mf_datatype_get(MPI_UINT64_T), all ? all : desc,
-                               all ? 2 : 0, mf_datatype_get(MPI_UINT64_T), c);
+    int rc = mf_coll_allgather(desc, 3, mf_datatype_get(MPI_UINT64_T), all ? all : desc,
+                               all ? 3 : 0, mf_datatype_get(MPI_UINT64_T), c);
     if (!rc && (!all || !w->w_nat_f || !w->w_nat_key))
         rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for the window's descriptors");
+    uint64_t amask = rc ? 0 : UINT64_MAX;
     for (int i = 0; !rc && i < n; i++) {
+        /* the same on every rank: computed from the gathered descriptors only */
+        amask &= all[3 * i + 2];
+        if (all[3 * i + 1] != all[1])
+            amask = 0;
         mf_fabric *f = mf_comm_fabric(c, mf_comm_peer(c, i));
         if (i == c->c_rank || mf_rma_direct_to(w, i) || !nat_capable(f))
             continue;
         w->w_nat_f[i] = f;
         w->w_nat_any = true;
-        if (all[2 * i + 1] == nat_tag(f))
-            w->w_nat_key[i] = all[2 * i];
+        if (all[3 * i + 1] == nat_tag(f))
+            w->w_nat_key[i] = all[3 * i];
+    }
+    w->w_nat_amask = (uint32_t)amask;
+    if (!w->w_nat_amask && !w->w_nat_awhy)
+        w->w_nat_awhy = "another rank cannot take part (its report says why)";
+    if (w->w_nat_amask) { /* this rank's desc[2] was not 0: it has `mine` */
+        w->w_nat_key[c->c_rank] = w->w_nat_mine;
+        w->w_nat_fabric = mine;
     }
     free(all);
     if (w->w_nat_any)
@@ -145,15 +299,19 @@ void mf_rma_native_free(mf_win *w)
         any |= w->w_nat_n[i];
     if (any && strcmp(mf_config_str("MANIFOLD_REPORT"), "fabrics") == 0)
         mf_info(
-            "rma: window \"%s\" rank %d: %llu native puts, %llu native gets; fell back to "
-            "emulation: %llu non-contiguous, %llu accumulating, %llu without registration, %llu "
+            "rma: window \"%s\" rank %d: %llu native puts, %llu native gets, %llu native "
+            "atomics; fell back to emulation: %llu non-contiguous, %llu accumulating (%s), %llu "
+            "accumulating on a type without every atomic, %llu without registration, %llu "
             "turned off (MANIFOLD_RMA_NATIVE=0)",
             w->w_name, w->w_comm ? w->w_comm->c_rank : -1, (unsigned long long)w->w_nat_n[NAT_PUT],
-            (unsigned long long)w->w_nat_n[NAT_GET], (unsigned long long)w->w_nat_n[NAT_FB_LAYOUT],
+            (unsigned long long)w->w_nat_n[NAT_GET], (unsigned long long)w->w_nat_n[NAT_ATOMIC],
+            (unsigned long long)w->w_nat_n[NAT_FB_LAYOUT],
             (unsigned long long)w->w_nat_n[NAT_FB_ACC],
+            w->w_nat_amask ? "native atomics on" : w->w_nat_awhy,
+            (unsigned long long)w->w_nat_n[NAT_FB_ATYPE],
             (unsigned long long)w->w_nat_n[NAT_FB_NOKEY],
             (unsigned long long)w->w_nat_n[NAT_FB_OFF]);
-    if (w->w_nat_fabric)
+    if (w->w_nat_fabric && w->w_nat_mine)
         w->w_nat_fabric->ops->rkey_release(w->w_nat_fabric, w->w_nat_mine);
     free(w->w_nat_f);
     free(w->w_nat_key);
@@ -165,16 +323,37 @@ static void nat_count_one(mf_win *w, int what)
     w->w_nat_n[what]++;
 }
 
-static void nat_done(mf_fabric_done *d, int status)
+_Static_assert(sizeof(((mf_win *)0)->w_nat_n) / sizeof(uint64_t) >= NAT_N, "w_nat_n too small");
+
+/* An operation to `target` counted in flight (flush waits for it); with `req`, its request. */
+static int nat_begin(mf_win *w, int target, mf_request **req, mf_request **user)
 {
-    struct nat_op *op = (struct nat_op *)d;
-    mf_win *w = op->n_win;
-    w->w_pending[op->n_target]--;
+    *user = NULL;
+    if (req) {
+        if (!(*user = mf_request_new(MF_REQ_COLL, w->w_comm)))
+            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
+        mf_request_hold(*user);
+        *req = *user;
+    }
+    w->w_pending[target]++;
+    w->w_nat_inflight++;
+    return MPI_SUCCESS;
+}
+
+static void nat_finish(mf_win *w, int target, mf_request *user, int status)
+{
+    w->w_pending[target]--;
     w->w_nat_inflight--;
     if (status && !w->w_nat_err)
         w->w_nat_err = status;
-    if (op->n_user)
-        mf_request_end(op->n_user, status);
+    if (user)
+        mf_request_end(user, status);
+}
+
+static void nat_done(mf_fabric_done *d, int status)
+{
+    struct nat_op *op = (struct nat_op *)d;
+    nat_finish(op->n_win, op->n_target, op->n_user, status);
     free(op);
 }
 
@@ -187,7 +366,8 @@ int mf_rma_native_op(mf_win *w, const mf_rma_args *a, size_t bytes, mf_request *
         return MF_RMA_NATIVE_NO;
     }
     if (a->kind != MF_RMA_PUT && a->kind != MF_RMA_GET) {
-        nat_count_one(w, NAT_FB_ACC);
+        if (!w->w_nat_amask) /* else mf_rma_native_atomic counted it (NAT_FB_ATYPE) */
+            nat_count_one(w, NAT_FB_ACC);
         return MF_RMA_NATIVE_NO;
     }
     mf_datatype *ldt = put ? a->origin_dt : a->result_dt;
@@ -213,21 +393,16 @@ int mf_rma_native_op(mf_win *w, const mf_rma_args *a, size_t bytes, mf_request *
     op->n_done.fd_fn = nat_done;
     op->n_win = w;
     op->n_target = a->target;
-    if (req) {
-        if (!(op->n_user = mf_request_new(MF_REQ_COLL, w->w_comm))) {
-            free(op);
-            return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
-        }
-        mf_request_hold(op->n_user);
-        *req = op->n_user;
+    int brc = nat_begin(w, a->target, req, &op->n_user);
+    if (brc) {
+        free(op);
+        return brc;
     }
     char *local = (char *)(put ? (void *)(uintptr_t)a->origin : a->result) + li->dt_true_lb;
     struct iovec v = {local, bytes};
     size_t off = (size_t)(a->target_disp * w->w_units[a->target] + ti->dt_true_lb);
     int peer = mf_comm_peer(w->w_comm, a->target);
     uint64_t key = w->w_nat_key[a->target];
-    w->w_pending[a->target]++;
-    w->w_nat_inflight++;
     int rc = put ? f->ops->rput(f, peer, key, off, &v, 1, bytes, &op->n_done)
                  : f->ops->rget(f, peer, key, off, &v, 1, bytes, &op->n_done);
     nat_count_one(w, put ? NAT_PUT : NAT_GET);
@@ -237,4 +412,169 @@ int mf_rma_native_op(mf_win *w, const mf_rma_args *a, size_t bytes, mf_request *
     int err = rc == MF_FABRIC_DONE ? MPI_SUCCESS : rc;
     nat_done(&op->n_done, err);
     return err;
+}
+
+/* ---- atomics ---- */
+
+/* One accumulating operation: one fabric atomic per contiguous piece of the target layout. */
+struct nat_atom {
+    mf_win *t_win;
+    int t_target;
+    mf_request *t_user;
+    int t_left;   /* pieces in flight, + 1 while they are being issued */
+    int t_status; /* first error */
+    void *t_src;  /* the origin data packed here (NULL: used in place) */
+    void *t_res;  /* fetched data lands here; unpacked into the user's result when t_res_dt */
+    mf_datatype *t_res_dt;
+    void *t_res_user;
+    MPI_Count t_res_count;
+    size_t t_bytes;
+};
+
+struct nat_piece {
+    mf_fabric_done p_done; /* first */
+    struct nat_atom *p_atom;
+};
+
+static void nat_atom_end(struct nat_atom *t, int status)
+{
+    if (status && !t->t_status)
+        t->t_status = status;
+    if (--t->t_left > 0)
+        return;
+    if (t->t_res_dt) {
+        if (!t->t_status)
+            mf_datatype_unpack(t->t_res_dt, t->t_res_user, (size_t)t->t_res_count, 0, t->t_res,
+                               t->t_bytes);
+        mf_datatype_release(t->t_res_dt);
+        free(t->t_res);
+    }
+    free(t->t_src);
+    nat_finish(t->t_win, t->t_target, t->t_user, t->t_status);
+    free(t);
+}
+
+static void nat_piece_done(mf_fabric_done *d, int status)
+{
+    struct nat_piece *p = (struct nat_piece *)d;
+    struct nat_atom *t = p->p_atom;
+    free(p);
+    nat_atom_end(t, status);
+}
+
+/* Whether count elements of dt are one block of bytes starting at its true lower bound. */
+static bool nat_one_block(const mf_datatype *dt, MPI_Count count)
+{
+    const struct mf_datatype_public *i = mf_datatype_info(dt);
+    return i->dt_contig && (count <= 1 || i->dt_extent == (MPI_Aint)i->dt_size);
+}
+
+/* Issues the atomic on `bytes` bytes at `off` in the target's part; src/res advance with it. */
+static void nat_atom_piece(mf_fabric *f, struct nat_atom *t, int peer, uint64_t key, size_t off,
+                           mf_fabric_atomic *x, size_t esz, size_t at, size_t bytes)
+{
+    struct nat_piece *p = malloc(sizeof *p);
+    if (!p) {
+        if (!t->t_status)
+            t->t_status = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for an atomic");
+        return;
+    }
+    p->p_done.fd_fn = nat_piece_done;
+    p->p_atom = t;
+    mf_fabric_atomic y = *x;
+    y.fa_count = bytes / esz;
+    if (y.fa_src)
+        y.fa_src = (const char *)y.fa_src + at;
+    if (y.fa_result)
+        y.fa_result = (char *)y.fa_result + at;
+    t->t_left++;
+    int rc = f->ops->ratomic(f, peer, key, off, &y, &p->p_done);
+    if (rc != MF_FABRIC_PENDING)
+        nat_piece_done(&p->p_done, rc == MF_FABRIC_DONE ? MPI_SUCCESS : rc);
+}
+
+int mf_rma_native_atomic(mf_win *w, const mf_rma_args *a, size_t bytes, mf_request **req)
+{
+    mf_fabric *f = w->w_nat_fabric;
+    int at = nat_atype_of_kind(mf_op_kind_of(a->target_dt));
+    int aop = a->kind == MF_RMA_CAS        ? MF_AOP_CSWAP
+              : a->op && a->op->op_builtin ? nat_aop(a->op->op_index)
+                                           : -1;
+    if (at < 0 || !(w->w_nat_amask & (1u << at)) || aop < 0) {
+        nat_count_one(w, NAT_FB_ATYPE);
+        return MF_RMA_NATIVE_NO;
+    }
+    bool fetch = a->kind != MF_RMA_ACC;
+    size_t esz = mf_datatype_info(mf_datatype_get(mf_datatype_basic_type(a->target_dt)))->dt_size;
+    struct nat_atom *t = calloc(1, sizeof *t);
+    if (!t)
+        return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for an atomic");
+    int rc = nat_begin(w, a->target, req, &t->t_user);
+    if (rc) {
+        free(t);
+        return rc;
+    }
+    nat_count_one(w, NAT_ATOMIC);
+    t->t_win = w;
+    t->t_target = a->target;
+    t->t_left = 1; /* held while the pieces are issued */
+    t->t_bytes = bytes;
+    /* accumulate with MPI_NO_OP changes nothing: complete as it is */
+    if ((a->kind == MF_RMA_ACC && aop == MF_AOP_READ) || bytes == 0) {
+        nat_atom_end(t, MPI_SUCCESS);
+        return MPI_SUCCESS;
+    }
+    mf_fabric_atomic x = {.fa_op = aop, .fa_type = at};
+    if (aop != MF_AOP_READ) { /* the origin's data, packed unless it is one block already */
+        const struct mf_datatype_public *oi = mf_datatype_info(a->origin_dt);
+        if (nat_one_block(a->origin_dt, a->origin_count)) {
+            x.fa_src = (const char *)a->origin + oi->dt_true_lb;
+        } else if ((t->t_src = malloc(bytes))) {
+            mf_datatype_pack(a->origin_dt, a->origin, (size_t)a->origin_count, 0, t->t_src, bytes);
+            x.fa_src = t->t_src;
+        }
+    }
+    if (aop == MF_AOP_CSWAP) /* one element of a predefined type */
+        x.fa_cmp = (const char *)a->compare + mf_datatype_info(a->origin_dt)->dt_true_lb;
+    if (fetch) {
+        if (nat_one_block(a->result_dt, a->result_count)) {
+            x.fa_result = (char *)a->result + mf_datatype_info(a->result_dt)->dt_true_lb;
+        } else if ((t->t_res = malloc(bytes))) {
+            t->t_res_dt = a->result_dt;
+            mf_datatype_retain(a->result_dt);
+            t->t_res_user = a->result;
+            t->t_res_count = a->result_count;
+            x.fa_result = t->t_res;
+        }
+    }
+    if ((aop != MF_AOP_READ && !x.fa_src) || (fetch && !x.fa_result)) {
+        nat_atom_end(t,
+                     mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes of an atomic", bytes));
+        return MPI_SUCCESS; /* the flush reports it */
+    }
+    int peer = mf_comm_peer(w->w_comm, a->target);
+    uint64_t key = w->w_nat_key[a->target];
+    const struct mf_datatype_public *ti = mf_datatype_info(a->target_dt);
+    size_t base = (size_t)(a->target_disp * w->w_units[a->target]);
+    if (nat_one_block(a->target_dt, a->target_count)) {
+        nat_atom_piece(f, t, peer, key, base + (size_t)ti->dt_true_lb, &x, esz, 0, bytes);
+    } else {
+        /* element by element atomic, as MPI asks: one atomic per contiguous run */
+        static char ref[1];
+        for (size_t done = 0; done < bytes && !t->t_status;) {
+            struct iovec iov[64];
+            size_t got = 0;
+            int k =
+                mf_datatype_iov(a->target_dt, ref, (size_t)a->target_count, done, iov, 64, &got);
+            for (int i = 0; i < k; i++) {
+                size_t off = (size_t)((intptr_t)iov[i].iov_base - (intptr_t)ref);
+                nat_atom_piece(f, t, peer, key, base + off, &x, esz, done, iov[i].iov_len);
+                done += iov[i].iov_len;
+            }
+            if (!got)
+                break;
+        }
+    }
+    nat_atom_end(t, MPI_SUCCESS);
+    return MPI_SUCCESS;
 }

@@ -4,9 +4,13 @@
  * and is counted. Every rank, on an MPI_Win_create window:
  *   - fence epoch: puts a block into its right neighbour, gets one from its left one;
  *   - passive: lock/put/flush/get/unlock on every other rank, and MPI_Rput/MPI_Rget;
- *   - forced fallbacks: a put with a vector datatype and an MPI_Accumulate;
- * checks the data, then the MPI_T counters rma_native_* (argument "native": puts and gets went
- * native and both fallbacks were counted, on every rank with another rank; "off", under
+ *   - atomics: MPI_Accumulate, MPI_Fetch_and_op and MPI_Compare_and_swap on ints (native where
+ *     the window has native atomics: tcp;ofi_rxm and shm);
+ *   - forced fallbacks: a put with a vector datatype and an MPI_MAXLOC accumulate on MPI_2INT (a
+ *     pair type: no fabric atomic);
+ * checks the data, then the MPI_T counters rma_native_* (argument "native": puts, gets and the
+ * three atomics went native and both fallbacks were counted, on every rank with another rank;
+ * "off", under
  * MANIFOLD_RMA_NATIVE=0: nothing went native and every operation counted as turned off;
  * "none": nothing went native nor counted, as on fabrics without the ops).
  */
@@ -16,9 +20,14 @@
 
 #include "mftest.h"
 
-enum { N = 4096, NC = 5 };
-static const char *names[NC] = {"rma_native_puts", "rma_native_gets", "rma_native_fallback_layout",
-                                "rma_native_fallback_acc", "rma_native_fallback_off"};
+enum { N = 4096, NC = 7 };
+static const char *names[NC] = {"rma_native_puts",
+                                "rma_native_gets",
+                                "rma_native_fallback_layout",
+                                "rma_native_fallback_acc",
+                                "rma_native_fallback_off",
+                                "rma_native_atomics",
+                                "rma_native_fallback_atomic_type"};
 
 int main(int argc, char **argv)
 {
@@ -98,19 +107,33 @@ int main(int argc, char **argv)
         if (o != rank)
             MF_CHECK(mem[2 * N + o] == o + 1, "rank %d's passive put left %d", o, mem[2 * N + o]);
 
-    /* forced fallbacks: every other element (a vector type), and an accumulate */
+    /* atomics on the right neighbour's block 3 end: accumulate, fetch-and-op, compare-and-swap */
+    int one = 1, fetched = -1, swap = rank + 1, zero = 0, was = -1;
+    MF_CHECK_MPI(MPI_Win_fence(0, win));
+    MF_CHECK_MPI(MPI_Accumulate(&one, 1, MPI_INT, right, 4 * N - 1, 1, MPI_INT, MPI_SUM, win));
+    MF_CHECK_MPI(MPI_Fetch_and_op(&one, &fetched, MPI_INT, right, 4 * N - 5, MPI_SUM, win));
+    MF_CHECK_MPI(MPI_Compare_and_swap(&swap, &zero, &was, MPI_INT, right, 4 * N - 6, win));
+    MF_CHECK_MPI(MPI_Win_fence(0, win));
+    MF_CHECK(mem[4 * N - 1] == 1, "accumulate left %d", mem[4 * N - 1]);
+    MF_CHECK(fetched == 0 && mem[4 * N - 5] == 1, "fetch-and-op fetched %d, left %d", fetched,
+             mem[4 * N - 5]);
+    MF_CHECK(was == 0 && mem[4 * N - 6] == left + 1, "compare-and-swap found %d, left %d", was,
+             mem[4 * N - 6]);
+
+    /* forced fallbacks: every other element (a vector type), and MAXLOC on a pair type */
     MPI_Datatype vec;
     MF_CHECK_MPI(MPI_Type_vector(8, 1, 2, MPI_INT, &vec));
     MF_CHECK_MPI(MPI_Type_commit(&vec));
     MF_CHECK_MPI(MPI_Win_fence(0, win));
     MF_CHECK_MPI(MPI_Put(buf, 8, MPI_INT, right, N, 1, vec, win));
-    int one = 1;
-    MF_CHECK_MPI(MPI_Accumulate(&one, 1, MPI_INT, right, 3 * N + N - 1, 1, MPI_INT, MPI_SUM, win));
+    int pair[2] = {rank + 5, rank};
+    MF_CHECK_MPI(MPI_Accumulate(pair, 1, MPI_2INT, right, 4 * N - 4, 1, MPI_2INT, MPI_MAXLOC, win));
     MF_CHECK_MPI(MPI_Win_fence(0, win));
     for (int i = 0; i < 8; i++)
         MF_CHECK(mem[N + 2 * i] == left * 100000 + i, "vector put: mem[%d] = %d", N + 2 * i,
                  mem[N + 2 * i]);
-    MF_CHECK(mem[4 * N - 1] == 1, "accumulate left %d", mem[4 * N - 1]);
+    MF_CHECK(mem[4 * N - 4] == left + 5 && mem[4 * N - 3] == left, "maxloc left (%d, %d)",
+             mem[4 * N - 4], mem[4 * N - 3]);
     MF_CHECK_MPI(MPI_Type_free(&vec));
 
     unsigned long long v[NC] = {0};
@@ -122,11 +145,13 @@ int main(int argc, char **argv)
         MF_CHECK(v[0] >= (unsigned long long)(1 + 2 * (size - 1)), "only %llu native puts", v[0]);
         MF_CHECK(v[1] >= (unsigned long long)(1 + 2 * (size - 1)), "only %llu native gets", v[1]);
         MF_CHECK(v[2] >= 1, "the vector put was not counted as a fallback (%llu)", v[2]);
-        MF_CHECK(v[3] >= 1, "the accumulate was not counted as a fallback (%llu)", v[3]);
+        MF_CHECK(v[5] >= 3, "only %llu native atomics", v[5]);
+        MF_CHECK(v[6] >= 1, "the MAXLOC accumulate was not counted as a fallback (%llu)", v[6]);
         MF_CHECK(v[4] == 0, "%llu operations counted as turned off", v[4]);
     } else if (off && size > 1) {
         MF_CHECK(have, "no rma_native_* counters: no window had a native target");
-        MF_CHECK(v[0] == 0 && v[1] == 0, "%llu puts and %llu gets went native", v[0], v[1]);
+        MF_CHECK(v[0] == 0 && v[1] == 0 && v[5] == 0,
+                 "%llu puts, %llu gets, %llu atomics went native", v[0], v[1], v[5]);
         MF_CHECK(v[4] >= (unsigned long long)(4 * (size - 1)), "only %llu counted as turned off",
                  v[4]);
     } else if (!native && !off) {

@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "core/config.h"
@@ -24,8 +25,6 @@
 #define MF_OFI_DEFAULT_PROVIDER "tcp;ofi_rxm"
 /* How long close lets queued sends drain. */
 #define MF_OFI_FLUSH_S 10.0
-#define MF_OFI_KEY_BITS 48
-#define MF_OFI_ADDR_MASK ((UINT64_C(1) << MF_OFI_KEY_BITS) - 1)
 
 static int mf_ofi_open(mf_fabric *f);
 static int mf_ofi_start(mf_fabric *f);
@@ -66,6 +65,8 @@ static const mf_fabric_ops mf_ofi_ops = {
      * o_rx_seq) no longer agree, and nothing here resynchronises them yet */
     .rma_key = mf_ofi_rma_key,
     .rput = mf_ofi_rput,
+    .atomic_max = mf_ofi_atomic_max,
+    .ratomic = mf_ofi_ratomic,
 };
 
 static void mf_ofi_init(mf_fabric *f)
@@ -85,8 +86,8 @@ const mf_fabric_class mf_ofi_class = {
     .name = "ofi",
     .ops = &mf_ofi_ops,
     .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RMA_READ |
-            MF_FABRIC_CAP_RMA_WRITE | MF_FABRIC_CAP_RAIL | MF_FABRIC_CAP_NETWORK |
-            MF_FABRIC_CAP_IFACES,
+            MF_FABRIC_CAP_RMA_WRITE | MF_FABRIC_CAP_RMA_ATOMIC | MF_FABRIC_CAP_RAIL |
+            MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
     .max_message = MF_OFI_FRAME,
     .instance_size = sizeof(mf_ofi),
     .init = mf_ofi_init,
@@ -100,8 +101,7 @@ static double mf_ofi_now(void)
 }
 
 /* An error code naming the instance, its provider, the operation and libfabric's reason. */
-static int __attribute__((format(printf, 4, 5)))
-mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
+int mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
 {
     char what[256];
     va_list ap;
@@ -115,8 +115,8 @@ mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
 /* ---- Buffers ---- */
 
 /* Registers local memory when the provider asks for it (FI_MR_LOCAL); else nothing to do. */
-static int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct fid_mr **mr,
-                            void **desc)
+int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct fid_mr **mr,
+                     void **desc)
 {
     *mr = NULL;
     *desc = NULL;
@@ -222,12 +222,13 @@ static const char *mf_ofi_provider_wanted(void)
 }
 
 /* The hints: RDM, message path with send-after-send order, optionally RMA reads. */
-static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, bool rma)
+static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, bool rma, bool atomic)
 {
     struct fi_info *h = lib->dupinfo(NULL);
     if (!h)
         return NULL;
-    h->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE : 0);
+    h->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE : 0) |
+              (atomic ? FI_ATOMIC : 0);
     h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
     h->ep_attr->type = FI_EP_RDM;
     h->tx_attr->msg_order = FI_ORDER_SAS;
@@ -310,15 +311,16 @@ static struct fi_info *mf_ofi_pick(struct fi_info *list, const char *domain, con
     return any_ip ? loopback : list;
 }
 
-/* Finds the provider and domain: with RMA reads if possible, else without. */
+/* Finds the provider and domain: with RMA and atomics if possible, else with RMA, else with
+ * messages only. */
 static int mf_ofi_getinfo(mf_ofi *o)
 {
     const char *prov = mf_ofi_provider_wanted();
     const char *domain = mf_config_str("MANIFOLD_OFI_DOMAIN");
     snprintf(o->o_prov, sizeof o->o_prov, "%s", prov ? prov : "(FI_PROVIDER)");
     int rc = -FI_ENODATA;
-    for (int rma = 1; rma >= 0 && !o->o_info; rma--) {
-        struct fi_info *h = mf_ofi_hints(o->o_lib, prov, rma), *list = NULL;
+    for (int level = 2; level >= 0 && !o->o_info; level--) {
+        struct fi_info *h = mf_ofi_hints(o->o_lib, prov, level >= 1, level == 2), *list = NULL;
         if (!h)
             return mf_error(MPI_ERR_NO_MEM, "%s: no memory for fi_getinfo hints", o->o_base.name);
         rc = o->o_lib->getinfo(MF_OFI_API, NULL, NULL, 0, h, &list);
@@ -328,7 +330,8 @@ static int mf_ofi_getinfo(mf_ofi *o)
         struct fi_info *pick = mf_ofi_pick(list, domain, o->o_base.ifaces);
         if (pick) {
             o->o_info = o->o_lib->dupinfo(pick);
-            o->o_rma = rma;
+            o->o_rma = level >= 1;
+            o->o_atomic = level == 2;
         }
         o->o_lib->freeinfo(list);
         if (!o->o_info && *domain)
@@ -446,6 +449,11 @@ static void mf_ofi_release(mf_ofi *o)
     o->o_addr = NULL;
     o->o_failed = NULL;
     o->o_fail_told = NULL;
+    free(o->o_aq_head);
+    free(o->o_aq_tail);
+    free(o->o_abusy);
+    o->o_aq_head = o->o_aq_tail = NULL;
+    o->o_abusy = NULL;
 }
 
 /* Endpoint, bound to the CQ and the AV, enabled, with its receives posted. */
@@ -491,8 +499,13 @@ static int mf_ofi_open(mf_fabric *f)
     o->o_fail_told = calloc((size_t)mf_g.size, sizeof *o->o_fail_told);
     o->o_tx_seq = calloc((size_t)mf_g.size, sizeof *o->o_tx_seq);
     o->o_rx_seq = calloc((size_t)mf_g.size, sizeof *o->o_rx_seq);
+    o->o_aq_head = calloc((size_t)mf_g.size, sizeof *o->o_aq_head);
+    o->o_aq_tail = calloc((size_t)mf_g.size, sizeof *o->o_aq_tail);
+    o->o_abusy = calloc((size_t)mf_g.size, sizeof *o->o_abusy);
+    o->o_self = FI_ADDR_NOTAVAIL;
     int rc = MPI_SUCCESS;
-    if (!o->o_addr || !o->o_failed || !o->o_fail_told || !o->o_tx_seq || !o->o_rx_seq)
+    if (!o->o_addr || !o->o_failed || !o->o_fail_told || !o->o_tx_seq || !o->o_rx_seq ||
+        !o->o_aq_head || !o->o_aq_tail || !o->o_abusy)
         rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d peers", f->name, mf_g.size);
     for (int r = 0; rc == MPI_SUCCESS && r < mf_g.size; r++)
         o->o_addr[r] = FI_ADDR_NOTAVAIL;
@@ -503,6 +516,8 @@ static int mf_ofi_open(mf_fabric *f)
         rc = mf_ofi_getinfo(o);
     if (rc == MPI_SUCCESS)
         rc = mf_ofi_open_ep(o);
+    if (rc == MPI_SUCCESS)
+        mf_ofi_atomic_setup(o);
     /* Our address, published in hex under the instance's key. */
     unsigned char addr[256];
     size_t alen = sizeof addr;
@@ -520,7 +535,7 @@ static int mf_ofi_open(mf_fabric *f)
         mf_debug("%s: %s domain %s, published %s=%s", f->name, o->o_prov, o->o_dom, key, pub);
     }
     /* Sleeping: the CQ's fd, else a bounded sleep (fabric.h, wait_fd). */
-    f->poll_interval_us = o->o_wait_fd >= 0 ? 0 : (o->o_poll_us > 0 ? o->o_poll_us : 1);
+    mf_ofi_sleep_bound(o);
     if (o->o_rma)
         f->flags |= MF_FABRIC_RGET;
     if (rc)
@@ -540,10 +555,21 @@ static bool mf_ofi_reachable(mf_fabric *f, int peer)
     return peer >= 0 && peer < o->o_npeers && o->o_addr[peer] != FI_ADDR_NOTAVAIL;
 }
 
-/* Every reachable peer's address goes into the AV now: its fi_addr_t is what we send to. */
+/* Every reachable peer's address goes into the AV now: its fi_addr_t is what we send to. Our
+ * own goes in too (o_self), for atomics on our own window part; without it they fall back. */
 static int mf_ofi_start(mf_fabric *f)
 {
     mf_ofi *o = mf_ofi_of(f);
+    /* default 2 us; none when oversubscribed (known from start on), where ranks polling that
+     * often would take the cores from the ranks with work (a set value is kept) */
+    o->o_rma_poll_us = *mf_config_str("MANIFOLD_OFI_RMA_POLL_US")
+                           ? (int)mf_config_long("MANIFOLD_OFI_RMA_POLL_US")
+                           : (mf_g.oversubscribed ? 0 : 2);
+    unsigned char self[256];
+    size_t slen = sizeof self;
+    if (!o->o_awhy && fi_getname(&o->o_ep->fid, self, &slen) == 0 &&
+        fi_av_insert(o->o_av, self, 1, &o->o_self, 0, NULL) != 1)
+        o->o_self = FI_ADDR_NOTAVAIL;
     for (int r = 0; r < o->o_npeers; r++) {
         if (r == mf_g.rank || (mf_ofi_host_only(o) && mf_g.node_of[r] != mf_g.node_of[mf_g.rank]))
             continue;
@@ -584,11 +610,12 @@ static void mf_ofi_wait_push(mf_ofi *o, mf_ofi_op *op)
     o->o_wait_tail = op;
 }
 
-/* Hands a frame or read piece to the provider: 0, -FI_EAGAIN, or another libfabric error. */
-static ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op)
+ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op)
 {
     ssize_t rc;
-    if (op->o_kind == MF_OFI_SEND) {
+    if (op->o_kind == MF_OFI_ATOMIC) {
+        rc = mf_ofi_atomic_post(o, (mf_ofi_atom *)op);
+    } else if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_buf *b = (mf_ofi_buf *)op;
         rc = fi_senddata(o->o_ep, b->b_data, b->b_len, b->b_desc, b->b_cqdata,
                          o->o_addr[op->o_peer], &op->o_ctx);
@@ -624,6 +651,12 @@ static const char *mf_ofi_op_name(const mf_ofi_op *op)
 {
     if (op->o_kind == MF_OFI_SEND)
         return "fi_senddata";
+    if (op->o_kind == MF_OFI_ATOMIC) {
+        const mf_ofi_atom *a = (const mf_ofi_atom *)op;
+        return a->a_args.fa_op == MF_AOP_CSWAP ? "fi_compare_atomic"
+               : a->a_args.fa_result           ? "fi_fetch_atomic"
+                                               : "fi_atomicmsg";
+    }
     return ((const mf_ofi_piece *)op)->p_write ? "fi_writemsg" : "fi_read";
 }
 
@@ -635,9 +668,20 @@ static void mf_ofi_post_failed(mf_ofi *o, mf_ofi_op *op, ssize_t rc)
     if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
         mf_ofi_buf_free((mf_ofi_buf *)op);
+    } else if (op->o_kind == MF_OFI_ATOMIC) {
+        mf_ofi_atomic_done(o, (mf_ofi_atom *)op, code);
     } else {
         mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, code);
     }
+}
+
+void mf_ofi_submit(mf_ofi *o, mf_ofi_op *op)
+{
+    ssize_t rc = o->o_wait_head ? -FI_EAGAIN : mf_ofi_post(o, op);
+    if (rc == -FI_EAGAIN)
+        mf_ofi_wait_push(o, op);
+    else if (rc) /* completes its operation with the error */
+        mf_ofi_post_failed(o, op, rc);
 }
 
 /* Retries what waits, in order, until the provider refuses again. */
@@ -825,12 +869,31 @@ static int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey
     return mf_ofi_key_new(f, addr, len, FI_REMOTE_READ, rkey);
 }
 
+/* The slot of a registration handed out, or -1: our own keys are slot numbers; a provider's
+ * are looked for. */
+static int mf_ofi_key_slot(mf_ofi *o, uint64_t rkey)
+{
+    uint64_t key = (rkey >> MF_OFI_KEY_BITS) - 1;
+    if (key < MF_OFI_MAX_KEYS && o->o_keys[key].k_rkey == rkey)
+        return (int)key;
+    for (int i = 0; i < MF_OFI_MAX_KEYS; i++)
+        if (o->o_keys[i].k_rkey == rkey)
+            return i;
+    return -1;
+}
+
 static int mf_ofi_rma_key(mf_fabric *f, void *addr, size_t len, uint64_t *rkey)
 {
     mf_ofi *o = mf_ofi_of(f);
     if (!o->o_rma)
         return mf_error(MPI_ERR_OTHER, "%s (libfabric provider %s): no FI_RMA", f->name, o->o_prov);
-    return mf_ofi_key_new(f, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, rkey);
+    int rc = mf_ofi_key_new(f, addr, len, FI_REMOTE_READ | FI_REMOTE_WRITE, rkey);
+    if (rc == MPI_SUCCESS) {
+        o->o_keys[mf_ofi_key_slot(o, *rkey)].k_exposed = true;
+        o->o_nexposed++;
+        mf_ofi_sleep_bound(o);
+    }
+    return rc;
 }
 
 static void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey)
@@ -838,25 +901,27 @@ static void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey)
     mf_ofi *o = mf_ofi_of(f);
     if (!o->o_keys || !rkey)
         return;
-    /* Our own keys are slot numbers; a provider's are looked for. */
-    uint64_t key = (rkey >> MF_OFI_KEY_BITS) - 1;
-    int slot = -1;
-    if (key < MF_OFI_MAX_KEYS && o->o_keys[key].k_rkey == rkey)
-        slot = (int)key;
-    for (int i = 0; slot < 0 && i < MF_OFI_MAX_KEYS; i++)
-        if (o->o_keys[i].k_rkey == rkey)
-            slot = i;
+    int slot = mf_ofi_key_slot(o, rkey);
     if (slot < 0)
         return;
+    if (o->o_keys[slot].k_exposed) {
+        o->o_nexposed--;
+        mf_ofi_sleep_bound(o);
+    }
     fi_close(&o->o_keys[slot].k_mr->fid);
     o->o_keys[slot] = (mf_ofi_key){0};
 }
 
 static void mf_ofi_read_piece_done(mf_ofi *o, mf_ofi_piece *p, int status)
 {
-    mf_ofi_get *g = p->p_get;
+    (void)o;
     if (p->p_mr)
         fi_close(&p->p_mr->fid);
+    mf_ofi_piece_end(p->p_get, status);
+}
+
+void mf_ofi_piece_end(mf_ofi_get *g, int status)
+{
     if (status && !g->g_status)
         g->g_status = status;
     if (--g->g_left == 0) {
@@ -919,13 +984,8 @@ static int mf_ofi_rma(mf_fabric *f, int peer, uint64_t rkey, size_t offset, cons
         o->o_writes++;
     else
         o->o_reads++;
-    for (int i = 0; i < npieces; i++) {
-        ssize_t rc = o->o_wait_head ? -FI_EAGAIN : mf_ofi_post(o, &pieces[i].p_op);
-        if (rc == -FI_EAGAIN)
-            mf_ofi_wait_push(o, &pieces[i].p_op);
-        else if (rc) /* completes the get with the error once every piece is accounted for */
-            mf_ofi_post_failed(o, &pieces[i].p_op, rc);
-    }
+    for (int i = 0; i < npieces; i++)
+        mf_ofi_submit(o, &pieces[i].p_op);
     return MF_FABRIC_PENDING;
 }
 
@@ -1073,6 +1133,8 @@ static void mf_ofi_cq_error(mf_ofi *o)
     if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
         mf_ofi_tx_put(o, (mf_ofi_buf *)op);
+    } else if (op->o_kind == MF_OFI_ATOMIC) {
+        mf_ofi_atomic_done(o, (mf_ofi_atom *)op, code);
     } else {
         mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, code);
     }
@@ -1102,6 +1164,9 @@ static int mf_ofi_poll_cq(mf_ofi *o)
             } else if (op->o_kind == MF_OFI_SEND) {
                 o->o_tx_inflight--;
                 mf_ofi_tx_put(o, (mf_ofi_buf *)op);
+            } else if (op->o_kind == MF_OFI_ATOMIC) {
+                o->o_tx_inflight--;
+                mf_ofi_atomic_done(o, (mf_ofi_atom *)op, MPI_SUCCESS);
             } else {
                 o->o_tx_inflight--;
                 mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, MPI_SUCCESS);
@@ -1131,11 +1196,21 @@ static int mf_ofi_progress(mf_fabric *f)
         n += mf_ofi_wait_drain(o);
     if (o->o_nfailing)
         n += mf_ofi_report_failures(o);
-    /* What waits for the provider to take it is retried on a timer: no fd says when. */
-    if (o->o_wait_fd >= 0)
-        f->poll_interval_us =
-            o->o_wait_head || o->o_rx_unposted ? (o->o_poll_us > 0 ? o->o_poll_us : 1) : 0;
+    mf_ofi_sleep_bound(o);
     return n;
+}
+
+void mf_ofi_sleep_bound(mf_ofi *o)
+{
+    int poll = o->o_poll_us > 0 ? o->o_poll_us : 1, us = poll;
+    /* with a CQ fd, only what waits for the provider to take it is retried on a timer (no fd
+     * says when); else the fd wakes us */
+    if (o->o_wait_fd >= 0 && !o->o_wait_head && !o->o_rx_unposted)
+        us = 0;
+    /* exposed window memory: peers' puts, gets and atomics need our progress and wake no fd */
+    if (o->o_nexposed > 0 && o->o_rma_poll_us > 0 && (us == 0 || us > o->o_rma_poll_us))
+        us = o->o_rma_poll_us;
+    o->o_base.poll_interval_us = us;
 }
 
 static int mf_ofi_wait_fd(mf_fabric *f)
@@ -1149,6 +1224,12 @@ static bool mf_ofi_sleep_prepare(mf_fabric *f)
     mf_ofi *o = mf_ofi_of(f);
     if (o->o_nfailing)
         return false;
+    /* A timed poll is only as prompt as the sleeping thread's timer slack (50 us by default,
+     * which made a 50 us poll a 100 us one and a shorter poll no shorter): 1 us for the threads
+     * that sleep on ours. Set at every bounded sleep (one cheap system call on the way to
+     * sleeping) rather than remembered, since each thread has its own. */
+    if (f->poll_interval_us > 0)
+        prctl(PR_SET_TIMERSLACK, 1000UL, 0UL, 0UL, 0UL);
     if (o->o_wait_fd < 0)
         return true;
     struct fid *fids[1] = {&o->o_cq->fid};
@@ -1190,14 +1271,27 @@ void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
     if (o->o_wait_fd >= 0)
         snprintf(wait, sizeof wait, "CQ fd + fi_trywait");
     else
-        snprintf(wait, sizeof wait, "timed poll every %d us (no CQ fd)", f->poll_interval_us);
+        snprintf(wait, sizeof wait, "timed poll every %d us (no CQ fd)", o->o_poll_us);
+    size_t wl = strlen(wait);
+    if (o->o_rma_poll_us > 0)
+        snprintf(wait + wl, sizeof wait - wl, ", every %d us while a window is exposed",
+                 o->o_rma_poll_us);
+    char atomics[128];
+    if (o->o_awhy || o->o_self == FI_ADDR_NOTAVAIL)
+        snprintf(atomics, sizeof atomics, "none (%s)", o->o_awhy ? o->o_awhy : "no own address");
+    else
+        snprintf(atomics, sizeof atomics, "fi_atomic, %s%s",
+                 o->o_aordered ? "ordered by the provider" : "one at a time per peer",
+                 o->o_afetch ? ", plain ones fetching (early completions)" : "");
     snprintf(buf, len,
              "provider %s, domain %s; message path (Manifold matching), eager <= %zu B "
-             "(fi_inject <= %zu B), rendezvous %s; mr_mode %s; sleep: %s; %llu injects, "
-             "%llu reads, %llu writes, %llu rkey fallbacks to push, %llu frames reordered",
+             "(fi_inject <= %zu B), rendezvous %s; atomics %s; mr_mode %s; sleep: %s; %llu "
+             "injects, %llu reads, %llu writes, %llu atomics, %llu rkey fallbacks to push, %llu "
+             "frames reordered",
              o->o_prov, o->o_dom, f->eager_limit, o->o_inject,
-             o->o_rma ? "by fi_read" : "by push (no FI_RMA)", *mr ? mr : "0 (offsets, our keys)",
-             wait, (unsigned long long)o->o_injects, (unsigned long long)o->o_reads,
-             (unsigned long long)o->o_writes, (unsigned long long)o->o_rkey_fallbacks,
+             o->o_rma ? "by fi_read" : "by push (no FI_RMA)", atomics,
+             *mr ? mr : "0 (offsets, our keys)", wait, (unsigned long long)o->o_injects,
+             (unsigned long long)o->o_reads, (unsigned long long)o->o_writes,
+             (unsigned long long)o->o_atomics, (unsigned long long)o->o_rkey_fallbacks,
              (unsigned long long)o->o_early);
 }

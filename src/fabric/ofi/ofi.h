@@ -41,6 +41,10 @@
  * is the remote completion MPI_Win_flush needs (hints ask FI_WRITE | FI_REMOTE_WRITE with the
  * reads).
  *
+ * Native atomics (fabric.h: atomic_max, ratomic; ofi_atomic.c): fi_atomic, fi_fetch_atomic and
+ * fi_compare_atomic where fi_query_atomic grants the (op, type), into the same registrations,
+ * the own rank included (o_self); in issue order per peer.
+ *
  * Flow control: an operation the provider refuses with -FI_EAGAIN waits in one FIFO (o_wait),
  * retried after the completion queue was read on the next progress pass; frames sent while it
  * is not empty queue behind it, which keeps their order.
@@ -49,7 +53,12 @@
  * what moves the provider's own connection set-up and the target side of fi_read). Where the
  * provider gives the completion queue a wait fd (FI_WAIT_FD, fi_control FI_GETWAIT) it is the
  * wait fd and sleep_prepare asks fi_trywait; elsewhere (shm) the engine polls every
- * MANIFOLD_OFI_POLL_US microseconds while asleep.
+ * MANIFOLD_OFI_POLL_US microseconds while asleep. While a window is exposed (rma_key) sleeps
+ * are bounded by MANIFOLD_OFI_RMA_POLL_US on every provider: a peer's put, get or atomic
+ * needs our progress (manual progress) and wakes no fd (seen on tcp;ofi_rxm: the CQ fd stays
+ * quiet for an incoming fi_write, and an 8 B put with its flush took 90 us against a sleeping
+ * target, 12 us against a polling one). Sleeping threads get a 1 us timer slack, without which
+ * a bounded sleep lasts up to 50 us longer.
  *
  * Trust: libfabric's tcp provider has no authentication (unlike the tcp fabric's handshake).
  * Frames are validated (wire header, length, source rank) before anything is done with them,
@@ -59,6 +68,7 @@
 #define MF_FABRIC_OFI_OFI_H
 
 #include <rdma/fabric.h>
+#include <rdma/fi_atomic.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
@@ -97,8 +107,11 @@ const mf_ofi_lib *mf_ofi_lib_load(const char **why);
 #define MF_OFI_TX_CACHE 64
 /* Registrations for remote reads at once (the key's 16 bits). */
 #define MF_OFI_MAX_KEYS 0xffff
+/* An rkey: (key + 1) above MF_OFI_KEY_BITS, the address (FI_MR_VIRT_ADDR) below. */
+#define MF_OFI_KEY_BITS 48
+#define MF_OFI_ADDR_MASK ((UINT64_C(1) << MF_OFI_KEY_BITS) - 1)
 
-enum mf_ofi_kind { MF_OFI_SEND = 1, MF_OFI_RECV, MF_OFI_READ };
+enum mf_ofi_kind { MF_OFI_SEND = 1, MF_OFI_RECV, MF_OFI_READ, MF_OFI_ATOMIC };
 
 /* What every operation handed to libfabric starts with: its context is the operation. */
 typedef struct mf_ofi_op {
@@ -137,6 +150,17 @@ typedef struct mf_ofi_piece {
     bool p_write;        /* an rput piece: fi_writemsg with FI_DELIVERY_COMPLETE */
 } mf_ofi_piece;
 
+/* One provider atomic of a ratomic (ofi_atomic.c): a piece of at most the provider's count. */
+typedef struct mf_ofi_atom {
+    mf_ofi_op a_op; /* kind MF_OFI_ATOMIC */
+    mf_ofi_get *a_get;
+    struct mf_ofi_atom *a_qnext; /* per-peer order queue (unordered providers) */
+    mf_fabric_atomic a_args;     /* this piece's part of the operation */
+    uint64_t a_raddr, a_key;
+    struct fid_mr *a_mr[3]; /* FI_MR_LOCAL: source, compare, result */
+    void *a_scratch;        /* o_afetch: where a plain atomic's unused old values go */
+} mf_ofi_atom;
+
 /* A frame that arrived ahead of its turn, copied aside until its predecessors are delivered. */
 typedef struct mf_ofi_held {
     struct mf_ofi_held *h_next;
@@ -150,6 +174,7 @@ typedef struct mf_ofi_held {
 typedef struct mf_ofi_key {
     struct fid_mr *k_mr;
     uint64_t k_rkey; /* 0: slot free */
+    bool k_exposed;  /* a window's (rma_key): peers may write it any time */
 } mf_ofi_key;
 
 typedef struct mf_ofi {
@@ -165,6 +190,8 @@ typedef struct mf_ofi {
     char o_dom[64];     /* domain name ("lo") */
     int o_wait_fd;      /* the CQ's fd, -1: none (timed poll) */
     int o_poll_us;      /* sleeping without a fd: MANIFOLD_OFI_POLL_US */
+    int o_rma_poll_us;  /* sleeping while a window is exposed: MANIFOLD_OFI_RMA_POLL_US */
+    int o_nexposed;     /* window registrations (rma_key) alive */
     bool o_rma;         /* FI_RMA: rendezvous by fi_read */
     uint64_t o_mr_mode; /* the provider's mr_mode */
     size_t o_inject;    /* the provider's inject size */
@@ -187,6 +214,17 @@ typedef struct mf_ofi {
     int o_key_hint;                       /* where to look for a free slot first */
     uint64_t o_rkey_fallbacks;            /* rkey_make refusals (message sent by push instead) */
     uint64_t o_injects, o_reads, o_writes;
+    /* native atomics (ofi_atomic.c): FI_ATOMIC granted; whether the provider orders atomics to
+     * one peer (FI_ORDER_ATOMIC_RAR|RAW|WAR|WAW), else they go one at a time per peer through
+     * o_aq; the provider's element limits by [fetch][op][type] (0: not supported); our own
+     * address in the AV (atomics on the own window part go through the provider too) */
+    bool o_atomic, o_aordered, o_afetch;
+    const char *o_awhy; /* why there are no native atomics; NULL: there are */
+    size_t o_amax[2][MF_AOP_COUNT][MF_AT_COUNT];
+    fi_addr_t o_self;
+    mf_ofi_atom **o_aq_head, **o_aq_tail; /* by world rank */
+    int *o_abusy;                         /* by world rank: atomics handed to the provider */
+    uint64_t o_atomics;
     bool o_closing;             /* close: errors of the peers' goodbyes are not failures */
     mf_ratelimit o_rl_stranger; /* frames that fail validation */
 } mf_ofi;
@@ -195,6 +233,30 @@ static inline mf_ofi *mf_ofi_of(mf_fabric *f)
 {
     return MF_FABRIC_CONTAINER(f, mf_ofi, o_base);
 }
+
+/* Shared by ofi.c and ofi_atomic.c. */
+int mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct fid_mr **mr,
+                     void **desc);
+/* Hands an operation to the provider: 0, -FI_EAGAIN, or another libfabric error. */
+ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op);
+/* Posts it unless operations wait (then, or on -FI_EAGAIN, it waits behind them in o_wait). */
+void mf_ofi_submit(mf_ofi *o, mf_ofi_op *op);
+/* Ends one piece of an rget/rput/ratomic, and the whole with its last piece. */
+void mf_ofi_piece_end(mf_ofi_get *g, int status);
+
+/* Sets how long the engine may sleep (f->poll_interval_us) from the instance's state. */
+void mf_ofi_sleep_bound(mf_ofi *o);
+
+/* Atomics (ofi_atomic.c): the limits after the domain opened; the ops; posting one piece;
+ * a piece's completion (status: MPI_SUCCESS or an error code). */
+void mf_ofi_atomic_setup(mf_ofi *o);
+size_t mf_ofi_atomic_max(mf_fabric *f, int op, int type, bool fetch);
+int mf_ofi_ratomic(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const mf_fabric_atomic *a,
+                   mf_fabric_done *done);
+ssize_t mf_ofi_atomic_post(mf_ofi *o, mf_ofi_atom *a);
+void mf_ofi_atomic_done(mf_ofi *o, mf_ofi_atom *a, int status);
 
 /* One line describing the instance (provider, domain, data path, waiting), for reports. */
 void mf_ofi_describe(mf_fabric *f, char *buf, size_t len);
