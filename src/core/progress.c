@@ -408,8 +408,11 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
                             long long spin_ns, long long yield_ns)
 {
     long long spin_now = spin_ns < 0 ? mf_pe.spin_cur_ns : spin_ns;
-    long long idle_since = -1;    /* read the clock only once polling finds nothing */
-    long long stretch_since = -1; /* the same, but kept across sleeps (adaptive spin) */
+    long long idle_since = -1; /* read the clock only once polling finds nothing */
+    /* For the adaptive spin: when this idle stretch began (kept across sleeps), and the last
+     * clock look (the stretch's length is judged from it: at most MF_PROGRESS_CLOCK_EVERY
+     * polls short, and no clock read is added to a wait that ends). */
+    long long stretch_since = -1, last_look = -1;
     unsigned idle_polls = 0;
     /* The last sleep ran out at the cap: if the pass after it finds work, a wake-up was lost
      * (the work was there, its descriptor did not ring). Only that pass decides: a cap sleep
@@ -425,12 +428,8 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
                 mf_progress_count(&mf_pe.stats.late_wakeups, 1);
         }
         if (n > 0) {
-            /* A stretch shorter than a clock look is a hit well within any budget: no clock
-             * read for it (the ping-pong's case), unless the budget has room to grow back. */
-            if (spin_ns < 0 && stretch_since >= 0 &&
-                (idle_polls >= MF_PROGRESS_CLOCK_EVERY || !spinning ||
-                 mf_pe.spin_cur_ns < mf_pe.spin_ns))
-                mf_progress_spin_adapt(mf_now_ns() - stretch_since);
+            if (spin_ns < 0 && stretch_since >= 0)
+                mf_progress_spin_adapt(last_look - stretch_since);
             stretch_since = -1;
             idle_since = -1;
             idle_polls = 0;
@@ -449,7 +448,8 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
             if (stretch_since < 0)
                 stretch_since = idle_since;
         }
-        long long idle = mf_now_ns() - idle_since;
+        last_look = mf_now_ns();
+        long long idle = last_look - idle_since;
         if (spin_ns < 0) /* the adaptive budget, read now: a hit in this wait may have grown it */
             spin_now = mf_pe.spin_cur_ns;
         if (idle < spin_now) {
@@ -479,6 +479,8 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
         if (rc)
             return rc;
         idle_since = -1;
+        if (spin_ns < 0) /* the sleep's length counts in the stretch (a sleep costs more) */
+            last_look = mf_now_ns();
     }
     return MPI_SUCCESS;
 }
