@@ -24,12 +24,8 @@
 #define MF_PROGRESS_CLOCK_EVERY 32
 /* Events taken from epoll per sleep: the engine only needs to know that something is ready. */
 #define MF_PROGRESS_EVENTS 16
-/* The adaptive spin never falls below spin_ns / this (so a hit can still grow it back)... */
+/* The adaptive spin never falls below spin_ns / this (so a hit can still grow it back). */
 #define MF_PROGRESS_SPIN_SHRINK 16
-/* ...nor rises above spin_ns * this: waits that keep ending a little after the budget (a 1 MiB
- * transfer's handshake, 100-300 us) are spun through instead of paying a sleep and a wake-up
- * each, which cost tens of microseconds on a virtual machine and made such runs bimodal. */
-#define MF_PROGRESS_SPIN_GROW 16
 
 typedef struct mf_progress_hook_entry {
     mf_progress_hook fn;
@@ -48,16 +44,11 @@ static struct {
     int epfd;
     int spin_ns; /* -1: not decided yet (first wait, once the host layout is known) */
     /* Adaptive spin (default spin only; an explicit MANIFOLD_SPIN_US is kept as set): the budget
-     * of the next wait, between spin_ns / MF_PROGRESS_SPIN_SHRINK and spin_ns *
-     * MF_PROGRESS_SPIN_GROW, judged by how long each idle stretch of a wait lasted once work
-     * came (as Linux's haltpoll governor does): within the budget, a hit; beyond it but within
-     * spin_ns * MF_PROGRESS_SPIN_GROW, a longer spin would have caught it, so the budget
-     * doubles; longer still, it halves. Why: when the peer shares our core with other load (not
-     * a host layout we can see), the answer comes only after a time slice, and spinning burns
-     * the slice the peer needs (mpi4py's one-sided tests ran 2-3x slower under load): such
-     * waits last milliseconds and shrink the budget. A peer busy copying a large message
-     * answers within a few hundred microseconds: spinning through beats a sleep and a wake-up,
-     * and is what made 1 MiB ping-pongs run at one speed or another from run to run. */
+     * of the next wait, between spin_ns / MF_PROGRESS_SPIN_SHRINK and spin_ns. A spin that runs
+     * out halves it, work found while spinning doubles it. Why: when the peer shares our core
+     * with other load (not a host layout we can see), spinning burns the time slice the peer
+     * needs to answer (mpi4py's one-sided tests ran 2-3x slower under load); when the peer
+     * answers within the spin, as in any ping-pong, every spin is a hit and nothing changes. */
     int spin_cur_ns;
     bool spin_adapt;
     /* Oversubscribed hosts: after the spin, poll and yield the core (sched_yield) this long
@@ -379,28 +370,23 @@ static void mf_progress_budgets(void)
 
 /* The wait loop; spin_ns and yield_ns are the budgets before a sleep (the progress thread has
  * none: it sleeps as soon as a pass finds nothing; spin_ns < 0: the adaptive budget, below). */
-/* Adaptive spin: an idle stretch of `idle` ns ended with work found (see spin_cur_ns). Spins
- * that ran out are counted where they run out (MPI_T progress_spins_expired,
+/* Adaptive spin: a wait's spin found work (grow the budget back) or ran out (shrink it). A
+ * spin that ran out is counted with the budget it had (MPI_T progress_spins_expired,
  * progress_spin_budget_ns). */
-static void mf_progress_spin_adapt(long long idle)
+static void mf_progress_spin_hit(void)
 {
-    long long cur = mf_pe.spin_cur_ns, max = (long long)mf_pe.spin_ns * MF_PROGRESS_SPIN_GROW;
-    long long floor = mf_pe.spin_ns / MF_PROGRESS_SPIN_SHRINK;
-    if (idle <= max) {
-        /* Caught, or would have been by a longer spin: grow (a hit below spin_ns grows too, so
-         * that a budget shrunk by a loaded spell comes back once answers are quick again). */
-        if (idle > cur || cur < mf_pe.spin_ns)
-            cur = 2 * cur > max ? max : 2 * cur;
-    } else {
-        cur = cur / 2 < floor ? floor : cur / 2;
-    }
-    mf_pe.spin_cur_ns = (int)cur;
+    if (mf_pe.spin_adapt && mf_pe.spin_cur_ns < mf_pe.spin_ns)
+        mf_pe.spin_cur_ns =
+            mf_pe.spin_cur_ns > mf_pe.spin_ns / 2 ? mf_pe.spin_ns : mf_pe.spin_cur_ns * 2;
 }
 
 static void mf_progress_spin_miss(long long budget)
 {
     mf_progress_count(&mf_pe.stats.spins_expired, 1);
     mf_progress_count(&mf_pe.stats.spin_budget_ns, (uint64_t)(budget > 0 ? budget : 0));
+    int floor = mf_pe.spin_ns / MF_PROGRESS_SPIN_SHRINK;
+    if (mf_pe.spin_adapt && mf_pe.spin_cur_ns > floor)
+        mf_pe.spin_cur_ns = mf_pe.spin_cur_ns / 2 < floor ? floor : mf_pe.spin_cur_ns / 2;
 }
 
 /* spin_ns < 0: the adaptive budget (mf_pe.spin_cur_ns, read at each clock look). */
@@ -409,10 +395,6 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
 {
     long long spin_now = spin_ns < 0 ? mf_pe.spin_cur_ns : spin_ns;
     long long idle_since = -1; /* read the clock only once polling finds nothing */
-    /* For the adaptive spin: when this idle stretch began (kept across sleeps), and the last
-     * clock look (the stretch's length is judged from it: at most MF_PROGRESS_CLOCK_EVERY
-     * polls short, and no clock read is added to a wait that ends). */
-    long long stretch_since = -1, last_look = -1;
     unsigned idle_polls = 0;
     /* The last sleep ran out at the cap: if the pass after it finds work, a wake-up was lost
      * (the work was there, its descriptor did not ring). Only that pass decides: a cap sleep
@@ -428,9 +410,8 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
                 mf_progress_count(&mf_pe.stats.late_wakeups, 1);
         }
         if (n > 0) {
-            if (spin_ns < 0 && stretch_since >= 0)
-                mf_progress_spin_adapt(last_look - stretch_since);
-            stretch_since = -1;
+            if (idle_polls > 0 && spinning && spin_ns < 0)
+                mf_progress_spin_hit();
             idle_since = -1;
             idle_polls = 0;
             spinning = true;
@@ -443,13 +424,9 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
          * arriving while we spin is seen at once, not after a clock read. */
         if (++idle_polls % MF_PROGRESS_CLOCK_EVERY != 0 && idle_since >= 0 && spin_now > 0)
             continue;
-        if (idle_since < 0) {
+        if (idle_since < 0)
             idle_since = mf_now_ns();
-            if (stretch_since < 0)
-                stretch_since = idle_since;
-        }
-        last_look = mf_now_ns();
-        long long idle = last_look - idle_since;
+        long long idle = mf_now_ns() - idle_since;
         if (spin_ns < 0) /* the adaptive budget, read now: a hit in this wait may have grown it */
             spin_now = mf_pe.spin_cur_ns;
         if (idle < spin_now) {
@@ -459,7 +436,7 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
             continue;
         }
         if (spinning && spin_now > 0)
-            mf_progress_spin_miss(spin_now); /* counts (the budget adapts when work comes) */
+            mf_progress_spin_miss(spin_now); /* counts; shrinks only the adaptive budget */
         spinning = false;
         if (idle < spin_now + yield_ns) {
             mf_unlock();
@@ -479,8 +456,6 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
         if (rc)
             return rc;
         idle_since = -1;
-        if (spin_ns < 0) /* the sleep's length counts in the stretch (a sleep costs more) */
-            last_look = mf_now_ns();
     }
     return MPI_SUCCESS;
 }

@@ -86,8 +86,7 @@ typedef struct mf_progress_stats {
     uint64_t missed_wakeups;
     /* Waits whose spin ran out before work came (the wait went on to yield or sleep), and the
      * spin budgets they had, summed: the adaptive spin (MANIFOLD_SPIN_US unset) halves the
-     * budget after a wait far longer than it, so a peer that answers slowly costs less
-     * spinning, and doubles it after one a longer spin would have caught (progress.c). */
+     * budget after each such wait, so a peer that answers slowly costs less spinning. */
     uint64_t spins_expired;
     uint64_t spin_budget_ns;
 } mf_progress_stats;

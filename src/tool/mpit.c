@@ -186,9 +186,8 @@ static void mf_t_progress_pvars_locked(void)
          &st->spins_expired},
         {"progress_spin_budget_ns",
          "nanoseconds of spin budget the waits counted by progress_spins_expired had, summed: "
-         "with MANIFOLD_SPIN_US unset the budget doubles after a wait that a longer spin (up to "
-         "16 times MANIFOLD_SPIN_US) would have caught and halves after a longer one (down to "
-         "1/16)",
+         "with MANIFOLD_SPIN_US unset the budget halves after each such wait (down to 1/16) and "
+         "doubles back when a spin finds work",
          &st->spin_budget_ns},
     };
     for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++)
