@@ -14,7 +14,8 @@
  *   rkey     MSG: the message number (1, 2, ... per peer and direction); RESYNC: the rail
  *   total    MSG: offset of the chunk's data in the upper frame; HB/ECHO: a timestamp;
  *            RESYNC: the last sequence number received on the failed rail
- *   tag      MSG: 1 when the sender waits for the acknowledgement (acknowledge at once)
+ *   tag      MSG: bit 0 when the sender waits for the acknowledgement (acknowledge at once),
+ *            bit 1 when it is a whole small frame (the receiver answers on the same rail)
  * A MSG payload is the upper frame's encoded header (64 bytes) then the chunk's data.
  *
  * Sending. An upper frame of at most MANIFOLD_RAIL_STRIPE payload bytes is copied (send
@@ -73,6 +74,14 @@ enum {
     MF_RAIL_K_HELLO
 };
 enum { MF_RAIL_LIVE, MF_RAIL_FAILED, MF_RAIL_DOWN }; /* FAILED: awaiting the peer's RESYNC */
+enum { MF_RAIL_T_URGENT = 1, MF_RAIL_T_SMALL = 2 };  /* bits of a MSG's tag */
+
+/* Small frames move to another rail when its expected delay is below this fraction of their
+ * rail's, and by this much (mf_rail_pick_small). */
+#define MF_RAIL_SMALL_SWITCH 0.75
+#define MF_RAIL_SMALL_MARGIN 20e-6 /* seconds, and by at least this much */
+/* A rail's round trip is the least measured in this many seconds. */
+#define MF_RAIL_RTT_WINDOW 2.0
 
 /* Delayed acknowledgements: sent at the end of a progress pass once this many MSGs or this
  * long since the first unacknowledged one (piggybacked on every frame otherwise). */
@@ -157,6 +166,7 @@ typedef struct mf_rail_link {
     bool ack_now, need_break;
     uint64_t echo_ts; /* nonzero: an ECHO is due */
     double rtt, rate; /* seconds; bytes per second */
+    double rtt_at;    /* when rtt was sampled (a windowed minimum, see MF_RAIL_K_ECHO) */
     double rate_t0;
     uint64_t rate_bytes;
     bool resync_sent, resync_got;
@@ -172,6 +182,7 @@ typedef struct mf_rail_peer {
     mf_rail_msg *qhead, *qtail;
     mf_rail_chunk *rhead, *rtail; /* to send again */
     mf_rail_rxmsg *rx;
+    int small; /* the rail small frames take (-1: none chosen yet); see mf_rail_pick_small */
     int failed;
     bool active, dirty;
 } mf_rail_peer;
@@ -350,7 +361,9 @@ static void mf_rail_chunk_send(mf_rail *w, int peer, mf_rail_chunk *c, int r)
     l->ubytes += c->len + MF_WIRE_HDR_SIZE;
     mf_wire_hdr h = {.type = MF_MSG_DATA,
                      .context = MF_RAIL_K_MSG,
-                     .tag = c->msg->done != NULL,
+                     .tag =
+                         (c->msg->done ? MF_RAIL_T_URGENT : 0) |
+                         (c->msg->done == NULL && c->len == c->msg->hdr.len ? MF_RAIL_T_SMALL : 0),
                      .len = MF_WIRE_HDR_SIZE + c->len,
                      .total = c->off,
                      .sreq = c->seq,
@@ -386,6 +399,38 @@ static int mf_rail_pick(mf_rail *w, mf_rail_peer *p, size_t bytes, bool windowed
             best = r, best_t = t;
     }
     return best;
+}
+
+/* The rail for a small frame (or a large one's announcement) to `peer`. Small frames stay on one
+ * rail, the same in both directions: the peer answers on the rail a small frame came on
+ * (mf_rail_rx_msg), so a ping-pong's acknowledgements ride on the answers, only that rail needs
+ * polling at every pass (mf_rail_progress), and no frame waits for the polling of a cold rail.
+ * Of the two ends, the lower rank leads: it moves to another rail when that one's expected
+ * delay (round trip plus queue at the measured rate) is clearly lower (MF_RAIL_SMALL_SWITCH,
+ * MF_RAIL_SMALL_MARGIN). The higher rank follows, and moves on its own only when its rail is
+ * gone or its queue is clearly longer than another rail's: two ends judging round trips of
+ * their own (a busy rail's is not re-measured, an idle one's is measured through the peer's
+ * less frequent polling) would otherwise disagree and pull the rail back and forth. */
+static int mf_rail_pick_small(mf_rail *w, int peer, size_t bytes)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    bool lead = mf_g.rank < peer;
+    int cur = p->small, best = -1;
+    double tbest = 0, tcur = 0;
+    for (int r = 0; r < w->n; r++) {
+        const mf_rail_link *l = &p->l[r];
+        if (l->state != MF_RAIL_LIVE)
+            continue;
+        double t = (lead ? l->rtt : 0) + (double)(l->ubytes + bytes) / l->rate;
+        if (best < 0 || t < tbest)
+            best = r, tbest = t;
+        if (r == cur)
+            tcur = t;
+    }
+    if (cur < 0 || p->l[cur].state != MF_RAIL_LIVE ||
+        (tbest < tcur * MF_RAIL_SMALL_SWITCH && tcur - tbest > MF_RAIL_SMALL_MARGIN))
+        p->small = best;
+    return p->small;
 }
 
 /* Hands chunks to rails while windows allow: first those to send again, then new ones. */
@@ -738,6 +783,8 @@ static void mf_rail_rx_msg(mf_rail *w, int peer, int r, const mf_wire_hdr *h, mf
     if (h->len < MF_WIRE_HDR_SIZE)
         return mf_rail_protocol_error(w, peer, r, "chunk without a header");
     size_t dlen = h->len - MF_WIRE_HDR_SIZE;
+    if (h->tag & MF_RAIL_T_SMALL)
+        p->small = r; /* answers go back on this rail (mf_rail_pick_small) */
     mf_rail_rxmsg *m = mf_rail_rxmsg_find(p, h->rkey);
     int max = m && m->delivered ? m->sink.fs_niov : 0;
     mf_rail_rxchunk *k = calloc(1, sizeof *k + (size_t)(max + 2) * sizeof(struct iovec));
@@ -746,7 +793,7 @@ static void mf_rail_rx_msg(mf_rail *w, int peer, int r, const mf_wire_hdr *h, mf
     *k = (mf_rail_rxchunk){.w = w,
                            .peer = peer,
                            .rail = r,
-                           .urgent = h->tag != 0,
+                           .urgent = (h->tag & MF_RAIL_T_URGENT) != 0,
                            .seq = h->sreq,
                            .mseq = h->rkey,
                            .off = h->total,
@@ -844,8 +891,13 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
         return;
     case MF_RAIL_K_ECHO: {
         double sent = (double)h->total * 1e-9, rtt = w->now - sent;
-        if (rtt >= 0 && rtt < 10)
-            l->rtt = l->rtt ? l->rtt * 0.75 + rtt * 0.25 : rtt;
+        /* The path's latency is the least a round trip took lately: larger samples measure
+         * a peer that was descheduled or polled the rail late, or a connection being set up. */
+        if (rtt >= 0 && rtt < 10 &&
+            (!l->rtt || rtt <= l->rtt || w->now - l->rtt_at > MF_RAIL_RTT_WINDOW)) {
+            l->rtt = rtt;
+            l->rtt_at = w->now;
+        }
         return;
     }
     case MF_RAIL_K_RESYNC: {
@@ -906,8 +958,10 @@ static int mf_rail_start(mf_fabric *f)
     w->active = calloc((size_t)w->npeers, sizeof *w->active);
     if (!w->peers || !w->dirty || !w->active)
         return mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for %s", f->name);
-    for (int peer = 0; peer < w->npeers; peer++)
+    for (int peer = 0; peer < w->npeers; peer++) {
         w->peers[peer].rx_next = 1; /* message numbers start at 1 */
+        w->peers[peer].small = -1;
+    }
     for (int peer = 0; peer < w->npeers; peer++)
         for (int r = 0; r < w->n; r++) {
             mf_rail_link *l = &w->peers[peer].l[r];
@@ -1022,7 +1076,7 @@ static int mf_rail_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
     }
     mf_fabric_count_tx(f, hdr);
     m->next_off = small ? hdr->len : 0;
-    int r = mf_rail_pick(w, p, hdr->len, false);
+    int r = mf_rail_pick_small(w, peer, small ? hdr->len : 0);
     if (r < 0) { /* cannot be while the peer is not failed: its last rail fails it */
         free(c);
         free(m->one.iov_base);
