@@ -93,6 +93,7 @@ enum { MF_RAIL_T_URGENT = 1, MF_RAIL_T_SMALL = 2 };  /* bits of a MSG's tag */
 #define MF_RAIL_COLD_RX 0.002
 #define MF_RAIL_COLD_TX 0.05
 #define MF_RAIL_COLD_EVERY 16
+#define MF_RAIL_CLOCK_EVERY 8 /* divides MF_RAIL_COLD_EVERY */
 
 typedef struct mf_rail mf_rail;
 typedef struct mf_rail_msg mf_rail_msg;
@@ -107,6 +108,7 @@ typedef struct mf_rail_chunk {
     size_t off, len;
     bool need_ack;   /* not yet known to have arrived */
     bool inner_busy; /* the rail still holds the iovecs */
+    bool embedded;   /* a small frame's first chunk, in its message's allocation */
     mf_fabric_done idone;
     unsigned char ihdr[MF_WIRE_HDR_SIZE];
     int niov;
@@ -120,7 +122,7 @@ struct mf_rail_msg {
     mf_fabric_done *done; /* the caller's; NULL when the data was copied */
     const struct iovec *iov;
     int niov;
-    struct iovec one; /* the copy, when copied */
+    struct iovec one; /* the copy (small frames), in the message's allocation */
     size_t next_off;  /* data not cut into chunks yet starts here */
     int live;         /* chunks not finished */
     int status;       /* for `done`: an error once the peer is lost */
@@ -149,12 +151,21 @@ typedef struct mf_rail_rxchunk {
     mf_rail *w;
     int peer, rail;
     bool urgent;
+    bool cached;     /* its link's rxk (mf_rail_rxchunk_get) */
+    bool own_staged; /* staged is an allocation of its own (else inside this one) */
     uint64_t seq, mseq;
     size_t off, dlen;
     unsigned char *staged; /* NULL: the data landed in place */
     unsigned char ihdr[MF_WIRE_HDR_SIZE];
-    struct iovec iov[]; /* ihdr, then where the data goes */
+    struct iovec iov[]; /* ihdr, then where the data goes; then staged data up to
+                           MF_RAIL_RX_INLINE bytes */
 } mf_rail_rxchunk;
+
+/* Arriving frames of up to this many data bytes are staged inside their rxchunk, and each
+ * (peer, rail) keeps one such rxchunk for reuse: a rail hands up one frame at a time per peer,
+ * so a stream of small frames allocates nothing. */
+#define MF_RAIL_RX_INLINE 4096
+#define MF_RAIL_RXK_SIZE (sizeof(mf_rail_rxchunk) + 2 * sizeof(struct iovec) + MF_RAIL_RX_INLINE)
 
 typedef struct mf_rail_link {
     int state;
@@ -171,9 +182,11 @@ typedef struct mf_rail_link {
     uint64_t rate_bytes;
     bool resync_sent, resync_got;
     uint64_t peer_rx;
-    int fail_code;      /* a failure to handle at the end of the progress pass */
-    double next_revive; /* DOWN: when to try the rail again */
-    uint64_t epoch;     /* incarnation: how many times the rail came back */
+    int fail_code;        /* a failure to handle at the end of the progress pass */
+    double next_revive;   /* DOWN: when to try the rail again */
+    uint64_t epoch;       /* incarnation: how many times the rail came back */
+    mf_rail_rxchunk *rxk; /* for reuse (MF_RAIL_RX_INLINE); rxk_busy while a rail holds it */
+    bool rxk_busy;
 } mf_rail_link;
 
 typedef struct mf_rail_peer {
@@ -204,6 +217,9 @@ struct mf_rail {
     int *dirty, ndirty;
     int *active, nactive;
     double now, next_tick;
+    /* The clock is read lazily (mf_rail_fresh): not on every idle pass of a spinning rank, but
+     * at the first arrival or send of a pass and every MF_RAIL_CLOCK_EVERY passes. */
+    bool stale, busy;
     /* Polling: a rail that carried nothing lately is polled every MF_RAIL_COLD_EVERY passes
      * only (one system call less per pass for a small message on the quickest rail). */
     double rail_rx[MF_ROUTE_MAX_RAILS], rail_tx[MF_ROUTE_MAX_RAILS];
@@ -231,6 +247,15 @@ static double mf_rail_clock(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* w->now, read again if this progress pass has not yet. */
+static void mf_rail_fresh(mf_rail *w)
+{
+    if (w->stale) {
+        w->now = mf_rail_clock();
+        w->stale = false;
+    }
 }
 
 static void mf_rail_mark(mf_rail *w, int peer)
@@ -281,8 +306,6 @@ static void mf_rail_msg_check(mf_rail *w, mf_rail_msg *m)
         return;
     if (m->done)
         m->done->fd_fn(m->done, m->status);
-    else
-        free(m->one.iov_base);
     free(m);
 }
 
@@ -293,7 +316,8 @@ static void mf_rail_chunk_check(mf_rail_chunk *c)
         return;
     mf_rail_msg *m = c->msg;
     mf_rail *w = c->w;
-    free(c);
+    if (!c->embedded)
+        free(c); /* an embedded one goes with m, which outlives it (m->live counts it) */
     if (!w->closed) {
         m->live--;
         mf_rail_msg_check(w, m);
@@ -309,8 +333,13 @@ static void mf_rail_idone(mf_fabric_done *done, int status)
     mf_rail_chunk_check(c);
 }
 
-/* A chunk of m's data [off, off + len): NULL without memory. */
-static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, size_t len)
+/* Room for a chunk with n data pieces. */
+#define MF_RAIL_CHUNK_SIZE(n) (sizeof(mf_rail_chunk) + (size_t)((n) + 1) * sizeof(struct iovec))
+
+/* A chunk of m's data [off, off + len) in `mem` (MF_RAIL_CHUNK_SIZE bytes inside m's
+ * allocation), or allocated when mem is NULL: NULL without memory. */
+static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, size_t len,
+                                        void *mem)
 {
     int pieces = 0;
     size_t pos = 0;
@@ -320,9 +349,11 @@ static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, 
         if (b > off && a < off + len)
             pieces++;
     }
-    mf_rail_chunk *c = calloc(1, sizeof *c + (size_t)(pieces + 1) * sizeof(struct iovec));
+    mf_rail_chunk *c =
+        mem ? memset(mem, 0, MF_RAIL_CHUNK_SIZE(pieces)) : calloc(1, MF_RAIL_CHUNK_SIZE(pieces));
     if (!c)
         return NULL;
+    c->embedded = mem != NULL;
     c->msg = m;
     c->w = w;
     c->off = off;
@@ -454,7 +485,7 @@ static void mf_rail_pump(mf_rail *w, int peer)
         int r = mf_rail_pick(w, p, len, true);
         if (r < 0)
             return;
-        mf_rail_chunk *c = mf_rail_chunk_new(w, m, m->next_off, len);
+        mf_rail_chunk *c = mf_rail_chunk_new(w, m, m->next_off, len, NULL);
         if (!c)
             return; /* tried again on the next pass */
         m->next_off += len;
@@ -548,7 +579,7 @@ static void mf_rail_resync(mf_rail *w, int peer, int r)
     for (mf_rail_chunk *c = l->uhead, *nx; c; c = nx) {
         nx = c->next;
         if (c->seq > l->peer_rx) {
-            mf_rail_chunk *again = mf_rail_chunk_new(w, c->msg, c->off, c->len);
+            mf_rail_chunk *again = mf_rail_chunk_new(w, c->msg, c->off, c->len, NULL);
             if (!again)
                 mf_fatal("%s: no memory to send a chunk again", w->base.name);
             if (p->rtail)
@@ -706,6 +737,40 @@ static void mf_rail_protocol_error(mf_rail *w, int peer, int r, const char *why)
                           peer, mf_rail_name(w, r), why));
 }
 
+/* An rxchunk for a MSG on link l with niov iovecs, staging `inl` bytes inside it (at most
+ * MF_RAIL_RX_INLINE); the link's own when free and large enough. Fields zeroed. */
+static mf_rail_rxchunk *mf_rail_rxchunk_get(mf_rail *w, mf_rail_link *l, int niov, size_t inl)
+{
+    mf_rail_rxchunk *k = NULL;
+    bool cache = niov <= 2 && !l->rxk_busy;
+    if (cache && !l->rxk)
+        l->rxk = malloc(MF_RAIL_RXK_SIZE);
+    if (cache && l->rxk) {
+        k = l->rxk;
+        l->rxk_busy = true;
+        *k = (mf_rail_rxchunk){.cached = true};
+        niov = 2;
+    } else {
+        k = malloc(sizeof *k + (size_t)niov * sizeof(struct iovec) + inl);
+        if (!k)
+            mf_fatal("%s: no memory for an arriving chunk", w->base.name);
+        *k = (mf_rail_rxchunk){0};
+    }
+    if (inl)
+        k->staged = (unsigned char *)(k->iov + niov);
+    return k;
+}
+
+static void mf_rail_rxchunk_put(mf_rail_rxchunk *k)
+{
+    if (k->own_staged)
+        free(k->staged);
+    if (k->cached)
+        k->w->peers[k->peer].l[k->rail].rxk_busy = false;
+    else
+        free(k);
+}
+
 static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
 {
     mf_rail_rxchunk *k = sink->fs_ctx;
@@ -713,14 +778,13 @@ static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
     mf_rail_peer *p = w->closed ? NULL : &w->peers[k->peer];
     mf_rail_link *l = p ? &p->l[k->rail] : NULL;
     int peer = k->peer, rail = k->rail;
+    mf_rail_fresh(w);
     if (!p || status != MPI_SUCCESS || l->state != MF_RAIL_LIVE || p->failed) {
-        free(k->staged);
-        free(k);
+        mf_rail_rxchunk_put(k);
         return; /* not counted: it is sent again */
     }
     if (k->seq != l->rx_seq + 1) {
-        free(k->staged);
-        free(k);
+        mf_rail_rxchunk_put(k);
         return mf_rail_protocol_error(w, peer, rail, "sequence number out of order");
     }
     l->rx_seq = k->seq;
@@ -732,18 +796,32 @@ static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
     mf_wire_hdr h;
     const char *why;
     if (mf_wire_decode(k->ihdr, &h, &why) != 0 || k->off > h.len || k->dlen > h.len - k->off) {
-        free(k->staged);
-        free(k);
+        mf_rail_rxchunk_put(k);
         return mf_rail_protocol_error(w, peer, rail, "bad chunk header");
+    }
+    if (k->off == 0 && k->dlen == h.len && (k->staged || !k->dlen) && k->mseq == p->rx_next &&
+        !p->rx) {
+        /* The common case, a whole frame next in order with nothing else under way: straight
+         * up, nothing kept. */
+        p->rx_next++;
+        mf_fabric_count_rx(&w->base, &h);
+        mf_fabric_sink up = {0};
+        mf_fabric_rx_header(&w->base, peer, &h, &up);
+        int st = p->failed ? p->failed : MPI_SUCCESS;
+        if (st == MPI_SUCCESS && k->dlen)
+            mf_rail_copy_in(&up, 0, k->staged, k->dlen);
+        mf_rail_rxchunk_put(k);
+        if (up.fs_done)
+            up.fs_done(&up, st);
+        return;
     }
     mf_rail_rxmsg *m = mf_rail_rxmsg_find(p, k->mseq);
     if (!m && k->mseq < p->rx_next && k->dlen == 0) {
-        free(k); /* an announcement overtaken by the data, which announced it too */
+        mf_rail_rxchunk_put(k); /* an announcement overtaken by the data, which announced it too */
         return;
     }
     if (!m && k->mseq < p->rx_next) {
-        free(k->staged);
-        free(k);
+        mf_rail_rxchunk_put(k);
         return mf_rail_protocol_error(w, peer, rail, "chunk of a finished message");
     }
     if (!m) {
@@ -760,17 +838,19 @@ static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
     } else if (m->delivered) {
         mf_rail_copy_in(&m->sink, k->off, k->staged, k->dlen);
         m->got += k->dlen;
-        free(k->staged);
     } else if (k->dlen) {
+        /* Held until the message is handed up: the staged data, taken over or copied. */
         mf_rail_held *hd = malloc(sizeof *hd);
-        if (!hd)
+        unsigned char *data = k->own_staged ? k->staged : malloc(k->dlen);
+        if (!hd || !data)
             mf_fatal("%s: no memory to hold a chunk", w->base.name);
-        *hd = (mf_rail_held){m->held, k->off, k->dlen, k->staged};
+        if (!k->own_staged)
+            memcpy(data, k->staged, k->dlen);
+        k->own_staged = false;
+        *hd = (mf_rail_held){m->held, k->off, k->dlen, data};
         m->held = hd;
-    } else {
-        free(k->staged);
     }
-    free(k);
+    mf_rail_rxchunk_put(k);
     if (m->delivered)
         mf_rail_rx_check(p, m);
     mf_rail_deliver(w, peer);
@@ -785,27 +865,31 @@ static void mf_rail_rx_msg(mf_rail *w, int peer, int r, const mf_wire_hdr *h, mf
     size_t dlen = h->len - MF_WIRE_HDR_SIZE;
     if (h->tag & MF_RAIL_T_SMALL)
         p->small = r; /* answers go back on this rail (mf_rail_pick_small) */
-    mf_rail_rxmsg *m = mf_rail_rxmsg_find(p, h->rkey);
-    int max = m && m->delivered ? m->sink.fs_niov : 0;
-    mf_rail_rxchunk *k = calloc(1, sizeof *k + (size_t)(max + 2) * sizeof(struct iovec));
-    if (!k)
-        mf_fatal("%s: no memory for an arriving chunk", w->base.name);
-    *k = (mf_rail_rxchunk){.w = w,
-                           .peer = peer,
-                           .rail = r,
-                           .urgent = (h->tag & MF_RAIL_T_URGENT) != 0,
-                           .seq = h->sreq,
-                           .mseq = h->rkey,
-                           .off = h->total,
-                           .dlen = dlen};
+    /* Data of a message already handed up lands in place; other data is staged. */
+    mf_rail_rxmsg *m = p->rx ? mf_rail_rxmsg_find(p, h->rkey) : NULL;
+    bool in_place = m && m->delivered;
+    int max = in_place ? m->sink.fs_niov : 0;
+    size_t inl = !in_place && dlen <= MF_RAIL_RX_INLINE ? dlen : 0;
+    mf_rail_rxchunk *k = mf_rail_rxchunk_get(w, &p->l[r], max + 2, inl);
+    k->w = w;
+    k->peer = peer;
+    k->rail = r;
+    k->urgent = (h->tag & MF_RAIL_T_URGENT) != 0;
+    k->seq = h->sreq;
+    k->mseq = h->rkey;
+    k->off = h->total;
+    k->dlen = dlen;
     int n = 0;
     k->iov[n++] = (struct iovec){k->ihdr, sizeof k->ihdr};
-    if (m && m->delivered) {
+    if (in_place) {
         n += mf_rail_sink_range(&m->sink, k->off, dlen, k->iov + n, max);
     } else if (dlen) {
-        k->staged = malloc(dlen);
-        if (!k->staged)
-            mf_fatal("%s: no memory to stage %zu bytes", w->base.name, dlen);
+        if (!inl) {
+            k->staged = malloc(dlen);
+            if (!k->staged)
+                mf_fatal("%s: no memory to stage %zu bytes", w->base.name, dlen);
+            k->own_staged = true;
+        }
         k->iov[n++] = (struct iovec){k->staged, dlen};
     }
     *sink = (mf_fabric_sink){k->iov, n, mf_rail_rxchunk_done, k};
@@ -852,6 +936,7 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
     *sink = (mf_fabric_sink){0};
     if (w->closed || peer < 0 || peer >= w->npeers)
         return; /* a rail closing after the wrapper (the registry closes in reverse order) */
+    mf_rail_fresh(w);
     mf_rail_peer *p = &w->peers[peer];
     mf_rail_link *l = &p->l[r];
     if (h->type == MF_MSG_DATA && h->context == MF_RAIL_K_HELLO && !p->failed) {
@@ -936,8 +1021,10 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
 static void mf_rail_up_peer_failed(mf_fabric *f, int peer, int code)
 {
     mf_rail_ctx *x = f->upcall_ctx;
-    if (!x->w->closed && peer >= 0 && peer < x->w->npeers)
+    if (!x->w->closed && peer >= 0 && peer < x->w->npeers) {
+        mf_rail_fresh(x->w);
         mf_rail_fail(x->w, peer, x->idx, code);
+    }
 }
 
 static const mf_fabric_upcalls mf_rail_upcalls = {mf_rail_up_rx_header, mf_rail_up_peer_failed};
@@ -977,6 +1064,13 @@ static void mf_rail_free_peers(mf_rail *w)
 {
     for (int peer = 0; w->peers && peer < w->npeers; peer++) {
         mf_rail_peer *p = &w->peers[peer];
+        for (int r = 0; r < w->n; r++) {
+            /* One a rail still holds is freed when the rail lets it go (after the wrapper). */
+            if (p->l[r].rxk_busy)
+                p->l[r].rxk->cached = false;
+            else
+                free(p->l[r].rxk);
+        }
         for (int r = 0; r < w->n; r++)
             for (mf_rail_chunk *c = p->l[r].uhead, *nx; c; c = nx) {
                 nx = c->next;
@@ -1040,20 +1134,19 @@ static int mf_rail_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
     bool small = hdr->len <= w->stripe;
     if (!small && !done)
         return MF_FABRIC_BUSY;
-    mf_rail_msg *m = calloc(1, sizeof *m);
+    /* A small frame is copied: the message, its one chunk and the copy in one allocation. */
+    size_t room = small ? MF_RAIL_CHUNK_SIZE(1) + hdr->len : 0;
+    mf_rail_msg *m = malloc(sizeof *m + room);
     if (!m)
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
-    if (!w->now)
-        w->now = mf_rail_clock();
+    memset(m, 0, sizeof *m);
+    w->now = mf_rail_clock();
+    w->stale = false;
     mf_rail_activate(w, peer);
     m->hdr = *hdr;
     m->mseq = ++p->tx_mseq;
     if (small) {
-        m->one.iov_base = malloc(hdr->len ? hdr->len : 1);
-        if (!m->one.iov_base) {
-            free(m);
-            return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
-        }
+        m->one.iov_base = (char *)(m + 1) + MF_RAIL_CHUNK_SIZE(1);
         m->one.iov_len = hdr->len;
         for (size_t i = 0, off = 0; off < hdr->len; i++) {
             size_t n = iov[i].iov_len < hdr->len - off ? iov[i].iov_len : hdr->len - off;
@@ -1068,9 +1161,8 @@ static int mf_rail_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
         m->niov = niov;
     }
     /* The whole small frame, or the large one's announcement, on the quickest rail. */
-    mf_rail_chunk *c = mf_rail_chunk_new(w, m, 0, small ? hdr->len : 0);
+    mf_rail_chunk *c = mf_rail_chunk_new(w, m, 0, small ? hdr->len : 0, small ? m + 1 : NULL);
     if (!c) {
-        free(m->one.iov_base);
         free(m);
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
     }
@@ -1078,8 +1170,8 @@ static int mf_rail_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
     m->next_off = small ? hdr->len : 0;
     int r = mf_rail_pick_small(w, peer, small ? hdr->len : 0);
     if (r < 0) { /* cannot be while the peer is not failed: its last rail fails it */
-        free(c);
-        free(m->one.iov_base);
+        if (!c->embedded)
+            free(c);
         free(m);
         return mf_error(MPI_ERR_OTHER, "%s: no rail reaches rank %d", f->name, peer);
     }
@@ -1174,18 +1266,23 @@ static void mf_rail_flush(mf_rail *w, int peer)
 static int mf_rail_progress(mf_fabric *f)
 {
     mf_rail *w = mf_rail_of(f);
-    w->now = mf_rail_clock();
-    int n = 0;
+    w->stale = true;
     bool all = ++w->pass % MF_RAIL_COLD_EVERY == 0;
+    if (w->busy || w->pass % MF_RAIL_CLOCK_EVERY == 0)
+        mf_rail_fresh(w);
+    int n = 0;
     for (int r = 0; r < w->n; r++)
         if (all || w->now - w->rail_rx[r] < MF_RAIL_COLD_RX ||
             w->now - w->rail_tx[r] < MF_RAIL_COLD_TX)
             n += w->rails[r]->ops->progress(w->rails[r]);
+    w->busy = n > 0 || w->ndirty > 0;
+    if (w->ndirty > 0)
+        mf_rail_fresh(w);
     while (w->ndirty > 0) {
         int peer = w->dirty[--w->ndirty];
         mf_rail_flush(w, peer);
     }
-    if (w->now >= w->next_tick) {
+    if (!w->stale && w->now >= w->next_tick) {
         w->next_tick = w->now + w->hb / 4;
         for (int i = 0; i < w->nactive; i++)
             mf_rail_tick(w, w->active[i]);
