@@ -88,11 +88,13 @@ enum { MF_RAIL_T_URGENT = 1, MF_RAIL_T_SMALL = 2 };  /* bits of a MSG's tag */
 #define MF_RAIL_ACK_FRAMES 16
 #define MF_RAIL_ACK_DELAY 0.001
 /* A rail that received nothing for MF_RAIL_COLD_RX seconds and sent no chunk for MF_RAIL_COLD_TX
- * is polled every MF_RAIL_COLD_EVERY progress passes (what arrives waits that many passes at
- * most; the wait fd covers all rails when the engine sleeps). */
+ * is polled every MF_RAIL_COLD_EVERY progress passes, and at a pass that read the clock once
+ * MF_RAIL_COLD_MAX seconds went by without (a rank that calls progress seldom), so what arrives
+ * on it waits that long at most; the wait fd covers all rails when the engine sleeps. */
 #define MF_RAIL_COLD_RX 0.002
 #define MF_RAIL_COLD_TX 0.05
-#define MF_RAIL_COLD_EVERY 16
+#define MF_RAIL_COLD_EVERY 32
+#define MF_RAIL_COLD_MAX 0.001
 #define MF_RAIL_CLOCK_EVERY 8 /* divides MF_RAIL_COLD_EVERY */
 
 typedef struct mf_rail mf_rail;
@@ -223,6 +225,7 @@ struct mf_rail {
     /* Polling: a rail that carried nothing lately is polled every MF_RAIL_COLD_EVERY passes
      * only (one system call less per pass for a small message on the quickest rail). */
     double rail_rx[MF_ROUTE_MAX_RAILS], rail_tx[MF_ROUTE_MAX_RAILS];
+    double polled_all; /* when every rail was last polled */
     unsigned pass;
     size_t stripe, chunk, window;
     double silence, hb;
@@ -349,16 +352,20 @@ static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, 
         if (b > off && a < off + len)
             pieces++;
     }
-    mf_rail_chunk *c =
-        mem ? memset(mem, 0, MF_RAIL_CHUNK_SIZE(pieces)) : calloc(1, MF_RAIL_CHUNK_SIZE(pieces));
+    mf_rail_chunk *c = mem ? mem : malloc(MF_RAIL_CHUNK_SIZE(pieces));
     if (!c)
         return NULL;
-    c->embedded = mem != NULL;
+    /* every field but ihdr and iov, which are filled below */
+    c->next = NULL;
     c->msg = m;
     c->w = w;
+    c->seq = 0;
     c->off = off;
     c->len = len;
+    c->need_ack = c->inner_busy = false;
+    c->embedded = mem != NULL;
     c->idone.fd_fn = mf_rail_idone;
+    c->niov = 0;
     mf_wire_encode(&m->hdr, c->ihdr);
     c->iov[c->niov++] = (struct iovec){c->ihdr, sizeof c->ihdr};
     pos = 0;
@@ -738,7 +745,8 @@ static void mf_rail_protocol_error(mf_rail *w, int peer, int r, const char *why)
 }
 
 /* An rxchunk for a MSG on link l with niov iovecs, staging `inl` bytes inside it (at most
- * MF_RAIL_RX_INLINE); the link's own when free and large enough. Fields zeroed. */
+ * MF_RAIL_RX_INLINE); the link's own when free and large enough. The caller sets sink, w, peer,
+ * rail, urgent, seq, mseq, off and dlen. */
 static mf_rail_rxchunk *mf_rail_rxchunk_get(mf_rail *w, mf_rail_link *l, int niov, size_t inl)
 {
     mf_rail_rxchunk *k = NULL;
@@ -748,16 +756,16 @@ static mf_rail_rxchunk *mf_rail_rxchunk_get(mf_rail *w, mf_rail_link *l, int nio
     if (cache && l->rxk) {
         k = l->rxk;
         l->rxk_busy = true;
-        *k = (mf_rail_rxchunk){.cached = true};
         niov = 2;
     } else {
         k = malloc(sizeof *k + (size_t)niov * sizeof(struct iovec) + inl);
         if (!k)
             mf_fatal("%s: no memory for an arriving chunk", w->base.name);
-        *k = (mf_rail_rxchunk){0};
     }
-    if (inl)
-        k->staged = (unsigned char *)(k->iov + niov);
+    /* The fields the caller does not set (ihdr and iov are filled by the rail). */
+    k->cached = k == l->rxk;
+    k->own_staged = false;
+    k->staged = inl ? (unsigned char *)(k->iov + niov) : NULL;
     return k;
 }
 
@@ -1134,19 +1142,23 @@ static int mf_rail_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
     bool small = hdr->len <= w->stripe;
     if (!small && !done)
         return MF_FABRIC_BUSY;
-    /* A small frame is copied: the message, its one chunk and the copy in one allocation. */
-    size_t room = small ? MF_RAIL_CHUNK_SIZE(1) + hdr->len : 0;
+    /* A small frame is copied: the message, its one chunk and the copy in one allocation, the
+     * copy behind room for its encoded header, so that the rail writes one piece. */
+    size_t room = small ? MF_RAIL_CHUNK_SIZE(1) + MF_WIRE_HDR_SIZE + hdr->len : 0;
     mf_rail_msg *m = malloc(sizeof *m + room);
     if (!m)
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
     memset(m, 0, sizeof *m);
-    w->now = mf_rail_clock();
-    w->stale = false;
+    /* A small frame takes the time of this pass (the rank usually answers what it just
+     * received); a large one starts measuring its rails' throughput: the time now. */
+    if (!small)
+        w->stale = true;
+    mf_rail_fresh(w);
     mf_rail_activate(w, peer);
     m->hdr = *hdr;
     m->mseq = ++p->tx_mseq;
     if (small) {
-        m->one.iov_base = (char *)(m + 1) + MF_RAIL_CHUNK_SIZE(1);
+        m->one.iov_base = (char *)(m + 1) + MF_RAIL_CHUNK_SIZE(1) + MF_WIRE_HDR_SIZE;
         m->one.iov_len = hdr->len;
         for (size_t i = 0, off = 0; off < hdr->len; i++) {
             size_t n = iov[i].iov_len < hdr->len - off ? iov[i].iov_len : hdr->len - off;
@@ -1165,6 +1177,12 @@ static int mf_rail_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
     if (!c) {
         free(m);
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
+    }
+    if (small) {
+        char *at = (char *)m->one.iov_base - MF_WIRE_HDR_SIZE;
+        memcpy(at, c->ihdr, MF_WIRE_HDR_SIZE);
+        c->iov[0] = (struct iovec){at, MF_WIRE_HDR_SIZE + hdr->len};
+        c->niov = 1;
     }
     mf_fabric_count_tx(f, hdr);
     m->next_off = small ? hdr->len : 0;
@@ -1268,8 +1286,12 @@ static int mf_rail_progress(mf_fabric *f)
     mf_rail *w = mf_rail_of(f);
     w->stale = true;
     bool all = ++w->pass % MF_RAIL_COLD_EVERY == 0;
-    if (w->busy || w->pass % MF_RAIL_CLOCK_EVERY == 0)
+    if (w->busy || w->pass % MF_RAIL_CLOCK_EVERY == 0) {
         mf_rail_fresh(w);
+        all |= w->now - w->polled_all > MF_RAIL_COLD_MAX;
+    }
+    if (all && !w->stale)
+        w->polled_all = w->now;
     int n = 0;
     for (int r = 0; r < w->n; r++)
         if (all || w->now - w->rail_rx[r] < MF_RAIL_COLD_RX ||
@@ -1372,6 +1394,7 @@ static void mf_rail_init(mf_fabric *f)
 {
     f->max_frame = MF_WIRE_MAX_FRAME;
     mf_rail_of(f)->epfd = -1;
+    mf_rail_of(f)->stale = true;
 }
 
 const mf_fabric_class mf_rail_class = {
