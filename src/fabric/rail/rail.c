@@ -1372,6 +1372,23 @@ static int mf_rail_break_peer(mf_fabric *f, int peer)
     return MPI_SUCCESS;
 }
 
+/* For --report-fabrics: what each rail runs over (the hosts' interfaces are paired by subnet
+ * on each, see "Rails" in fabric.h) and how frames are spread. */
+static void mf_rail_describe_op(mf_fabric *f, char *buf, size_t len)
+{
+    mf_rail *w = mf_rail_of(f);
+    size_t n = 0;
+    for (int r = 0; r < w->n && n < len; r++) {
+        const mf_fabric *g = w->rails[r]->inner ? w->rails[r]->inner : w->rails[r];
+        n += (size_t)snprintf(buf + n, len - n, "%s%s over %s", r ? ", " : "", g->name,
+                              g->ifaces && *g->ifaces ? g->ifaces : "every interface");
+    }
+    if (n < len)
+        snprintf(buf + n, len - n,
+                 "; frames up to %zu bytes whole on one rail, larger ones in chunks of %zu",
+                 w->stripe, w->chunk);
+}
+
 static const mf_fabric_ops mf_rail_ops = {
     .size = sizeof(mf_fabric_ops),
     .open = mf_rail_open,
@@ -1388,6 +1405,7 @@ static const mf_fabric_ops mf_rail_ops = {
     .sleep_end = mf_rail_sleep_end,
     .tx_idle = mf_rail_tx_idle,
     .break_peer = mf_rail_break_peer,
+    .describe = mf_rail_describe_op,
 };
 
 static void mf_rail_init(mf_fabric *f)
