@@ -9,10 +9,15 @@
 #   back-tcp1               a broken rail is connected again and taken back into use
 #   last-rail               both rails break: an error naming the peer ends the job
 #   no-rails                MANIFOLD_RAILS=0: no wrapper, each peer on one instance
+#   pvars                   the wrapper's MPI_T counters read by the program: all 0 on a clean
+#                           run; after tcp1 breaks and comes back, every rank counts a failover
+#                           and a revived rail, and chunks were sent again
 #   prog NP                 PROG (any MPI test program) on NP ranks over the two rails: exit 0
 # Usage: rail_test.sh CASE (MPIEXEC, PROG in the environment).
 set -u
 case_=$1
+PVARS=
+[ "$case_" = pvars ] && PVARS=pvars
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 fail() { echo "FAIL ($case_): $*"; cat "$out"; exit 1; }
@@ -21,7 +26,7 @@ run() {
     np=$1 secs=$2
     shift 2
     env MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp:lo,tcp:127.0.0.0/8 "$@" \
-        "$MPIEXEC" -n "$np" --timeout 60 --report-fabrics "$PROG" "$secs" >"$out" 2>&1
+        "$MPIEXEC" -n "$np" --timeout 60 --report-fabrics "$PROG" "$secs" $PVARS >"$out" 2>&1
 }
 ok() { grep -q "^rail_check: .* every byte checked" "$out" || fail "no clean pass"; }
 # Bytes rank 0's host sent over instance $1.
@@ -79,6 +84,25 @@ last-rail)
 prog)
     MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp:lo,tcp:127.0.0.0/8 "$MPIEXEC" -n "$2" --timeout 100 \
         "$PROG" >"$out" 2>&1 || fail "$(basename "$PROG") failed over two rails"
+    ;;
+pvars)
+    # pv NAME RANK: the value rail_check printed
+    pv() { sed -n "s/^rail_check: rank $2 rail0_$1 \([0-9]*\)\$/\1/p" "$out"; }
+    run 2 0 || fail "the job failed"
+    ok
+    for r in 0 1; do
+        for v in rail_failovers chunks_resent rails_revived; do
+            [ "$(pv $v $r)" = 0 ] || fail "rank $r: $v is '$(pv $v $r)' on a run without faults"
+        done
+    done
+    run 2 2 MANIFOLD_FAULT="tcp1:break_after_bytes=2000000" || fail "the job failed"
+    ok
+    said_once tcp1
+    for r in 0 1; do
+        [ "$(pv rail_failovers $r)" -ge 1 ] 2>/dev/null || fail "rank $r counted no failover"
+        [ "$(pv rails_revived $r)" -ge 1 ] 2>/dev/null || fail "rank $r counted no rail revived"
+    done
+    [ $(($(pv chunks_resent 0) + $(pv chunks_resent 1))) -ge 1 ] || fail "no chunk counted as resent"
     ;;
 no-rails)
     run 3 0 MANIFOLD_RAILS=0 || fail "the job failed"

@@ -64,6 +64,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "fabric/fabric_mpit.h"
 
 enum {
     MF_RAIL_K_MSG = 1,
@@ -230,7 +231,7 @@ struct mf_rail {
     size_t stripe, chunk, window;
     double silence, hb;
     bool closed;
-    uint64_t failovers, resent;
+    uint64_t failovers, resent, revived; /* MPI_T (mf_rail_mpit_publish) */
 };
 
 static mf_rail *mf_rail_of(mf_fabric *f)
@@ -614,6 +615,7 @@ static void mf_rail_back(mf_rail *w, int peer, int r)
     mf_debug("%s: %s to rank %d back: sent %llu, received %llu", w->base.name, mf_rail_name(w, r),
              peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
     l->resync_sent = l->resync_got = false;
+    w->revived++;
     l->last_rx = l->run_start = w->now;
     l->rate_t0 = w->now;
     l->rate_bytes = 0;
@@ -1470,6 +1472,23 @@ int mf_rail_wrap(mf_fabric *f, mf_fabric *const *rails, int n)
     mf_rail_describe(f, desc, sizeof desc);
     mf_verbose("%s stripes over its rails (%s)", f->name, desc);
     return MPI_SUCCESS;
+}
+
+void mf_rail_mpit_publish(mf_fabric *f)
+{
+    mf_rail *w = mf_rail_of(f);
+    mf_fabric_mpit_counter(f, "rail_failovers",
+                           "rails given up on to a peer (a connection error, or silence while "
+                           "another rail to the peer was heard), each counted once per failure",
+                           &w->failovers);
+    mf_fabric_mpit_counter(f, "chunks_resent",
+                           "chunks (whole small frames or stripes of large ones) sent again on "
+                           "another rail because the rail they went on failed before the peer "
+                           "had them",
+                           &w->resent);
+    mf_fabric_mpit_counter(f, "rails_revived",
+                           "failed rails to a peer reconnected and taken back into use",
+                           &w->revived);
 }
 
 void mf_rail_describe(mf_fabric *f, char *buf, size_t len)
