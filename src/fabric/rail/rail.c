@@ -8,7 +8,8 @@
  * Frames on a rail. Every frame the wrapper puts on a rail is a wire DATA frame (so that the
  * rail's decoder accepts it) whose fields mean:
  *   context  kind: MSG (a chunk of an upper frame), ACK, HB (heartbeat), ECHO, RESYNC
- *   sreq     MSG: the rail sequence number (1, 2, ... per rail and direction)
+ *   sreq     MSG: the rail sequence number (1, 2, ... per rail and direction); RESYNC: 1 when
+ *            the sender still waits for the peer's RESYNC of that rail (answer it)
  *   rreq     every kind: the cumulative acknowledgement of this rail's other direction (the
  *            last MSG sequence number whose payload was completely received)
  *   rkey     MSG: the message number (1, 2, ... per peer and direction); RESYNC: the rail
@@ -42,8 +43,11 @@
  * stops taking anything from that rail, breaks its connection and sends RESYNC with its own
  * count on a live rail; on the peer's RESYNC, chunks up to the peer's count are done and every
  * later one is sent again on the live rails (whole, to the same place): none lost, none
- * delivered twice. The first failure of each rail is said once on stderr. Losing the last rail
- * to a peer fails the peer with an error naming it.
+ * delivered twice. A RESYNC can be lost with the rail it went on (two rails failing at once):
+ * a side still waiting for the peer's sends its own again every heartbeat interval, asking for
+ * an answer, and a side that has settled the rail answers with the same count. The first
+ * failure of each rail is said once on stderr. Losing the last rail to a peer fails the peer
+ * with an error naming it.
  *
  * Return. Every MANIFOLD_RAIL_SILENCE_MS a resynchronised rail is tried again: the rail's
  * revive_peer op lets it reconnect, and a HELLO proposing its next incarnation brings it back
@@ -184,6 +188,7 @@ typedef struct mf_rail_link {
     double rate_t0;
     uint64_t rate_bytes;
     bool resync_sent, resync_got;
+    double resync_again; /* FAILED, the peer's RESYNC not in: when to send ours again */
     uint64_t peer_rx;
     int fail_code;        /* a failure to handle at the end of the progress pass */
     double next_revive;   /* DOWN: when to try the rail again */
@@ -506,6 +511,35 @@ static void mf_rail_pump(mf_rail *w, int peer)
     }
 }
 
+/* Sends our RESYNC of rail q (our count of what arrived on it, incarnation e) on the quickest
+ * live rail (there is one: the caller just received on it, or checked); `ask`: we still wait
+ * for the peer's, which it sends again in answer. */
+static void mf_rail_send_resync(mf_rail *w, int peer, int q, uint64_t e, bool ask)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    int s = mf_rail_pick(w, p, 0, false);
+    if (s < 0)
+        return;
+    mf_rail_link *l = &p->l[s];
+    mf_wire_hdr h = {.type = MF_MSG_DATA,
+                     .context = MF_RAIL_K_RESYNC,
+                     .tag = (int32_t)(uint32_t)e,
+                     .total = p->l[q].rx_seq,
+                     .sreq = ask,
+                     .rreq = l->rx_seq,
+                     .rkey = (uint64_t)q};
+    l->acked_sent = l->rx_seq;
+    l->ack_now = false;
+    l->last_tx = w->now;
+    p->l[q].resync_again = w->now + w->hb;
+    static mf_fabric_done nothing;
+    int rc = w->rails[s]->ops->send(w->rails[s], peer, &h, NULL, 0, &nothing);
+    if (rc != MF_FABRIC_DONE && rc != MF_FABRIC_PENDING && !l->fail_code) {
+        l->fail_code = rc;
+        mf_rail_mark(w, peer);
+    }
+}
+
 /* ---- Peers, rails failing ---- */
 
 static void mf_rail_activate(mf_rail *w, int peer)
@@ -651,9 +685,8 @@ static void mf_rail_fail(mf_rail *w, int peer, int r, int code)
         mf_warn("%s: rail %s to rank %d failed (%s); traffic goes on over the other rails",
                 w->base.name, mf_rail_name(w, r), peer, text);
     }
-    int s = mf_rail_pick(w, p, 0, false);
     l->resync_sent = true;
-    mf_rail_send_ctl(w, peer, s, MF_RAIL_K_RESYNC, l->rx_seq, (uint64_t)r, l->epoch);
+    mf_rail_send_resync(w, peer, r, l->epoch, !l->resync_got);
     mf_rail_resync(w, peer, r);
 }
 
@@ -1005,6 +1038,13 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
             return mf_rail_protocol_error(w, peer, r, "resync beyond what was sent");
         if (e < lq->epoch || (e > lq->epoch && lq->state != MF_RAIL_DOWN))
             return; /* of an incarnation already settled (or, rarer, not reachable from here) */
+        if (lq->state == MF_RAIL_DOWN && e == lq->epoch) {
+            /* Settled here: the peer sends its own again because ours did not reach it (it
+             * went on a rail that failed too); the count is the one sent then. */
+            if (h->sreq)
+                mf_rail_send_resync(w, peer, q, e, false);
+            return;
+        }
         lq->resync_got = true;
         lq->peer_rx = h->total;
         if (e > lq->epoch) {
@@ -1013,8 +1053,7 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
             lq->epoch = e;
             lq->state = MF_RAIL_FAILED;
             lq->resync_sent = true;
-            mf_rail_send_ctl(w, peer, mf_rail_pick(w, p, 0, false), MF_RAIL_K_RESYNC, lq->rx_seq,
-                             (uint64_t)q, e);
+            mf_rail_send_resync(w, peer, q, e, false);
         }
         if (lq->state == MF_RAIL_LIVE)
             mf_rail_fail(
@@ -1236,6 +1275,11 @@ static void mf_rail_tick(mf_rail *w, int peer)
                 static mf_fabric_done nothing;
                 f->ops->send(f, peer, &h, NULL, 0, &nothing); /* a failure is seen later */
             }
+            continue;
+        }
+        if (l->state == MF_RAIL_FAILED && l->resync_sent && !l->resync_got &&
+            w->now >= l->resync_again) {
+            mf_rail_send_resync(w, peer, r, l->epoch, true);
             continue;
         }
         if (l->state != MF_RAIL_LIVE)
