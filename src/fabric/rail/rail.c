@@ -161,6 +161,7 @@ typedef struct mf_rail_rxchunk {
     bool cached;     /* its link's rxk (mf_rail_rxchunk_get) */
     bool own_staged; /* staged is an allocation of its own (else inside this one) */
     uint64_t seq, mseq;
+    uint64_t epoch; /* the rail's incarnation it came on */
     size_t off, dlen;
     unsigned char *staged; /* NULL: the data landed in place */
     unsigned char ihdr[MF_WIRE_HDR_SIZE];
@@ -822,9 +823,13 @@ static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
     mf_rail_link *l = p ? &p->l[k->rail] : NULL;
     int peer = k->peer, rail = k->rail;
     mf_rail_fresh(w);
-    if (!p || status != MPI_SUCCESS || l->state != MF_RAIL_LIVE || p->failed) {
+    /* Not counted, so sent again: a chunk that failed, came on a rail that failed meanwhile,
+     * or on an incarnation of it before the current one (its sequence number could otherwise
+     * be the next expected one, and it would arrive twice). */
+    if (!p || status != MPI_SUCCESS || l->state != MF_RAIL_LIVE || p->failed ||
+        k->epoch != l->epoch) {
         mf_rail_rxchunk_put(k);
-        return; /* not counted: it is sent again */
+        return;
     }
     if (k->seq != l->rx_seq + 1) {
         mf_rail_rxchunk_put(k);
@@ -920,6 +925,7 @@ static void mf_rail_rx_msg(mf_rail *w, int peer, int r, const mf_wire_hdr *h, mf
     k->urgent = (h->tag & MF_RAIL_T_URGENT) != 0;
     k->seq = h->sreq;
     k->mseq = h->rkey;
+    k->epoch = p->l[r].epoch;
     k->off = h->total;
     k->dlen = dlen;
     int n = 0;
