@@ -20,9 +20,10 @@
  * A MSG payload is the upper frame's encoded header (64 bytes) then the chunk's data.
  *
  * Sending. An upper frame of at most MANIFOLD_RAIL_STRIPE payload bytes is copied (send
- * returns MF_FABRIC_DONE) and goes whole as one MSG on the live rail with the lowest expected
- * delay (smoothed heartbeat round trip plus unacknowledged bytes at its measured rate). A larger
- * one announces itself by a MSG without data on that rail, then its data is cut into chunks of
+ * returns MF_FABRIC_DONE) and goes whole as one MSG on the rail small frames to that peer take,
+ * the same both ways (mf_rail_pick_small: moved when another rail's expected delay, least
+ * heartbeat round trip plus unacknowledged bytes at its measured rate, is clearly lower). A
+ * larger one announces itself by a MSG without data on that rail, then its data is cut into chunks of
  * MANIFOLD_RAIL_CHUNK bytes handed to the rails as their windows open: each rail holds at most
  * MANIFOLD_RAIL_WINDOW unacknowledged bytes, and a chunk goes to the rail whose queue would
  * drain first at its measured throughput (bytes acknowledged per second, re-measured as traffic
