@@ -688,7 +688,7 @@ static void mf_rail_fail(mf_rail *w, int peer, int r, int code)
                 w->base.name, mf_rail_name(w, r), peer, text);
     }
     l->resync_sent = true;
-    mf_rail_send_resync(w, peer, r, l->epoch, !l->resync_got);
+    mf_rail_send_resync(w, peer, r, l->epoch, false); /* again, asking, if nothing comes */
     mf_rail_resync(w, peer, r);
 }
 
@@ -1052,6 +1052,8 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
                 mf_rail_send_resync(w, peer, q, e, false);
             return;
         }
+        if (lq->state == MF_RAIL_FAILED && lq->resync_sent && h->sreq)
+            mf_rail_send_resync(w, peer, q, e, false); /* ours did not reach the peer */
         lq->resync_got = true;
         lq->peer_rx = h->total;
         if (e > lq->epoch) {
