@@ -63,7 +63,10 @@ break-tcp[01]-*)
     rail=${rail%%-*}
     n=${case_##*-}
     n=$(echo "$n" | sed 's/k$/000/; s/m$/000000/')
-    run 2 1 MANIFOLD_FAULT="$rail:break_after_bytes=$n" || fail "the job failed"
+    # Long enough for the break point: a sanitizer build on a busy machine may get through one
+    # round (about 5 MB each way on each rail) a second only
+    secs=$((n / 2500000 + 1))
+    run 2 "$secs" MANIFOLD_FAULT="$rail:break_after_bytes=$n" || fail "the job failed"
     ok
     grep -q "breaking the connection of $rail" "$out" || fail "the fault did not fire"
     said_once "$rail"
