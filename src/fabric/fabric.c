@@ -143,6 +143,34 @@ static void mf_fabric_network_names(char *buf, size_t len)
                                   mf_fabric_classes[i]->name);
 }
 
+/* Adds the instance of `cls` over `ifaces` to setting fn's list, opening it unless an earlier
+ * entry (of either setting) asked for the same. */
+static int mf_fabric_setting_add(enum mf_route_fn fn, const char *var, const mf_fabric_class *cls,
+                                 const char *ifaces)
+{
+    if (mf_reg.nnet[fn] == MF_FABRIC_SPEC_MAX)
+        return mf_error(MPI_ERR_ARG, "MPI_Init: %s with MANIFOLD_IF makes more than %d instances",
+                        var, MF_FABRIC_SPEC_MAX);
+    mf_fabric *f = NULL;
+    bool found = false;
+    for (int k = 0; k < MF_ROUTE_NFN && !found; k++)
+        for (int j = 0; j < mf_reg.nnet[k] && !found; j++) {
+            mf_fabric *g = mf_reg.net[k][j];
+            /* A setting's entry that was unavailable stays so: NULL, found. */
+            if (g ? g->cls == cls && strcmp(g->ifaces, ifaces) == 0 : false) {
+                f = g;
+                found = true;
+            }
+        }
+    if (!found) {
+        int rc = mf_fabric_instance_open(cls, ifaces, &f);
+        if (rc)
+            return rc;
+    }
+    mf_reg.net[fn][mf_reg.nnet[fn]++] = f;
+    return MPI_SUCCESS;
+}
+
 /* Opens (or finds, when an earlier entry asked for the same) the instances one setting names. */
 static int mf_fabric_open_setting(enum mf_route_fn fn, const char *var, const char *spec)
 {
@@ -155,24 +183,31 @@ static int mf_fabric_open_setting(enum mf_route_fn fn, const char *var, const ch
     const char *dflt = mf_config_str("MANIFOLD_IF");
     for (int i = 0; i < n; i++) {
         const mf_fabric_class *cls = mf_fabric_class_named(e[i].cls);
-        const char *ifaces = e[i].ifaces[0] ? e[i].ifaces : dflt;
-        mf_fabric *f = NULL;
-        bool found = false;
-        for (int k = 0; k < MF_ROUTE_NFN && !found; k++)
-            for (int j = 0; j < mf_reg.nnet[k] && !found; j++) {
-                mf_fabric *g = mf_reg.net[k][j];
-                /* A setting's entry that was unavailable stays so: NULL, found. */
-                if (g ? g->cls == cls && strcmp(g->ifaces, ifaces) == 0 : false) {
-                    f = g;
-                    found = true;
-                }
-            }
-        if (!found) {
-            int rc = mf_fabric_instance_open(cls, ifaces, &f);
+        /* MANIFOLD_IF naming several interfaces or networks makes one rail of each for a class
+         * whose instances can be rails (and that does not use several interfaces at once
+         * itself): "tcp" with MANIFOLD_IF=10.1.0.0/16,10.2.0.0/16 is tcp:10.1.0.0/16,
+         * tcp:10.2.0.0/16. Each rail pairs the hosts' interfaces by subnet (tcp_if.c). */
+        char parts[MF_FABRIC_SPEC_IFACES];
+        int nparts = 0;
+        if (!e[i].ifaces[0] && (cls->caps & MF_FABRIC_CAP_RAIL) &&
+            !(cls->caps & MF_FABRIC_CAP_MULTIHOME) && mf_config_bool("MANIFOLD_RAILS")) {
+            snprintf(parts, sizeof parts, "%s", dflt);
+            for (char *q = parts; *q; q++)
+                if (*q == ',' || *q == '+')
+                    *q = '\0', nparts++;
+            nparts = *dflt ? nparts + 1 : 0;
+        }
+        if (nparts < 2) {
+            int rc = mf_fabric_setting_add(fn, var, cls, e[i].ifaces[0] ? e[i].ifaces : dflt);
+            if (rc)
+                return rc;
+            continue;
+        }
+        for (const char *q = parts; nparts-- > 0; q += strlen(q) + 1) {
+            int rc = mf_fabric_setting_add(fn, var, cls, q);
             if (rc)
                 return rc;
         }
-        mf_reg.net[fn][mf_reg.nnet[fn]++] = f;
     }
     return MPI_SUCCESS;
 }
@@ -275,6 +310,7 @@ static int mf_fabric_open_rails(void)
     w->opened = true;
     mf_reg.inst[mf_reg.ninst++] = w;
     mf_fabric_mpit_publish(w);
+    mf_rail_mpit_publish(w);
     /* The rails leave every list; the wrapper takes the place of the first. */
     for (int fn = 0; fn < MF_ROUTE_NFN; fn++) {
         int m = 0;

@@ -286,6 +286,9 @@ enum mf_fabric_caps {
     MF_FABRIC_CAP_RAIL = 1u << 6,       /* several instances may carry one route (rails) */
     MF_FABRIC_CAP_NETWORK = 1u << 7,    /* crosses hosts; named by MANIFOLD_FABRIC */
     MF_FABRIC_CAP_IFACES = 1u << 8,     /* runs over IP interfaces: "class:iface" is accepted */
+    /* one instance uses all its interfaces at once (sctp multihoming): MANIFOLD_IF naming several
+     * is not split into rails of their own (fabric.c) */
+    MF_FABRIC_CAP_MULTIHOME = 1u << 9,
 };
 
 #define MF_FABRIC_CLASS_VERSION 1

@@ -83,6 +83,11 @@ void mf_fabric_mpit_publish(mf_fabric *f)
         mf_fabric_mpit_one(f, "connections", "connections set up", one, &c->connections);
 }
 
+void mf_fabric_mpit_counter(mf_fabric *f, const char *what, const char *desc, uint64_t *src)
+{
+    mf_fabric_mpit_one(f, what, desc, mf_fabric_mpit_read, src);
+}
+
 void mf_fabric_mpit_detach_all(void)
 {
     for (int i = 0; i < mf_fabric_mpit_n; i++)

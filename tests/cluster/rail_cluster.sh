@@ -12,6 +12,11 @@
 #   no-subnet  the second host's rail 2 moved to another network: the rail that cannot be
 #              paired by subnet is said so (naming the rank and both addresses), the job runs
 #              on the other rail
+#   if-split   MANIFOLD_FABRIC=tcp with MANIFOLD_IF naming both subnets: one rail per subnet,
+#              rail0(tcp0/tcp1) between the hosts in --report-fabrics with what each rail runs
+#              over, both carrying a large share of the bytes
+#   if-no-subnet  MANIFOLD_FABRIC=tcp, MANIFOLD_IF=rail1,rail2 (interface names), the second
+#              host's rail 2 in another network: said as for no-subnet, the job runs on rail 1
 # Environment: MPIEXEC, TESTBIN, NETNS_CLUSTER. Exit 0 pass, 77 skip.
 set -u
 case_name=$1
@@ -101,6 +106,31 @@ no-subnet)
     ip -n ${prefix}2 addr add 10.203.$id.2/24 dev rail2
     "$MPIEXEC" --host ${prefix}1:1,${prefix}2:1 --launcher "$L" --timeout 60 \
         -x MANIFOLD_IF= "$P" >"$out" 2>"$err" </dev/null
+    rc=$?
+    [ $rc = 0 ] || fail "exit status $rc"
+    expect_ok
+    grep -q "tcp1: rank 1's address on this rail (10.203.$id.2:[0-9]*) shares no subnet with this host's (10.202.$id.1:[0-9]*)" "$err" ||
+        fail "no message naming the rail that shares no subnet"
+    ;;
+if-split)
+    "$MPIEXEC" --host ${prefix}1:2,${prefix}2:2 --launcher "$L" --timeout 60 --report-fabrics \
+        -x MANIFOLD_FABRIC=tcp -x MANIFOLD_IF=$R1.0/24,10.202.$id.0/24 "$P" >"$out" 2>"$err" </dev/null
+    rc=$?
+    [ $rc = 0 ] || fail "exit status $rc"
+    expect_ok
+    grep -q "^manifold\[0\]: fabrics: p2p ${prefix}1 -> ${prefix}2: rail0(tcp0/tcp1)\$" "$err" ||
+        fail "MANIFOLD_IF naming two subnets did not make two rails between the hosts"
+    grep -q "^manifold\[0\]: fabrics: ${prefix}1 rail0: tcp0 over $R1.0/24, tcp1 over 10.202.$id.0/24;" "$err" ||
+        fail "the report does not say what each rail runs over"
+    a=$(sent_bytes ${prefix}1 tcp0) b=$(sent_bytes ${prefix}1 tcp1)
+    [ -n "$a" ] && [ -n "$b" ] && [ $((a * 5)) -ge $((a + b)) ] && [ $((b * 5)) -ge $((a + b)) ] ||
+        fail "the rails are not both used: tcp0 '$a' bytes, tcp1 '$b' bytes"
+    ;;
+if-no-subnet)
+    ip -n ${prefix}2 addr flush dev rail2
+    ip -n ${prefix}2 addr add 10.203.$id.2/24 dev rail2
+    "$MPIEXEC" --host ${prefix}1:1,${prefix}2:1 --launcher "$L" --timeout 60 \
+        -x MANIFOLD_FABRIC=tcp -x MANIFOLD_IF=rail1,rail2 "$P" >"$out" 2>"$err" </dev/null
     rc=$?
     [ $rc = 0 ] || fail "exit status $rc"
     expect_ok

@@ -10,12 +10,54 @@
  *
  *   rail_check [SECONDS]   rounds until rank 0 says stop (default: 1 round); exits non-zero and
  *                          names the first bad byte on any difference
+ *   rail_check SECONDS pvars   also reads the multirail wrapper's MPI_T counters over the run
+ *                          and prints "rail_check: rank R NAME VALUE" for each (src/fabric/rail/rail.h)
  */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The wrapper's counters (src/fabric/rail/rail.h), read through MPI_T as a tool would. */
+static const char *pvar_names[] = {"rail0_rail_failovers", "rail0_chunks_resent",
+                                   "rail0_rails_revived"};
+#define NPVARS 3
+static MPI_T_pvar_session pvar_session;
+static MPI_T_pvar_handle pvar_handle[NPVARS];
+
+static int pvars_start(void)
+{
+    int provided, count;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
+        MPI_T_pvar_session_create(&pvar_session) != MPI_SUCCESS)
+        return 1;
+    for (int i = 0; i < NPVARS; i++) {
+        int idx;
+        if (MPI_T_pvar_get_index(pvar_names[i], MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS ||
+            MPI_T_pvar_handle_alloc(pvar_session, idx, NULL, &pvar_handle[i], &count) !=
+                MPI_SUCCESS ||
+            MPI_T_pvar_start(pvar_session, pvar_handle[i]) != MPI_SUCCESS) {
+            fprintf(stderr, "rail_check: no MPI_T counter %s\n", pvar_names[i]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int pvars_print(int rank)
+{
+    for (int i = 0; i < NPVARS; i++) {
+        unsigned long long v = 0;
+        if (MPI_T_pvar_read(pvar_session, pvar_handle[i], &v) != MPI_SUCCESS)
+            return 1;
+        printf("rail_check: rank %d %s %llu\n", rank, pvar_names[i], v);
+        MPI_T_pvar_handle_free(pvar_session, &pvar_handle[i]);
+    }
+    MPI_T_pvar_session_free(&pvar_session);
+    MPI_T_finalize();
+    return 0;
+}
 
 static const size_t sizes[] = {0,          1,      7,       100,           4095,
                                4096,       65535,  65536,   65537,         131071,
@@ -52,6 +94,9 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     double seconds = argc > 1 ? atof(argv[1]) : 0;
+    int pvars = argc > 2 && strcmp(argv[2], "pvars") == 0;
+    if (pvars && pvars_start())
+        MPI_Abort(MPI_COMM_WORLD, 2);
     MPI_Datatype vec;
     MPI_Type_vector(BLOCKS, BLEN, STRIDE, MPI_BYTE, &vec);
     MPI_Type_commit(&vec);
@@ -127,6 +172,12 @@ int main(int argc, char **argv)
     }
     if (rank == 0 && !bad)
         printf("rail_check: %d rounds, %d peers each, every byte checked\n", rounds, np);
+    if (pvars) {
+        fflush(stdout);
+        MPI_Barrier(MPI_COMM_WORLD); /* the rails' last work is in, both ranks' counts final */
+        if (pvars_print(rank))
+            bad = 1;
+    }
     MPI_Type_free(&vec);
     free(out);
     free(in);

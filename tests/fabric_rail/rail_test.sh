@@ -9,10 +9,20 @@
 #   back-tcp1               a broken rail is connected again and taken back into use
 #   last-rail               both rails break: an error naming the peer ends the job
 #   no-rails                MANIFOLD_RAILS=0: no wrapper, each peer on one instance
+#   break-three             four rails (tcp2, tcp3 over 127.0.0.1/32, 127.0.0.0/16), tcp1-tcp3
+#                           broken at once: a RESYNC sent on another failing rail is lost with
+#                           it and must be sent again (else the rail stays failed, or its chunks
+#                           are never sent again: a hang, half the runs before the fix); four
+#                           runs, each must pass and take every rail back
+#   pvars                   the wrapper's MPI_T counters read by the program: all 0 on a clean
+#                           run; after tcp1 breaks and comes back, every rank counts a failover
+#                           and a revived rail, and chunks were sent again
 #   prog NP                 PROG (any MPI test program) on NP ranks over the two rails: exit 0
 # Usage: rail_test.sh CASE (MPIEXEC, PROG in the environment).
 set -u
 case_=$1
+PVARS=
+[ "$case_" = pvars ] && PVARS=pvars
 out=$(mktemp)
 trap 'rm -f "$out"' EXIT
 fail() { echo "FAIL ($case_): $*"; cat "$out"; exit 1; }
@@ -20,8 +30,8 @@ fail() { echo "FAIL ($case_): $*"; cat "$out"; exit 1; }
 run() {
     np=$1 secs=$2
     shift 2
-    env MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp:lo,tcp:127.0.0.0/8 "$@" \
-        "$MPIEXEC" -n "$np" --timeout 60 --report-fabrics "$PROG" "$secs" >"$out" 2>&1
+    env MANIFOLD_SHM=0 MANIFOLD_FABRIC=${FABRIC:-tcp:lo,tcp:127.0.0.0/8} "$@" \
+        "$MPIEXEC" -n "$np" --timeout "${JOB_TIMEOUT:-60}" --report-fabrics "$PROG" "$secs" $PVARS >"$out" 2>&1
 }
 ok() { grep -q "^rail_check: .* every byte checked" "$out" || fail "no clean pass"; }
 # Bytes rank 0's host sent over instance $1.
@@ -53,7 +63,10 @@ break-tcp[01]-*)
     rail=${rail%%-*}
     n=${case_##*-}
     n=$(echo "$n" | sed 's/k$/000/; s/m$/000000/')
-    run 2 1 MANIFOLD_FAULT="$rail:break_after_bytes=$n" || fail "the job failed"
+    # Long enough for the break point: a sanitizer build on a busy machine may get through one
+    # round (about 5 MB each way on each rail) a second only
+    secs=$((n / 2500000 + 1))
+    run 2 "$secs" MANIFOLD_FAULT="$rail:break_after_bytes=$n" || fail "the job failed"
     ok
     grep -q "breaking the connection of $rail" "$out" || fail "the fault did not fire"
     said_once "$rail"
@@ -79,6 +92,39 @@ last-rail)
 prog)
     MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp:lo,tcp:127.0.0.0/8 "$MPIEXEC" -n "$2" --timeout 100 \
         "$PROG" >"$out" 2>&1 || fail "$(basename "$PROG") failed over two rails"
+    ;;
+break-three)
+    for i in 1 2 3 4; do
+        FABRIC=tcp:lo,tcp:127.0.0.0/8,tcp:127.0.0.1/32,tcp:127.0.0.0/16 JOB_TIMEOUT=20 run 2 2 \
+            MANIFOLD_FAULT="tcp1:break_after_ms=300;tcp2:break_after_ms=300;tcp3:break_after_ms=300" ||
+            fail "run $i: the job failed"
+        ok
+        for r in 0 1; do
+            for rail in tcp1 tcp2 tcp3; do
+                grep -q "^manifold\[$r\]: warning: rail0: rail $rail to rank [01] is back in use" "$out" ||
+                    fail "run $i: rank $r did not take $rail back"
+            done
+        done
+    done
+    ;;
+pvars)
+    # pv NAME RANK: the value rail_check printed
+    pv() { sed -n "s/^rail_check: rank $2 rail0_$1 \([0-9]*\)\$/\1/p" "$out"; }
+    run 2 0 || fail "the job failed"
+    ok
+    for r in 0 1; do
+        for v in rail_failovers chunks_resent rails_revived; do
+            [ "$(pv $v $r)" = 0 ] || fail "rank $r: $v is '$(pv $v $r)' on a run without faults"
+        done
+    done
+    run 2 2 MANIFOLD_FAULT="tcp1:break_after_bytes=2000000" || fail "the job failed"
+    ok
+    said_once tcp1
+    for r in 0 1; do
+        [ "$(pv rail_failovers $r)" -ge 1 ] 2>/dev/null || fail "rank $r counted no failover"
+        [ "$(pv rails_revived $r)" -ge 1 ] 2>/dev/null || fail "rank $r counted no rail revived"
+    done
+    [ $(($(pv chunks_resent 0) + $(pv chunks_resent 1))) -ge 1 ] || fail "no chunk counted as resent"
     ;;
 no-rails)
     run 3 0 MANIFOLD_RAILS=0 || fail "the job failed"

@@ -8,19 +8,22 @@
  * Frames on a rail. Every frame the wrapper puts on a rail is a wire DATA frame (so that the
  * rail's decoder accepts it) whose fields mean:
  *   context  kind: MSG (a chunk of an upper frame), ACK, HB (heartbeat), ECHO, RESYNC
- *   sreq     MSG: the rail sequence number (1, 2, ... per rail and direction)
+ *   sreq     MSG: the rail sequence number (1, 2, ... per rail and direction); RESYNC: 1 when
+ *            the sender still waits for the peer's RESYNC of that rail (answer it)
  *   rreq     every kind: the cumulative acknowledgement of this rail's other direction (the
  *            last MSG sequence number whose payload was completely received)
  *   rkey     MSG: the message number (1, 2, ... per peer and direction); RESYNC: the rail
  *   total    MSG: offset of the chunk's data in the upper frame; HB/ECHO: a timestamp;
  *            RESYNC: the last sequence number received on the failed rail
- *   tag      MSG: 1 when the sender waits for the acknowledgement (acknowledge at once)
+ *   tag      MSG: bit 0 when the sender waits for the acknowledgement (acknowledge at once),
+ *            bit 1 when it is a whole small frame (the receiver answers on the same rail)
  * A MSG payload is the upper frame's encoded header (64 bytes) then the chunk's data.
  *
  * Sending. An upper frame of at most MANIFOLD_RAIL_STRIPE payload bytes is copied (send
- * returns MF_FABRIC_DONE) and goes whole as one MSG on the live rail with the lowest expected
- * delay (smoothed heartbeat round trip plus unacknowledged bytes at its measured rate). A larger
- * one announces itself by a MSG without data on that rail, then its data is cut into chunks of
+ * returns MF_FABRIC_DONE) and goes whole as one MSG on the rail small frames to that peer take,
+ * the same both ways (mf_rail_pick_small: moved when another rail's expected delay, least
+ * heartbeat round trip plus unacknowledged bytes at its measured rate, is clearly lower). A
+ * larger one announces itself by a MSG without data on that rail, then its data is cut into chunks of
  * MANIFOLD_RAIL_CHUNK bytes handed to the rails as their windows open: each rail holds at most
  * MANIFOLD_RAIL_WINDOW unacknowledged bytes, and a chunk goes to the rail whose queue would
  * drain first at its measured throughput (bytes acknowledged per second, re-measured as traffic
@@ -41,8 +44,11 @@
  * stops taking anything from that rail, breaks its connection and sends RESYNC with its own
  * count on a live rail; on the peer's RESYNC, chunks up to the peer's count are done and every
  * later one is sent again on the live rails (whole, to the same place): none lost, none
- * delivered twice. The first failure of each rail is said once on stderr. Losing the last rail
- * to a peer fails the peer with an error naming it.
+ * delivered twice. A RESYNC can be lost with the rail it went on (two rails failing at once):
+ * a side still waiting for the peer's sends its own again every heartbeat interval, asking for
+ * an answer, and a side that has settled the rail answers with the same count. The first
+ * failure of each rail is said once on stderr. Losing the last rail to a peer fails the peer
+ * with an error naming it.
  *
  * Return. Every MANIFOLD_RAIL_SILENCE_MS a resynchronised rail is tried again: the rail's
  * revive_peer op lets it reconnect, and a HELLO proposing its next incarnation brings it back
@@ -63,6 +69,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "fabric/fabric_mpit.h"
 
 enum {
     MF_RAIL_K_MSG = 1,
@@ -73,17 +80,28 @@ enum {
     MF_RAIL_K_HELLO
 };
 enum { MF_RAIL_LIVE, MF_RAIL_FAILED, MF_RAIL_DOWN }; /* FAILED: awaiting the peer's RESYNC */
+enum { MF_RAIL_T_URGENT = 1, MF_RAIL_T_SMALL = 2 };  /* bits of a MSG's tag */
+
+/* Small frames move to another rail when its expected delay is below this fraction of their
+ * rail's, and by this much (mf_rail_pick_small). */
+#define MF_RAIL_SMALL_SWITCH 0.75
+#define MF_RAIL_SMALL_MARGIN 20e-6 /* seconds, and by at least this much */
+/* A rail's round trip is the least measured in this many seconds. */
+#define MF_RAIL_RTT_WINDOW 2.0
 
 /* Delayed acknowledgements: sent at the end of a progress pass once this many MSGs or this
  * long since the first unacknowledged one (piggybacked on every frame otherwise). */
 #define MF_RAIL_ACK_FRAMES 16
 #define MF_RAIL_ACK_DELAY 0.001
 /* A rail that received nothing for MF_RAIL_COLD_RX seconds and sent no chunk for MF_RAIL_COLD_TX
- * is polled every MF_RAIL_COLD_EVERY progress passes (what arrives waits that many passes at
- * most; the wait fd covers all rails when the engine sleeps). */
+ * is polled every MF_RAIL_COLD_EVERY progress passes, and at a pass that read the clock once
+ * MF_RAIL_COLD_MAX seconds went by without (a rank that calls progress seldom), so what arrives
+ * on it waits that long at most; the wait fd covers all rails when the engine sleeps. */
 #define MF_RAIL_COLD_RX 0.002
 #define MF_RAIL_COLD_TX 0.05
-#define MF_RAIL_COLD_EVERY 16
+#define MF_RAIL_COLD_EVERY 32
+#define MF_RAIL_COLD_MAX 0.001
+#define MF_RAIL_CLOCK_EVERY 8 /* divides MF_RAIL_COLD_EVERY */
 
 typedef struct mf_rail mf_rail;
 typedef struct mf_rail_msg mf_rail_msg;
@@ -98,6 +116,7 @@ typedef struct mf_rail_chunk {
     size_t off, len;
     bool need_ack;   /* not yet known to have arrived */
     bool inner_busy; /* the rail still holds the iovecs */
+    bool embedded;   /* a small frame's first chunk, in its message's allocation */
     mf_fabric_done idone;
     unsigned char ihdr[MF_WIRE_HDR_SIZE];
     int niov;
@@ -111,7 +130,7 @@ struct mf_rail_msg {
     mf_fabric_done *done; /* the caller's; NULL when the data was copied */
     const struct iovec *iov;
     int niov;
-    struct iovec one; /* the copy, when copied */
+    struct iovec one; /* the copy (small frames), in the message's allocation */
     size_t next_off;  /* data not cut into chunks yet starts here */
     int live;         /* chunks not finished */
     int status;       /* for `done`: an error once the peer is lost */
@@ -140,12 +159,22 @@ typedef struct mf_rail_rxchunk {
     mf_rail *w;
     int peer, rail;
     bool urgent;
+    bool cached;     /* its link's rxk (mf_rail_rxchunk_get) */
+    bool own_staged; /* staged is an allocation of its own (else inside this one) */
     uint64_t seq, mseq;
+    uint64_t epoch; /* the rail's incarnation it came on */
     size_t off, dlen;
     unsigned char *staged; /* NULL: the data landed in place */
     unsigned char ihdr[MF_WIRE_HDR_SIZE];
-    struct iovec iov[]; /* ihdr, then where the data goes */
+    struct iovec iov[]; /* ihdr, then where the data goes; then staged data up to
+                           MF_RAIL_RX_INLINE bytes */
 } mf_rail_rxchunk;
+
+/* Arriving frames of up to this many data bytes are staged inside their rxchunk, and each
+ * (peer, rail) keeps one such rxchunk for reuse: a rail hands up one frame at a time per peer,
+ * so a stream of small frames allocates nothing. */
+#define MF_RAIL_RX_INLINE 4096
+#define MF_RAIL_RXK_SIZE (sizeof(mf_rail_rxchunk) + 2 * sizeof(struct iovec) + MF_RAIL_RX_INLINE)
 
 typedef struct mf_rail_link {
     int state;
@@ -157,13 +186,17 @@ typedef struct mf_rail_link {
     bool ack_now, need_break;
     uint64_t echo_ts; /* nonzero: an ECHO is due */
     double rtt, rate; /* seconds; bytes per second */
+    double rtt_at;    /* when rtt was sampled (a windowed minimum, see MF_RAIL_K_ECHO) */
     double rate_t0;
     uint64_t rate_bytes;
     bool resync_sent, resync_got;
+    double resync_again; /* FAILED, the peer's RESYNC not in: when to send ours again */
     uint64_t peer_rx;
-    int fail_code;      /* a failure to handle at the end of the progress pass */
-    double next_revive; /* DOWN: when to try the rail again */
-    uint64_t epoch;     /* incarnation: how many times the rail came back */
+    int fail_code;        /* a failure to handle at the end of the progress pass */
+    double next_revive;   /* DOWN: when to try the rail again */
+    uint64_t epoch;       /* incarnation: how many times the rail came back */
+    mf_rail_rxchunk *rxk; /* for reuse (MF_RAIL_RX_INLINE); rxk_busy while a rail holds it */
+    bool rxk_busy;
 } mf_rail_link;
 
 typedef struct mf_rail_peer {
@@ -172,6 +205,7 @@ typedef struct mf_rail_peer {
     mf_rail_msg *qhead, *qtail;
     mf_rail_chunk *rhead, *rtail; /* to send again */
     mf_rail_rxmsg *rx;
+    int small; /* the rail small frames take (-1: none chosen yet); see mf_rail_pick_small */
     int failed;
     bool active, dirty;
 } mf_rail_peer;
@@ -193,14 +227,18 @@ struct mf_rail {
     int *dirty, ndirty;
     int *active, nactive;
     double now, next_tick;
+    /* The clock is read lazily (mf_rail_fresh): not on every idle pass of a spinning rank, but
+     * at the first arrival or send of a pass and every MF_RAIL_CLOCK_EVERY passes. */
+    bool stale, busy;
     /* Polling: a rail that carried nothing lately is polled every MF_RAIL_COLD_EVERY passes
      * only (one system call less per pass for a small message on the quickest rail). */
     double rail_rx[MF_ROUTE_MAX_RAILS], rail_tx[MF_ROUTE_MAX_RAILS];
+    double polled_all; /* when every rail was last polled */
     unsigned pass;
     size_t stripe, chunk, window;
     double silence, hb;
     bool closed;
-    uint64_t failovers, resent;
+    uint64_t failovers, resent, revived; /* MPI_T (mf_rail_mpit_publish) */
 };
 
 static mf_rail *mf_rail_of(mf_fabric *f)
@@ -220,6 +258,15 @@ static double mf_rail_clock(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+/* w->now, read again if this progress pass has not yet. */
+static void mf_rail_fresh(mf_rail *w)
+{
+    if (w->stale) {
+        w->now = mf_rail_clock();
+        w->stale = false;
+    }
 }
 
 static void mf_rail_mark(mf_rail *w, int peer)
@@ -270,8 +317,6 @@ static void mf_rail_msg_check(mf_rail *w, mf_rail_msg *m)
         return;
     if (m->done)
         m->done->fd_fn(m->done, m->status);
-    else
-        free(m->one.iov_base);
     free(m);
 }
 
@@ -282,7 +327,8 @@ static void mf_rail_chunk_check(mf_rail_chunk *c)
         return;
     mf_rail_msg *m = c->msg;
     mf_rail *w = c->w;
-    free(c);
+    if (!c->embedded)
+        free(c); /* an embedded one goes with m, which outlives it (m->live counts it) */
     if (!w->closed) {
         m->live--;
         mf_rail_msg_check(w, m);
@@ -298,8 +344,13 @@ static void mf_rail_idone(mf_fabric_done *done, int status)
     mf_rail_chunk_check(c);
 }
 
-/* A chunk of m's data [off, off + len): NULL without memory. */
-static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, size_t len)
+/* Room for a chunk with n data pieces. */
+#define MF_RAIL_CHUNK_SIZE(n) (sizeof(mf_rail_chunk) + (size_t)((n) + 1) * sizeof(struct iovec))
+
+/* A chunk of m's data [off, off + len) in `mem` (MF_RAIL_CHUNK_SIZE bytes inside m's
+ * allocation), or allocated when mem is NULL: NULL without memory. */
+static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, size_t len,
+                                        void *mem)
 {
     int pieces = 0;
     size_t pos = 0;
@@ -309,14 +360,20 @@ static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, 
         if (b > off && a < off + len)
             pieces++;
     }
-    mf_rail_chunk *c = calloc(1, sizeof *c + (size_t)(pieces + 1) * sizeof(struct iovec));
+    mf_rail_chunk *c = mem ? mem : malloc(MF_RAIL_CHUNK_SIZE(pieces));
     if (!c)
         return NULL;
+    /* every field but ihdr and iov, which are filled below */
+    c->next = NULL;
     c->msg = m;
     c->w = w;
+    c->seq = 0;
     c->off = off;
     c->len = len;
+    c->need_ack = c->inner_busy = false;
+    c->embedded = mem != NULL;
     c->idone.fd_fn = mf_rail_idone;
+    c->niov = 0;
     mf_wire_encode(&m->hdr, c->ihdr);
     c->iov[c->niov++] = (struct iovec){c->ihdr, sizeof c->ihdr};
     pos = 0;
@@ -350,7 +407,9 @@ static void mf_rail_chunk_send(mf_rail *w, int peer, mf_rail_chunk *c, int r)
     l->ubytes += c->len + MF_WIRE_HDR_SIZE;
     mf_wire_hdr h = {.type = MF_MSG_DATA,
                      .context = MF_RAIL_K_MSG,
-                     .tag = c->msg->done != NULL,
+                     .tag =
+                         (c->msg->done ? MF_RAIL_T_URGENT : 0) |
+                         (c->msg->done == NULL && c->len == c->msg->hdr.len ? MF_RAIL_T_SMALL : 0),
                      .len = MF_WIRE_HDR_SIZE + c->len,
                      .total = c->off,
                      .sreq = c->seq,
@@ -388,6 +447,38 @@ static int mf_rail_pick(mf_rail *w, mf_rail_peer *p, size_t bytes, bool windowed
     return best;
 }
 
+/* The rail for a small frame (or a large one's announcement) to `peer`. Small frames stay on one
+ * rail, the same in both directions: the peer answers on the rail a small frame came on
+ * (mf_rail_rx_msg), so a ping-pong's acknowledgements ride on the answers, only that rail needs
+ * polling at every pass (mf_rail_progress), and no frame waits for the polling of a cold rail.
+ * Of the two ends, the lower rank leads: it moves to another rail when that one's expected
+ * delay (round trip plus queue at the measured rate) is clearly lower (MF_RAIL_SMALL_SWITCH,
+ * MF_RAIL_SMALL_MARGIN). The higher rank follows, and moves on its own only when its rail is
+ * gone or its queue is clearly longer than another rail's: two ends judging round trips of
+ * their own (a busy rail's is not re-measured, an idle one's is measured through the peer's
+ * less frequent polling) would otherwise disagree and pull the rail back and forth. */
+static int mf_rail_pick_small(mf_rail *w, int peer, size_t bytes)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    bool lead = mf_g.rank < peer;
+    int cur = p->small, best = -1;
+    double tbest = 0, tcur = 0;
+    for (int r = 0; r < w->n; r++) {
+        const mf_rail_link *l = &p->l[r];
+        if (l->state != MF_RAIL_LIVE)
+            continue;
+        double t = (lead ? l->rtt : 0) + (double)(l->ubytes + bytes) / l->rate;
+        if (best < 0 || t < tbest)
+            best = r, tbest = t;
+        if (r == cur)
+            tcur = t;
+    }
+    if (cur < 0 || p->l[cur].state != MF_RAIL_LIVE ||
+        (tbest < tcur * MF_RAIL_SMALL_SWITCH && tcur - tbest > MF_RAIL_SMALL_MARGIN))
+        p->small = best;
+    return p->small;
+}
+
 /* Hands chunks to rails while windows allow: first those to send again, then new ones. */
 static void mf_rail_pump(mf_rail *w, int peer)
 {
@@ -409,7 +500,7 @@ static void mf_rail_pump(mf_rail *w, int peer)
         int r = mf_rail_pick(w, p, len, true);
         if (r < 0)
             return;
-        mf_rail_chunk *c = mf_rail_chunk_new(w, m, m->next_off, len);
+        mf_rail_chunk *c = mf_rail_chunk_new(w, m, m->next_off, len, NULL);
         if (!c)
             return; /* tried again on the next pass */
         m->next_off += len;
@@ -419,6 +510,35 @@ static void mf_rail_pump(mf_rail *w, int peer)
                 p->qtail = NULL;
         }
         mf_rail_chunk_send(w, peer, c, r);
+    }
+}
+
+/* Sends our RESYNC of rail q (our count of what arrived on it, incarnation e) on the quickest
+ * live rail (there is one: the caller just received on it, or checked); `ask`: we still wait
+ * for the peer's, which it sends again in answer. */
+static void mf_rail_send_resync(mf_rail *w, int peer, int q, uint64_t e, bool ask)
+{
+    mf_rail_peer *p = &w->peers[peer];
+    int s = mf_rail_pick(w, p, 0, false);
+    if (s < 0)
+        return;
+    mf_rail_link *l = &p->l[s];
+    mf_wire_hdr h = {.type = MF_MSG_DATA,
+                     .context = MF_RAIL_K_RESYNC,
+                     .tag = (int32_t)(uint32_t)e,
+                     .total = p->l[q].rx_seq,
+                     .sreq = ask,
+                     .rreq = l->rx_seq,
+                     .rkey = (uint64_t)q};
+    l->acked_sent = l->rx_seq;
+    l->ack_now = false;
+    l->last_tx = w->now;
+    p->l[q].resync_again = w->now + w->hb;
+    static mf_fabric_done nothing;
+    int rc = w->rails[s]->ops->send(w->rails[s], peer, &h, NULL, 0, &nothing);
+    if (rc != MF_FABRIC_DONE && rc != MF_FABRIC_PENDING && !l->fail_code) {
+        l->fail_code = rc;
+        mf_rail_mark(w, peer);
     }
 }
 
@@ -503,7 +623,7 @@ static void mf_rail_resync(mf_rail *w, int peer, int r)
     for (mf_rail_chunk *c = l->uhead, *nx; c; c = nx) {
         nx = c->next;
         if (c->seq > l->peer_rx) {
-            mf_rail_chunk *again = mf_rail_chunk_new(w, c->msg, c->off, c->len);
+            mf_rail_chunk *again = mf_rail_chunk_new(w, c->msg, c->off, c->len, NULL);
             if (!again)
                 mf_fatal("%s: no memory to send a chunk again", w->base.name);
             if (p->rtail)
@@ -531,6 +651,7 @@ static void mf_rail_back(mf_rail *w, int peer, int r)
     mf_debug("%s: %s to rank %d back: sent %llu, received %llu", w->base.name, mf_rail_name(w, r),
              peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
     l->resync_sent = l->resync_got = false;
+    w->revived++;
     l->last_rx = l->run_start = w->now;
     l->rate_t0 = w->now;
     l->rate_bytes = 0;
@@ -566,9 +687,8 @@ static void mf_rail_fail(mf_rail *w, int peer, int r, int code)
         mf_warn("%s: rail %s to rank %d failed (%s); traffic goes on over the other rails",
                 w->base.name, mf_rail_name(w, r), peer, text);
     }
-    int s = mf_rail_pick(w, p, 0, false);
     l->resync_sent = true;
-    mf_rail_send_ctl(w, peer, s, MF_RAIL_K_RESYNC, l->rx_seq, (uint64_t)r, l->epoch);
+    mf_rail_send_resync(w, peer, r, l->epoch, false); /* again, asking, if nothing comes */
     mf_rail_resync(w, peer, r);
 }
 
@@ -661,6 +781,41 @@ static void mf_rail_protocol_error(mf_rail *w, int peer, int r, const char *why)
                           peer, mf_rail_name(w, r), why));
 }
 
+/* An rxchunk for a MSG on link l with niov iovecs, staging `inl` bytes inside it (at most
+ * MF_RAIL_RX_INLINE); the link's own when free and large enough. The caller sets sink, w, peer,
+ * rail, urgent, seq, mseq, off and dlen. */
+static mf_rail_rxchunk *mf_rail_rxchunk_get(mf_rail *w, mf_rail_link *l, int niov, size_t inl)
+{
+    mf_rail_rxchunk *k = NULL;
+    bool cache = niov <= 2 && !l->rxk_busy;
+    if (cache && !l->rxk)
+        l->rxk = malloc(MF_RAIL_RXK_SIZE);
+    if (cache && l->rxk) {
+        k = l->rxk;
+        l->rxk_busy = true;
+        niov = 2;
+    } else {
+        k = malloc(sizeof *k + (size_t)niov * sizeof(struct iovec) + inl);
+        if (!k)
+            mf_fatal("%s: no memory for an arriving chunk", w->base.name);
+    }
+    /* The fields the caller does not set (ihdr and iov are filled by the rail). */
+    k->cached = k == l->rxk;
+    k->own_staged = false;
+    k->staged = inl ? (unsigned char *)(k->iov + niov) : NULL;
+    return k;
+}
+
+static void mf_rail_rxchunk_put(mf_rail_rxchunk *k)
+{
+    if (k->own_staged)
+        free(k->staged);
+    if (k->cached)
+        k->w->peers[k->peer].l[k->rail].rxk_busy = false;
+    else
+        free(k);
+}
+
 static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
 {
     mf_rail_rxchunk *k = sink->fs_ctx;
@@ -668,14 +823,17 @@ static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
     mf_rail_peer *p = w->closed ? NULL : &w->peers[k->peer];
     mf_rail_link *l = p ? &p->l[k->rail] : NULL;
     int peer = k->peer, rail = k->rail;
-    if (!p || status != MPI_SUCCESS || l->state != MF_RAIL_LIVE || p->failed) {
-        free(k->staged);
-        free(k);
-        return; /* not counted: it is sent again */
+    mf_rail_fresh(w);
+    /* Not counted, so sent again: a chunk that failed, came on a rail that failed meanwhile,
+     * or on an incarnation of it before the current one (its sequence number could otherwise
+     * be the next expected one, and it would arrive twice). */
+    if (!p || status != MPI_SUCCESS || l->state != MF_RAIL_LIVE || p->failed ||
+        k->epoch != l->epoch) {
+        mf_rail_rxchunk_put(k);
+        return;
     }
     if (k->seq != l->rx_seq + 1) {
-        free(k->staged);
-        free(k);
+        mf_rail_rxchunk_put(k);
         return mf_rail_protocol_error(w, peer, rail, "sequence number out of order");
     }
     l->rx_seq = k->seq;
@@ -687,18 +845,32 @@ static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
     mf_wire_hdr h;
     const char *why;
     if (mf_wire_decode(k->ihdr, &h, &why) != 0 || k->off > h.len || k->dlen > h.len - k->off) {
-        free(k->staged);
-        free(k);
+        mf_rail_rxchunk_put(k);
         return mf_rail_protocol_error(w, peer, rail, "bad chunk header");
+    }
+    if (k->off == 0 && k->dlen == h.len && (k->staged || !k->dlen) && k->mseq == p->rx_next &&
+        !p->rx) {
+        /* The common case, a whole frame next in order with nothing else under way: straight
+         * up, nothing kept. */
+        p->rx_next++;
+        mf_fabric_count_rx(&w->base, &h);
+        mf_fabric_sink up = {0};
+        mf_fabric_rx_header(&w->base, peer, &h, &up);
+        int st = p->failed ? p->failed : MPI_SUCCESS;
+        if (st == MPI_SUCCESS && k->dlen)
+            mf_rail_copy_in(&up, 0, k->staged, k->dlen);
+        mf_rail_rxchunk_put(k);
+        if (up.fs_done)
+            up.fs_done(&up, st);
+        return;
     }
     mf_rail_rxmsg *m = mf_rail_rxmsg_find(p, k->mseq);
     if (!m && k->mseq < p->rx_next && k->dlen == 0) {
-        free(k); /* an announcement overtaken by the data, which announced it too */
+        mf_rail_rxchunk_put(k); /* an announcement overtaken by the data, which announced it too */
         return;
     }
     if (!m && k->mseq < p->rx_next) {
-        free(k->staged);
-        free(k);
+        mf_rail_rxchunk_put(k);
         return mf_rail_protocol_error(w, peer, rail, "chunk of a finished message");
     }
     if (!m) {
@@ -715,17 +887,19 @@ static void mf_rail_rxchunk_done(mf_fabric_sink *sink, int status)
     } else if (m->delivered) {
         mf_rail_copy_in(&m->sink, k->off, k->staged, k->dlen);
         m->got += k->dlen;
-        free(k->staged);
     } else if (k->dlen) {
+        /* Held until the message is handed up: the staged data, taken over or copied. */
         mf_rail_held *hd = malloc(sizeof *hd);
-        if (!hd)
+        unsigned char *data = k->own_staged ? k->staged : malloc(k->dlen);
+        if (!hd || !data)
             mf_fatal("%s: no memory to hold a chunk", w->base.name);
-        *hd = (mf_rail_held){m->held, k->off, k->dlen, k->staged};
+        if (!k->own_staged)
+            memcpy(data, k->staged, k->dlen);
+        k->own_staged = false;
+        *hd = (mf_rail_held){m->held, k->off, k->dlen, data};
         m->held = hd;
-    } else {
-        free(k->staged);
     }
-    free(k);
+    mf_rail_rxchunk_put(k);
     if (m->delivered)
         mf_rail_rx_check(p, m);
     mf_rail_deliver(w, peer);
@@ -738,27 +912,34 @@ static void mf_rail_rx_msg(mf_rail *w, int peer, int r, const mf_wire_hdr *h, mf
     if (h->len < MF_WIRE_HDR_SIZE)
         return mf_rail_protocol_error(w, peer, r, "chunk without a header");
     size_t dlen = h->len - MF_WIRE_HDR_SIZE;
-    mf_rail_rxmsg *m = mf_rail_rxmsg_find(p, h->rkey);
-    int max = m && m->delivered ? m->sink.fs_niov : 0;
-    mf_rail_rxchunk *k = calloc(1, sizeof *k + (size_t)(max + 2) * sizeof(struct iovec));
-    if (!k)
-        mf_fatal("%s: no memory for an arriving chunk", w->base.name);
-    *k = (mf_rail_rxchunk){.w = w,
-                           .peer = peer,
-                           .rail = r,
-                           .urgent = h->tag != 0,
-                           .seq = h->sreq,
-                           .mseq = h->rkey,
-                           .off = h->total,
-                           .dlen = dlen};
+    if (h->tag & MF_RAIL_T_SMALL)
+        p->small = r; /* answers go back on this rail (mf_rail_pick_small) */
+    /* Data of a message already handed up lands in place; other data is staged. */
+    mf_rail_rxmsg *m = p->rx ? mf_rail_rxmsg_find(p, h->rkey) : NULL;
+    bool in_place = m && m->delivered;
+    int max = in_place ? m->sink.fs_niov : 0;
+    size_t inl = !in_place && dlen <= MF_RAIL_RX_INLINE ? dlen : 0;
+    mf_rail_rxchunk *k = mf_rail_rxchunk_get(w, &p->l[r], max + 2, inl);
+    k->w = w;
+    k->peer = peer;
+    k->rail = r;
+    k->urgent = (h->tag & MF_RAIL_T_URGENT) != 0;
+    k->seq = h->sreq;
+    k->mseq = h->rkey;
+    k->epoch = p->l[r].epoch;
+    k->off = h->total;
+    k->dlen = dlen;
     int n = 0;
     k->iov[n++] = (struct iovec){k->ihdr, sizeof k->ihdr};
-    if (m && m->delivered) {
+    if (in_place) {
         n += mf_rail_sink_range(&m->sink, k->off, dlen, k->iov + n, max);
     } else if (dlen) {
-        k->staged = malloc(dlen);
-        if (!k->staged)
-            mf_fatal("%s: no memory to stage %zu bytes", w->base.name, dlen);
+        if (!inl) {
+            k->staged = malloc(dlen);
+            if (!k->staged)
+                mf_fatal("%s: no memory to stage %zu bytes", w->base.name, dlen);
+            k->own_staged = true;
+        }
         k->iov[n++] = (struct iovec){k->staged, dlen};
     }
     *sink = (mf_fabric_sink){k->iov, n, mf_rail_rxchunk_done, k};
@@ -805,6 +986,7 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
     *sink = (mf_fabric_sink){0};
     if (w->closed || peer < 0 || peer >= w->npeers)
         return; /* a rail closing after the wrapper (the registry closes in reverse order) */
+    mf_rail_fresh(w);
     mf_rail_peer *p = &w->peers[peer];
     mf_rail_link *l = &p->l[r];
     if (h->type == MF_MSG_DATA && h->context == MF_RAIL_K_HELLO && !p->failed) {
@@ -844,8 +1026,13 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
         return;
     case MF_RAIL_K_ECHO: {
         double sent = (double)h->total * 1e-9, rtt = w->now - sent;
-        if (rtt >= 0 && rtt < 10)
-            l->rtt = l->rtt ? l->rtt * 0.75 + rtt * 0.25 : rtt;
+        /* The path's latency is the least a round trip took lately: larger samples measure
+         * a peer that was descheduled or polled the rail late, or a connection being set up. */
+        if (rtt >= 0 && rtt < 10 &&
+            (!l->rtt || rtt <= l->rtt || w->now - l->rtt_at > MF_RAIL_RTT_WINDOW)) {
+            l->rtt = rtt;
+            l->rtt_at = w->now;
+        }
         return;
     }
     case MF_RAIL_K_RESYNC: {
@@ -858,6 +1045,15 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
             return mf_rail_protocol_error(w, peer, r, "resync beyond what was sent");
         if (e < lq->epoch || (e > lq->epoch && lq->state != MF_RAIL_DOWN))
             return; /* of an incarnation already settled (or, rarer, not reachable from here) */
+        if (lq->state == MF_RAIL_DOWN && e == lq->epoch) {
+            /* Settled here: the peer sends its own again because ours did not reach it (it
+             * went on a rail that failed too); the count is the one sent then. */
+            if (h->sreq)
+                mf_rail_send_resync(w, peer, q, e, false);
+            return;
+        }
+        if (lq->state == MF_RAIL_FAILED && lq->resync_sent && h->sreq)
+            mf_rail_send_resync(w, peer, q, e, false); /* ours did not reach the peer */
         lq->resync_got = true;
         lq->peer_rx = h->total;
         if (e > lq->epoch) {
@@ -866,8 +1062,7 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
             lq->epoch = e;
             lq->state = MF_RAIL_FAILED;
             lq->resync_sent = true;
-            mf_rail_send_ctl(w, peer, mf_rail_pick(w, p, 0, false), MF_RAIL_K_RESYNC, lq->rx_seq,
-                             (uint64_t)q, e);
+            mf_rail_send_resync(w, peer, q, e, false);
         }
         if (lq->state == MF_RAIL_LIVE)
             mf_rail_fail(
@@ -884,8 +1079,10 @@ static void mf_rail_up_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, m
 static void mf_rail_up_peer_failed(mf_fabric *f, int peer, int code)
 {
     mf_rail_ctx *x = f->upcall_ctx;
-    if (!x->w->closed && peer >= 0 && peer < x->w->npeers)
+    if (!x->w->closed && peer >= 0 && peer < x->w->npeers) {
+        mf_rail_fresh(x->w);
         mf_rail_fail(x->w, peer, x->idx, code);
+    }
 }
 
 static const mf_fabric_upcalls mf_rail_upcalls = {mf_rail_up_rx_header, mf_rail_up_peer_failed};
@@ -906,8 +1103,10 @@ static int mf_rail_start(mf_fabric *f)
     w->active = calloc((size_t)w->npeers, sizeof *w->active);
     if (!w->peers || !w->dirty || !w->active)
         return mf_error(MPI_ERR_NO_MEM, "MPI_Init: no memory for %s", f->name);
-    for (int peer = 0; peer < w->npeers; peer++)
+    for (int peer = 0; peer < w->npeers; peer++) {
         w->peers[peer].rx_next = 1; /* message numbers start at 1 */
+        w->peers[peer].small = -1;
+    }
     for (int peer = 0; peer < w->npeers; peer++)
         for (int r = 0; r < w->n; r++) {
             mf_rail_link *l = &w->peers[peer].l[r];
@@ -923,6 +1122,13 @@ static void mf_rail_free_peers(mf_rail *w)
 {
     for (int peer = 0; w->peers && peer < w->npeers; peer++) {
         mf_rail_peer *p = &w->peers[peer];
+        for (int r = 0; r < w->n; r++) {
+            /* One a rail still holds is freed when the rail lets it go (after the wrapper). */
+            if (p->l[r].rxk_busy)
+                p->l[r].rxk->cached = false;
+            else
+                free(p->l[r].rxk);
+        }
         for (int r = 0; r < w->n; r++)
             for (mf_rail_chunk *c = p->l[r].uhead, *nx; c; c = nx) {
                 nx = c->next;
@@ -986,20 +1192,23 @@ static int mf_rail_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
     bool small = hdr->len <= w->stripe;
     if (!small && !done)
         return MF_FABRIC_BUSY;
-    mf_rail_msg *m = calloc(1, sizeof *m);
+    /* A small frame is copied: the message, its one chunk and the copy in one allocation, the
+     * copy behind room for its encoded header, so that the rail writes one piece. */
+    size_t room = small ? MF_RAIL_CHUNK_SIZE(1) + MF_WIRE_HDR_SIZE + hdr->len : 0;
+    mf_rail_msg *m = malloc(sizeof *m + room);
     if (!m)
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
-    if (!w->now)
-        w->now = mf_rail_clock();
+    memset(m, 0, sizeof *m);
+    /* A small frame takes the time of this pass (the rank usually answers what it just
+     * received); a large one starts measuring its rails' throughput: the time now. */
+    if (!small)
+        w->stale = true;
+    mf_rail_fresh(w);
     mf_rail_activate(w, peer);
     m->hdr = *hdr;
     m->mseq = ++p->tx_mseq;
     if (small) {
-        m->one.iov_base = malloc(hdr->len ? hdr->len : 1);
-        if (!m->one.iov_base) {
-            free(m);
-            return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
-        }
+        m->one.iov_base = (char *)(m + 1) + MF_RAIL_CHUNK_SIZE(1) + MF_WIRE_HDR_SIZE;
         m->one.iov_len = hdr->len;
         for (size_t i = 0, off = 0; off < hdr->len; i++) {
             size_t n = iov[i].iov_len < hdr->len - off ? iov[i].iov_len : hdr->len - off;
@@ -1014,18 +1223,23 @@ static int mf_rail_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
         m->niov = niov;
     }
     /* The whole small frame, or the large one's announcement, on the quickest rail. */
-    mf_rail_chunk *c = mf_rail_chunk_new(w, m, 0, small ? hdr->len : 0);
+    mf_rail_chunk *c = mf_rail_chunk_new(w, m, 0, small ? hdr->len : 0, small ? m + 1 : NULL);
     if (!c) {
-        free(m->one.iov_base);
         free(m);
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a frame", f->name);
     }
+    if (small) {
+        char *at = (char *)m->one.iov_base - MF_WIRE_HDR_SIZE;
+        memcpy(at, c->ihdr, MF_WIRE_HDR_SIZE);
+        c->iov[0] = (struct iovec){at, MF_WIRE_HDR_SIZE + hdr->len};
+        c->niov = 1;
+    }
     mf_fabric_count_tx(f, hdr);
     m->next_off = small ? hdr->len : 0;
-    int r = mf_rail_pick(w, p, hdr->len, false);
+    int r = mf_rail_pick_small(w, peer, small ? hdr->len : 0);
     if (r < 0) { /* cannot be while the peer is not failed: its last rail fails it */
-        free(c);
-        free(m->one.iov_base);
+        if (!c->embedded)
+            free(c);
         free(m);
         return mf_error(MPI_ERR_OTHER, "%s: no rail reaches rank %d", f->name, peer);
     }
@@ -1070,6 +1284,11 @@ static void mf_rail_tick(mf_rail *w, int peer)
                 static mf_fabric_done nothing;
                 f->ops->send(f, peer, &h, NULL, 0, &nothing); /* a failure is seen later */
             }
+            continue;
+        }
+        if (l->state == MF_RAIL_FAILED && l->resync_sent && !l->resync_got &&
+            w->now >= l->resync_again) {
+            mf_rail_send_resync(w, peer, r, l->epoch, true);
             continue;
         }
         if (l->state != MF_RAIL_LIVE)
@@ -1120,18 +1339,27 @@ static void mf_rail_flush(mf_rail *w, int peer)
 static int mf_rail_progress(mf_fabric *f)
 {
     mf_rail *w = mf_rail_of(f);
-    w->now = mf_rail_clock();
-    int n = 0;
+    w->stale = true;
     bool all = ++w->pass % MF_RAIL_COLD_EVERY == 0;
+    if (w->busy || w->pass % MF_RAIL_CLOCK_EVERY == 0) {
+        mf_rail_fresh(w);
+        all |= w->now - w->polled_all > MF_RAIL_COLD_MAX;
+    }
+    if (all && !w->stale)
+        w->polled_all = w->now;
+    int n = 0;
     for (int r = 0; r < w->n; r++)
         if (all || w->now - w->rail_rx[r] < MF_RAIL_COLD_RX ||
             w->now - w->rail_tx[r] < MF_RAIL_COLD_TX)
             n += w->rails[r]->ops->progress(w->rails[r]);
+    w->busy = n > 0 || w->ndirty > 0;
+    if (w->ndirty > 0)
+        mf_rail_fresh(w);
     while (w->ndirty > 0) {
         int peer = w->dirty[--w->ndirty];
         mf_rail_flush(w, peer);
     }
-    if (w->now >= w->next_tick) {
+    if (!w->stale && w->now >= w->next_tick) {
         w->next_tick = w->now + w->hb / 4;
         for (int i = 0; i < w->nactive; i++)
             mf_rail_tick(w, w->active[i]);
@@ -1199,6 +1427,23 @@ static int mf_rail_break_peer(mf_fabric *f, int peer)
     return MPI_SUCCESS;
 }
 
+/* For --report-fabrics: what each rail runs over (the hosts' interfaces are paired by subnet
+ * on each, see "Rails" in fabric.h) and how frames are spread. */
+static void mf_rail_describe_op(mf_fabric *f, char *buf, size_t len)
+{
+    mf_rail *w = mf_rail_of(f);
+    size_t n = 0;
+    for (int r = 0; r < w->n && n < len; r++) {
+        const mf_fabric *g = w->rails[r]->inner ? w->rails[r]->inner : w->rails[r];
+        n += (size_t)snprintf(buf + n, len - n, "%s%s over %s", r ? ", " : "", g->name,
+                              g->ifaces && *g->ifaces ? g->ifaces : "every interface");
+    }
+    if (n < len)
+        snprintf(buf + n, len - n,
+                 "; frames up to %zu bytes whole on one rail, larger ones in chunks of %zu",
+                 w->stripe, w->chunk);
+}
+
 static const mf_fabric_ops mf_rail_ops = {
     .size = sizeof(mf_fabric_ops),
     .open = mf_rail_open,
@@ -1215,12 +1460,14 @@ static const mf_fabric_ops mf_rail_ops = {
     .sleep_end = mf_rail_sleep_end,
     .tx_idle = mf_rail_tx_idle,
     .break_peer = mf_rail_break_peer,
+    .describe = mf_rail_describe_op,
 };
 
 static void mf_rail_init(mf_fabric *f)
 {
     f->max_frame = MF_WIRE_MAX_FRAME;
     mf_rail_of(f)->epfd = -1;
+    mf_rail_of(f)->stale = true;
 }
 
 const mf_fabric_class mf_rail_class = {
@@ -1278,6 +1525,23 @@ int mf_rail_wrap(mf_fabric *f, mf_fabric *const *rails, int n)
     mf_rail_describe(f, desc, sizeof desc);
     mf_verbose("%s stripes over its rails (%s)", f->name, desc);
     return MPI_SUCCESS;
+}
+
+void mf_rail_mpit_publish(mf_fabric *f)
+{
+    mf_rail *w = mf_rail_of(f);
+    mf_fabric_mpit_counter(f, "rail_failovers",
+                           "rails given up on to a peer (a connection error, or silence while "
+                           "another rail to the peer was heard), each counted once per failure",
+                           &w->failovers);
+    mf_fabric_mpit_counter(f, "chunks_resent",
+                           "chunks (whole small frames or stripes of large ones) sent again on "
+                           "another rail because the rail they went on failed before the peer "
+                           "had them",
+                           &w->resent);
+    mf_fabric_mpit_counter(f, "rails_revived",
+                           "failed rails to a peer reconnected and taken back into use",
+                           &w->revived);
 }
 
 void mf_rail_describe(mf_fabric *f, char *buf, size_t len)

@@ -82,7 +82,7 @@ const mf_fabric_class mf_sctp_class = {
     .name = "sctp",
     .ops = &mf_sctp_ops,
     .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RAIL |
-            MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
+            MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES | MF_FABRIC_CAP_MULTIHOME,
     .max_message = MF_SCTP_MAX_FRAME,
     .instance_size = sizeof(mf_sctp),
     .init = mf_sctp_init,
