@@ -186,14 +186,16 @@ static int mf_fabric_open_setting(enum mf_route_fn fn, const char *var, const ch
         /* MANIFOLD_IF naming several interfaces or networks makes one rail of each for a class
          * whose instances can be rails (and that does not use several interfaces at once
          * itself): "tcp" with MANIFOLD_IF=10.1.0.0/16,10.2.0.0/16 is tcp:10.1.0.0/16,
-         * tcp:10.2.0.0/16. Each rail pairs the hosts' interfaces by subnet (tcp_if.c). */
+         * tcp:10.2.0.0/16. Each rail pairs the hosts' interfaces by subnet (tcp_if.c). Entries
+         * are split at commas only: "eth0+ens3" stays one entry (whichever of them a host has),
+         * as '+' joins interfaces in one instance in MANIFOLD_FABRIC's grammar. */
         char parts[MF_FABRIC_SPEC_IFACES];
         int nparts = 0;
         if (!e[i].ifaces[0] && (cls->caps & MF_FABRIC_CAP_RAIL) &&
             !(cls->caps & MF_FABRIC_CAP_MULTIHOME) && mf_config_bool("MANIFOLD_RAILS")) {
             snprintf(parts, sizeof parts, "%s", dflt);
             for (char *q = parts; *q; q++)
-                if (*q == ',' || *q == '+')
+                if (*q == ',')
                     *q = '\0', nparts++;
             nparts = *dflt ? nparts + 1 : 0;
         }

@@ -6,31 +6,16 @@
 set -u
 case_name=$1
 id=$2
-prefix=mc${id}h
-if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
-    echo "SKIP: needs root and 'ip netns' (network namespaces) to build a test cluster"
-    exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mf-cluster.XXXXXX")
-out=$tmp/out
-err=$tmp/err
-nc() { "$NETNS_CLUSTER" --prefix "$prefix" --id "$id" "$@"; }
-cleanup() { nc destroy >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT
-nc destroy >/dev/null 2>&1
-nc create 4 >/dev/null || { echo "FAIL: cannot create the namespace cluster"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cluster_up "mc${id}h" "$id" 4 cluster
 
-R1=10.201.$id
-R2=10.202.$id
 H=${prefix}1:2,${prefix}2:2,${prefix}3:2,${prefix}4:2
-L='ip netns exec {host} env'
 P=$TESTBIN/launcher_rank
 export MANIFOLD_IF=$R1.0/24 # mpiexec listens on rail 1 (the ranks' tcp too, unless a case says)
 
 fail() {
     echo "FAIL [$case_name]: $*" >&2
-    echo "--- stdout (head) ---" >&2; head -n 30 "$out" >&2 2>/dev/null
-    echo "--- stderr (head) ---" >&2; head -n 30 "$err" >&2 2>/dev/null
+    cluster_dump head 30
     exit 1
 }
 run() {
@@ -80,9 +65,10 @@ ifsel)
     expect_out "^ring ok 8$"
     grep -q "tcp[0-9]*: listening on $R2\.[0-9]*:[0-9]* (rail2)" "$err" || fail "no tcp listener on rail 2"
     grep -q "tcp[0-9]*: listening on $R1\." "$err" && fail "tcp listened on rail 1 with MANIFOLD_IF=rail 2"
-    # By name, for mpiexec (its bridge) and the ranks (rail1); then rail 1 down everywhere and
-    # the job still runs on rail 2 chosen by CIDR.
-    MANIFOLD_IF="rail1,$prefix-br1" MANIFOLD_VERBOSE=2 run --host "$H" --launcher "$L" $P ring
+    # By name, for mpiexec (its bridge) and the ranks (rail1), joined by '+' into one entry
+    # (a comma would make each a rail, and the ranks' hosts have no bridge); then rail 1 down
+    # everywhere and the job still runs on rail 2 chosen by CIDR.
+    MANIFOLD_IF="rail1+$prefix-br1" MANIFOLD_VERBOSE=2 run --host "$H" --launcher "$L" $P ring
     expect_rc 0
     grep -q "tcp[0-9]*: listening on $R1\.[0-9]*:[0-9]* (rail1)" "$err" || fail "no tcp listener on rail1"
     grep -q "tcp[0-9]*: listening on $R2\." "$err" && fail "tcp listened on rail 2 with MANIFOLD_IF=rail1"
