@@ -21,30 +21,16 @@
 set -u
 case_name=$1
 id=$2
-prefix=mr${id}h
-if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
-    echo "SKIP: needs root and 'ip netns' (network namespaces) to build a test cluster"
-    exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mf-rail.XXXXXX")
-out=$tmp/out
-err=$tmp/err
-nc() { "$NETNS_CLUSTER" --prefix "$prefix" --id "$id" "$@"; }
-cleanup() { nc destroy >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT
-nc destroy >/dev/null 2>&1
-nc create 2 >/dev/null || { echo "FAIL: cannot create the namespace cluster"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+cluster_up "mr${id}h" "$id" 2 rail
 
-R1=10.201.$id
-L='ip netns exec {host} env'
 P=$TESTBIN/fabric_rail_check
 export MANIFOLD_IF=$R1.0/24 # mpiexec listens on rail 1
 export MANIFOLD_FABRIC=tcp:rail1,tcp:rail2
 
 fail() {
     echo "FAIL [$case_name]: $*" >&2
-    echo "--- stdout ---" >&2; head -n 40 "$out" >&2 2>/dev/null
-    echo "--- stderr ---" >&2; head -n 60 "$err" >&2 2>/dev/null
+    cluster_dump head 60
     exit 1
 }
 expect_ok() { grep -q "^rail_check: .* every byte checked" "$out" || fail "no clean pass (exit $rc)"; }

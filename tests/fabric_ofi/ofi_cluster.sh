@@ -8,26 +8,12 @@
 # Environment: MPIEXEC, TESTBIN, NETNS_CLUSTER. Exit 0 pass, 77 skip (not root, no netns).
 set -u
 id=$1
-prefix=of${id}h
-if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
-    echo "SKIP: needs root and 'ip netns' (network namespaces) to build a test cluster"
-    exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mf-ofi-cluster.XXXXXX")
-out=$tmp/out
-err=$tmp/err
-nc() { "$NETNS_CLUSTER" --prefix "$prefix" --id "$id" "$@"; }
-cleanup() { nc destroy >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT
-nc destroy >/dev/null 2>&1
-nc create 4 >/dev/null || { echo "FAIL: cannot create the namespace cluster"; exit 1; }
-R1=10.201.$id
-L='ip netns exec {host} env'
+source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
+cluster_up "of${id}h" "$id" 4 ofi-cluster
 export MANIFOLD_IF=$R1.0/24 # mpiexec listens on rail 1, and the ranks' ofi domain is rail 1
 fail() {
     echo "FAIL: $*" >&2
-    echo "--- stdout (head) ---" >&2; head -n 30 "$out" >&2
-    echo "--- stderr (head) ---" >&2; head -n 30 "$err" >&2
+    cluster_dump head 30
     exit 1
 }
 
