@@ -442,10 +442,11 @@ static int mf_sctp_socket_opts(mf_sctp *s)
                                   .spp_flags = SPP_PMTUD_DISABLE};
     if (!rc)
         rc = mf_sctp_sockopt(s, SCTP_PEER_ADDR_PARAMS, &pp, sizeof pp, "the path MTU");
-    if (!rc && strcmp(mf_config_str("MANIFOLD_SCTP_CMT"), "on") == 0) {
-        struct sctp_assoc_value av = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = 4};
-        rc = mf_sctp_sockopt(s, 0x1200 /* SCTP_CMT_ON_OFF, not in usrsctp.h */, &av, sizeof av,
-                             "CMT (MANIFOLD_SCTP_CMT=on)");
+    s->s_cmt = strcmp(mf_config_str("MANIFOLD_SCTP_CMT"), "on") == 0;
+    if (!rc && s->s_cmt) {
+        struct sctp_assoc_value av = {.assoc_id = SCTP_FUTURE_ASSOC,
+                                      .assoc_value = MF_SCTP_CMT_MODE};
+        rc = mf_sctp_sockopt(s, MF_SCTP_CMT_ON_OFF, &av, sizeof av, "CMT (MANIFOLD_SCTP_CMT=on)");
     }
     if (!rc && usrsctp_set_non_blocking(s->s_sock, 1) != 0)
         rc = mf_error(MPI_ERR_OTHER, "%s: cannot make the socket nonblocking", s->s_base.name);

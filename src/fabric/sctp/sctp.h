@@ -81,6 +81,8 @@
 #define MF_SCTP_RECORD (64 * 1024) /* largest SCTP message: well below the PD point */
 #define MF_SCTP_STREAMS 32         /* streams per association and direction; 0 is the handshake's */
 #define MF_SCTP_HOLD_MAX (16u << 20) /* bytes held on a dialed association before the proof */
+#define MF_SCTP_CMT_ON_OFF 0x1200    /* the socket option, not in usrsctp.h */
+#define MF_SCTP_CMT_MODE 4           /* CMT with DAC: aggregated two rails (FABRIC-NOTES) */
 
 enum { MF_SCTP_MSG_HS = 1, MF_SCTP_MSG_FRAME = 2 };
 
@@ -146,6 +148,9 @@ typedef struct mf_sctp_assoc {
     /* handshake records that did not fit yet */
     unsigned char a_hs_out[3][MF_SCTP_PREFIX + MF_STREAM_HS_SIZE];
     int a_hs_n;
+    /* peer addresses reported unreachable or potentially failed (CMT pauses while any is) */
+    struct in_addr a_down[MF_SCTP_MAX_ADDRS];
+    int a_ndown;
 } mf_sctp_assoc;
 
 /* A frame queued for a peer. */
@@ -193,6 +198,7 @@ typedef struct mf_sctp {
     int s_nfailing;          /* failures to report */
     bool s_hs_waiting;       /* some association has handshake records that did not fit yet */
     bool s_closing;          /* close: arrivals are no longer handed up */
+    bool s_cmt;              /* MANIFOLD_SCTP_CMT=on */
     unsigned long s_partial; /* pieces handed up without their record's end: partial delivery,
                                 which records keep from happening (sctp_test checks) */
     double s_next_sweep;

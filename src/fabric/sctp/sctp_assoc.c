@@ -723,6 +723,31 @@ static const char *mf_sctp_path_state(uint32_t st)
     }
 }
 
+/* CMT while a path is down: usrsctp 0.9.5 kept handing the dead path its share of the data,
+ * each share waiting out a retransmission timeout, and the coupled congestion control held the
+ * live path back: 60 Mbit/s of two 200 Mbit/s rails while one was pulled, against 190 with CMT
+ * off. So an association's CMT pauses while any path of it is reported unreachable or
+ * potentially failed (plain multihoming: the live path carries all), and resumes when every
+ * path is available again. */
+static void mf_sctp_cmt_path(mf_sctp *s, mf_sctp_assoc *a, struct in_addr ip, bool down)
+{
+    int i = 0;
+    while (i < a->a_ndown && a->a_down[i].s_addr != ip.s_addr)
+        i++;
+    int before = a->a_ndown;
+    if (down && i == a->a_ndown && a->a_ndown < MF_SCTP_MAX_ADDRS)
+        a->a_down[a->a_ndown++] = ip;
+    else if (!down && i < a->a_ndown)
+        a->a_down[i] = a->a_down[--a->a_ndown];
+    if (!before == !a->a_ndown)
+        return;
+    struct sctp_assoc_value av = {.assoc_id = a->a_id,
+                                  .assoc_value = a->a_ndown ? 0 : MF_SCTP_CMT_MODE};
+    usrsctp_setsockopt(s->s_sock, IPPROTO_SCTP, MF_SCTP_CMT_ON_OFF, &av, sizeof av);
+    mf_debug("%s: CMT %s on the association with rank %d", s->s_base.name,
+             a->a_ndown ? "paused" : "resumed", a->a_peer);
+}
+
 static void mf_sctp_notification_in(mf_sctp *s, mf_sctp_piece *pc)
 {
     const union sctp_notification *n = (const void *)pc->pc_data;
@@ -788,6 +813,11 @@ static void mf_sctp_notification_in(mf_sctp *s, mf_sctp_piece *pc)
         if (mf_ratelimit_pass(&s->s_rl_path, mf_sctp_now(), &held))
             mf_verbose("%s: path to rank %d via %s %s (%u more path changes)", s->s_base.name,
                        a->a_peer, ip, mf_sctp_path_state(n->sn_paddr_change.spc_state), held);
+        uint32_t st = n->sn_paddr_change.spc_state;
+        if (s->s_cmt && sin->sin_family == AF_INET && st != SCTP_ADDR_MADE_PRIM &&
+            st != SCTP_ADDR_ADDED && st != SCTP_ADDR_REMOVED)
+            mf_sctp_cmt_path(s, a, sin->sin_addr,
+                             st != SCTP_ADDR_AVAILABLE && st != SCTP_ADDR_CONFIRMED);
         return;
     }
     default:

@@ -25,10 +25,10 @@ static void check(mf_sctp_msg *m)
     }
     if (held != m->m_bytes)
         abort();
-    if (m->m_kind == MF_SCTP_MSG_HS ? m->m_bytes != 0
-                                    : m->m_kind != MF_SCTP_MSG_FRAME ||
-                                          m->m_bytes != m->m_hdr.len ||
-                                          m->m_hdr.len > FUZZ_MAX_FRAME)
+    if (m->m_kind == MF_SCTP_MSG_HS
+            ? m->m_bytes != 0
+            : m->m_kind != MF_SCTP_MSG_FRAME || m->m_bytes != m->m_hdr.len ||
+                  m->m_hdr.len > FUZZ_MAX_FRAME)
         abort();
     mf_sctp_msg_free(m);
 }
