@@ -7,6 +7,7 @@
 #include "fabric/sctp/sctp.h"
 
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <poll.h>
 #include <stdio.h>
@@ -27,12 +28,19 @@
 
 /* Send remainders up to this size are copied (send returns DONE at once). */
 #define MF_SCTP_COPY_LIMIT (16 * 1024)
-/* Largest frame: a message is handed up once complete, so this bounds what one message holds
- * in memory; the p2p layer splits longer rendezvous payloads into frames of this size. It also
- * keeps every message below usrsctp's partial-delivery point (half the receive buffer, set to
- * 4 MiB below): messages larger than that came through the receive callback with pieces
- * missing (usrsctp 0.9.5, seen with 2 MiB frames and a 1 MiB buffer). */
+/* Largest frame: a frame is handed up once complete, so this bounds what one frame holds in
+ * memory; the p2p layer splits longer rendezvous payloads into frames of this size. (It goes out
+ * as records of MF_SCTP_RECORD bytes: usrsctp's partial delivery never comes into play.) */
 #define MF_SCTP_MAX_FRAME (1u << 20)
+/* The SCTP receive buffer, hence the window a peer may fill: enough for a rate well beyond
+ * what usrsctp moves at local round trips. Larger windows only queued packets: with 4 MiB in
+ * flight the queue before usrsctp's receive thread outgrew the 20 ms retransmission timeout on
+ * a busy host, and each spurious timeout restarted the sender from one packet. */
+#define MF_SCTP_RCVBUF (1u << 20)
+#define MF_SCTP_SNDBUF (1u << 20)
+/* The receive buffer of usrsctp's UDP sockets (see mf_sctp_udp_buffers): more than a full
+ * window of datagrams in kernel accounting (about twice their payload). */
+#define MF_SCTP_UDP_RCVBUF (8 << 20)
 /* How long close waits for queued frames, then for the associations to shut down. */
 #define MF_SCTP_FLUSH_MS 10000
 #define MF_SCTP_SHUTDOWN_MS 3000
@@ -196,11 +204,16 @@ static int mf_sctp_sysctls(void)
     usrsctp_sysctl_set_sctp_assoc_rtx_max_default((uint32_t)(4 * maxrxt + 6));
     usrsctp_sysctl_set_sctp_path_pf_threshold((uint32_t)pf);
     usrsctp_sysctl_set_sctp_heartbeat_interval_default((uint32_t)hb);
+    /* A delayed SACK must come well before the sender's retransmission timer: usrsctp's 200 ms
+     * against an RTO from 20 ms made the last packet of every odd-sized flight time out, and
+     * each timeout resent the flight from a congestion window of one packet. */
+    usrsctp_sysctl_set_sctp_delayed_sack_time_default(
+        (uint32_t)(rto_min / 4 > 1 ? rto_min / 4 : 1));
     usrsctp_sysctl_set_sctp_nr_outgoing_streams_default(MF_SCTP_STREAMS);
     usrsctp_sysctl_set_sctp_default_frag_interleave(1); /* pieces of one message stay together
                                                            within an association */
-    usrsctp_sysctl_set_sctp_sendspace(1u << 20);
-    usrsctp_sysctl_set_sctp_recvspace(4u << 20);
+    usrsctp_sysctl_set_sctp_sendspace(MF_SCTP_SNDBUF);
+    usrsctp_sysctl_set_sctp_recvspace(MF_SCTP_RCVBUF);
     /* CMT needs the stack's switch before the socket option may turn it on (mode 4, with
      * delayed ack for CMT: the combination that aggregated two rails, FABRIC-NOTES). */
     if (strcmp(mf_config_str("MANIFOLD_SCTP_CMT"), "on") == 0) {
@@ -212,6 +225,40 @@ static int mf_sctp_sysctls(void)
      * default, skipping it for loopback only). */
     (void)mtu; /* applied per socket, see mf_sctp_socket_opts */
     return MPI_SUCCESS;
+}
+
+/* usrsctp's UDP sockets (one per family) get a 128 KiB receive buffer from usrsctp_init, about
+ * 100 datagrams: a window's burst overflowed it whenever the receive thread was a moment late
+ * (kernel RcvbufErrors), and every loss cost a retransmission timeout. usrsctp offers no option
+ * for it, so the sockets are found by their port (ours alone: probed free) and enlarged to
+ * MF_SCTP_UDP_RCVBUF, beyond net.core.rmem_max when the process may (SO_RCVBUFFORCE). */
+static void mf_sctp_udp_buffers(uint16_t port)
+{
+    DIR *d = opendir("/proc/self/fd");
+    if (!d)
+        return;
+    int want = MF_SCTP_UDP_RCVBUF, dfd = dirfd(d);
+    for (struct dirent *e; (e = readdir(d));) {
+        char *end;
+        long fd = strtol(e->d_name, &end, 10);
+        if (*end || end == e->d_name || fd == dfd)
+            continue;
+        int type = 0;
+        socklen_t tl = sizeof type;
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof ss;
+        if (getsockopt((int)fd, SOL_SOCKET, SO_TYPE, &type, &tl) != 0 || type != SOCK_DGRAM ||
+            getsockname((int)fd, (struct sockaddr *)&ss, &sl) != 0)
+            continue;
+        uint16_t p = ss.ss_family == AF_INET    ? ((struct sockaddr_in *)&ss)->sin_port
+                     : ss.ss_family == AF_INET6 ? ((struct sockaddr_in6 *)&ss)->sin6_port
+                                                : 0;
+        if (ntohs(p) != port)
+            continue;
+        if (setsockopt((int)fd, SOL_SOCKET, SO_RCVBUFFORCE, &want, sizeof want) != 0)
+            (void)setsockopt((int)fd, SOL_SOCKET, SO_RCVBUF, &want, sizeof want);
+    }
+    closedir(d);
 }
 
 static int mf_sctp_stack_up(void)
@@ -233,6 +280,7 @@ static int mf_sctp_stack_up(void)
             rc = mf_error(MPI_ERR_OTHER, "sctp: usrsctp could not bind UDP port %u", port);
             goto out;
         }
+        mf_sctp_udp_buffers(port);
         rc = mf_sctp_sysctls();
         if (rc) {
             usrsctp_finish();
@@ -394,10 +442,11 @@ static int mf_sctp_socket_opts(mf_sctp *s)
                                   .spp_flags = SPP_PMTUD_DISABLE};
     if (!rc)
         rc = mf_sctp_sockopt(s, SCTP_PEER_ADDR_PARAMS, &pp, sizeof pp, "the path MTU");
-    if (!rc && strcmp(mf_config_str("MANIFOLD_SCTP_CMT"), "on") == 0) {
-        struct sctp_assoc_value av = {.assoc_id = SCTP_FUTURE_ASSOC, .assoc_value = 4};
-        rc = mf_sctp_sockopt(s, 0x1200 /* SCTP_CMT_ON_OFF, not in usrsctp.h */, &av, sizeof av,
-                             "CMT (MANIFOLD_SCTP_CMT=on)");
+    s->s_cmt = strcmp(mf_config_str("MANIFOLD_SCTP_CMT"), "on") == 0;
+    if (!rc && s->s_cmt) {
+        struct sctp_assoc_value av = {.assoc_id = SCTP_FUTURE_ASSOC,
+                                      .assoc_value = MF_SCTP_CMT_MODE};
+        rc = mf_sctp_sockopt(s, MF_SCTP_CMT_ON_OFF, &av, sizeof av, "CMT (MANIFOLD_SCTP_CMT=on)");
     }
     if (!rc && usrsctp_set_non_blocking(s->s_sock, 1) != 0)
         rc = mf_error(MPI_ERR_OTHER, "%s: cannot make the socket nonblocking", s->s_base.name);

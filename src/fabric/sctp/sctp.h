@@ -39,16 +39,23 @@
  * p2p layer thus sees, per source and communicator, exactly the order of the sends — which is
  * what MPI_ANY_TAG matching needs: a receive with ANY_TAG must match the first message sent,
  * whatever its tag, so no frame may pass another of the same (source, context) before the
- * upcall, and the fabric cannot know which receives are posted. A message is handed up once
+ * upcall, and the fabric cannot know which receives are posted. A frame is handed up once
  * complete (the receive callback gives us buffers we own, so keeping the pieces costs no copy);
  * max_frame bounds that buffering, and the p2p layer streams larger payloads as several frames.
  *
- * Sending: SCTP_EXPLICIT_EOR, so a message is written in pieces (at most MF_SCTP_CHUNK each),
- * the last with SCTP_EOR: never limited by SO_SNDBUF. The socket is nonblocking and a
- * one-to-many socket does not signal writability reliably: what does not fit stays in the
- * peer's queue and is retried by progress (the send callback rings the eventfd when room
- * frees, and poll_interval_us bounds sleeps while anything waits). One message at a time per
- * peer (a partial message locks the association's sending).
+ * Records: a frame goes out as SCTP messages ("records") of at most MF_SCTP_RECORD bytes, each
+ * ended with SCTP_EOR (SCTP_EXPLICIT_EOR: never limited by SO_SNDBUF), the last ending with the
+ * frame; the receiver rebuilds the frame by its header's length (sctp_record.c). So usrsctp
+ * never holds a message as large as its partial-delivery point (half the receive buffer):
+ * partial delivery through the receive callback is the least trodden path of usrsctp 0.9.5
+ * (pieces went missing with 2 MiB messages), and the fabric's correctness must not hang on
+ * the relation between max_frame and usrsctp's buffer sizes.
+ *
+ * Sending: the socket is nonblocking and a one-to-many socket does not signal writability
+ * reliably: what does not fit stays in the peer's queue and is retried by progress (the send
+ * callback rings the eventfd when room frees, and poll_interval_us bounds sleeps while anything
+ * waits); a retry that moved no byte is no work, so the engine sleeps instead of spinning on
+ * usrsctp's locks. One frame at a time per peer (its records follow each other on its stream).
  *
  * Failures: an association lost (COMM_LOST, CANT_STR_ASSOC) fails its peer through
  * mf_fabric_peer_failed with a message naming the rank; a graceful SHUTDOWN is the peer
@@ -71,9 +78,11 @@
 #define MF_SCTP_MAX_ADDRS 16
 #define MF_SCTP_PREFIX 8 /* kind, flags, 2 zero bytes, sequence (u32 LE) */
 #define MF_SCTP_HEAD (MF_SCTP_PREFIX + MF_WIRE_HDR_SIZE) /* also holds a handshake record */
-#define MF_SCTP_CHUNK (64 * 1024)                        /* largest piece of one send */
-#define MF_SCTP_STREAMS 32 /* streams per association and direction; 0 is the handshake's */
+#define MF_SCTP_RECORD (64 * 1024) /* largest SCTP message: well below the PD point */
+#define MF_SCTP_STREAMS 32         /* streams per association and direction; 0 is the handshake's */
 #define MF_SCTP_HOLD_MAX (16u << 20) /* bytes held on a dialed association before the proof */
+#define MF_SCTP_CMT_ON_OFF 0x1200    /* the socket option, not in usrsctp.h */
+#define MF_SCTP_CMT_MODE 4           /* CMT with DAC: aggregated two rails (FABRIC-NOTES) */
 
 enum { MF_SCTP_MSG_HS = 1, MF_SCTP_MSG_FRAME = 2 };
 
@@ -139,6 +148,9 @@ typedef struct mf_sctp_assoc {
     /* handshake records that did not fit yet */
     unsigned char a_hs_out[3][MF_SCTP_PREFIX + MF_STREAM_HS_SIZE];
     int a_hs_n;
+    /* peer addresses reported unreachable or potentially failed (CMT pauses while any is) */
+    struct in_addr a_down[MF_SCTP_MAX_ADDRS];
+    int a_ndown;
 } mf_sctp_assoc;
 
 /* A frame queued for a peer. */
@@ -181,11 +193,14 @@ typedef struct mf_sctp {
     mf_sctp_peer *s_peers;
     int s_npeers;
     mf_sctp_assoc *s_assocs;
-    int s_npending;    /* associations that have not proved themselves */
-    int s_nqueued;     /* peers with frames queued */
-    int s_nfailing;    /* failures to report */
-    bool s_hs_waiting; /* some association has handshake records that did not fit yet */
-    bool s_closing;    /* close: arrivals are no longer handed up */
+    int s_npending;          /* associations that have not proved themselves */
+    int s_nqueued;           /* peers with frames queued */
+    int s_nfailing;          /* failures to report */
+    bool s_hs_waiting;       /* some association has handshake records that did not fit yet */
+    bool s_closing;          /* close: arrivals are no longer handed up */
+    bool s_cmt;              /* MANIFOLD_SCTP_CMT=on */
+    unsigned long s_partial; /* pieces handed up without their record's end: partial delivery,
+                                which records keep from happening (sctp_test checks) */
     double s_next_sweep;
     double s_auth_timeout;
     int s_pending_max;
@@ -198,6 +213,17 @@ static inline mf_sctp *mf_sctp_of(mf_fabric *f)
 {
     return MF_FABRIC_CONTAINER(f, mf_sctp, s_base);
 }
+
+/* sctp_record.c: frames from the pieces of records usrsctp hands up (no usrsctp calls). */
+/* Feeds piece pc (consumed) to its stream's assembly `as`. Returns 1 with *out when a message
+ * is complete (the caller's to free), 0 when more is needed, -1 with *why when the bytes are not
+ * a Manifold frame of at most max_frame payload bytes (the assembly is reset then). */
+int mf_sctp_asm_feed(mf_sctp_asm *as, mf_sctp_piece *pc, size_t max_frame, mf_sctp_msg **out,
+                     const char **why);
+/* Drops the message being assembled. */
+void mf_sctp_asm_reset(mf_sctp_asm *as);
+void mf_sctp_msg_free(mf_sctp_msg *m);
+void mf_sctp_piece_free(mf_sctp_piece *pc);
 
 /* sctp_assoc.c: the arrivals, handshakes, ordering and failures. */
 /* Handles one piece taken from the inbox (consumes it). Returns events handled. */
@@ -216,7 +242,6 @@ int mf_sctp_housekeeping(mf_sctp *s);
 void mf_sctp_peer_fail(mf_sctp *s, int peer, int code);
 int mf_sctp_report_failures(mf_sctp *s);
 void mf_sctp_assoc_free_all(mf_sctp *s);
-void mf_sctp_piece_free(mf_sctp_piece *pc);
 double mf_sctp_now(void);
 /* The stream a frame travels on: from (context, tag), never 0 (the handshake's). */
 uint16_t mf_sctp_stream_of(const mf_wire_hdr *h, int nout);

@@ -12,9 +12,14 @@
  *   remote    the ranks pretend to be on different hosts: loopback is not used between them.
  *   secret    an impostor (rank 1 with another job secret) cannot join: rank 0 takes none of
  *             its frames, the impostor's peer fails with a message naming the refusal.
+ *   blocked   rank 1 stops (SIGSTOP, the parent waits for it) while rank 0 has 8 frames of
+ *             1 MiB queued for it: once nothing can move, rank 0's progress passes must report
+ *             no work (else the engine spins on usrsctp's locks and starves its threads); after
+ *             rank 1 continues, every frame arrives intact.
  * Exits 0 on success.
  */
 #include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -215,6 +220,12 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             mf_sctp_dump(f);
             return 22;
         }
+        /* Frames of 1 MiB went as records well below usrsctp's partial-delivery point. */
+        if (mf_sctp_of(f)->s_partial) {
+            fprintf(stderr, "rank %d: usrsctp delivered %lu partial pieces\n", rank,
+                    mf_sctp_of(f)->s_partial);
+            return 25;
+        }
         if (getenv("SCTP_TEST_TRACE"))
             fprintf(stderr, "rank %d: traffic checked\n", rank);
         if (strcmp(scenario, "traffic") == 0) { /* 8-byte ping-pong, rank 0 measures */
@@ -252,6 +263,64 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             return 31;
         }
         wait_frames(f, rx_frames + 1, 1.0); /* let the others finish */
+    } else if (strcmp(scenario, "blocked") == 0) {
+        enum { BIG = 8 };
+        char b = 0;
+        if (rank == 0) {
+            if (send_frame(f, 1, tx_buf, 8, 1) != MF_FABRIC_DONE)
+                return 60;
+            wait_frames(f, 1, 10); /* rank 1's answer: the association is up */
+            if (rx_frames != 1 || read(rfd, &b, 1) != 1) /* the parent: rank 1 has stopped */
+                return 61;
+            static unsigned char big[BIG][1u << 20];
+            static tx t[BIG];
+            mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 7, .src = 0, .tag = 3};
+            for (int i = 0; i < BIG; i++) {
+                h.len = sizeof big[i];
+                h.sreq = tx_seq[1]++;
+                for (size_t k = 0; k < h.len; k += (k < 4096 ? 1 : 4093))
+                    big[i][k] = pat(h.sreq, k);
+                struct iovec v = {big[i], h.len};
+                t[i].d.fd_fn = tx_fn;
+                if (f->ops->send(f, 1, &h, &v, 1, &t[i].d) != MF_FABRIC_PENDING)
+                    return 62;
+            }
+            for (double t0 = now(); now() - t0 < 0.3;) /* until the window is full */
+                pump(f);
+            int passes = 200, busy = 0;
+            for (int i = 0; i < passes; i++) {
+                busy += f->ops->progress(f) > 0;
+                usleep(1000);
+            }
+            if (write(wfd, &b, 1) != 1) /* the parent continues rank 1 */
+                return 63;
+            if (busy > passes / 5) {
+                fprintf(stderr,
+                        "rank 0: %d of %d progress passes reported work while nothing "
+                        "could move\n",
+                        busy, passes);
+                rc = 64;
+            }
+            for (double t0 = now(); now() - t0 < 20 && t[BIG - 1].calls == 0;)
+                pump(f);
+            for (int i = 0; i < BIG; i++)
+                if (t[i].calls != 1 || t[i].status != MPI_SUCCESS)
+                    return 65;
+            wait_frames(f, rx_frames + 1, 0.5); /* let rank 1 finish */
+        } else {
+            wait_frames(f, 1, 10);
+            if (rx_frames != 1 || send_frame(f, 0, tx_buf, 8, 1) != MF_FABRIC_DONE)
+                return 66;
+            for (double t0 = now(); now() - t0 < 0.2;) /* the answer leaves */
+                pump(f);
+            raise(SIGSTOP);
+            wait_frames(f, 1 + BIG, 20);
+            if (rx_frames != 1 + BIG || rx_bad || failed_peer >= 0) {
+                fprintf(stderr, "rank 1: %d/%d frames, %d bad, failed %d: %s\n", rx_frames, 1 + BIG,
+                        rx_bad, failed_peer, failed_msg);
+                return 67;
+            }
+        }
     } else if (strcmp(scenario, "secret") == 0) {
         if (impostor) {
             int r = send_frame(f, 0, tx_buf, 100, 1);
@@ -308,6 +377,21 @@ static int run(const char *scenario, int np)
         for (int k = 0; k < np; k++)
             if (write(down[r][1], table[k], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
                 break;
+    if (strcmp(scenario, "blocked") == 0) {
+        /* rank 1 stops itself; rank 0 measures while it is stopped, then it continues */
+        int st;
+        char b = 1;
+        struct pollfd p = {.fd = up[0][0], .events = POLLIN};
+        if (waitpid(pid[1], &st, WUNTRACED) != pid[1] || !WIFSTOPPED(st)) {
+            fprintf(stderr, "blocked: rank 1 ended before stopping\n");
+            kill(pid[0], SIGKILL);
+        } else if (write(down[0][1], &b, 1) != 1 || poll(&p, 1, 30000) != 1 ||
+                   read(up[0][0], &b, 1) != 1) {
+            fprintf(stderr, "blocked: rank 0 did not measure\n");
+            kill(pid[0], SIGKILL);
+        }
+        kill(pid[1], SIGCONT);
+    }
     int bad = 0;
     for (int r = 0; r < np; r++) {
         int st;
@@ -331,7 +415,8 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     int bad = 0;
     if (argc < 2) {
-        bad = run("traffic", 2) | run("alltoall", 4) | run("remote", 2) | run("secret", 2);
+        bad = run("traffic", 2) | run("alltoall", 4) | run("remote", 2) | run("secret", 2) |
+              run("blocked", 2);
     } else {
         for (int i = 1; i < argc; i++)
             bad |= run(argv[i], strcmp(argv[i], "alltoall") == 0 ? 4 : 2);
