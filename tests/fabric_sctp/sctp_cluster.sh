@@ -12,26 +12,11 @@
 set -u
 case_name=$1
 case $case_name in apps) id=40 ;; failover) id=41 ;; *) echo "unknown case $case_name"; exit 2 ;; esac
-prefix=sc${id}h
-if [ "$(id -u)" != 0 ] || ! ip netns list >/dev/null 2>&1; then
-    echo "SKIP: needs root and 'ip netns' (network namespaces) to build a test cluster"
-    exit 77
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/mf-sctp-cluster.XXXXXX")
-out=$tmp/out
-err=$tmp/err
-nc() { "$NETNS_CLUSTER" --prefix "$prefix" --id "$id" "$@"; }
-cleanup() { nc destroy >/dev/null 2>&1; rm -rf "$tmp"; }
-trap cleanup EXIT
-nc destroy >/dev/null 2>&1
-nc create 2 >/dev/null || { echo "FAIL: cannot create the namespace cluster"; exit 1; }
-R1=10.201.$id
-R2=10.202.$id
-L='ip netns exec {host} env'
+source "$(dirname "${BASH_SOURCE[0]}")/../cluster/lib.sh"
+cluster_up "sc${id}h" "$id" 2 sctp-cluster
 fail() {
     echo "FAIL [$case_name]: $*" >&2
-    echo "--- stdout (tail) ---" >&2; tail -n 30 "$out" >&2 2>/dev/null
-    echo "--- stderr (tail) ---" >&2; tail -n 30 "$err" >&2 2>/dev/null
+    cluster_dump tail 30
     exit 1
 }
 tx_bytes() { ip -n "$1" -s link show "$2" | awk '/TX:/ {getline; print $1; exit}'; }
