@@ -246,6 +246,17 @@ void mf_ofi_submit(mf_ofi *o, mf_ofi_op *op);
 /* Ends one piece of an rget/rput/ratomic, and the whole with its last piece. */
 void mf_ofi_piece_end(mf_ofi_get *g, int status);
 
+/* Provider selection and set-up (ofi_setup.c): the provider and domain into o_info; then
+ * fabric, domain, CQ, AV and the enabled endpoint with its receive buffers posted. */
+int mf_ofi_getinfo(mf_ofi *o);
+int mf_ofi_open_ep(mf_ofi *o);
+
+/* Buffers (ofi.c): a frame's send (MF_OFI_SEND) or receive (MF_OFI_RECV) buffer of header +
+ * max_frame bytes, registered under FI_MR_LOCAL; NULL without memory. Posting a receive
+ * buffer: false when the provider refused it for now (-FI_EAGAIN). */
+mf_ofi_buf *mf_ofi_buf_new(mf_ofi *o, int kind);
+bool mf_ofi_rx_post(mf_ofi *o, mf_ofi_buf *b);
+
 /* Sets how long the engine may sleep (f->poll_interval_us) from the instance's state. */
 void mf_ofi_sleep_bound(mf_ofi *o);
 
