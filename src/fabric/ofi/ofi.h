@@ -251,6 +251,11 @@ void mf_ofi_piece_end(mf_ofi_get *g, int status);
 int mf_ofi_getinfo(mf_ofi *o);
 int mf_ofi_open_ep(mf_ofi *o);
 
+/* Address exchange (ofi_addr.c): publishing ours from open; the start and reachable ops. */
+int mf_ofi_addr_publish(mf_ofi *o);
+int mf_ofi_start(mf_fabric *f);
+bool mf_ofi_reachable(mf_fabric *f, int peer);
+
 /* Buffers (ofi.c): a frame's send (MF_OFI_SEND) or receive (MF_OFI_RECV) buffer of header +
  * max_frame bytes, registered under FI_MR_LOCAL; NULL without memory. Posting a receive
  * buffer: false when the provider refused it for now (-FI_EAGAIN). */
