@@ -243,7 +243,17 @@ int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct f
 ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op);
 /* Posts it unless operations wait (then, or on -FI_EAGAIN, it waits behind them in o_wait). */
 void mf_ofi_submit(mf_ofi *o, mf_ofi_op *op);
-/* Ends one piece of an rget/rput/ratomic, and the whole with its last piece. */
+/* Registrations and RMA (ofi_rma.c): the rkey_make, rkey_release, rma_key, rget and rput ops;
+ * a read/write piece's completion (status: MPI_SUCCESS or an error code); ending one piece of
+ * an rget/rput/ratomic, and the whole with its last piece. */
+int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
+void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey);
+int mf_ofi_rma_key(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
+int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
+                int niov, size_t len, mf_fabric_done *done);
+int mf_ofi_rput(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
+                int niov, size_t len, mf_fabric_done *done);
+void mf_ofi_read_piece_done(mf_ofi *o, mf_ofi_piece *p, int status);
 void mf_ofi_piece_end(mf_ofi_get *g, int status);
 
 /* Provider selection and set-up (ofi_setup.c): the provider and domain into o_info; then
