@@ -239,10 +239,16 @@ int mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct fid_mr **mr,
                      void **desc);
-/* Hands an operation to the provider: 0, -FI_EAGAIN, or another libfabric error. */
+/* Posting (ofi_post.c). Hands an operation to the provider: 0, -FI_EAGAIN, or another
+ * libfabric error. */
 ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op);
 /* Posts it unless operations wait (then, or on -FI_EAGAIN, it waits behind them in o_wait). */
 void mf_ofi_submit(mf_ofi *o, mf_ofi_op *op);
+/* Appends an operation to the wait FIFO; retries what waits, in order, until the provider
+ * refuses again (how many left the FIFO); the libfabric call behind an operation. */
+void mf_ofi_wait_push(mf_ofi *o, mf_ofi_op *op);
+int mf_ofi_wait_drain(mf_ofi *o);
+const char *mf_ofi_op_name(const mf_ofi_op *op);
 /* Registrations and RMA (ofi_rma.c): the rkey_make, rkey_release, rma_key, rget and rput ops;
  * a read/write piece's completion (status: MPI_SUCCESS or an error code); ending one piece of
  * an rget/rput/ratomic, and the whole with its last piece. */
@@ -270,7 +276,11 @@ bool mf_ofi_reachable(mf_fabric *f, int peer);
  * max_frame bytes, registered under FI_MR_LOCAL; NULL without memory. Posting a receive
  * buffer: false when the provider refused it for now (-FI_EAGAIN). */
 mf_ofi_buf *mf_ofi_buf_new(mf_ofi *o, int kind);
+void mf_ofi_buf_free(mf_ofi_buf *b);
 bool mf_ofi_rx_post(mf_ofi *o, mf_ofi_buf *b);
+
+/* Marks a peer failed (first failure wins); the report goes out from progress. */
+void mf_ofi_peer_fail(mf_ofi *o, int peer, int code);
 
 /* Sets how long the engine may sleep (f->poll_interval_us) from the instance's state. */
 void mf_ofi_sleep_bound(mf_ofi *o);
