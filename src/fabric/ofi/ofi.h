@@ -279,11 +279,20 @@ mf_ofi_buf *mf_ofi_buf_new(mf_ofi *o, int kind);
 void mf_ofi_buf_free(mf_ofi_buf *b);
 bool mf_ofi_rx_post(mf_ofi *o, mf_ofi_buf *b);
 
-/* Marks a peer failed (first failure wins); the report goes out from progress. */
+/* Progress and sleeping (ofi_progress.c): the progress, wait_fd, sleep_prepare and tx_idle
+ * ops; marking a peer failed (first failure wins; the report goes out from progress); how long
+ * the engine may sleep (f->poll_interval_us) from the instance's state. */
+int mf_ofi_progress(mf_fabric *f);
+int mf_ofi_wait_fd(mf_fabric *f);
+bool mf_ofi_sleep_prepare(mf_fabric *f);
+bool mf_ofi_tx_idle(mf_fabric *f);
 void mf_ofi_peer_fail(mf_ofi *o, int peer, int code);
-
-/* Sets how long the engine may sleep (f->poll_interval_us) from the instance's state. */
 void mf_ofi_sleep_bound(mf_ofi *o);
+
+/* The message path (ofi_msg.c): a frame arrived in receive buffer b (len bytes, remote CQ data
+ * cqdata), validated and delivered in its peer's order; a transmit buffer back to the cache. */
+void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata);
+void mf_ofi_tx_put(mf_ofi *o, mf_ofi_buf *b);
 
 /* Atomics (ofi_atomic.c): the limits after the domain opened; the ops; posting one piece;
  * a piece's completion (status: MPI_SUCCESS or an error code). */
