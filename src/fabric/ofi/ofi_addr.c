@@ -7,7 +7,9 @@
  * o_addr[rank] is what sends go to; peers the provider cannot reach (shm: other hosts) stay
  * FI_ADDR_NOTAVAIL and reachable() says false. A malformed value or an address the provider
  * refuses is an error naming the rank. Our own address goes into the AV too (o_self), for
- * atomics on our own window part; without it those fall back to emulation.
+ * atomics on our own window part; without it those fall back to emulation. start also settles
+ * the sleep bound while a window is exposed (MANIFOLD_OFI_RMA_POLL_US; none when oversubscribed,
+ * known only from start on).
  */
 #include <stdio.h>
 #include <string.h>

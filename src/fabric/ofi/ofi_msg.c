@@ -7,8 +7,9 @@
  * fi_injectdata from the stack when it fits the inject size and nothing waits, else from a
  * transmit buffer (cached, MF_OFI_TX_CACHE) with fi_senddata through the wait FIFO; the remote
  * CQ data carries our rank and the peer's sequence number. It returns MF_FABRIC_DONE (the frame
- * is the provider's or queued), MF_FABRIC_BUSY (no memory and no request to fail), or an error
- * code (the peer failed, or the frame is malformed). mf_ofi_arrived validates a received frame
+ * is the provider's or queued), MF_FABRIC_BUSY (no memory for a transmit buffer and no request
+ * to fail), or an error code (the peer unreachable or failed, no memory with a request, or a
+ * frame larger than max_frame or than its iovecs). mf_ofi_arrived validates a received frame
  * (source rank, header, length), drops a stranger's with a rate-limited warning, and delivers
  * each peer's frames in sequence order, holding early ones aside (o_held).
  */

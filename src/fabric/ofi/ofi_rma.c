@@ -6,7 +6,7 @@
  * reads and writes, both into one table of MF_OFI_MAX_KEYS slots; the rkey handed out packs
  * (key + 1) above MF_OFI_KEY_BITS and, under FI_MR_VIRT_ADDR, the address below (ofi.h). A
  * buffer that cannot be described that way (no slot, address too high, a provider key over 16
- * bits) is refused and counted in o_rkey_fallbacks; the p2p layer then sends by push.
+ * bits, fi_mr_reg failing) is refused and counted in o_rkey_fallbacks; the p2p layer then sends by push.
  * rkey_release closes the registration. rget/rput cut the transfer into one fi_read or
  * fi_writemsg (FI_DELIVERY_COMPLETE) per local iovec, all prepared (and registered under
  * FI_MR_LOCAL) before any is posted, and call `done` once with the first error when the last
