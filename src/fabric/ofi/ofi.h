@@ -234,19 +234,70 @@ static inline mf_ofi *mf_ofi_of(mf_fabric *f)
     return MF_FABRIC_CONTAINER(f, mf_ofi, o_base);
 }
 
-/* Shared by ofi.c and ofi_atomic.c. */
+/* Shared helpers (ofi.c): an error code naming the instance, its provider, the operation and
+ * libfabric's reason; registering local memory where the provider asks for it (FI_MR_LOCAL,
+ * else *mr and *desc NULL); monotonic seconds. */
 int mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct fid_mr **mr,
                      void **desc);
-/* Hands an operation to the provider: 0, -FI_EAGAIN, or another libfabric error. */
+double mf_ofi_now(void);
+
+/* Provider selection and set-up (ofi_setup.c): the provider and domain into o_info; then
+ * fabric, domain, CQ, AV and the enabled endpoint with its receive buffers posted. */
+int mf_ofi_getinfo(mf_ofi *o);
+int mf_ofi_open_ep(mf_ofi *o);
+
+/* Address exchange (ofi_addr.c): publishing ours from open; the start and reachable ops. */
+int mf_ofi_addr_publish(mf_ofi *o);
+int mf_ofi_start(mf_fabric *f);
+bool mf_ofi_reachable(mf_fabric *f, int peer);
+
+/* The message path (ofi_msg.c): the send op; a frame arrived in receive buffer b (len bytes,
+ * remote CQ data cqdata), validated and delivered in its peer's order. Buffers: a frame's send
+ * (MF_OFI_SEND) or receive (MF_OFI_RECV) buffer of header + max_frame bytes, registered under
+ * FI_MR_LOCAL (NULL without memory); a transmit buffer back to the cache; posting a receive
+ * buffer (false when the provider refused it for now, -FI_EAGAIN). */
+int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov, int niov,
+                mf_fabric_done *done);
+void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata);
+mf_ofi_buf *mf_ofi_buf_new(mf_ofi *o, int kind);
+void mf_ofi_buf_free(mf_ofi_buf *b);
+void mf_ofi_tx_put(mf_ofi *o, mf_ofi_buf *b);
+bool mf_ofi_rx_post(mf_ofi *o, mf_ofi_buf *b);
+
+/* Posting (ofi_post.c). Hands an operation to the provider: 0, -FI_EAGAIN, or another
+ * libfabric error. */
 ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op);
 /* Posts it unless operations wait (then, or on -FI_EAGAIN, it waits behind them in o_wait). */
 void mf_ofi_submit(mf_ofi *o, mf_ofi_op *op);
-/* Ends one piece of an rget/rput/ratomic, and the whole with its last piece. */
+/* Appends an operation to the wait FIFO; retries what waits, in order, until the provider
+ * refuses again (how many left the FIFO); the libfabric call behind an operation. */
+void mf_ofi_wait_push(mf_ofi *o, mf_ofi_op *op);
+int mf_ofi_wait_drain(mf_ofi *o);
+const char *mf_ofi_op_name(const mf_ofi_op *op);
+
+/* Registrations and RMA (ofi_rma.c): the rkey_make, rkey_release, rma_key, rget and rput ops;
+ * a read/write piece's completion (status: MPI_SUCCESS or an error code); ending one piece of
+ * an rget/rput/ratomic, and the whole with its last piece. */
+int mf_ofi_rkey_make(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
+void mf_ofi_rkey_release(mf_fabric *f, uint64_t rkey);
+int mf_ofi_rma_key(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
+int mf_ofi_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
+                int niov, size_t len, mf_fabric_done *done);
+int mf_ofi_rput(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
+                int niov, size_t len, mf_fabric_done *done);
+void mf_ofi_read_piece_done(mf_ofi *o, mf_ofi_piece *p, int status);
 void mf_ofi_piece_end(mf_ofi_get *g, int status);
 
-/* Sets how long the engine may sleep (f->poll_interval_us) from the instance's state. */
+/* Progress and sleeping (ofi_progress.c): the progress, wait_fd, sleep_prepare and tx_idle
+ * ops; marking a peer failed (first failure wins; the report goes out from progress); how long
+ * the engine may sleep (f->poll_interval_us) from the instance's state. */
+int mf_ofi_progress(mf_fabric *f);
+int mf_ofi_wait_fd(mf_fabric *f);
+bool mf_ofi_sleep_prepare(mf_fabric *f);
+bool mf_ofi_tx_idle(mf_fabric *f);
+void mf_ofi_peer_fail(mf_ofi *o, int peer, int code);
 void mf_ofi_sleep_bound(mf_ofi *o);
 
 /* Atomics (ofi_atomic.c): the limits after the domain opened; the ops; posting one piece;
