@@ -55,6 +55,8 @@ static struct {
      * before sleeping. A yield hands the core to a rank that has work at once, where a
      * sleep/wake-up pair through the doorbell costs tens of microseconds per message. */
     long long yield_ns;
+    /* mf_progress_helper_threads was called: wait as on an oversubscribed host. */
+    bool helper_threads;
     mf_progress_hook_entry *hooks;
     int nhooks, hooks_cap;
     mf_progress_source **sources;
@@ -360,11 +362,12 @@ int mf_progress_wait(bool (*done)(void *arg), void *arg)
 static void mf_progress_budgets(void)
 {
     const char *s = mf_config_str("MANIFOLD_SPIN_US");
-    long us = *s ? mf_config_long("MANIFOLD_SPIN_US") : (mf_g.oversubscribed ? 0 : 50);
+    bool share = mf_g.oversubscribed || mf_pe.helper_threads;
+    long us = *s ? mf_config_long("MANIFOLD_SPIN_US") : (share ? 0 : 50);
     mf_pe.spin_ns = (int)(us < 0 ? 0 : us > 1000000 ? 1000000000 : us * 1000);
     mf_pe.spin_cur_ns = mf_pe.spin_ns;
     mf_pe.spin_adapt = !*s && mf_pe.spin_ns > 0;
-    long yus = mf_g.oversubscribed ? mf_config_long("MANIFOLD_YIELD_US") : 0;
+    long yus = share ? mf_config_long("MANIFOLD_YIELD_US") : 0;
     mf_pe.yield_ns = yus < 0 ? 0 : (long long)yus * 1000;
 }
 
@@ -458,6 +461,14 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
         idle_since = -1;
     }
     return MPI_SUCCESS;
+}
+
+void mf_progress_helper_threads(void)
+{
+    if (!mf_pe.helper_threads) {
+        mf_pe.helper_threads = true;
+        mf_pe.spin_ns = -1; /* the budgets are decided again at the next wait */
+    }
 }
 
 int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void *arg)
