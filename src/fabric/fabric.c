@@ -830,3 +830,32 @@ bool mf_fabric_always_sleep(mf_fabric *f)
 void mf_fabric_no_sleep_end(mf_fabric *f)
 {
 }
+
+/* ---- Address exchange ---- */
+
+/* The one place that names an instance's address key (see mf_fabric_addr_publish). */
+static void mf_fabric_addr_key(const mf_fabric *f, int rank, char *key, size_t len)
+{
+    snprintf(key, len, "mf.%s.%d", f->name, rank);
+}
+
+int mf_fabric_addr_publish(const mf_fabric *f, const char *value)
+{
+    char key[MF_PM_KEY_MAX];
+    mf_fabric_addr_key(f, mf_g.rank, key, sizeof key);
+    int rc = mf_pm_put(key, value);
+    if (rc == MPI_SUCCESS)
+        mf_debug("%s: published %s=%s", f->name, key, value);
+    return rc;
+}
+
+int mf_fabric_addr_lookup(const mf_fabric *f, int rank, char *buf, size_t len)
+{
+    char key[MF_PM_KEY_MAX];
+    mf_fabric_addr_key(f, rank, key, sizeof key);
+    if (mf_pm_get(key, buf, len) != MPI_SUCCESS)
+        return mf_error(MPI_ERR_OTHER,
+                        "%s: rank %d published no address (%s missing from the process manager)",
+                        f->name, rank, key);
+    return MPI_SUCCESS;
+}

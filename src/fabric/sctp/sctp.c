@@ -583,7 +583,7 @@ static int mf_sctp_open(mf_fabric *f)
         goto fail;
     }
     rc = mf_sctp_socket_opts(s);
-    char pub[MF_PM_VAL_MAX], key[MF_PM_KEY_MAX];
+    char pub[MF_PM_VAL_MAX];
     if (!rc)
         rc = mf_sctp_bind(s, pub, sizeof pub);
     if (rc)
@@ -593,11 +593,9 @@ static int mf_sctp_open(mf_fabric *f)
         rc = mf_error(MPI_ERR_OTHER, "%s: cannot listen: %s", f->name, strerror(errno));
         goto fail;
     }
-    snprintf(key, sizeof key, "mf.%s.%d", f->name, mf_g.rank);
-    rc = mf_pm_put(key, pub);
+    rc = mf_fabric_addr_publish(f, pub);
     if (rc)
         goto fail;
-    mf_debug("%s: published %s=%s", f->name, key, pub);
     return MPI_SUCCESS;
 fail:
     mf_sctp_release(s);

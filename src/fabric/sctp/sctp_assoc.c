@@ -377,11 +377,10 @@ int mf_sctp_flush_all(mf_sctp *s)
 
 int mf_sctp_dial(mf_sctp *s, int peer)
 {
-    char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
-    snprintf(key, sizeof key, "mf.%s.%d", s->s_base.name, peer);
-    if (mf_pm_get(key, val, sizeof val) != MPI_SUCCESS)
-        return mf_error(MPI_ERR_OTHER, "%s: rank %d published no sctp address (%s)", s->s_base.name,
-                        peer, key);
+    char val[MF_PM_VAL_MAX];
+    int rc = mf_fabric_addr_lookup(&s->s_base, peer, val, sizeof val);
+    if (rc)
+        return rc;
     unsigned udp, port;
     int used = 0;
     if (sscanf(val, "%u:%u:%n", &udp, &port, &used) != 2 || udp == 0 || udp > 65535 || port == 0 ||

@@ -179,16 +179,14 @@ static int mf_tcp_open(mf_fabric *f)
         rc = mf_error(MPI_ERR_OTHER, "tcp: epoll_create1 failed: %s", strerror(errno));
         goto fail;
     }
-    char pub[MF_PM_VAL_MAX], key[MF_PM_KEY_MAX];
+    char pub[MF_PM_VAL_MAX];
     rc = mf_tcp_listen(t, pub, sizeof pub);
     if (rc)
         goto fail;
-    snprintf(key, sizeof key, "mf.%s.%d", f->name, mf_g.rank);
-    rc = mf_pm_put(key, pub);
+    rc = mf_fabric_addr_publish(f, pub);
     if (rc)
         goto fail;
-    mf_debug("%s: published %s=%s (job %016llx)", f->name, key, pub,
-             (unsigned long long)mf_g.job_hash);
+    mf_debug("%s: job %016llx", f->name, (unsigned long long)mf_g.job_hash);
     return MPI_SUCCESS;
 fail:
     mf_tcp_release(t);

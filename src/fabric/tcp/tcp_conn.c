@@ -487,14 +487,10 @@ int mf_tcp_dial(mf_tcp *t, int peer)
 {
     mf_tcp_peer *p = &t->t_peers[peer];
     if (p->p_naddrs < 0) {
-        char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
-        snprintf(key, sizeof key, "mf.%s.%d", t->t_base.name, peer);
-        int rc = mf_pm_get(key, val, sizeof val);
+        char val[MF_PM_VAL_MAX];
+        int rc = mf_fabric_addr_lookup(&t->t_base, peer, val, sizeof val);
         if (rc)
-            return mf_error(MPI_ERR_OTHER,
-                            "tcp: rank %d published no tcp address (%s missing "
-                            "from the process manager)",
-                            peer, key);
+            return rc;
         bool same_host = mf_g.node_of && mf_g.node_of[peer] == mf_g.node;
         p->p_naddrs = mf_tcp_parse_addrs(val, same_host, p->p_addrs, MF_TCP_MAX_ADDRS);
         if (p->p_naddrs == 0)
