@@ -830,3 +830,91 @@ bool mf_fabric_always_sleep(mf_fabric *f)
 void mf_fabric_no_sleep_end(mf_fabric *f)
 {
 }
+
+/* ---- Address exchange ---- */
+
+/* The one place that names an instance's address key (see mf_fabric_addr_publish). */
+static void mf_fabric_addr_key(const mf_fabric *f, int rank, char *key, size_t len)
+{
+    snprintf(key, len, "mf.%s.%d", f->name, rank);
+}
+
+int mf_fabric_addr_publish(const mf_fabric *f, const char *value)
+{
+    char key[MF_PM_KEY_MAX];
+    mf_fabric_addr_key(f, mf_g.rank, key, sizeof key);
+    int rc = mf_pm_put(key, value);
+    if (rc == MPI_SUCCESS)
+        mf_debug("%s: published %s=%s", f->name, key, value);
+    return rc;
+}
+
+int mf_fabric_addr_lookup(const mf_fabric *f, int rank, char *buf, size_t len)
+{
+    char key[MF_PM_KEY_MAX];
+    mf_fabric_addr_key(f, rank, key, sizeof key);
+    if (mf_pm_get(key, buf, len) != MPI_SUCCESS)
+        return mf_error(MPI_ERR_OTHER,
+                        "%s: rank %d published no address (%s missing from the process manager)",
+                        f->name, rank, key);
+    return MPI_SUCCESS;
+}
+
+/* ---- Deferred peer failures ---- */
+
+int mf_fabric_failures_init(mf_fabric_failures *s, int npeers, const char *who)
+{
+    s->code = calloc((size_t)npeers, sizeof *s->code);
+    s->reported = calloc((size_t)npeers, sizeof *s->reported);
+    s->npeers = npeers;
+    s->npending = 0;
+    if (s->code && s->reported)
+        return MPI_SUCCESS;
+    mf_fabric_failures_free(s);
+    return mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d peers", who, npeers);
+}
+
+void mf_fabric_failures_free(mf_fabric_failures *s)
+{
+    free(s->code);
+    free(s->reported);
+    *s = (mf_fabric_failures){0};
+}
+
+bool mf_fabric_failures_mark(mf_fabric_failures *s, int peer, int code)
+{
+    if (peer < 0 || peer >= s->npeers || s->code[peer])
+        return false;
+    s->code[peer] = code;
+    s->reported[peer] = false;
+    s->npending++;
+    return true;
+}
+
+bool mf_fabric_failures_take(mf_fabric_failures *s, int peer)
+{
+    if (!s->code[peer] || s->reported[peer])
+        return false;
+    s->reported[peer] = true;
+    s->npending--;
+    return true;
+}
+
+int mf_fabric_failures_report(mf_fabric_failures *s, mf_fabric *f, mf_fabric_fail_report_fn *report)
+{
+    int n = 0;
+    for (int r = 0; r < s->npeers && s->npending > 0; r++)
+        if (mf_fabric_failures_take(s, r)) {
+            report(f, r, s->code[r]);
+            n++;
+        }
+    return n;
+}
+
+void mf_fabric_failures_forget(mf_fabric_failures *s, int peer)
+{
+    if (s->code[peer] && !s->reported[peer])
+        s->npending--;
+    s->code[peer] = 0;
+    s->reported[peer] = false;
+}

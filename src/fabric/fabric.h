@@ -31,9 +31,10 @@
  *   1. create    the registry allocates one zeroed instance per (class, interfaces) that a
  *                setting names (self and shm always, unless MANIFOLD_SHM=0), calls the class's
  *                `init` (defaults; cannot fail) and checks the ops table.
- *   2. open      op `open`: create endpoints, publish this rank's address with mf_pm_put() under
- *                a key naming the instance ("mf.tcp1.<rank>"). Returns MF_FABRIC_UNAVAILABLE
- *                (not an error) when the instance cannot run here; it is then never used.
+ *   2. open      op `open`: create endpoints, publish this rank's address with
+ *                mf_fabric_addr_publish() under a key naming the instance ("mf.tcp1.<rank>").
+ *                Returns MF_FABRIC_UNAVAILABLE (not an error) when the instance cannot run here;
+ *                it is then never used.
  *   3. fence     MPI_Init calls mf_pm_fence() once for all fabrics and learns every rank's host.
  *   4. start     op `start`: anything that needs the peers' published data (e.g. shm maps the
  *                host's segment). Connections are still opened lazily, on first send.
@@ -378,6 +379,46 @@ int mf_fabric_no_wait_fd(mf_fabric *f);
 int mf_fabric_no_break_peer(mf_fabric *f, int peer);
 bool mf_fabric_always_sleep(mf_fabric *f);
 void mf_fabric_no_sleep_end(mf_fabric *f);
+
+/* ---- Address exchange through the process manager ---- */
+/* Publishes this rank's address of instance `f` (its op `open`, before the fence) under the
+ * instance's key "mf.<instance name>.<rank>". `value` is the fabric's own text encoding (at most
+ * MF_PM_VAL_MAX - 1 characters). Returns MPI_SUCCESS or the process manager's error. */
+int mf_fabric_addr_publish(const mf_fabric *f, const char *value);
+/* Fetches the address `rank` published for instance `f` (after the fence) into buf[len]. When
+ * it is missing, reports an MPI_ERR_OTHER error naming the instance, the rank and the key and
+ * returns its code. */
+int mf_fabric_addr_lookup(const mf_fabric *f, int rank, char *buf, size_t len);
+
+/* ---- Deferred peer failures ----
+ * A fabric that finds a peer failed where it may not report it (inside send, say) marks it in
+ * its set and reports it from its next progress, once; the first failure wins. Marking,
+ * counting and reporting once are here; what a report does (drop the peer's queues, call
+ * mf_fabric_up_peer_failed or not) is the fabric's `report` callback. Not thread-safe: the
+ * instance's own serialization covers it. */
+typedef struct mf_fabric_failures {
+    int *code;      /* by world rank: error code once failed, else 0 */
+    bool *reported; /* by world rank: the failure was taken for its report (or needs none) */
+    int npeers;
+    int npending; /* failed, not yet taken */
+} mf_fabric_failures;
+typedef void mf_fabric_fail_report_fn(mf_fabric *f, int peer, int code);
+
+/* Sets up an empty set for `npeers` ranks; MPI_ERR_NO_MEM (reported) when out of memory. */
+int mf_fabric_failures_init(mf_fabric_failures *s, int npeers, const char *who);
+/* Releases the set (also one never set up, if zeroed). */
+void mf_fabric_failures_free(mf_fabric_failures *s);
+/* Marks `peer` failed with `code` (nonzero) and pending. False, changing nothing, when it has
+ * failed already or is out of range. */
+bool mf_fabric_failures_mark(mf_fabric_failures *s, int peer, int code);
+/* Takes `peer`'s pending failure for its report (marks it reported): true when there was one. */
+bool mf_fabric_failures_take(mf_fabric_failures *s, int peer);
+/* Takes every pending failure, in rank order, and calls report(f, peer, code) for each; returns
+ * how many. A failure marked by `report` itself below the rank reached waits for the next call. */
+int mf_fabric_failures_report(mf_fabric_failures *s, mf_fabric *f,
+                              mf_fabric_fail_report_fn *report);
+/* Forgets `peer`'s failure (it may be connected to again). */
+void mf_fabric_failures_forget(mf_fabric_failures *s, int peer);
 
 /* ---- Upcalls: what a fabric calls (implemented by src/p2p) ---- */
 

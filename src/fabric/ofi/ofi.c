@@ -162,8 +162,7 @@ static void mf_ofi_release(mf_ofi *o)
         o->o_lib->freeinfo(o->o_info);
     o->o_info = NULL;
     free(o->o_addr);
-    free(o->o_failed);
-    free(o->o_fail_told);
+    mf_fabric_failures_free(&o->o_fails);
     free(o->o_tx_seq);
     free(o->o_rx_seq);
     o->o_tx_seq = o->o_rx_seq = NULL;
@@ -173,8 +172,6 @@ static void mf_ofi_release(mf_ofi *o)
         free(e);
     }
     o->o_addr = NULL;
-    o->o_failed = NULL;
-    o->o_fail_told = NULL;
     free(o->o_aq_head);
     free(o->o_aq_tail);
     free(o->o_abusy);
@@ -191,17 +188,15 @@ static int mf_ofi_open(mf_fabric *f)
     o->o_poll_us = (int)mf_config_long("MANIFOLD_OFI_POLL_US");
     o->o_npeers = mf_g.size;
     o->o_addr = malloc((size_t)mf_g.size * sizeof *o->o_addr);
-    o->o_failed = calloc((size_t)mf_g.size, sizeof *o->o_failed);
-    o->o_fail_told = calloc((size_t)mf_g.size, sizeof *o->o_fail_told);
     o->o_tx_seq = calloc((size_t)mf_g.size, sizeof *o->o_tx_seq);
     o->o_rx_seq = calloc((size_t)mf_g.size, sizeof *o->o_rx_seq);
     o->o_aq_head = calloc((size_t)mf_g.size, sizeof *o->o_aq_head);
     o->o_aq_tail = calloc((size_t)mf_g.size, sizeof *o->o_aq_tail);
     o->o_abusy = calloc((size_t)mf_g.size, sizeof *o->o_abusy);
     o->o_self = FI_ADDR_NOTAVAIL;
-    int rc = MPI_SUCCESS;
-    if (!o->o_addr || !o->o_failed || !o->o_fail_told || !o->o_tx_seq || !o->o_rx_seq ||
-        !o->o_aq_head || !o->o_aq_tail || !o->o_abusy)
+    int rc = mf_fabric_failures_init(&o->o_fails, mf_g.size, f->name);
+    if (rc == MPI_SUCCESS && (!o->o_addr || !o->o_tx_seq || !o->o_rx_seq || !o->o_aq_head ||
+                              !o->o_aq_tail || !o->o_abusy))
         rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d peers", f->name, mf_g.size);
     for (int r = 0; rc == MPI_SUCCESS && r < mf_g.size; r++)
         o->o_addr[r] = FI_ADDR_NOTAVAIL;

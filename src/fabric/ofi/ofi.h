@@ -196,14 +196,12 @@ typedef struct mf_ofi {
     uint64_t o_mr_mode; /* the provider's mr_mode */
     size_t o_inject;    /* the provider's inject size */
     int o_npeers;
-    fi_addr_t *o_addr;   /* by world rank; FI_ADDR_NOTAVAIL when unreachable */
-    int *o_failed;       /* by world rank: error code once failed */
-    uint32_t *o_tx_seq;  /* by world rank: sequence number of the next frame sent */
-    uint32_t *o_rx_seq;  /* by world rank: sequence number of the next frame to deliver */
-    mf_ofi_held *o_held; /* frames that arrived early */
-    uint64_t o_early;    /* how many did */
-    bool *o_fail_told;   /* the failure went through mf_fabric_peer_failed */
-    int o_nfailing;      /* failures waiting to be reported from progress */
+    fi_addr_t *o_addr;          /* by world rank; FI_ADDR_NOTAVAIL when unreachable */
+    uint32_t *o_tx_seq;         /* by world rank: sequence number of the next frame sent */
+    uint32_t *o_rx_seq;         /* by world rank: sequence number of the next frame to deliver */
+    mf_ofi_held *o_held;        /* frames that arrived early */
+    uint64_t o_early;           /* how many did */
+    mf_fabric_failures o_fails; /* failed peers; their reports wait for progress */
     mf_ofi_buf *o_rx[MF_OFI_RX_BUFS];
     int o_rx_unposted;     /* receive buffers the provider refused (EAGAIN) for now */
     mf_ofi_buf *o_tx_free; /* cached transmit buffers (via b_op.o_next) */

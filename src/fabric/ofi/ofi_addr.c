@@ -32,12 +32,11 @@ int mf_ofi_addr_publish(mf_ofi *o)
     if (frc)
         rc = mf_ofi_err(o, MPI_ERR_OTHER, frc, "fi_getname");
     if (rc == MPI_SUCCESS) {
-        char pub[2 * sizeof addr + 1], key[MF_PM_KEY_MAX];
+        char pub[2 * sizeof addr + 1];
         for (size_t i = 0; i < alen; i++)
             snprintf(pub + 2 * i, 3, "%02x", addr[i]);
-        snprintf(key, sizeof key, "mf.%s.%d", f->name, mf_g.rank);
-        rc = mf_pm_put(key, pub);
-        mf_debug("%s: %s domain %s, published %s=%s", f->name, o->o_prov, o->o_dom, key, pub);
+        mf_debug("%s: %s domain %s", f->name, o->o_prov, o->o_dom);
+        rc = mf_fabric_addr_publish(f, pub);
     }
     return rc;
 }
@@ -72,10 +71,9 @@ int mf_ofi_start(mf_fabric *f)
     for (int r = 0; r < o->o_npeers; r++) {
         if (r == mf_g.rank || (mf_ofi_host_only(o) && mf_g.node_of[r] != mf_g.node_of[mf_g.rank]))
             continue;
-        char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
+        char val[MF_PM_VAL_MAX];
         unsigned char addr[MF_PM_VAL_MAX / 2];
-        snprintf(key, sizeof key, "mf.%s.%d", f->name, r);
-        int rc = mf_pm_get(key, val, sizeof val);
+        int rc = mf_fabric_addr_lookup(f, r, val, sizeof val);
         if (rc)
             return rc;
         size_t alen = strlen(val) / 2;

@@ -180,8 +180,8 @@ int mf_ofi_ratomic(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const m
         (self ? o->o_self : o->o_addr[peer]) == FI_ADDR_NOTAVAIL || max == 0)
         return mf_error(MPI_ERR_INTERN, "%s: ratomic (op %d, type %d) with rank %d not possible",
                         f->name, x->fa_op, x->fa_type, peer);
-    if (o->o_failed[peer])
-        return o->o_failed[peer];
+    if (o->o_fails.code[peer])
+        return o->o_fails.code[peer];
     if (x->fa_count == 0)
         return MF_FABRIC_DONE;
     size_t esz = mf_ofi_atype_size[x->fa_type];

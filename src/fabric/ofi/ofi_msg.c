@@ -133,8 +133,8 @@ int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iov
     if (hdr->len > f->max_frame)
         return mf_error(MPI_ERR_INTERN, "%s: frame of %llu bytes exceeds max_frame", f->name,
                         (unsigned long long)hdr->len);
-    if (o->o_failed[peer])
-        return o->o_failed[peer];
+    if (o->o_fails.code[peer])
+        return o->o_fails.code[peer];
     size_t total = MF_WIRE_HDR_SIZE + (size_t)hdr->len;
     uint64_t cqdata = ((uint64_t)o->o_tx_seq[peer] << 32) | (uint32_t)mf_g.rank;
     /* Small eager messages in the short form where that makes them fit the inject size. */

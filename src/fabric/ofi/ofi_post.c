@@ -102,13 +102,13 @@ int mf_ofi_wait_drain(mf_ofi *o)
     int n = 0;
     while (o->o_wait_head) {
         mf_ofi_op *op = o->o_wait_head;
-        ssize_t rc = o->o_failed[op->o_peer] ? 0 : mf_ofi_post(o, op);
+        ssize_t rc = o->o_fails.code[op->o_peer] ? 0 : mf_ofi_post(o, op);
         if (rc == -FI_EAGAIN)
             break;
         o->o_wait_head = op->o_next;
         if (!o->o_wait_head)
             o->o_wait_tail = NULL;
-        if (o->o_failed[op->o_peer])
+        if (o->o_fails.code[op->o_peer])
             mf_ofi_post_failed(o, op, -FI_ECANCELED);
         else if (rc)
             mf_ofi_post_failed(o, op, rc);

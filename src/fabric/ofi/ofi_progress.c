@@ -22,24 +22,13 @@
 /* Marks a peer failed (first failure wins); the report goes out from progress. */
 void mf_ofi_peer_fail(mf_ofi *o, int peer, int code)
 {
-    if (peer < 0 || peer >= o->o_npeers || o->o_failed[peer])
-        return;
-    o->o_failed[peer] = code;
-    o->o_nfailing++;
+    mf_fabric_failures_mark(&o->o_fails, peer, code);
 }
 
-static int mf_ofi_report_failures(mf_ofi *o)
+static void mf_ofi_report_one(mf_fabric *f, int peer, int code)
 {
-    int n = 0;
-    for (int r = 0; o->o_nfailing > 0 && r < o->o_npeers; r++)
-        if (o->o_failed[r] && !o->o_fail_told[r]) {
-            o->o_fail_told[r] = true;
-            o->o_nfailing--;
-            if (!o->o_closing)
-                mf_fabric_up_peer_failed(&o->o_base, r, o->o_failed[r]);
-            n++;
-        }
-    return n;
+    if (!mf_ofi_of(f)->o_closing)
+        mf_fabric_up_peer_failed(f, peer, code);
 }
 
 /* A CQ error entry: names the provider, the operation and the reason. */
@@ -133,8 +122,8 @@ int mf_ofi_progress(mf_fabric *f)
         mf_ofi_rx_repost(o);
     if (o->o_wait_head)
         n += mf_ofi_wait_drain(o);
-    if (o->o_nfailing)
-        n += mf_ofi_report_failures(o);
+    if (o->o_fails.npending)
+        n += mf_fabric_failures_report(&o->o_fails, f, mf_ofi_report_one);
     mf_ofi_sleep_bound(o);
     return n;
 }
@@ -161,7 +150,7 @@ int mf_ofi_wait_fd(mf_fabric *f)
 bool mf_ofi_sleep_prepare(mf_fabric *f)
 {
     mf_ofi *o = mf_ofi_of(f);
-    if (o->o_nfailing)
+    if (o->o_fails.npending)
         return false;
     /* A timed poll is only as prompt as the sleeping thread's timer slack (50 us by default,
      * which made a 50 us poll a 100 us one and a shorter poll no shorter): 1 us for the threads

@@ -137,8 +137,8 @@ static int mf_ofi_rma(mf_fabric *f, int peer, uint64_t rkey, size_t offset, cons
     if (peer < 0 || peer >= o->o_npeers || o->o_addr[peer] == FI_ADDR_NOTAVAIL)
         return mf_error(MPI_ERR_INTERN, "%s: %s with unreachable rank %d", f->name,
                         write ? "rput" : "rget", peer);
-    if (o->o_failed[peer])
-        return o->o_failed[peer];
+    if (o->o_fails.code[peer])
+        return o->o_fails.code[peer];
     int npieces = 0;
     for (size_t left = len; npieces < niov && left > 0; npieces++)
         left -= iov[npieces].iov_len < left ? iov[npieces].iov_len : left;

@@ -509,28 +509,13 @@ static void mf_sctp_release(mf_sctp *s)
     mf_sctp_assoc_free_all(s);
     for (int r = 0; r < s->s_npeers; r++) {
         mf_sctp_peer *p = &s->s_peers[r];
-        while (p->p_head) {
-            mf_sctp_out *o = p->p_head;
-            p->p_head = o->o_next;
-            if (o->o_done)
-                o->o_done->fd_fn(o->o_done, MPI_ERR_OTHER);
-            mf_sctp_out_free(o);
-        }
-        while (p->p_wait) {
-            mf_sctp_msg *m = p->p_wait;
-            p->p_wait = m->m_next;
-            while (m->m_pieces) {
-                mf_sctp_piece *pc = m->m_pieces;
-                m->m_pieces = pc->pc_next;
-                mf_sctp_piece_free(pc);
-            }
-            free(m);
-        }
+        mf_sctp_peer_drop(p, MPI_ERR_OTHER);
         free(p->p_ctx);
     }
     free(s->s_peers);
     s->s_peers = NULL;
     s->s_npeers = 0;
+    mf_fabric_failures_free(&s->s_fails);
 }
 
 static int mf_sctp_open(mf_fabric *f)
@@ -576,6 +561,9 @@ static int mf_sctp_open(mf_fabric *f)
      * it may share with this rank (54 us per 8 B message across hosts, 15-20 us yielding). */
     mf_progress_helper_threads();
     s->s_inbox = ib;
+    rc = mf_fabric_failures_init(&s->s_fails, mf_g.size, "sctp");
+    if (rc)
+        goto fail;
     s->s_sock = usrsctp_socket(AF_INET, SOCK_SEQPACKET, IPPROTO_SCTP, mf_sctp_rx_cb, mf_sctp_tx_cb,
                                64 * 1024, ib);
     if (!s->s_sock) {
@@ -583,7 +571,7 @@ static int mf_sctp_open(mf_fabric *f)
         goto fail;
     }
     rc = mf_sctp_socket_opts(s);
-    char pub[MF_PM_VAL_MAX], key[MF_PM_KEY_MAX];
+    char pub[MF_PM_VAL_MAX];
     if (!rc)
         rc = mf_sctp_bind(s, pub, sizeof pub);
     if (rc)
@@ -593,11 +581,9 @@ static int mf_sctp_open(mf_fabric *f)
         rc = mf_error(MPI_ERR_OTHER, "%s: cannot listen: %s", f->name, strerror(errno));
         goto fail;
     }
-    snprintf(key, sizeof key, "mf.%s.%d", f->name, mf_g.rank);
-    rc = mf_pm_put(key, pub);
+    rc = mf_fabric_addr_publish(f, pub);
     if (rc)
         goto fail;
-    mf_debug("%s: published %s=%s", f->name, key, pub);
     return MPI_SUCCESS;
 fail:
     mf_sctp_release(s);
@@ -637,8 +623,8 @@ static int mf_sctp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
         return mf_error(MPI_ERR_INTERN, "sctp: frame of %llu bytes exceeds max_frame",
                         (unsigned long long)hdr->len);
     mf_sctp_peer *p = &s->s_peers[peer];
-    if (p->p_failed)
-        return p->p_failed;
+    if (s->s_fails.code[peer])
+        return s->s_fails.code[peer];
     if (p->p_closed)
         return mf_error(MPI_ERR_OTHER, "%s: rank %d has closed its association (finalized)",
                         f->name, peer);
@@ -706,7 +692,7 @@ static int mf_sctp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
         int w = mf_sctp_out_write(s, p, o);
         if (w < 0) {
             mf_sctp_out_free(o);
-            return p->p_failed;
+            return s->s_fails.code[peer];
         }
         if (w > 0) {
             mf_sctp_out_free(o);
@@ -772,7 +758,7 @@ static bool mf_sctp_sleep_prepare(mf_fabric *f)
         return true;
     uint64_t v;
     (void)!read(s->s_inbox->ib_evfd, &v, sizeof v);
-    return atomic_load(&s->s_inbox->ib_count) == 0 && s->s_nfailing == 0;
+    return atomic_load(&s->s_inbox->ib_count) == 0 && s->s_fails.npending == 0;
 }
 
 static bool mf_sctp_tx_idle(mf_fabric *f)

@@ -178,8 +178,6 @@ typedef struct mf_sctp_peer {
     int p_nout;
     bool p_dialed; /* our association is being set up */
     bool p_closed; /* the peer shut its side down (finalized) */
-    int p_failed;  /* error code once failed */
-    bool p_fail_reported;
     mf_sctp_ctx *p_ctx;
     int p_nctx, p_ctx_cap;
     mf_sctp_msg *p_wait; /* frames that came before their turn */
@@ -193,13 +191,13 @@ typedef struct mf_sctp {
     mf_sctp_peer *s_peers;
     int s_npeers;
     mf_sctp_assoc *s_assocs;
-    int s_npending;          /* associations that have not proved themselves */
-    int s_nqueued;           /* peers with frames queued */
-    int s_nfailing;          /* failures to report */
-    bool s_hs_waiting;       /* some association has handshake records that did not fit yet */
-    bool s_closing;          /* close: arrivals are no longer handed up */
-    bool s_cmt;              /* MANIFOLD_SCTP_CMT=on */
-    unsigned long s_partial; /* pieces handed up without their record's end: partial delivery,
+    int s_npending;             /* associations that have not proved themselves */
+    int s_nqueued;              /* peers with frames queued */
+    mf_fabric_failures s_fails; /* failed peers; their reports wait for progress */
+    bool s_hs_waiting;          /* some association has handshake records that did not fit yet */
+    bool s_closing;             /* close: arrivals are no longer handed up */
+    bool s_cmt;                 /* MANIFOLD_SCTP_CMT=on */
+    unsigned long s_partial;    /* pieces handed up without their record's end: partial delivery,
                                 which records keep from happening (sctp_test checks) */
     double s_next_sweep;
     double s_auth_timeout;
@@ -238,6 +236,9 @@ int mf_sctp_flush_peer(mf_sctp *s, int peer);
 int mf_sctp_out_write(mf_sctp *s, mf_sctp_peer *p, mf_sctp_out *o);
 /* Aborts unauthenticated associations past their deadline. */
 int mf_sctp_housekeeping(mf_sctp *s);
+/* Completes every frame queued for peer `p` with `code` and frees the frames that waited for
+ * their turn (the caller keeps s_nqueued). */
+void mf_sctp_peer_drop(mf_sctp_peer *p, int code);
 /* Marks `peer` failed with `code` (first failure wins); reported from progress. */
 void mf_sctp_peer_fail(mf_sctp *s, int peer, int code);
 int mf_sctp_report_failures(mf_sctp *s);

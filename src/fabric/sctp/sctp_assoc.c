@@ -122,45 +122,45 @@ void mf_sctp_assoc_free_all(mf_sctp *s)
 
 void mf_sctp_peer_fail(mf_sctp *s, int peer, int code)
 {
-    mf_sctp_peer *p = &s->s_peers[peer];
-    if (p->p_failed)
+    if (!mf_fabric_failures_mark(&s->s_fails, peer, code))
         return;
-    p->p_failed = code;
-    p->p_fail_reported = false;
+    mf_sctp_peer *p = &s->s_peers[peer];
     p->p_assoc = 0;
     p->p_dialed = false;
-    s->s_nfailing++;
+}
+
+void mf_sctp_peer_drop(mf_sctp_peer *p, int code)
+{
+    while (p->p_head) {
+        mf_sctp_out *o = p->p_head;
+        p->p_head = o->o_next;
+        if (o->o_done)
+            o->o_done->fd_fn(o->o_done, code);
+        mf_sctp_out_free(o);
+    }
+    p->p_tail = NULL;
+    while (p->p_wait) {
+        mf_sctp_msg *m = p->p_wait;
+        p->p_wait = m->m_next;
+        mf_sctp_msg_free(m);
+    }
+}
+
+/* One failure's report: the peer's frames are dropped, then the layer above is told. */
+static void mf_sctp_report_one(mf_fabric *f, int r, int code)
+{
+    mf_sctp *s = mf_sctp_of(f);
+    mf_sctp_peer *p = &s->s_peers[r];
+    if (p->p_head)
+        s->s_nqueued--;
+    mf_sctp_peer_drop(p, code);
+    if (!s->s_closing)
+        mf_fabric_peer_failed(&s->s_base, r, code);
 }
 
 int mf_sctp_report_failures(mf_sctp *s)
 {
-    int n = 0;
-    for (int r = 0; r < s->s_npeers && s->s_nfailing; r++) {
-        mf_sctp_peer *p = &s->s_peers[r];
-        if (!p->p_failed || p->p_fail_reported)
-            continue;
-        p->p_fail_reported = true;
-        s->s_nfailing--;
-        if (p->p_head)
-            s->s_nqueued--;
-        while (p->p_head) {
-            mf_sctp_out *o = p->p_head;
-            p->p_head = o->o_next;
-            if (o->o_done)
-                o->o_done->fd_fn(o->o_done, p->p_failed);
-            mf_sctp_out_free(o);
-        }
-        p->p_tail = NULL;
-        while (p->p_wait) {
-            mf_sctp_msg *m = p->p_wait;
-            p->p_wait = m->m_next;
-            mf_sctp_msg_free(m);
-        }
-        if (!s->s_closing)
-            mf_fabric_peer_failed(&s->s_base, r, p->p_failed);
-        n++;
-    }
-    return n;
+    return mf_fabric_failures_report(&s->s_fails, &s->s_base, mf_sctp_report_one);
 }
 
 static void mf_sctp_abort(mf_sctp *s, sctp_assoc_t id)
@@ -336,7 +336,7 @@ int mf_sctp_flush_peer(mf_sctp *s, int peer)
 {
     mf_sctp_peer *p = &s->s_peers[peer];
     int n = 0;
-    while (p->p_head && p->p_assoc && !p->p_failed) {
+    while (p->p_head && p->p_assoc && !s->s_fails.code[peer]) {
         mf_sctp_out *o = p->p_head;
         size_t before = o->o_sent;
         if (mf_sctp_out_write(s, p, o) <= 0) {
@@ -377,11 +377,10 @@ int mf_sctp_flush_all(mf_sctp *s)
 
 int mf_sctp_dial(mf_sctp *s, int peer)
 {
-    char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
-    snprintf(key, sizeof key, "mf.%s.%d", s->s_base.name, peer);
-    if (mf_pm_get(key, val, sizeof val) != MPI_SUCCESS)
-        return mf_error(MPI_ERR_OTHER, "%s: rank %d published no sctp address (%s)", s->s_base.name,
-                        peer, key);
+    char val[MF_PM_VAL_MAX];
+    int rc = mf_fabric_addr_lookup(&s->s_base, peer, val, sizeof val);
+    if (rc)
+        return rc;
     unsigned udp, port;
     int used = 0;
     if (sscanf(val, "%u:%u:%n", &udp, &port, &used) != 2 || udp == 0 || udp > 65535 || port == 0 ||
@@ -493,7 +492,7 @@ static void mf_sctp_deliver(mf_sctp *s, int peer, mf_sctp_msg *m)
 static void mf_sctp_frame_in(mf_sctp *s, int peer, mf_sctp_msg *m)
 {
     mf_sctp_peer *p = &s->s_peers[peer];
-    if (s->s_closing || p->p_failed) {
+    if (s->s_closing || s->s_fails.code[peer]) {
         mf_sctp_msg_free(m);
         return;
     }

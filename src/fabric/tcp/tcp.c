@@ -114,7 +114,7 @@ static void mf_tcp_release(mf_tcp *t)
     free(t->t_peers);
     t->t_peers = NULL;
     t->t_npeers = 0;
-    t->t_nfailing = 0;
+    mf_fabric_failures_free(&t->t_fails);
 }
 
 /* A whole number from `lo` to `hi` in variable `name` (its default when unset), or an error code
@@ -170,6 +170,9 @@ static int mf_tcp_open(mf_fabric *f)
         rc = mf_error(MPI_ERR_NO_MEM, "tcp: no memory for %d peers", mf_g.size);
         goto fail;
     }
+    rc = mf_fabric_failures_init(&t->t_fails, mf_g.size, "tcp");
+    if (rc)
+        goto fail;
     for (int r = 0; r < mf_g.size; r++) {
         mf_stream_out_init(&t->t_peers[r].p_out, MF_TCP_COPY_LIMIT);
         t->t_peers[r].p_naddrs = -1;
@@ -179,16 +182,14 @@ static int mf_tcp_open(mf_fabric *f)
         rc = mf_error(MPI_ERR_OTHER, "tcp: epoll_create1 failed: %s", strerror(errno));
         goto fail;
     }
-    char pub[MF_PM_VAL_MAX], key[MF_PM_KEY_MAX];
+    char pub[MF_PM_VAL_MAX];
     rc = mf_tcp_listen(t, pub, sizeof pub);
     if (rc)
         goto fail;
-    snprintf(key, sizeof key, "mf.%s.%d", f->name, mf_g.rank);
-    rc = mf_pm_put(key, pub);
+    rc = mf_fabric_addr_publish(f, pub);
     if (rc)
         goto fail;
-    mf_debug("%s: published %s=%s (job %016llx)", f->name, key, pub,
-             (unsigned long long)mf_g.job_hash);
+    mf_debug("%s: job %016llx", f->name, (unsigned long long)mf_g.job_hash);
     return MPI_SUCCESS;
 fail:
     mf_tcp_release(t);
@@ -218,8 +219,8 @@ static int mf_tcp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
         return mf_error(MPI_ERR_INTERN, "tcp: frame of %llu bytes exceeds max_frame",
                         (unsigned long long)hdr->len);
     mf_tcp_peer *p = &t->t_peers[peer];
-    if (p->p_failed)
-        return p->p_failed;
+    if (t->t_fails.code[peer])
+        return t->t_fails.code[peer];
     if (!p->p_up && !p->p_dialing && !p->p_expect_incoming) {
         int rc = mf_tcp_dial(t, peer);
         if (rc) {
@@ -326,7 +327,7 @@ static bool mf_tcp_sleep_prepare(mf_fabric *f)
 {
     mf_tcp *t = mf_tcp_of(f);
     mf_tcp_set_quiet(t, false);
-    return t->t_nfailing == 0;
+    return t->t_fails.npending == 0;
 }
 
 /* Whatever woke the engine (a new connection, a handshake, room to write) may be something only
@@ -347,7 +348,7 @@ static bool mf_tcp_all_flushed(mf_tcp *t)
 {
     for (int r = 0; r < t->t_npeers; r++) {
         mf_tcp_peer *p = &t->t_peers[r];
-        if (!p->p_failed && !mf_stream_out_empty(&p->p_out))
+        if (!t->t_fails.code[r] && !mf_stream_out_empty(&p->p_out))
             return false;
     }
     return true;

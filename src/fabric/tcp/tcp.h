@@ -109,8 +109,6 @@ typedef struct mf_tcp_peer {
     mf_stream_out p_out;    /* frames for this peer, in order */
     mf_tcp_conn *p_up;      /* the connection frames use (reply may still be in flight) */
     mf_tcp_conn *p_dialing; /* our outgoing attempt, not up yet */
-    int p_failed;           /* error code once failed, else 0 */
-    bool p_fail_reported;   /* the failure went through mf_fabric_peer_failed (or needs not) */
     bool p_expect_incoming; /* our attempt lost a simultaneous connect: theirs is coming */
     int p_naddrs;           /* -1: not looked up yet */
     struct sockaddr_in p_addrs[MF_TCP_MAX_ADDRS]; /* in the order to try */
@@ -123,17 +121,17 @@ typedef struct mf_tcp {
     int t_nlisteners;
     mf_tcp_peer *t_peers;
     int t_npeers;
-    mf_tcp_conn *t_conns; /* live connections */
-    mf_tcp_conn *t_grave; /* closed, freed at the end of progress */
-    int t_nconns;         /* live connections (on t_conns) */
-    int t_nup;            /* of which up (MF_TCP_UP) */
-    int t_nout;           /* live connections with EPOLLOUT armed */
-    unsigned t_pass;      /* progress passes, to interleave epoll passes with direct ones */
-    bool t_epoll_due;     /* the next progress pass must also ask epoll (after a sleep) */
-    bool t_quiet;         /* up connections are read directly and out of epoll (see above) */
-    int t_nfailing;       /* peers whose failure awaits its report */
-    int t_sockbuf;        /* SO_SNDBUF/SO_RCVBUF, 0: autotuning */
-    size_t t_staging;     /* receive staging buffer per connection */
+    mf_tcp_conn *t_conns;       /* live connections */
+    mf_tcp_conn *t_grave;       /* closed, freed at the end of progress */
+    int t_nconns;               /* live connections (on t_conns) */
+    int t_nup;                  /* of which up (MF_TCP_UP) */
+    int t_nout;                 /* live connections with EPOLLOUT armed */
+    unsigned t_pass;            /* progress passes, to interleave epoll passes with direct ones */
+    bool t_epoll_due;           /* the next progress pass must also ask epoll (after a sleep) */
+    bool t_quiet;               /* up connections are read directly and out of epoll (see above) */
+    mf_fabric_failures t_fails; /* failed peers; deferred ones await their report */
+    int t_sockbuf;              /* SO_SNDBUF/SO_RCVBUF, 0: autotuning */
+    size_t t_staging;           /* receive staging buffer per connection */
     /* Strangers (see above). */
     int t_npending;            /* incoming connections not authenticated yet */
     int t_pending_max;         /* MANIFOLD_TCP_AUTH_PENDING, at most a quarter of RLIMIT_NOFILE */

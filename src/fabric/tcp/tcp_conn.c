@@ -123,29 +123,26 @@ void mf_tcp_bury(mf_tcp *t)
     }
 }
 
+/* Reports `peer`'s failure, already taken from t_fails: closes its connections, fails what was
+ * queued for it and tells the layer above (always when `upcall`, else only if frames were lost). */
 static void mf_tcp_peer_report(mf_tcp *t, int peer, bool upcall)
 {
     mf_tcp_peer *p = &t->t_peers[peer];
-    p->p_fail_reported = true;
+    int code = t->t_fails.code[peer];
     if (p->p_up)
-        mf_tcp_conn_close(t, p->p_up, p->p_failed);
+        mf_tcp_conn_close(t, p->p_up, code);
     if (p->p_dialing)
-        mf_tcp_conn_close(t, p->p_dialing, p->p_failed);
-    int dropped = mf_stream_out_fail(&p->p_out, p->p_failed);
+        mf_tcp_conn_close(t, p->p_dialing, code);
+    int dropped = mf_stream_out_fail(&p->p_out, code);
     if (upcall || dropped > 0)
-        mf_fabric_up_peer_failed(&t->t_base, peer, p->p_failed);
+        mf_fabric_up_peer_failed(&t->t_base, peer, code);
 }
 
 void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode)
 {
-    mf_tcp_peer *p = &t->t_peers[peer];
-    if (p->p_failed)
+    if (!mf_fabric_failures_mark(&t->t_fails, peer, code) || mode == MF_TCP_FAIL_DEFERRED)
         return;
-    p->p_failed = code;
-    if (mode == MF_TCP_FAIL_DEFERRED) {
-        t->t_nfailing++;
-        return;
-    }
+    mf_fabric_failures_take(&t->t_fails, peer);
     if (mode == MF_TCP_FAIL_NOW)
         mf_debug("tcp: rank %d failed", peer);
     mf_tcp_peer_report(t, peer, mode == MF_TCP_FAIL_NOW);
@@ -154,7 +151,7 @@ void mf_tcp_peer_fail(mf_tcp *t, int peer, int code, enum mf_tcp_fail_mode mode)
 int mf_tcp_peer_revive(mf_tcp *t, int peer)
 {
     mf_tcp_peer *p = &t->t_peers[peer];
-    if (!p->p_failed) {
+    if (!t->t_fails.code[peer]) {
         /* Dialing into a network that is down waits for TCP's retransmitted SYN (1, 3, 7 s
          * apart): a dial not connected within a second is dropped, so that the next try after
          * the network returns dials at once. */
@@ -164,27 +161,21 @@ int mf_tcp_peer_revive(mf_tcp *t, int peer)
             mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
         return MPI_SUCCESS;
     }
-    if (!t->t_base.upcalls || !p->p_fail_reported || p->p_up || p->p_dialing)
+    if (!t->t_base.upcalls || !t->t_fails.reported[peer] || p->p_up || p->p_dialing)
         return MF_FABRIC_BUSY;
-    p->p_failed = 0;
-    p->p_fail_reported = false;
+    mf_fabric_failures_forget(&t->t_fails, peer);
     p->p_expect_incoming = false;
     return MPI_SUCCESS;
 }
 
+static void mf_tcp_report_one(mf_fabric *f, int peer, int code)
+{
+    mf_tcp_peer_report(mf_tcp_of(f), peer, true);
+}
+
 int mf_tcp_report_failures(mf_tcp *t)
 {
-    if (!t->t_nfailing)
-        return 0;
-    int n = 0;
-    t->t_nfailing = 0;
-    for (int r = 0; r < t->t_npeers; r++) {
-        if (t->t_peers[r].p_failed && !t->t_peers[r].p_fail_reported) {
-            mf_tcp_peer_report(t, r, true);
-            n++;
-        }
-    }
-    return n;
+    return mf_fabric_failures_report(&t->t_fails, &t->t_base, mf_tcp_report_one);
 }
 
 /* The connection to c's peer is lost: fail the peer with a message naming both ends. */
@@ -487,14 +478,10 @@ int mf_tcp_dial(mf_tcp *t, int peer)
 {
     mf_tcp_peer *p = &t->t_peers[peer];
     if (p->p_naddrs < 0) {
-        char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX];
-        snprintf(key, sizeof key, "mf.%s.%d", t->t_base.name, peer);
-        int rc = mf_pm_get(key, val, sizeof val);
+        char val[MF_PM_VAL_MAX];
+        int rc = mf_fabric_addr_lookup(&t->t_base, peer, val, sizeof val);
         if (rc)
-            return mf_error(MPI_ERR_OTHER,
-                            "tcp: rank %d published no tcp address (%s missing "
-                            "from the process manager)",
-                            peer, key);
+            return rc;
         bool same_host = mf_g.node_of && mf_g.node_of[peer] == mf_g.node;
         p->p_naddrs = mf_tcp_parse_addrs(val, same_host, p->p_addrs, MF_TCP_MAX_ADDRS);
         if (p->p_naddrs == 0)
@@ -767,7 +754,7 @@ static int mf_tcp_on_proof(mf_tcp *t, mf_tcp_conn *c, const mf_stream_hs *h)
     t->t_npending--;
     int peer = c->c_claim;
     mf_tcp_peer *p = &t->t_peers[peer];
-    if (p->p_failed && mf_tcp_peer_revive(t, peer) != MPI_SUCCESS) {
+    if (t->t_fails.code[peer] && mf_tcp_peer_revive(t, peer) != MPI_SUCCESS) {
         mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
         return 1;
     }
