@@ -9,14 +9,14 @@ set -u
 mpiexec=$1 victim=$2 impostor=$3
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
-# Verbose: the job hash (not secret) is in the debug line that publishes the addresses.
+# Verbose: the job hash (not secret) is in tcp0's debug line "tcp0: job HASH".
 MANIFOLD_SHM=0 MANIFOLD_VERBOSE=2 timeout 100 "$mpiexec" -n 3 "$victim" "$dir" attack \
     >"$dir/out" 2>"$dir/err" &
 job=$!
 wait_file "$dir/ready" 300 "$job"
 fail=0
 if [ -e "$dir/ready" ]; then
-    hash=$(sed -n 's/.*published mf\.tcp0\.0=.* (job \([0-9a-f]*\)).*/\1/p' "$dir/err" | head -1)
+    hash=$(sed -n 's/.*\]: tcp0: job \([0-9a-f]*\)$/\1/p' "$dir/err" | head -1)
     "$impostor" attack "$(cat "$dir/port")" "$hash" 3 0 1 "$(cat "$dir/secret")" || fail=1
 else
     echo "FAIL: the job never got ready"
@@ -25,7 +25,7 @@ fi
 touch "$dir/done"
 wait "$job"
 rc=$?
-grep -v 'listening on\|published\|peers .* via\|tcp: connected\|rejecting\|preferred' "$dir/err" | head -30
+grep -v 'listening on\|published\|tcp0: job\|peers .* via\|tcp: connected\|rejecting\|preferred' "$dir/err" | head -30
 cat "$dir/out"
 [ "$rc" -eq 0 ] || { echo "FAIL: the job ended with status $rc"; fail=1; }
 grep -q "No Errors" "$dir/out" || { echo "FAIL: the job's own data was disturbed"; fail=1; }
