@@ -116,6 +116,16 @@ static size_t mf_stream_copy_piece(unsigned char *to, const void *base, size_t l
     return n;
 }
 
+/* Copies what is left of header + payload after `skip` bytes into `to`; returns its length. */
+static size_t mf_stream_gather(unsigned char *to, const unsigned char *hdr, const struct iovec *iov,
+                               int niov, size_t skip)
+{
+    size_t at = mf_stream_copy_piece(to, hdr, MF_WIRE_HDR_SIZE, &skip);
+    for (int i = 0; i < niov; i++)
+        at += mf_stream_copy_piece(to + at, iov[i].iov_base, iov[i].iov_len, &skip);
+    return at;
+}
+
 /* A frame holding a copy of what is left of header + payload after `skip` bytes went out. */
 static mf_stream_frame *mf_stream_frame_copy(const unsigned char *hdr, const struct iovec *iov,
                                              int niov, size_t skip, size_t rest)
@@ -124,9 +134,7 @@ static mf_stream_frame *mf_stream_frame_copy(const unsigned char *hdr, const str
     if (!fr)
         return NULL;
     unsigned char *data = (unsigned char *)(fr->sf_iov + 1);
-    size_t at = mf_stream_copy_piece(data, hdr, MF_WIRE_HDR_SIZE, &skip);
-    for (int i = 0; i < niov; i++)
-        at += mf_stream_copy_piece(data + at, iov[i].iov_base, iov[i].iov_len, &skip);
+    size_t at = mf_stream_gather(data, hdr, iov, niov, skip);
     fr->sf_done = NULL;
     fr->sf_niov = 1;
     fr->sf_cur = 0;
@@ -189,14 +197,7 @@ int mf_stream_out_send(mf_stream_out *o, mf_stream_io *io,
         int nv = niov + 1;
         unsigned char small[MF_STREAM_GATHER];
         if (total <= sizeof small) {
-            memcpy(small, hdr, MF_WIRE_HDR_SIZE);
-            size_t at = MF_WIRE_HDR_SIZE;
-            for (int i = 0; i < niov; i++) {
-                if (iov[i].iov_len) /* iov_base may be NULL for an empty piece */
-                    memcpy(small + at, iov[i].iov_base, iov[i].iov_len);
-                at += iov[i].iov_len;
-            }
-            v[0] = (struct iovec){small, total};
+            v[0] = (struct iovec){small, mf_stream_gather(small, hdr, iov, niov, 0)};
             nv = 1;
         } else {
             v[0].iov_base = (void *)hdr;
