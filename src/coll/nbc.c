@@ -214,10 +214,7 @@ static mf_t_counter nbc_rounds, nbc_transfers, nbc_bytes_sent;
 
 static void nbc_publish_counters(void)
 {
-    static const struct {
-        const char *name, *desc;
-        const mf_t_counter *c;
-    } vars[] = {
+    static const mf_t_counter_def vars[] = {
         {"coll_nbc_rounds",
          "rounds of nonblocking or persistent collective schedules that posted transfers: the "
          "dependent steps of their algorithms (rounds of local copies and reductions only are "
@@ -228,16 +225,8 @@ static void nbc_publish_counters(void)
         {"coll_nbc_bytes_sent", "bytes of data sent by nonblocking collective schedules",
          &nbc_bytes_sent},
     };
-    for (size_t i = 0; i < sizeof vars / sizeof vars[0]; i++)
-        mf_t_pvar_register(&(mf_t_pvar_desc){
-            .name = vars[i].name,
-            .desc = vars[i].desc,
-            .category = "coll",
-            .var_class = MPI_T_PVAR_CLASS_COUNTER,
-            .datatype = MPI_UNSIGNED_LONG_LONG,
-            .verbosity = MPI_T_VERBOSITY_TUNER_DETAIL,
-            .counter = vars[i].c,
-        });
+    mf_t_counters_register("coll", MPI_T_VERBOSITY_TUNER_DETAIL, vars,
+                           sizeof vars / sizeof vars[0]);
 }
 
 static void nbc_start_op(mf_nbc_sched *s, mf_nbc_op *o)

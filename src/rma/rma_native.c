@@ -74,26 +74,38 @@ enum {
     NAT_N
 };
 static mf_t_counter nat_count[NAT_N];
-static const char *const nat_name[NAT_N] = {"rma_native_puts",
-                                            "rma_native_gets",
-                                            "rma_native_fallback_layout",
-                                            "rma_native_fallback_acc",
-                                            "rma_native_fallback_nokey",
-                                            "rma_native_fallback_off",
-                                            "rma_native_atomics",
-                                            "rma_native_fallback_atomic_type"};
-static const char *const nat_desc[NAT_N] = {
-    "one-sided puts written by the fabric (native back end)",
-    "one-sided gets read by the fabric (native back end)",
-    "operations to native targets emulated: a datatype is not one contiguous block",
-    "accumulating operations emulated: the window has no native atomics (why: MANIFOLD_REPORT="
-    "fabrics)",
-    "operations to native targets emulated: the target registered no memory (dynamic window, "
-    "empty part, registration refused)",
-    "operations to native targets emulated: MANIFOLD_RMA_NATIVE=0",
-    "accumulate, get_accumulate, fetch-and-op and compare-and-swap done by fabric atomics",
-    "accumulating operations emulated: a type the fabric lacks some atomic op for (the whole "
-    "type stays emulated)"};
+static const mf_t_counter_def nat_def[NAT_N] = {
+    [NAT_PUT] = {"rma_native_puts", "one-sided puts written by the fabric (native back end)",
+                 &nat_count[NAT_PUT]},
+    [NAT_GET] = {"rma_native_gets", "one-sided gets read by the fabric (native back end)",
+                 &nat_count[NAT_GET]},
+    [NAT_FB_LAYOUT] =
+        {"rma_native_fallback_layout",
+         "operations to native targets emulated: a datatype is not one contiguous block",
+         &nat_count[NAT_FB_LAYOUT]},
+    [NAT_FB_ACC] =
+        {"rma_native_fallback_acc",
+         "accumulating operations emulated: the window has no native atomics (why: MANIFOLD_REPORT="
+         "fabrics)",
+         &nat_count[NAT_FB_ACC]},
+    [NAT_FB_NOKEY] =
+        {"rma_native_fallback_nokey",
+         "operations to native targets emulated: the target registered no memory (dynamic window, "
+         "empty part, registration refused)",
+         &nat_count[NAT_FB_NOKEY]},
+    [NAT_FB_OFF] = {"rma_native_fallback_off",
+                    "operations to native targets emulated: MANIFOLD_RMA_NATIVE=0",
+                    &nat_count[NAT_FB_OFF]},
+    [NAT_ATOMIC] =
+        {"rma_native_atomics",
+         "accumulate, get_accumulate, fetch-and-op and compare-and-swap done by fabric atomics",
+         &nat_count[NAT_ATOMIC]},
+    [NAT_FB_ATYPE] =
+        {"rma_native_fallback_atomic_type",
+         "accumulating operations emulated: a type the fabric lacks some atomic op for (the whole "
+         "type stays emulated)",
+         &nat_count[NAT_FB_ATYPE]},
+};
 
 /* One operation in flight. */
 struct nat_op {
@@ -111,14 +123,7 @@ static void nat_publish(void)
     done = true;
     if (mf_t_category("rma", "one-sided communication", NULL) < 0)
         return;
-    for (int i = 0; i < NAT_N; i++)
-        mf_t_pvar_register(&(mf_t_pvar_desc){.name = nat_name[i],
-                                             .desc = nat_desc[i],
-                                             .category = "rma",
-                                             .var_class = MPI_T_PVAR_CLASS_COUNTER,
-                                             .datatype = MPI_UNSIGNED_LONG_LONG,
-                                             .verbosity = MPI_T_VERBOSITY_USER_DETAIL,
-                                             .counter = &nat_count[i]});
+    mf_t_counters_register("rma", MPI_T_VERBOSITY_USER_DETAIL, nat_def, NAT_N);
 }
 
 static bool nat_capable(const mf_fabric *f)

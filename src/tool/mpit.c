@@ -302,6 +302,21 @@ int mf_t_pvar_register(const mf_t_pvar_desc *d)
     return i;
 }
 
+void mf_t_counters_register(const char *category, int verbosity, const mf_t_counter_def *defs,
+                            size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        mf_t_pvar_register(&(mf_t_pvar_desc){
+            .name = defs[i].name,
+            .desc = defs[i].desc,
+            .category = category,
+            .var_class = MPI_T_PVAR_CLASS_COUNTER,
+            .datatype = MPI_UNSIGNED_LONG_LONG,
+            .verbosity = verbosity,
+            .counter = defs[i].counter,
+        });
+}
+
 mf_t_val mf_t_pvar_source(const mf_t_pvar_var *v)
 {
     mf_t_val x = {0};

@@ -27,6 +27,7 @@
 #include <mpi.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* A monotonic event or byte count, safe to bump from any thread without the library lock. */
@@ -78,6 +79,15 @@ typedef struct mf_t_pvar_desc {
 /* Registers (or rebinds, when name and class exist) a performance variable. Returns its MPI_T
  * index, or -1 for an invalid description or no memory (reported with mf_warn). */
 int mf_t_pvar_register(const mf_t_pvar_desc *d);
+/* One of a layer's plain counters (class COUNTER, MPI_UNSIGNED_LONG_LONG, fed by mf_t_count),
+ * registered as a table by mf_t_counters_register. */
+typedef struct mf_t_counter_def {
+    const char *name, *desc;
+    const mf_t_counter *counter;
+} mf_t_counter_def;
+/* Registers defs[0..n) in `category` at `verbosity`, each as by mf_t_pvar_register. */
+void mf_t_counters_register(const char *category, int verbosity, const mf_t_counter_def *defs,
+                            size_t n);
 /* The source of pvar `index` goes away: reads give its last value from now on. */
 void mf_t_pvar_detach(int index);
 
