@@ -103,18 +103,7 @@ static int exp_from(long item, void *ctx)
     return val(c->r, item, c->salt);
 }
 
-/* ---- Non-commutative op: 2x2 integer matrices mod 9973 under multiplication ---------------- */
-
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    int *a = in, *b = inout;
-    for (int k = 0; k < *len; k++, a += 4, b += 4) {
-        int c[4] = {(a[0] * b[0] + a[1] * b[2]) % 9973, (a[0] * b[1] + a[1] * b[3]) % 9973,
-                    (a[2] * b[0] + a[3] * b[2]) % 9973, (a[2] * b[1] + a[3] * b[3]) % 9973};
-        memcpy(b, c, sizeof c);
-    }
-}
+/* ---- Non-commutative op: 2x2 integer matrices mod 9973 under multiplication (mftest_matmul) */
 
 static void mat_of(int r, long e, int *m)
 {
@@ -134,7 +123,7 @@ static void mat_prod(long e, int *out)
         int acc[4];
         memcpy(acc, out, sizeof acc);
         /* out = acc * m: matmul computes inout = in * inout */
-        matmul(acc, m, &len, NULL);
+        mftest_matmul(acc, m, &len, NULL);
         memcpy(out, m, sizeof m);
     }
 }
@@ -489,7 +478,7 @@ int main(int argc, char **argv)
     MPI_Type_free(&two);
     MPI_Type_contiguous(4, MPI_INT, &mat);
     MPI_Type_commit(&mat);
-    MPI_Op_create(matmul, 0, &matop);
+    MPI_Op_create(mftest_matmul, 0, &matop);
 
     /* Counts (elements) around every threshold, for a whole vector and for one block of n */
     long sm = env_size("MANIFOLD_COLL_SHORT_MSG", 2048),

@@ -21,17 +21,7 @@ static int val(int r, int i, int it)
 
 static int sbuf[64 * N], rbuf[64 * N], expect[64 * N];
 
-/* 2x2 integer matrices mod 9973 under multiplication: associative, not commutative. */
-static void matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
-{
-    (void)dt;
-    int *a = in, *b = inout;
-    for (int k = 0; k < *len; k++, a += 4, b += 4) {
-        int c[4] = {(a[0] * b[0] + a[1] * b[2]) % 9973, (a[0] * b[1] + a[1] * b[3]) % 9973,
-                    (a[2] * b[0] + a[3] * b[2]) % 9973, (a[2] * b[1] + a[3] * b[3]) % 9973};
-        memcpy(b, c, sizeof c);
-    }
-}
+/* Non-commutative op: 2x2 integer matrices mod 9973 under multiplication (mftest_matmul). */
 
 static void mat_of(int r, int it, int *m)
 {
@@ -285,7 +275,7 @@ static void test_all(int p)
     /* reductions: sum on ints, and the non-commutative matrix product */
     MPI_Op mop;
     MPI_Datatype mat;
-    MPI_Op_create(matmul, 0, &mop);
+    MPI_Op_create(mftest_matmul, 0, &mop);
     MPI_Type_contiguous(4, MPI_INT, &mat);
     MPI_Type_commit(&mat);
     for (int rt = 0; rt<size; rt += size> 2 ? size - 2 : 1) {
@@ -326,7 +316,7 @@ static void test_all(int p)
                         int one = 2;
                         mat_of(r, it, m);
                         mat_of(r + 5, it, m + 4);
-                        matmul(e, m, &one, NULL);
+                        mftest_matmul(e, m, &one, NULL);
                         memcpy(e, m, sizeof m);
                     }
                     check_ints(rbuf, expect, 8, "reduce matmul", it);
@@ -356,7 +346,7 @@ static void test_all(int p)
                 int m[4];
                 int one = 1;
                 mat_of(r, it, m);
-                matmul(expect, m, &one, NULL);
+                mftest_matmul(expect, m, &one, NULL);
                 memcpy(expect, m, sizeof m);
             }
             check_ints(rbuf, expect, 4, "allreduce matmul", it);
@@ -409,7 +399,7 @@ static void test_all(int p)
                 int m[4];
                 int one = 1;
                 mat_of(r, it, m);
-                matmul(expect, m, &one, NULL);
+                mftest_matmul(expect, m, &one, NULL);
                 memcpy(expect, m, sizeof m);
             }
             check_ints(rbuf, expect, 4, "scan", it);
@@ -426,7 +416,7 @@ static void test_all(int p)
                     int m[4];
                     int one = 1;
                     mat_of(r, it, m);
-                    matmul(expect, m, &one, NULL);
+                    mftest_matmul(expect, m, &one, NULL);
                     memcpy(expect, m, sizeof m);
                 }
                 check_ints(rbuf, expect, 4, "exscan", it);

@@ -35,4 +35,9 @@ void mftest_fail(const char *file, int line, const char *fmt, ...)
 const char *mftest_error_text(int code);
 int mftest_finish(void);
 
+/* An MPI_User_function for tests of non-commutative reductions: `len` 2x2 integer matrices
+ * (4 ints each, row-major) mod 9973, inout[k] = in[k] * inout[k]: associative, not commutative.
+ * `dt` is not looked at (tests pass MPI_INT x4 types or call it directly with NULL). */
+void mftest_matmul(void *in, void *inout, int *len, MPI_Datatype *dt);
+
 #endif
