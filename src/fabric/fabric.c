@@ -598,7 +598,7 @@ static void mf_fabric_job_report(void)
     /* What rank 0's instances run on, where the class can say (ofi: provider, data path). */
     for (int i = 0; i < mf_reg.nused; i++) {
         mf_fabric *f = mf_reg.used[i];
-        char what[512];
+        char what[1024];
         if (f->ops->size < sizeof(mf_fabric_ops) || !f->ops->describe)
             continue;
         f->ops->describe(f, what, sizeof what);

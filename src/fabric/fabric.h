@@ -159,6 +159,30 @@ typedef struct mf_fabric_atomic {
     void *fa_result;    /* NULL: not fetching */
 } mf_fabric_atomic;
 
+/* One tagged operation (the optional tagged ops of mf_fabric_ops). The caller fills the
+ * request part; the fabric owns tm_scratch while the operation is with it and fills the
+ * completion part before tm_done. */
+typedef struct mf_fabric_tmsg {
+    uint64_t tm_scratch[16]; /* the fabric's (ofi: its libfabric context and bookkeeping) */
+    /* request */
+    uint32_t tm_context;
+    int tm_src, tm_tag; /* send: own rank in the communicator; receive: or MPI_ANY_* */
+    const struct iovec *tm_iov;
+    int tm_niov;
+    bool tm_sync;   /* send: synchronous mode */
+    uint64_t tm_id; /* send: the sender's request id (0: none); receive/probe: as matched */
+    void (*tm_done)(struct mf_fabric_tmsg *m, int status);
+    void *tm_ctx; /* the caller's */
+    /* completion */
+    int tm_msrc, tm_mtag;
+    bool tm_msync, tm_found, tm_cancelled;
+    /* send (filled by tsend) and probe: the message's sequence number as the fabric numbers a
+     * sender's messages to one receiver, for telling messages of one envelope apart where
+     * tm_id is not reported (0: the fabric has none) */
+    uint32_t tm_seq;
+    size_t tm_len, tm_size;
+} mf_fabric_tmsg;
+
 typedef struct mf_fabric_ops {
     size_t size; /* sizeof(mf_fabric_ops) the fabric was built with, so the table can grow */
 
@@ -272,6 +296,47 @@ typedef struct mf_fabric_ops {
     size_t (*atomic_max)(mf_fabric *f, int op, int type, bool fetch);
     int (*ratomic)(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const mf_fabric_atomic *a,
                    mf_fabric_done *done);
+
+    /* Optional (may be NULL; all six or none): tag matching offloaded to the fabric
+     * (MF_FABRIC_CAP_TAGGED; ofi: FI_TAGGED). The fabric matches MPI envelopes (context id,
+     * source rank in the communicator, tag) itself, with MPI's rules: receives in posting order,
+     * messages of one sender in sending order (also across eager and large sizes), wildcards.
+     * Only usable when this one instance carries every point-to-point message of the
+     * communicators that use it, to and from every peer and the own rank (the p2p layer decides,
+     * src/p2p/offload.c); frames of the message path (send) keep working beside it (the
+     * SYNC_ACK of a synchronous send goes that way).
+     *
+     * tagged_enable: called once by the p2p layer after the routes were built. `why_not` NULL
+     * asks to switch the offload on: *on says whether it is (the fabric may refuse: no FI_TAGGED,
+     * tag bits too narrow for the world size, a setting), *max_context is the largest context
+     * id it can carry (communicators beyond use the message path). `why_not` non-NULL says why
+     * the p2p layer cannot use it (describe shows it). MPI_SUCCESS, or an error code when the
+     * offload was demanded (ofi: MANIFOLD_OFI_TAGGED=on) but is impossible, naming what.
+     * The operations (each takes an mf_fabric_tmsg that stays the caller's, untouched by it,
+     * until its tm_done; MPI_SUCCESS/MF_FABRIC_* or an error code as send):
+     *   tsend    the message of tm_iov to world rank `peer` under (tm_context, tm_src, tm_tag),
+     *            carrying tm_id (0: none) to the receiver; tm_sync: the receiver learns it
+     *            (tm_msync) and answers with a SYNC_ACK frame naming tm_id once matched. MF_FABRIC_DONE when the fabric copied
+     *            it (tm_done is not called), else MF_FABRIC_PENDING and tm_done once the buffer
+     *            may be reused. tm_done NULL: copy now or take nothing (MF_FABRIC_BUSY).
+     *   trecv    posts a receive for (tm_context, tm_src or MPI_ANY_SOURCE, tm_tag or
+     *            MPI_ANY_TAG) into tm_iov; `claimed`: receives the message an earlier tprobe with
+     *            claim took, with the same tmsg. tm_done(MPI_SUCCESS) once landed with the
+     *            matched envelope (tm_msrc, tm_mtag, tm_msync, tm_id), tm_len bytes landed of the
+     *            tm_size sent (more: truncated), or tm_cancelled after tcancel.
+     *   tprobe   looks for the first matching message without receiving it (tm_found and the
+     *            envelope, tm_id and tm_size when found); with `claim` the message is taken for a
+     *            trecv. Its tm_done comes from a later progress pass.
+     *   tcancel  asks to cancel a posted trecv: its tm_done comes with tm_cancelled, or
+     *            normally if it matched first. */
+    int (*tagged_enable)(mf_fabric *f, const char *why_not, bool *on, uint32_t *max_context);
+    int (*tsend)(mf_fabric *f, int peer, struct mf_fabric_tmsg *m);
+    int (*trecv)(mf_fabric *f, struct mf_fabric_tmsg *m, bool claimed);
+    int (*tprobe)(mf_fabric *f, struct mf_fabric_tmsg *m, bool claim);
+    void (*tcancel)(mf_fabric *f, struct mf_fabric_tmsg *m);
+    /* Whether tsend/trecv take `niov` pieces without a copy (else they bounce through one
+     * buffer of their own); also optional with the above. */
+    int (*tiov_max)(mf_fabric *f);
 } mf_fabric_ops;
 
 /* Capabilities of a class (mf_fabric_class.caps): what the transport can do at all. An
@@ -280,7 +345,7 @@ typedef struct mf_fabric_ops {
 enum mf_fabric_caps {
     MF_FABRIC_CAP_RELIABLE = 1u << 0,   /* frames are never lost while the peer lives */
     MF_FABRIC_CAP_ORDERED = 1u << 1,    /* frames to one peer arrive in order */
-    MF_FABRIC_CAP_TAGGED = 1u << 2,     /* matches MPI envelopes itself (none yet) */
+    MF_FABRIC_CAP_TAGGED = 1u << 2,     /* matches MPI envelopes itself (ofi: tagged ops) */
     MF_FABRIC_CAP_RMA_READ = 1u << 3,   /* reads a peer's memory (rget) */
     MF_FABRIC_CAP_RMA_WRITE = 1u << 4,  /* writes a peer's memory (none yet) */
     MF_FABRIC_CAP_RMA_ATOMIC = 1u << 5, /* atomics on a peer's memory (atomic_max, ratomic) */

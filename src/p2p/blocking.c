@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/state.h"
-#include "p2p/protocol.h"
+#include "p2p/offload.h"
 
 /* Completion of a frame handed to the fabric by mf_send_eager, on its stack. */
 typedef struct mf_p2p_stack_done {
@@ -42,6 +42,11 @@ static int mf_send_eager(const void *buf, MPI_Count count, mf_datatype *dt, int 
 {
     mf_p2p_eager e;
     int rc;
+    mf_fabric *toff = mf_p2p_offload(comm);
+    if (toff) { /* copied by the fabric, or a request */
+        rc = mf_p2p_offload_inject(buf, count, dt, dest, tag, comm, ctx, toff);
+        return rc == MF_FABRIC_BUSY ? MF_FABRIC_UNAVAILABLE : rc;
+    }
     if (!mf_p2p_eager_prepare(buf, count, dt, dest, tag, comm, ctx, &e, &rc))
         return rc ? rc : MF_FABRIC_UNAVAILABLE;
     mf_p2p_stack_done d = {{mf_p2p_stack_done_fn}, false, MPI_SUCCESS};
@@ -139,8 +144,8 @@ static int mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int sourc
                           mf_comm *comm, unsigned ctx, MPI_Status *status)
 {
     const struct mf_datatype_public *t = mf_datatype_info(dt);
-    if (source < 0 || !t->dt_contig)
-        return MF_FABRIC_UNAVAILABLE; /* MPI_ANY_SOURCE, MPI_PROC_NULL */
+    if (source < 0 || !t->dt_contig || mf_p2p_offload(comm))
+        return MF_FABRIC_UNAVAILABLE; /* MPI_ANY_SOURCE, MPI_PROC_NULL; the fabric matches */
     int peer = mf_comm_peer(comm, source);
     mf_fabric *f = mf_comm_fabric(comm, peer);
     uint32_t context = comm->c_context + ctx;

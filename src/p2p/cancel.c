@@ -5,7 +5,7 @@
  */
 #include "core/error.h"
 #include "p2p/p2p_internal.h"
-#include "p2p/protocol.h"
+#include "p2p/offload.h"
 
 /* MPI_Cancel of a send: ask the receiver to drop the message if it has not matched it. The
  * answer (CANCEL_ACK) comes after the message itself, whether its frame is still queued here
@@ -19,8 +19,11 @@ static bool mf_p2p_cancel_send(mf_request *r)
     if (!r->rq_wire_id || r->rq_cancel_asked || r->rq_peer < 0 || r->rq_error ||
         mf_p2p_peer_status(r->rq_peer))
         return false;
+    bool tagged = r->rq_fabric == mf_p2p_toff && mf_p2p_offload(r->pub.r_comm);
     if (r->pub.r_complete) {
-        bool matched = r->rq_bytes > r->rq_fabric->eager_limit || r->rq_mode == MF_SEND_SYNC;
+        /* offloaded: a complete send is matched only when synchronous (the receiver says) */
+        bool matched = (!tagged && r->rq_bytes > r->rq_fabric->eager_limit) ||
+                       r->rq_mode == MF_SEND_SYNC;
         if (matched || r->rq_on_complete)
             return false;
         r->pub.r_complete = false;
@@ -28,7 +31,10 @@ static bool mf_p2p_cancel_send(mf_request *r)
     mf_wire_hdr h = {.type = MF_MSG_CANCEL,
                      .context = r->pub.r_comm->c_context + r->rq_ctx,
                      .src = (int32_t)r->pub.r_comm->c_rank,
-                     .sreq = r->rq_wire_id};
+                     .tag = r->rq_tag,
+                     .sreq = r->rq_wire_id,
+                     .rreq = tagged ? MF_P2P_CANCEL_TAGGED : 0,
+                     .rkey = tagged ? r->rq_tmsg.tm_seq : 0};
     r->rq_cancel_asked = true;
     r->rq_busy++; /* the CANCEL_ACK */
     if (mf_p2p_send_ctrl(r->rq_fabric, r->rq_peer, &h)) {
@@ -57,6 +63,8 @@ void mf_p2p_on_cancel_ack(mf_request *r, bool dropped)
 
 bool mf_p2p_cancel(mf_request *r)
 {
+    if (r->pub.r_kind == MF_REQ_RECV && r->rq_tm)
+        return mf_p2p_offload_cancel(r); /* the fabric matches: it cancels */
     if (r->pub.r_kind == MF_REQ_SEND)
         return mf_p2p_cancel_send(r);
     if (r->pub.r_kind != MF_REQ_RECV || r->pub.r_complete || !mf_match_unpost(r))

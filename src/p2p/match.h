@@ -26,6 +26,10 @@ typedef struct mf_unexpected {
     mf_request *ux_waiter;  /* receive matched before the payload landed */
     struct iovec ux_iov;
     mf_fabric_sink ux_sink;
+    /* Tag matching offloaded (offload.c): a message a claiming probe took in the fabric, to
+     * receive with this operation; then only ux_hdr's src, tag, total, ux_peer and ux_fabric
+     * are set. NULL otherwise. */
+    mf_fabric_tmsg *ux_claim;
 } mf_unexpected;
 
 /* Posts a receive (r->pub.r_comm context + r->rq_ctx, rq_rank, rq_tag) at the queue's end. */

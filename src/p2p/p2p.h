@@ -90,6 +90,11 @@ int mf_request_waitall(int n, mf_request **reqs);
 bool mf_request_test(mf_request *r);
 void mf_request_free(mf_request *r);
 
+/* Decides, once the routes are built (MPI_Init), whether point-to-point matching is offloaded
+ * to a fabric (src/p2p/offload.h); tells each capable instance the outcome. MPI_SUCCESS, or the
+ * error of an instance where the offload was demanded but is impossible. */
+int mf_p2p_offload_init(void);
+
 /* Progresses until every send this process started has completed and the fabrics hold no
  * outbound frame, or `seconds` passed (MPI_ERR_OTHER then). Used by MPI_Finalize. */
 int mf_p2p_drain_sends(double seconds);

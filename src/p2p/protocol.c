@@ -19,7 +19,7 @@
 #include "core/state.h"
 #include "p2p/match.h"
 #include "p2p/p2p_internal.h"
-#include "p2p/protocol.h"
+#include "p2p/offload.h"
 
 /* p2p_internal.h */
 int *mf_p2p_peer_error;
@@ -157,6 +157,11 @@ int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, m
             return MPI_SUCCESS;
         }
     }
+    mf_fabric *toff = mf_p2p_offload(comm);
+    if (toff) {
+        mf_p2p_offload_irecv(r, toff);
+        return MPI_SUCCESS;
+    }
     int rc;
     mf_unexpected *u = mf_match_take_or_post(r, &rc);
     return u ? mf_p2p_recv_message(r, u) : rc;
@@ -164,6 +169,10 @@ int mf_irecv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, m
 
 int mf_p2p_recv_message(mf_request *r, mf_unexpected *u)
 {
+    if (u->ux_claim) {
+        mf_p2p_offload_recv_claimed(r, u);
+        return MPI_SUCCESS;
+    }
     r->rq_busy = 1;
     mf_p2p_take_unexpected(r, u);
     mf_request_unbusy(r);
@@ -243,6 +252,8 @@ void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric
             return mf_p2p_protocol_error(f, peer, h, "acknowledgement for an unknown send");
         return mf_request_unbusy(r);
     case MF_MSG_CANCEL: {
+        if (h->rreq == MF_P2P_CANCEL_TAGGED && f == mf_p2p_toff)
+            return mf_p2p_offload_on_cancel(f, peer, h);
         mf_unexpected *gone = mf_match_cancel(h->context, peer, h->sreq);
         mf_wire_hdr a = {.type = MF_MSG_CANCEL_ACK, .total = gone != NULL, .sreq = h->sreq};
         if (gone) {
@@ -293,6 +304,8 @@ typedef struct mf_p2p_failure {
 static void mf_p2p_fail_pending(mf_request *r, void *arg)
 {
     mf_p2p_failure *fl = arg;
+    if (r->rq_tm && r->pub.r_kind == MF_REQ_RECV) /* offloaded: cancelled with the error */
+        return mf_p2p_offload_peer_failed(r, fl->peer, fl->code);
     bool involved = r->rq_peer == fl->peer;
     if (!involved && r->pub.r_kind == MF_REQ_RECV && r->rq_rank >= 0 && r->rq_peer < 0 &&
         r->pub.r_comm && r->rq_rank < mf_comm_peer_size(r->pub.r_comm) &&
@@ -342,6 +355,9 @@ int mf_p2p_iprobe(int source, int tag, mf_comm *comm, unsigned ctx, bool take, i
             *msg = NULL;
         return MPI_SUCCESS;
     }
+    mf_fabric *toff = mf_p2p_offload(comm);
+    if (toff)
+        return mf_p2p_offload_iprobe(toff, source, tag, comm, ctx, take, flag, status, msg);
     mf_progress_poll();
     mf_unexpected *u = mf_match_unexpected(comm->c_context + ctx, source, tag, take);
     if (!u)

@@ -60,6 +60,11 @@ struct mf_request {
     bool rq_awaits_peer;     /* send: the peer's CTS, FIN or SYNC_ACK is one rq_busy step */
     bool rq_cancel_asked;    /* send: MPI_Cancel sent CANCEL; its answer is one rq_busy step */
 
+    /* Tag matching offloaded (offload.c): the fabric's operation for this request (rq_tmsg,
+     * or a claimed message's); NULL on the message path. */
+    mf_fabric_tmsg *rq_tm;
+    mf_fabric_tmsg rq_tmsg;
+
     /* Completion hooks from the fabric for this request's sends and pulls. */
     mf_fabric_done rq_send_done;
     mf_fabric_done rq_get_done;

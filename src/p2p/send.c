@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "core/error.h"
-#include "p2p/protocol.h"
+#include "p2p/offload.h"
 
 static void mf_p2p_send_done(mf_fabric_done *done, int status)
 {
@@ -111,6 +111,11 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
     }
     r->rq_bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
     r->rq_peer = mf_comm_peer(comm, dest);
+    mf_fabric *toff = mf_p2p_offload(comm);
+    if (toff) {
+        mf_p2p_offload_isend(r, toff);
+        return MPI_SUCCESS; /* errors are reported when the request is completed */
+    }
     r->rq_fabric = mf_comm_fabric(comm, r->rq_peer);
     mf_fabric *f = r->rq_fabric;
     bool eager = r->rq_bytes <= f->eager_limit;
@@ -199,7 +204,12 @@ int mf_isend_standard(const void *buf, MPI_Count count, mf_datatype *dt, int des
 {
     mf_p2p_eager e;
     int rc;
-    if (mf_p2p_eager_prepare(buf, count, dt, dest, tag, comm, ctx, &e, &rc) &&
+    mf_fabric *toff = mf_p2p_offload(comm);
+    if (toff && mf_p2p_offload_inject(buf, count, dt, dest, tag, comm, ctx, toff) == MPI_SUCCESS) {
+        *out = mf_request_sent();
+        return MPI_SUCCESS;
+    }
+    if (!toff && mf_p2p_eager_prepare(buf, count, dt, dest, tag, comm, ctx, &e, &rc) &&
         (e.f->flags & MF_FABRIC_INJECT) &&
         e.f->ops->send(e.f, e.peer, &e.h, &e.iov, 1, NULL) == MF_FABRIC_DONE) {
         *out = mf_request_sent();

@@ -25,6 +25,6 @@ grep -q "ofi0 (libfabric provider tcp): MANIFOLD_OFI_DOMAIN=nosuch0: the provide
 
 # The report: once per job, from rank 0.
 run MANIFOLD_OFI_PROVIDER=tcp MANIFOLD_OFI_DOMAIN=lo MANIFOLD_REPORT=fabrics || fail "the job over lo failed"
-grep -q "ofi0: provider tcp;ofi_rxm, domain lo; message path .*rendezvous by fi_read" "$out" ||
+grep -q "ofi0: provider tcp;ofi_rxm, domain lo; data path: [^;]*; message path .*rendezvous by fi_read" "$out" ||
     fail "the report does not say what ofi0 runs on"
 echo "ofi errors and report as expected"

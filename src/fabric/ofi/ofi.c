@@ -55,6 +55,12 @@ static const mf_fabric_ops mf_ofi_ops = {
     .rput = mf_ofi_rput,
     .atomic_max = mf_ofi_atomic_max,
     .ratomic = mf_ofi_ratomic,
+    .tagged_enable = mf_ofi_tagged_enable,
+    .tsend = mf_ofi_tsend,
+    .trecv = mf_ofi_trecv,
+    .tprobe = mf_ofi_tprobe,
+    .tcancel = mf_ofi_tcancel,
+    .tiov_max = mf_ofi_tiov_max,
 };
 
 static void mf_ofi_init(mf_fabric *f)
@@ -75,6 +81,7 @@ const mf_fabric_class mf_ofi_class = {
     .ops = &mf_ofi_ops,
     .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RMA_READ |
             MF_FABRIC_CAP_RMA_WRITE | MF_FABRIC_CAP_RMA_ATOMIC | MF_FABRIC_CAP_RAIL |
+            MF_FABRIC_CAP_TAGGED |
             MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
     .max_message = MF_OFI_FRAME,
     .instance_size = sizeof(mf_ofi),
@@ -162,6 +169,10 @@ static void mf_ofi_release(mf_ofi *o)
         o->o_lib->freeinfo(o->o_info);
     o->o_info = NULL;
     free(o->o_addr);
+    free(o->o_tspill);
+    free(o->o_tseq_tx);
+    o->o_tseq_tx = NULL;
+    o->o_tspill = NULL;
     mf_fabric_failures_free(&o->o_fails);
     free(o->o_tx_seq);
     free(o->o_rx_seq);

@@ -60,6 +60,12 @@
  * target, 12 us against a polling one). Sleeping threads get a 1 us timer slack, without which
  * a bounded sleep lasts up to 50 us longer.
  *
+ * Tagged offload (ofi_tagged.c): where the provider has FI_TAGGED and the p2p layer finds this
+ * instance carrying all point-to-point traffic (src/p2p/offload.c), MPI envelopes go into the
+ * provider's tag bits and the provider matches them (fi_tinject/fi_tsendmsg, fi_trecvmsg,
+ * FI_PEEK/FI_CLAIM, fi_cancel); the message path above stays for every other frame. The CQ is
+ * opened with FI_CQ_FORMAT_TAGGED for the matched tags.
+ *
  * Trust: libfabric's tcp provider has no authentication (unlike the tcp fabric's handshake).
  * Frames are validated (wire header, length, source rank) before anything is done with them,
  * so a stranger can disturb a job but not crash it; use ofi on trusted networks.
@@ -74,6 +80,7 @@
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
+#include <rdma/fi_tagged.h>
 #include <stdbool.h>
 
 #include "core/ratelimit.h"
@@ -111,7 +118,15 @@ const mf_ofi_lib *mf_ofi_lib_load(const char **why);
 #define MF_OFI_KEY_BITS 48
 #define MF_OFI_ADDR_MASK ((UINT64_C(1) << MF_OFI_KEY_BITS) - 1)
 
-enum mf_ofi_kind { MF_OFI_SEND = 1, MF_OFI_RECV, MF_OFI_READ, MF_OFI_ATOMIC };
+enum mf_ofi_kind {
+    MF_OFI_SEND = 1,
+    MF_OFI_RECV,
+    MF_OFI_READ,
+    MF_OFI_ATOMIC,
+    MF_OFI_TSEND, /* tagged offload (ofi_tagged.c): an mf_fabric_tmsg */
+    MF_OFI_TRECV,
+    MF_OFI_TPEEK,
+};
 
 /* What every operation handed to libfabric starts with: its context is the operation. */
 typedef struct mf_ofi_op {
@@ -223,6 +238,18 @@ typedef struct mf_ofi {
     mf_ofi_atom **o_aq_head, **o_aq_tail; /* by world rank */
     int *o_abusy;                         /* by world rank: atomics handed to the provider */
     uint64_t o_atomics;
+    /* tag matching offloaded (ofi_tagged.c): MANIFOLD_OFI_TAGGED (1 on, 0 auto, -1 off); the
+     * provider can (o_tcap) and the p2p layer switched it on (o_tagged), else why not; the tag
+     * layout (source and context bits, the protocol bit); pieces per operation; counters */
+    int o_tmode;
+    bool o_tcap, o_tagged;
+    char o_twhy[160];
+    int o_tsrc_bits, o_tctx_bits, o_tseq_bits;
+    uint32_t *o_tseq_tx; /* by world rank: sequence number of the next tagged message */
+    uint64_t o_tsync_bit;
+    size_t o_tiov;
+    void *o_tspill; /* where the part of a too long message that the receive lacks goes */
+    uint64_t o_tsends, o_tinjects, o_trecvs;
     bool o_closing;             /* close: errors of the peers' goodbyes are not failures */
     mf_ratelimit o_rl_stranger; /* frames that fail validation */
 } mf_ofi;
@@ -306,6 +333,21 @@ int mf_ofi_ratomic(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const m
                    mf_fabric_done *done);
 ssize_t mf_ofi_atomic_post(mf_ofi *o, mf_ofi_atom *a);
 void mf_ofi_atomic_done(mf_ofi *o, mf_ofi_atom *a, int status);
+
+/* Tagged offload (ofi_tagged.c): what the provider allows (after getinfo); the tagged ops of
+ * fabric.h; posting one (mf_ofi_post); its completion and its CQ error entry (prov: the
+ * provider's own words, or ""). */
+void mf_ofi_tagged_setup(mf_ofi *o);
+int mf_ofi_tagged_enable(mf_fabric *f, const char *why_not, bool *on, uint32_t *max_context);
+int mf_ofi_tsend(mf_fabric *f, int peer, mf_fabric_tmsg *m);
+int mf_ofi_trecv(mf_fabric *f, mf_fabric_tmsg *m, bool claimed);
+int mf_ofi_tprobe(mf_fabric *f, mf_fabric_tmsg *m, bool claim);
+void mf_ofi_tcancel(mf_fabric *f, mf_fabric_tmsg *m);
+int mf_ofi_tiov_max(mf_fabric *f);
+ssize_t mf_ofi_tagged_post(mf_ofi *o, mf_ofi_op *op);
+void mf_ofi_tagged_done(mf_ofi *o, mf_ofi_op *op, const struct fi_cq_tagged_entry *e);
+void mf_ofi_tagged_error(mf_ofi *o, mf_ofi_op *op, const struct fi_cq_err_entry *e,
+                         const char *prov);
 
 /* One line describing the instance (provider, domain, data path, waiting), for reports. */
 void mf_ofi_describe(mf_fabric *f, char *buf, size_t len);

@@ -63,11 +63,6 @@ int mf_ofi_start(mf_fabric *f)
     o->o_rma_poll_us = *mf_config_str("MANIFOLD_OFI_RMA_POLL_US")
                            ? (int)mf_config_long("MANIFOLD_OFI_RMA_POLL_US")
                            : (mf_g.oversubscribed ? 0 : 2);
-    unsigned char self[256];
-    size_t slen = sizeof self;
-    if (!o->o_awhy && fi_getname(&o->o_ep->fid, self, &slen) == 0 &&
-        fi_av_insert(o->o_av, self, 1, &o->o_self, 0, NULL) != 1)
-        o->o_self = FI_ADDR_NOTAVAIL;
     for (int r = 0; r < o->o_npeers; r++) {
         if (r == mf_g.rank || (mf_ofi_host_only(o) && mf_g.node_of[r] != mf_g.node_of[mf_g.rank]))
             continue;
@@ -91,5 +86,11 @@ int mf_ofi_start(mf_fabric *f)
                               "fi_av_insert of rank %d's address %s", r, val);
         }
     }
+    /* after the peers': the shm provider takes AV indexes for peer ids */
+    unsigned char self[256];
+    size_t slen = sizeof self;
+    if ((!o->o_awhy || o->o_tcap) && fi_getname(&o->o_ep->fid, self, &slen) == 0 &&
+        fi_av_insert(o->o_av, self, 1, &o->o_self, 0, NULL) != 1)
+        o->o_self = FI_ADDR_NOTAVAIL;
     return MPI_SUCCESS;
 }

@@ -1,6 +1,7 @@
 /*
  * ofi_describe.c — the ofi instance's one-line report for --report-fabrics and logs (ofi.h,
- * mf_ofi_describe): provider, domain, data path (eager and inject sizes, how rendezvous goes),
+ * mf_ofi_describe): provider, domain, data path (tagged offload or the message path and why;
+ * eager and inject sizes, how rendezvous goes),
  * native atomics or why there are none, mr_mode, how it sleeps, and its counters.
  *
  * Contract: reads the instance, changes nothing; callable at any time after init (before
@@ -31,12 +32,22 @@ void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
         snprintf(atomics, sizeof atomics, "fi_atomic, %s%s",
                  o->o_aordered ? "ordered by the provider" : "one at a time per peer",
                  o->o_afetch ? ", plain ones fetching (early completions)" : "");
+    char data[320];
+    if (o->o_tagged)
+        snprintf(data, sizeof data,
+                 "data path: tagged offload (FI_TAGGED: tag 31 bits, source %d, context %d, "
+                 "sequence %d, protocol 1: %llu fi_tinject, %llu fi_tsendmsg, %llu fi_trecvmsg), other frames",
+                 o->o_tsrc_bits, o->o_tctx_bits, o->o_tseq_bits, (unsigned long long)o->o_tinjects,
+                 (unsigned long long)o->o_tsends, (unsigned long long)o->o_trecvs);
+    else
+        snprintf(data, sizeof data, "data path: message path (%s)",
+                 o->o_twhy[0] ? o->o_twhy : "not chosen");
     snprintf(buf, len,
-             "provider %s, domain %s; message path (Manifold matching), eager <= %zu B "
+             "provider %s, domain %s; %s; message path (Manifold matching), eager <= %zu B "
              "(fi_inject <= %zu B), rendezvous %s; atomics %s; mr_mode %s; sleep: %s; %llu "
              "injects, %llu reads, %llu writes, %llu atomics, %llu rkey fallbacks to push, %llu "
              "frames reordered",
-             o->o_prov, o->o_dom, f->eager_limit, o->o_inject,
+             o->o_prov, o->o_dom, data, f->eager_limit, o->o_inject,
              o->o_rma ? "by fi_read" : "by push (no FI_RMA)", atomics,
              *mr ? mr : "0 (offsets, our keys)", wait, (unsigned long long)o->o_injects,
              (unsigned long long)o->o_reads, (unsigned long long)o->o_writes,

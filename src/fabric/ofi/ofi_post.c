@@ -27,6 +27,12 @@ void mf_ofi_wait_push(mf_ofi *o, mf_ofi_op *op)
 ssize_t mf_ofi_post(mf_ofi *o, mf_ofi_op *op)
 {
     ssize_t rc;
+    if (op->o_kind >= MF_OFI_TSEND) {
+        rc = mf_ofi_tagged_post(o, op);
+        if (rc == 0 && op->o_kind == MF_OFI_TSEND)
+            o->o_tx_inflight++; /* receives and probes are no transmits */
+        return rc;
+    }
     if (op->o_kind == MF_OFI_ATOMIC) {
         rc = mf_ofi_atomic_post(o, (mf_ofi_atom *)op);
     } else if (op->o_kind == MF_OFI_SEND) {
@@ -63,6 +69,12 @@ const char *mf_ofi_op_name(const mf_ofi_op *op)
 {
     if (op->o_kind == MF_OFI_SEND)
         return "fi_senddata";
+    if (op->o_kind == MF_OFI_TSEND)
+        return "fi_tsendmsg";
+    if (op->o_kind == MF_OFI_TRECV)
+        return "fi_trecvmsg";
+    if (op->o_kind == MF_OFI_TPEEK)
+        return "fi_trecvmsg (FI_PEEK)";
     if (op->o_kind == MF_OFI_ATOMIC) {
         const mf_ofi_atom *a = (const mf_ofi_atom *)op;
         return a->a_args.fa_op == MF_AOP_CSWAP ? "fi_compare_atomic"
@@ -77,7 +89,12 @@ static void mf_ofi_post_failed(mf_ofi *o, mf_ofi_op *op, ssize_t rc)
 {
     const char *what = mf_ofi_op_name(op);
     int code = mf_ofi_err(o, MPI_ERR_OTHER, rc, "%s to rank %d", what, op->o_peer);
-    if (op->o_kind == MF_OFI_SEND) {
+    if (op->o_kind >= MF_OFI_TSEND) {
+        if (op->o_kind == MF_OFI_TSEND)
+            mf_ofi_peer_fail(o, op->o_peer, code);
+        mf_fabric_tmsg *m = (mf_fabric_tmsg *)(void *)op;
+        m->tm_done(m, code);
+    } else if (op->o_kind == MF_OFI_SEND) {
         mf_ofi_peer_fail(o, op->o_peer, code);
         mf_ofi_buf_free((mf_ofi_buf *)op);
     } else if (op->o_kind == MF_OFI_ATOMIC) {

@@ -44,6 +44,8 @@ static void mf_ofi_cq_error(mf_ofi *o)
                  fi_cq_strerror(o->o_cq, e.prov_errno, e.err_data, NULL, 0));
     if (!op)
         return;
+    if (op->o_kind >= MF_OFI_TSEND)
+        return mf_ofi_tagged_error(o, op, &e, prov);
     if (op->o_kind == MF_OFI_RECV) {
         mf_ofi_buf *b = (mf_ofi_buf *)op;
         b->b_posted = false;
@@ -70,7 +72,7 @@ static void mf_ofi_cq_error(mf_ofi *o)
 
 static int mf_ofi_poll_cq(mf_ofi *o)
 {
-    struct fi_cq_data_entry ev[16];
+    struct fi_cq_tagged_entry ev[16];
     int n = 0;
     for (;;) {
         ssize_t k = fi_cq_read(o->o_cq, ev, 16);
@@ -83,7 +85,9 @@ static int mf_ofi_poll_cq(mf_ofi *o)
             return n;
         for (ssize_t i = 0; i < k; i++) {
             mf_ofi_op *op = ev[i].op_context;
-            if (op->o_kind == MF_OFI_RECV) {
+            if (op->o_kind >= MF_OFI_TSEND) {
+                mf_ofi_tagged_done(o, op, &ev[i]);
+            } else if (op->o_kind == MF_OFI_RECV) {
                 mf_ofi_buf *b = (mf_ofi_buf *)op;
                 b->b_posted = false;
                 mf_ofi_arrived(o, b, ev[i].len, ev[i].data);

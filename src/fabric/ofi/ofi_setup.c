@@ -35,13 +35,15 @@ static const char *mf_ofi_provider_wanted(void)
     return env && *env ? NULL : MF_OFI_DEFAULT_PROVIDER;
 }
 
-/* The hints: RDM, message path with send-after-send order, optionally RMA reads. */
-static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, bool rma, bool atomic)
+/* The hints: RDM, message path with send-after-send order (tagged messages too, when asked
+ * for: the offload's MPI order), optionally RMA reads and writes, atomics. */
+static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, bool rma, bool atomic,
+                                    bool tagged)
 {
     struct fi_info *h = lib->dupinfo(NULL);
     if (!h)
         return NULL;
-    h->caps = FI_MSG | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE : 0) |
+    h->caps = FI_MSG | (tagged ? FI_TAGGED : 0) | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE : 0) |
               (atomic ? FI_ATOMIC : 0);
     h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
     h->ep_attr->type = FI_EP_RDM;
@@ -126,15 +128,18 @@ static struct fi_info *mf_ofi_pick(struct fi_info *list, const char *domain, con
 }
 
 /* Finds the provider and domain: with RMA and atomics if possible, else with RMA, else with
- * messages only. */
+ * messages only; each with FI_TAGGED first (unless MANIFOLD_OFI_TAGGED=off), then without. */
 int mf_ofi_getinfo(mf_ofi *o)
 {
     const char *prov = mf_ofi_provider_wanted();
     const char *domain = mf_config_str("MANIFOLD_OFI_DOMAIN");
     snprintf(o->o_prov, sizeof o->o_prov, "%s", prov ? prov : "(FI_PROVIDER)");
     int rc = -FI_ENODATA;
-    for (int level = 2; level >= 0 && !o->o_info; level--) {
-        struct fi_info *h = mf_ofi_hints(o->o_lib, prov, level >= 1, level == 2), *list = NULL;
+    bool tagged = strcmp(mf_config_str("MANIFOLD_OFI_TAGGED"), "off") != 0;
+    for (int step = tagged ? 5 : 2; step >= 0 && !o->o_info; step--) {
+        int level = step % 3;
+        struct fi_info *h = mf_ofi_hints(o->o_lib, prov, level >= 1, level == 2, step >= 3),
+                       *list = NULL;
         if (!h)
             return mf_error(MPI_ERR_NO_MEM, "%s: no memory for fi_getinfo hints", o->o_base.name);
         rc = o->o_lib->getinfo(MF_OFI_API, NULL, NULL, 0, h, &list);
@@ -180,13 +185,14 @@ int mf_ofi_getinfo(mf_ofi *o)
                         o->o_base.name, o->o_prov, o->o_info->domain_attr->cq_data_size);
     o->o_mr_mode = o->o_info->domain_attr->mr_mode;
     o->o_inject = o->o_info->tx_attr->inject_size;
+    mf_ofi_tagged_setup(o);
     return MPI_SUCCESS;
 }
 
 /* The completion queue: with a wait fd where the provider has one, else polled. */
 static int mf_ofi_open_cq(mf_ofi *o)
 {
-    struct fi_cq_attr attr = {.format = FI_CQ_FORMAT_DATA,
+    struct fi_cq_attr attr = {.format = FI_CQ_FORMAT_TAGGED,
                               .size = o->o_info->tx_attr->size + o->o_info->rx_attr->size,
                               .wait_obj = FI_WAIT_FD};
     int rc = fi_cq_open(o->o_domain, &attr, &o->o_cq, NULL);
