@@ -64,8 +64,8 @@ static int mf_runtime_start(const char *function)
         mf_config_warn_unknown();
 
     if ((rc = mf_world_publish()) || (rc = mf_progress_init()) || (rc = mf_fabrics_open()) ||
-        (rc = mf_pm_fence()) || (rc = mf_world_discover()) || (rc = mf_fabrics_start()) || (rc = mf_p2p_offload_init()) ||
-        (rc = mf_comm_init_builtin()))
+        (rc = mf_pm_fence()) || (rc = mf_world_discover()) || (rc = mf_fabrics_start()) ||
+        (rc = mf_p2p_offload_init()) || (rc = mf_comm_init_builtin()))
         return rc;
     /* Predefined datatypes are set up on first use; make that happen here, before any thread
      * of the program can race to it (their inline lookup reads the table without a lock). */

@@ -22,8 +22,8 @@ static bool mf_p2p_cancel_send(mf_request *r)
     bool tagged = r->rq_fabric == mf_p2p_toff && mf_p2p_offload(r->pub.r_comm);
     if (r->pub.r_complete) {
         /* offloaded: a complete send is matched only when synchronous (the receiver says) */
-        bool matched = (!tagged && r->rq_bytes > r->rq_fabric->eager_limit) ||
-                       r->rq_mode == MF_SEND_SYNC;
+        bool matched =
+            (!tagged && r->rq_bytes > r->rq_fabric->eager_limit) || r->rq_mode == MF_SEND_SYNC;
         if (matched || r->rq_on_complete)
             return false;
         r->pub.r_complete = false;

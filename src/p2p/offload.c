@@ -40,8 +40,7 @@ uint32_t mf_p2p_toff_maxctx;
 /* Why instance f cannot carry all point-to-point traffic (NULL: it can), into why[len]. The
  * answer is the same on every rank: routes are built from the job's settings and host layout
  * (fabric.h, "route"), and the host layout is checked here as a whole, not just from here. */
-static const char *mf_p2p_offload_why(mf_fabric *f, mf_fabric *const *picks, char *why,
-                                      size_t len)
+static const char *mf_p2p_offload_why(mf_fabric *f, mf_fabric *const *picks, char *why, size_t len)
 {
     for (int p = 0; p < mf_g.size; p++) {
         if (p != mf_g.rank && picks[p] != f) {
@@ -77,7 +76,7 @@ int mf_p2p_offload_init(void)
             continue;
         char buf[160];
         const char *why = mf_p2p_toff ? "another instance offloads already"
-                                       : mf_p2p_offload_why(f, picks, buf, sizeof buf);
+                                      : mf_p2p_offload_why(f, picks, buf, sizeof buf);
         bool on = false;
         uint32_t maxctx = 0;
         int rc = f->ops->tagged_enable(f, why, &on, &maxctx);
@@ -261,8 +260,8 @@ static void mf_p2p_tprobe_done(mf_fabric_tmsg *m, int status)
     *done = status ? status : 1;
 }
 
-int mf_p2p_offload_iprobe(mf_fabric *f, int source, int tag, mf_comm *comm, unsigned ctx,
-                          bool take, int *flag, MPI_Status *status, mf_unexpected **msg)
+int mf_p2p_offload_iprobe(mf_fabric *f, int source, int tag, mf_comm *comm, unsigned ctx, bool take,
+                          int *flag, MPI_Status *status, mf_unexpected **msg)
 {
     *flag = 0;
     mf_fabric_tmsg local, *m = take ? calloc(1, sizeof *m) : &local;

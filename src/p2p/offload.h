@@ -43,8 +43,8 @@ void mf_p2p_offload_irecv(mf_request *r, mf_fabric *f);
 /* Receives the message a claiming probe took (u->ux_claim) into r. */
 void mf_p2p_offload_recv_claimed(mf_request *r, mf_unexpected *u);
 /* MPI_Iprobe / MPI_Improbe through f (see mf_p2p_iprobe). */
-int mf_p2p_offload_iprobe(mf_fabric *f, int source, int tag, mf_comm *comm, unsigned ctx,
-                          bool take, int *flag, MPI_Status *status, mf_unexpected **msg);
+int mf_p2p_offload_iprobe(mf_fabric *f, int source, int tag, mf_comm *comm, unsigned ctx, bool take,
+                          int *flag, MPI_Status *status, mf_unexpected **msg);
 /* MPI_Cancel of an offloaded receive: the fabric is asked to cancel it (it completes cancelled,
  * or received if it matched first). Sends ask the receiver as on the message path (cancel.c),
  * with a CANCEL frame whose rreq is MF_P2P_CANCEL_TAGGED, answered by

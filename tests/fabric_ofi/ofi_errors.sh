@@ -5,7 +5,9 @@
 #     available" and the RDM providers that do exist here;
 #   - a domain the provider does not have (MANIFOLD_OFI_DOMAIN=nosuch0);
 #   - the report (--report-fabrics) names the provider and domain each instance got and its
-#     data path.
+#     data path;
+#   - MANIFOLD_OFI_TAGGED=on where the offload is impossible is an error saying why, and the
+#     report says why the offload is not used when point-to-point goes over another fabric.
 # Usage: ofi_errors.sh (MPIEXEC, PROG in the environment: any MPI program that sends).
 set -u
 out=$(mktemp)
@@ -27,4 +29,13 @@ grep -q "ofi0 (libfabric provider tcp): MANIFOLD_OFI_DOMAIN=nosuch0: the provide
 run MANIFOLD_OFI_PROVIDER=tcp MANIFOLD_OFI_DOMAIN=lo MANIFOLD_REPORT=fabrics || fail "the job over lo failed"
 grep -q "ofi0: provider tcp;ofi_rxm, domain lo; data path: [^;]*; message path .*rendezvous by fi_read" "$out" ||
     fail "the report does not say what ofi0 runs on"
+# Tag matching offload (MANIFOLD_OFI_TAGGED): demanded where it cannot be, an error saying why;
+# not possible because point-to-point goes over tcp (one-sided over ofi), the report says so.
+run MANIFOLD_OFI_PROVIDER=shm MANIFOLD_OFI_TAGGED=on && fail "MANIFOLD_OFI_TAGGED=on on shm succeeded"
+grep -q "ofi0 (libfabric provider shm): MANIFOLD_OFI_TAGGED=on, but tag matching cannot be offloaded: the shm provider loses" \
+    "$out" || fail "the MANIFOLD_OFI_TAGGED=on error does not say why"
+run MANIFOLD_FABRIC=tcp MANIFOLD_RMA_FABRIC=ofi MANIFOLD_OFI_PROVIDER=tcp MANIFOLD_OFI_DOMAIN=lo \
+    MANIFOLD_REPORT=fabrics || fail "the hybrid job failed"
+grep -q "ofi0: provider tcp;ofi_rxm, domain lo; data path: message path (point-to-point to rank 1 goes over tcp0, not only ofi0)" "$out" ||
+    fail "the report does not say why the offload is not used"
 echo "ofi errors and report as expected"

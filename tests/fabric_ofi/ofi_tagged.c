@@ -72,13 +72,15 @@ static void test_order(void)
             int next[64] = {0};
             for (int k = 0; k < NMSG * nsend; k++) {
                 MPI_Status st;
-                MF_CHECK_MPI(MPI_Recv(rb, maxn, MPI_BYTE, MPI_ANY_SOURCE, k % 3 ? 7 : MPI_ANY_TAG, MPI_COMM_WORLD, &st));
+                MF_CHECK_MPI(MPI_Recv(rb, maxn, MPI_BYTE, MPI_ANY_SOURCE, k % 3 ? 7 : MPI_ANY_TAG,
+                                      MPI_COMM_WORLD, &st));
                 int src = st.MPI_SOURCE, n;
                 MPI_Get_count(&st, MPI_BYTE, &n);
                 MF_CHECK(st.MPI_TAG == 7, "order: tag %d", st.MPI_TAG);
                 int i = next[src]++;
-                MF_CHECK(n == size_of(i * 5 + src), "order: from %d message %d has %d bytes, not %d",
-                         src, i, n, size_of(i * 5 + src));
+                MF_CHECK(n == size_of(i * 5 + src),
+                         "order: from %d message %d has %d bytes, not %d", src, i, n,
+                         size_of(i * 5 + src));
                 int seq = i;
                 if (n >= 4)
                     memcpy(&seq, rb, 4);
@@ -184,7 +186,8 @@ static void test_probe(void)
             } else {
                 MF_CHECK_MPI(MPI_Mrecv(b, n, MPI_BYTE, &msg, &st));
             }
-            MF_CHECK(check(b, n, 2) && st.MPI_TAG == 201, "mrecv (%d bytes): data %d %d or tag %d", n, b[0], b[n - 1], st.MPI_TAG);
+            MF_CHECK(check(b, n, 2) && st.MPI_TAG == 201, "mrecv (%d bytes): data %d %d or tag %d",
+                     n, b[0], b[n - 1], st.MPI_TAG);
             memset(a, 0, (size_t)n);
             MF_CHECK_MPI(MPI_Recv(a, n, MPI_BYTE, from, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
             MF_CHECK(check(a, n, 1) && st.MPI_TAG == 200, "recv after mprobe: data or tag %d",
@@ -240,8 +243,10 @@ static void test_ssend(void)
             double t0 = MPI_Wtime();
             MF_CHECK_MPI(MPI_Ssend(b, n, MPI_BYTE, 1, 400, MPI_COMM_WORLD));
             double dt = MPI_Wtime() - t0;
-            MF_CHECK(dt > 0.25, "ssend of %d bytes completed after %.3f s, before the receive was "
-                     "posted (0.3 s)", n, dt);
+            MF_CHECK(dt > 0.25,
+                     "ssend of %d bytes completed after %.3f s, before the receive was "
+                     "posted (0.3 s)",
+                     n, dt);
         } else if (rank == 1) {
             usleep(300000);
             memset(b, 0, (size_t)n);

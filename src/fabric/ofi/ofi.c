@@ -81,8 +81,7 @@ const mf_fabric_class mf_ofi_class = {
     .ops = &mf_ofi_ops,
     .caps = MF_FABRIC_CAP_RELIABLE | MF_FABRIC_CAP_ORDERED | MF_FABRIC_CAP_RMA_READ |
             MF_FABRIC_CAP_RMA_WRITE | MF_FABRIC_CAP_RMA_ATOMIC | MF_FABRIC_CAP_RAIL |
-            MF_FABRIC_CAP_TAGGED |
-            MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
+            MF_FABRIC_CAP_TAGGED | MF_FABRIC_CAP_NETWORK | MF_FABRIC_CAP_IFACES,
     .max_message = MF_OFI_FRAME,
     .instance_size = sizeof(mf_ofi),
     .init = mf_ofi_init,

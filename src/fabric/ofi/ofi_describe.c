@@ -34,11 +34,12 @@ void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
                  o->o_afetch ? ", plain ones fetching (early completions)" : "");
     char data[320];
     if (o->o_tagged)
-        snprintf(data, sizeof data,
-                 "data path: tagged offload (FI_TAGGED: tag 31 bits, source %d, context %d, "
-                 "sequence %d, protocol 1: %llu fi_tinject, %llu fi_tsendmsg, %llu fi_trecvmsg), other frames",
-                 o->o_tsrc_bits, o->o_tctx_bits, o->o_tseq_bits, (unsigned long long)o->o_tinjects,
-                 (unsigned long long)o->o_tsends, (unsigned long long)o->o_trecvs);
+        snprintf(
+            data, sizeof data,
+            "data path: tagged offload (FI_TAGGED: tag 31 bits, source %d, context %d, "
+            "sequence %d, protocol 1: %llu fi_tinject, %llu fi_tsendmsg, %llu fi_trecvmsg), other frames",
+            o->o_tsrc_bits, o->o_tctx_bits, o->o_tseq_bits, (unsigned long long)o->o_tinjects,
+            (unsigned long long)o->o_tsends, (unsigned long long)o->o_trecvs);
     else
         snprintf(data, sizeof data, "data path: message path (%s)",
                  o->o_twhy[0] ? o->o_twhy : "not chosen");

@@ -43,7 +43,8 @@ static struct fi_info *mf_ofi_hints(const mf_ofi_lib *lib, const char *prov, boo
     struct fi_info *h = lib->dupinfo(NULL);
     if (!h)
         return NULL;
-    h->caps = FI_MSG | (tagged ? FI_TAGGED : 0) | (rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE : 0) |
+    h->caps = FI_MSG | (tagged ? FI_TAGGED : 0) |
+              (rma ? FI_RMA | FI_READ | FI_REMOTE_READ | FI_WRITE | FI_REMOTE_WRITE : 0) |
               (atomic ? FI_ATOMIC : 0);
     h->mode = FI_CONTEXT | FI_CONTEXT2 | FI_RX_CQ_DATA;
     h->ep_attr->type = FI_EP_RDM;

@@ -315,8 +315,9 @@ int mf_ofi_tsend(mf_fabric *f, int peer, mf_fabric_tmsg *m)
         size_t len = m->tm_niov ? m->tm_iov[0].iov_len : 0;
         if (len <= o->o_inject) {
             const void *buf = m->tm_niov ? m->tm_iov[0].iov_base : NULL;
-            ssize_t rc = m->tm_id ? fi_tinjectdata(o->o_ep, buf, len, m->tm_id, o->o_addr[peer], tag)
-                                  : fi_tinject(o->o_ep, buf, len, o->o_addr[peer], tag);
+            ssize_t rc = m->tm_id
+                             ? fi_tinjectdata(o->o_ep, buf, len, m->tm_id, o->o_addr[peer], tag)
+                             : fi_tinject(o->o_ep, buf, len, o->o_addr[peer], tag);
             if (rc == 0) {
                 o->o_tseq_tx[peer]++;
                 f->counters.tx_frames[MF_MSG_EAGER]++;
@@ -474,8 +475,8 @@ void mf_ofi_tagged_error(mf_ofi *o, mf_ofi_op *op, const struct fi_cq_err_entry 
         return;
     }
     if (op->o_kind == MF_OFI_TRECV && (e->err == FI_ETRUNC || e->err == FI_ECANCELED)) {
-        struct fi_cq_tagged_entry ok = {.flags = e->flags, .len = e->len, .data = e->data,
-                                        .tag = e->tag};
+        struct fi_cq_tagged_entry ok = {
+            .flags = e->flags, .len = e->len, .data = e->data, .tag = e->tag};
         if (e->err == FI_ECANCELED) {
             free(t->t_bounce);
             t->t_bounce = NULL;
