@@ -106,6 +106,9 @@ static void mf_p2p_tsend_done(mf_fabric_tmsg *m, int status)
 static void mf_p2p_tmsg_env(mf_fabric_tmsg *m, const mf_request *r, int src)
 {
     const mf_comm *c = r->pub.r_comm;
+    /* the request part whole (a reused request's rq_tmsg holds its last use) */
+    m->tm_sync = false;
+    m->tm_id = 0;
     m->tm_context = c->c_context + r->rq_ctx;
     m->tm_src = src;
     m->tm_tag = r->rq_tag;

@@ -31,7 +31,9 @@
  *   rndv.c      rendezvous: RTS matched -> rget + FIN, or CTS -> DATA frames; the sender's side
  *               of CTS and FIN;
  *   cancel.c    MPI_Cancel of sends (CANCEL / CANCEL_ACK) and of receives;
- *   sendrecv.c  a send and a receive as one request (MPI_Isendrecv).
+ *   sendrecv.c  a send and a receive as one request (MPI_Isendrecv);
+ *   offload.c   all of the above for communicators whose matching a fabric does (tagged
+ *               ops, fabric.h; offload.h says when): the entry points hand over to it first.
  * Synchronous mode is not a file of its own: send.c sets MF_WIRE_SYNC (or sends an RTS, which
  * is matched anyway), protocol.c answers a matched EAGER with SYNC_ACK and hands the SYNC_ACK
  * to the waiting send.

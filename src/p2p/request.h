@@ -63,7 +63,6 @@ struct mf_request {
     /* Tag matching offloaded (offload.c): the fabric's operation for this request (rq_tmsg,
      * or a claimed message's); NULL on the message path. */
     mf_fabric_tmsg *rq_tm;
-    mf_fabric_tmsg rq_tmsg;
 
     /* Completion hooks from the fabric for this request's sends and pulls. */
     mf_fabric_done rq_send_done;
@@ -93,6 +92,11 @@ struct mf_request {
     /* Completion callback for layers above (called once, from progress). */
     void (*rq_on_complete)(mf_request *r, void *arg);
     void *rq_on_complete_arg;
+
+    /* Last, and not cleared when a request is reused (mf_request_alloc clears what comes
+     * before): the tagged operation, which offload.c fills whole before handing it over, so
+     * that requests of the message path pay nothing for it. */
+    mf_fabric_tmsg rq_tmsg;
 };
 
 /* Allocation and wire ids. */
