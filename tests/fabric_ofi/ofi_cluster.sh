@@ -4,7 +4,8 @@
 #   - p2p, collective and one-sided programs, 4 hosts x 2 ranks, shm inside a host and
 #     ofi (tcp;ofi_rxm) across: the report shows ofi0 between hosts and the domain it took
 #     (the rail-1 interface MANIFOLD_IF selects, never loopback);
-#   - the hybrid job (p2p on tcp, one-sided on ofi), 4 hosts x 1 rank.
+#   - the hybrid job (p2p on tcp, one-sided on ofi), 4 hosts x 1 rank;
+#   - tag matching offloaded (ofi_tagged, p2p_basic), 4 hosts x 1 rank, shm off.
 # Environment: MPIEXEC, TESTBIN, NETNS_CLUSTER. Exit 0 pass, 77 skip (not root, no netns).
 set -u
 id=$1
@@ -30,8 +31,8 @@ for prog in p2p_basic coll_reduce rma_ops; do
     grep -q ' No Errors' "$out" || fail "$prog: no ' No Errors'"
     grep -q "fabrics: p2p ${prefix}1 -> ${prefix}2: ofi0" "$err" || fail "$prog: ofi0 does not carry host 1 -> 2"
     grep -q "fabrics: p2p ${prefix}1 -> ${prefix}1: self0+shm0" "$err" || fail "$prog: shm does not carry host 1 -> 1"
-    grep -q "fabrics: ${prefix}1 ofi0: provider tcp;ofi_rxm, domain rail1; .*rendezvous by fi_read" "$err" ||
-        fail "$prog: the report does not show ofi0 on tcp;ofi_rxm over rail1"
+    grep -q "fabrics: ${prefix}1 ofi0: provider tcp;ofi_rxm, domain rail1; data path: message path (.*rendezvous by fi_read" "$err" ||
+        fail "$prog: the report does not show ofi0 on tcp;ofi_rxm over rail1, on the message path (shm in a host)"
 done
 
 H1=${prefix}1:1,${prefix}2:1,${prefix}3:1,${prefix}4:1
@@ -39,6 +40,15 @@ MANIFOLD_SHM=0 MANIFOLD_FABRIC=tcp MANIFOLD_RMA_FABRIC=ofi MANIFOLD_OFI_PROVIDER
     "$MPIEXEC" --host "$H1" --launcher "$L" --timeout 90 "$TESTBIN/ofi_hybrid" >"$out" 2>"$err" \
     </dev/null || fail "the hybrid job (p2p on tcp, one-sided on ofi) failed across hosts"
 grep -q ' No Errors' "$out" || fail "hybrid: no ' No Errors'"
+# Tag matching offloaded across hosts: one rank per host, ofi carries all point-to-point.
+for prog in ofi_tagged p2p_basic; do
+    MANIFOLD_SHM=0 MANIFOLD_FABRIC=ofi MANIFOLD_OFI_PROVIDER=tcp "$MPIEXEC" --host "$H1" \
+        --launcher "$L" --timeout 90 --report-fabrics "$TESTBIN/$prog" >"$out" 2>"$err" </dev/null ||
+        fail "$prog with tagged offload across hosts failed"
+    grep -q ' No Errors' "$out" || fail "$prog (tagged): no ' No Errors'"
+    grep -q "fabrics: ${prefix}1 ofi0: provider tcp;ofi_rxm, domain rail1; data path: tagged offload" "$err" ||
+        fail "$prog: the report does not show the tagged offload"
+done
 # Native atomics across hosts: one rank per host, every pair over ofi, so windows qualify.
 MANIFOLD_SHM=0 MANIFOLD_FABRIC=ofi MANIFOLD_OFI_PROVIDER=tcp \
     "$MPIEXEC" --host "$H1" --launcher "$L" --timeout 90 "$TESTBIN/ofi_atomic" native >"$out" \
