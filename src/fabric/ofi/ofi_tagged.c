@@ -24,12 +24,15 @@
  * (MF_FABRIC_DONE), else fi_tsendmsg through the wait FIFO (ofi_post.c), completing when the
  * provider is done with the buffer. Receives: fi_trecvmsg (FI_CLAIM for a message an earlier
  * FI_PEEK | FI_CLAIM took); probes: fi_trecvmsg with FI_PEEK (FI_ENOMSG: nothing). Pieces beyond
- * the provider's iov_limit bounce through one buffer. Truncation comes as a CQ error entry
- * FI_ETRUNC (len landed, olen more), cancel as FI_ECANCELED; mf_ofi_tagged_error turns them
- * into completions. The libfabric context of an operation is the tmsg's tm_scratch
+ * the provider's iov_limit bounce through one buffer. Every receive ends with a shared 64 KiB
+ * spill piece (o_tspill), so messages up to that much longer than the receive are not
+ * truncated by the provider (tcp;ofi_rxm 1.17 mishandles a truncated eager message); longer
+ * ones come as a CQ error entry FI_ETRUNC (olen more than posted), cancel as FI_ECANCELED;
+ * mf_ofi_tagged_error turns them into completions, with the bytes that fit the caller's pieces
+ * as landed and the message's size. The libfabric context of an operation is the tmsg's tm_scratch
  * (mf_ofi_top), so the caller's struct is all the state there is: no allocation per message.
  *
- * Offload needs: FI_TAGGED granted, no FI_MR_LOCAL (user buffers are not registered), the tag
+ * Offload needs: not the shm provider (see mf_ofi_tagged_setup), FI_TAGGED granted, no FI_MR_LOCAL (user buffers are not registered), the tag
  * layout above to fit, MANIFOLD_OFI_TAGGED not off, and the p2p layer's word that this instance
  * carries all point-to-point traffic (tagged_enable). Our own address goes into the AV as the
  * own rank's (messages to self go through the endpoint too, so MPI_ANY_SOURCE needs no second
