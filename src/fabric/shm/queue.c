@@ -226,7 +226,15 @@ bool mf_shm_ring_serve_blocked(mf_shm_ring *r)
 bool mf_shm_ring_pop(mf_shm_ring *r, const mf_wire_hdr *h)
 {
     r->tail_cache += mf_shm_frame_span(h->type, (size_t)h->len, r->peek_addr != 0);
-    if (r->peek_addr != 0 || r->tail_cache - r->tail_pub >= r->cap / MF_SHM_TAIL_LAZINESS)
+    if (r->peek_addr != 0) {
+        /* Its producer completes the send when it sees tail, so publish it now; but a blocked
+         * producer waits for all of its indirect frames, not for this one: it is woken when the
+         * ring is found empty (serve_blocked), once per burst instead of once per frame. */
+        r->tail_pub = r->tail_cache;
+        atomic_store_explicit(&r->ctl->tail, r->tail_cache, memory_order_seq_cst);
+        return false;
+    }
+    if (r->tail_cache - r->tail_pub >= r->cap / MF_SHM_TAIL_LAZINESS)
         return mf_shm_ring_publish(r);
     return mf_shm_ring_serve_blocked(r);
 }

@@ -262,8 +262,9 @@ int mf_shm_ring_peek(mf_shm_ring *r, mf_wire_hdr *h, const char **why);
 size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov,
                             int niov);
 /* Consumer: releases the oldest frame (as peeked; an indirect one publishes tail at once: its
- * producer completes the send when it sees it). Returns true if the producer had flagged itself
- * blocked on this ring (the flag is cleared and tail published): the caller must wake it. */
+ * producer completes the send when it sees it, and is woken, if blocked, when the ring is found
+ * empty). Returns true if the producer had flagged itself blocked on this ring (the flag is
+ * cleared and tail published): the caller must wake it. */
 bool mf_shm_ring_pop(mf_shm_ring *r, const mf_wire_hdr *h);
 /* Consumer, on a pass that found the ring empty and before sleeping: publishes tail if the
  * producer waits for room. Returns true if it did (the caller must wake it). */
