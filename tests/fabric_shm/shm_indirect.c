@@ -2,9 +2,10 @@
  * Indirect frames (src/fabric/shm/shm.c): large frames that wait for ring space while the
  * receiver does not drain are handed over as addresses, and the receiver reads them from the
  * sender itself, without the sender running. Ranks 0 and 1 (others idle):
- *   - rank 1 stays out of MPI for a while, so rank 0's eager messages fill the ring (1 MiB) and
- *     the rest (3 MiB more) wait at rank 0; rank 0 polls MPI_Test long enough for a stalled ring
- *     (auto mode) to send them indirect, then leaves MPI for INDIRECT_OUT_S seconds;
+ *   - rank 1 posts its receives and answers rank 0's rendezvous requests, then stays out of MPI
+ *     for a while, so the data rank 0 streams fills the ring (1 MiB) and the rest (3 MiB more)
+ *     waits at rank 0; rank 0 polls MPI_Testall long enough for a stalled ring (auto mode) to
+ *     send it indirect, then leaves MPI for INDIRECT_OUT_S seconds;
  *   - rank 1 receives all of them and records when it had the last one; rank 0 records when it
  *     came back. With indirect frames rank 1 is done before rank 0 is back; with the rings
  *     alone the queued 3 MiB can only move once rank 0 calls MPI again. Every byte is checked.
@@ -16,7 +17,7 @@
 
 #include "mftest.h"
 
-#define NMSG 64
+#define NMSG 16
 #define INDIRECT_OUT_S 1.5
 
 static unsigned char val(int m, size_t i)
@@ -37,11 +38,11 @@ static void pause_s(double s)
     nanosleep(&ts, NULL);
 }
 
-/* Sizes of the messages: eager ones of 4 KiB - 64 KiB (every frame one piece of the buffer). */
+/* Sizes of the messages: rendezvous ones, streamed in frames of 64 KiB (the last one shorter). */
 static size_t len_of(int m)
 {
-    static const size_t lens[] = {65536, 4096, 65536, 20000, 65536, 65536, 40000, 65536};
-    return lens[m % 8];
+    static const size_t lens[] = {262144, 200000, 262144, 300001};
+    return lens[m % 4];
 }
 
 int main(int argc, char **argv)
@@ -68,19 +69,26 @@ int main(int argc, char **argv)
         for (int m = 0; m < NMSG; m++)
             MF_CHECK_MPI(
                 MPI_Isend(bufs[m], (int)len_of(m), MPI_BYTE, 1, m, MPI_COMM_WORLD, &reqs[m]));
-        /* In MPI for 0.1 s while rank 1 is away: the ring fills and stalls. */
+        /* Out of MPI while rank 1 matches and asks for the data (0.2 s), then in MPI for 0.4 s
+         * while rank 1 is away (0.2 s - 1.2 s): the ring fills and stalls. */
+        pause_s(0.4);
         int flag;
-        for (double t0 = now(); now() - t0 < 0.1;)
+        for (double t0 = now(); now() - t0 < 0.4;)
             MF_CHECK_MPI(MPI_Testall(NMSG, reqs, &flag, MPI_STATUSES_IGNORE));
         pause_s(INDIRECT_OUT_S);
         times[0] = now();
         MF_CHECK_MPI(MPI_Waitall(NMSG, reqs, MPI_STATUSES_IGNORE));
         MF_CHECK_MPI(MPI_Send(times, 1, MPI_DOUBLE, 1, NMSG, MPI_COMM_WORLD));
     } else if (rank == 1) {
-        pause_s(0.3); /* away while rank 0 sends and polls */
         for (int m = 0; m < NMSG; m++)
             MF_CHECK_MPI(
                 MPI_Irecv(bufs[m], (int)len_of(m), MPI_BYTE, 0, m, MPI_COMM_WORLD, &reqs[m]));
+        /* Matches the rendezvous requests and asks for the data (0.2 s), then stays away while
+         * rank 0 streams and polls. */
+        int flag;
+        for (double t0 = now(); now() - t0 < 0.2;)
+            MF_CHECK_MPI(MPI_Testall(NMSG, reqs, &flag, MPI_STATUSES_IGNORE));
+        pause_s(1.0);
         MF_CHECK_MPI(MPI_Waitall(NMSG, reqs, MPI_STATUSES_IGNORE));
         times[1] = now();
         MF_CHECK_MPI(MPI_Recv(times, 1, MPI_DOUBLE, 0, NMSG, MPI_COMM_WORLD, MPI_STATUS_IGNORE));

@@ -63,7 +63,7 @@
  * long (until then it keeps polling). Not at once: a receiver that drains, only a little later
  * than the sender's spin, copies through the ring at memory speed, two cores at a time, where
  * process_vm_readv moves 4-6 GB/s on one (measured: bibw 64 KiB best-of fell 3x with at-once). */
-#define MF_SHM_INDIRECT_SLEEP_NS 50000ll
+#define MF_SHM_INDIRECT_SLEEP_NS 200000ll
 
 enum mf_shm_indirect_mode { MF_SHM_INDIRECT_OFF, MF_SHM_INDIRECT_AUTO, MF_SHM_INDIRECT_ALWAYS };
 
@@ -277,6 +277,7 @@ static bool mf_shm_indirect_ok(const mf_shm_state *s, const mf_wire_hdr *hdr,
                                const struct iovec *iov, int niov, const mf_fabric_done *done)
 {
     return s->indirect != MF_SHM_INDIRECT_OFF && done && niov == 1 &&
+           (hdr->type == MF_MSG_DATA || s->indirect == MF_SHM_INDIRECT_ALWAYS) &&
            hdr->len >= MF_SHM_INDIRECT_MIN && iov[0].iov_len >= hdr->len;
 }
 
