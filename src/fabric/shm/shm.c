@@ -188,14 +188,21 @@ unsigned long long mf_shm_unrung_sleeps(void)
 
 /* ---- peer failure ---- */
 
+/* Unlinks p's oldest indirect frame in flight (there is one) and returns it. */
+static mf_shm_inflight *mf_shm_inflight_pop(mf_shm_state *s, mf_shm_peer *p)
+{
+    mf_shm_inflight *q = p->fl_head;
+    p->fl_head = q->next;
+    if (!p->fl_head)
+        p->fl_tail = NULL;
+    s->inflight--;
+    return q;
+}
+
 static void mf_shm_fail_pending(mf_shm_state *s, mf_shm_peer *p, int code)
 {
     while (p->fl_head) {
-        mf_shm_inflight *q = p->fl_head;
-        p->fl_head = q->next;
-        if (!p->fl_head)
-            p->fl_tail = NULL;
-        s->inflight--;
+        mf_shm_inflight *q = mf_shm_inflight_pop(s, p);
         q->done->fd_fn(q->done, code);
         free(q);
     }
@@ -313,11 +320,7 @@ static int mf_shm_complete_indirect(mf_shm_state *s, mf_shm_peer *p)
         return 0;
     uint64_t tail = mf_shm_ring_tail(&p->out);
     while (p->fl_head && p->fl_head->end <= tail) {
-        mf_shm_inflight *q = p->fl_head;
-        p->fl_head = q->next;
-        if (!p->fl_head)
-            p->fl_tail = NULL;
-        s->inflight--;
+        mf_shm_inflight *q = mf_shm_inflight_pop(s, p);
         n++;
         /* Unlinked first: the completion may send again, to this very peer. */
         q->done->fd_fn(q->done, MPI_SUCCESS);
@@ -769,54 +772,56 @@ static int mf_shm_open(mf_fabric *f)
     return MPI_SUCCESS;
 }
 
-/* Decides MF_FABRIC_RGET: probes one local peer (all ranks share uid and restrictions). Off
+static int mf_shm_cma_wanted(mf_shm_state *s, const char *var, const char *fallback, bool *on,
+                             bool *forced);
+
+/* Decides MF_FABRIC_RGET (mf_shm_cma_wanted). Off
  * by default: on the machines measured (docs/PERFORMANCE.md), rendezvous data streamed through
  * the 1 MiB rings in 64 KiB frames, copied in and out by the two cores at once, beat a
  * process_vm_readv pull 1.5-4x from 128 KiB to 64 MiB (the kernel pins the pages it reads). */
 static int mf_shm_cma_setup(mf_shm_state *s)
 {
-    const char *mode = mf_config_str("MANIFOLD_SHM_CMA"); /* 0, 1 or auto (config_vars.def) */
-    bool forced = strcmp(mode, "1") == 0;
+    bool on, forced;
+    int rc = mf_shm_cma_wanted(s, "MANIFOLD_SHM_CMA", "large messages are streamed", &on, &forced);
+    if (on)
+        s->base.flags |= MF_FABRIC_RGET;
+    return rc;
+}
+
+/* Decides s->indirect from MANIFOLD_SHM_INDIRECT and the same probe. */
+static int mf_shm_indirect_setup(mf_shm_state *s)
+{
+    bool on, forced;
+    int rc = mf_shm_cma_wanted(s, "MANIFOLD_SHM_INDIRECT", "frames always go through the rings",
+                               &on, &forced);
+    s->indirect = !on      ? MF_SHM_INDIRECT_OFF
+                  : forced ? MF_SHM_INDIRECT_ALWAYS
+                           : MF_SHM_INDIRECT_AUTO;
+    return rc;
+}
+
+/* A use of process_vm_readv set by `var` (0, 1 or auto): *on if wanted and a probe of one local
+ * peer works (all ranks share uid and restrictions, so every local rank decides the same);
+ * *forced if set to 1, which makes a failed probe an error. Else `fallback` says what happens. */
+static int mf_shm_cma_wanted(mf_shm_state *s, const char *var, const char *fallback, bool *on,
+                             bool *forced)
+{
+    const char *mode = mf_config_str(var);
+    *on = false;
+    *forced = strcmp(mode, "1") == 0;
     if (strcmp(mode, "0") == 0)
         return MPI_SUCCESS;
     mf_shm_peer *p = &s->peers[(s->me + 1) % s->nlocal];
     int e = mf_shm_cma_probe(p->pid, p->info->probe_addr);
     if (e == 0) {
-        s->base.flags |= MF_FABRIC_RGET;
+        *on = true;
         return MPI_SUCCESS;
     }
-    if (forced)
+    if (*forced)
         return mf_error(MPI_ERR_OTHER,
-                        "shm: MANIFOLD_SHM_CMA=1 but process_vm_readv from rank %d (pid %d) "
-                        "failed: %s",
+                        "shm: %s=1 but process_vm_readv from rank %d (pid %d) failed: %s", var,
                         p->rank, (int)p->pid, strerror(e));
-    mf_verbose("shm: cross-memory attach unavailable (%s); large messages are streamed",
-               strerror(e));
-    return MPI_SUCCESS;
-}
-
-/* Decides s->indirect from MANIFOLD_SHM_INDIRECT and a probe of process_vm_readv (the same on
- * every local rank, as for MF_FABRIC_RGET). */
-static int mf_shm_indirect_setup(mf_shm_state *s)
-{
-    const char *mode = mf_config_str("MANIFOLD_SHM_INDIRECT"); /* 0, 1 or auto */
-    s->indirect = MF_SHM_INDIRECT_OFF;
-    if (strcmp(mode, "0") == 0)
-        return MPI_SUCCESS;
-    bool forced = strcmp(mode, "1") == 0;
-    mf_shm_peer *p = &s->peers[(s->me + 1) % s->nlocal];
-    int e = (s->base.flags & MF_FABRIC_RGET) ? 0 : mf_shm_cma_probe(p->pid, p->info->probe_addr);
-    if (e == 0) {
-        s->indirect = forced ? MF_SHM_INDIRECT_ALWAYS : MF_SHM_INDIRECT_AUTO;
-        return MPI_SUCCESS;
-    }
-    if (forced)
-        return mf_error(MPI_ERR_OTHER,
-                        "shm: MANIFOLD_SHM_INDIRECT=1 but process_vm_readv from rank %d (pid %d) "
-                        "failed: %s",
-                        p->rank, (int)p->pid, strerror(e));
-    mf_verbose("shm: cross-memory attach unavailable (%s); frames always go through the rings",
-               strerror(e));
+    mf_verbose("shm: cross-memory attach unavailable (%s); %s", strerror(e), fallback);
     return MPI_SUCCESS;
 }
 
