@@ -58,12 +58,12 @@
  * pushing its own window through the other ring and draining 32 frames of ours may not for a
  * few hundred µs; a descheduled one, for milliseconds). */
 #define MF_SHM_INDIRECT_MIN 4096
-#define MF_SHM_INDIRECT_STALL_NS 500000ll
+#define MF_SHM_INDIRECT_STALL_NS 2000000ll
 /* A sender about to sleep hands its frames over sooner: once the ring has had no room for this
  * long (until then it keeps polling). Not at once: a receiver that drains, only a little later
  * than the sender's spin, copies through the ring at memory speed, two cores at a time, where
  * process_vm_readv moves 4-6 GB/s on one (measured: bibw 64 KiB best-of fell 3x with at-once). */
-#define MF_SHM_INDIRECT_SLEEP_NS 200000ll
+#define MF_SHM_INDIRECT_SLEEP_NS 1000000ll
 
 enum mf_shm_indirect_mode { MF_SHM_INDIRECT_OFF, MF_SHM_INDIRECT_AUTO, MF_SHM_INDIRECT_ALWAYS };
 
