@@ -64,6 +64,11 @@
  * than the sender's spin, copies through the ring at memory speed, two cores at a time, where
  * process_vm_readv moves 4-6 GB/s on one (measured: bibw 64 KiB best-of fell 3x with at-once). */
 #define MF_SHM_INDIRECT_SLEEP_NS 1000000ll
+/* Bytes handed over per stall (the clock then starts again): enough for a receiver that comes
+ * back while we are away to copy for a while, not a whole window of rendezvous data, which
+ * would then all go at process_vm_readv's speed once both ranks run again (bibw 1 MiB at load
+ * 3.4, median of 6: 5.5 GB/s without a cap against 11.1 with the rings alone). */
+#define MF_SHM_INDIRECT_BURST (4u << 20)
 
 enum mf_shm_indirect_mode { MF_SHM_INDIRECT_OFF, MF_SHM_INDIRECT_AUTO, MF_SHM_INDIRECT_ALWAYS };
 
@@ -90,10 +95,13 @@ typedef struct mf_shm_peer {
     mf_shm_ring out, in;
     mf_shm_pending *pend_head, *pend_tail;
     mf_shm_inflight *fl_head, *fl_tail; /* indirect frames not yet consumed, oldest first */
-    long long stall_since; /* ns: the oldest queued frame found no room since then (0: none) */
-    int failed;            /* error code once the peer is known to be gone */
-    bool unreported;       /* failed outside progress: report on the next pass */
-    bool announced;        /* our bit is set in its sender bitmap (before our first frame) */
+    long long stall_since; /* ns: since then the oldest queued frame found no room and the
+                              receiver's tail stayed at stall_tail (0: no stall) */
+    uint64_t stall_tail;
+    size_t stall_handed; /* bytes handed over indirect in this stall */
+    int failed;          /* error code once the peer is known to be gone */
+    bool unreported;     /* failed outside progress: report on the next pass */
+    bool announced;      /* our bit is set in its sender bitmap (before our first frame) */
 } mf_shm_peer;
 
 typedef struct mf_shm_state {
@@ -363,8 +371,11 @@ static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
 }
 
 /* Whether p's queued frames should go indirect now: always, or the ring has had no room for
- * the oldest of them for MF_SHM_INDIRECT_STALL_NS (MF_SHM_INDIRECT_SLEEP_NS if `sleepy`: we
- * are about to sleep). */
+ * the oldest of them and p has not consumed a byte for MF_SHM_INDIRECT_STALL_NS
+ * (MF_SHM_INDIRECT_SLEEP_NS if `sleepy`: we are about to sleep). A moving tail restarts the
+ * clock: a receiver that drains, however slowly, is served through the ring (without this,
+ * once frames went indirect every later one did too, the ring never having room when looked
+ * at: all of a quiet bibw's data went through process_vm_readv). */
 static bool mf_shm_go_indirect(mf_shm_state *s, mf_shm_peer *p, bool sleepy)
 {
     if (s->indirect == MF_SHM_INDIRECT_OFF)
@@ -372,8 +383,13 @@ static bool mf_shm_go_indirect(mf_shm_state *s, mf_shm_peer *p, bool sleepy)
     if (s->indirect == MF_SHM_INDIRECT_ALWAYS)
         return true;
     long long now = mf_shm_now_ns();
-    if (p->stall_since == 0)
+    uint64_t tail = mf_shm_ring_tail(&p->out);
+    if (p->stall_since == 0 || tail != p->stall_tail || p->stall_handed >= MF_SHM_INDIRECT_BURST) {
         p->stall_since = now;
+        p->stall_tail = tail;
+        p->stall_handed = 0;
+        return false;
+    }
     return now - p->stall_since >= (sleepy ? MF_SHM_INDIRECT_SLEEP_NS : MF_SHM_INDIRECT_STALL_NS);
 }
 
@@ -407,6 +423,7 @@ static int mf_shm_flush_peer(mf_shm_state *s, mf_shm_peer *p, bool sleepy)
                    mf_shm_go_indirect(s, p, sleepy) &&
                    mf_shm_push_indirect(s, p, &q->hdr, q->iov, q->done)) {
             indirect = true;
+            p->stall_handed += (size_t)q->hdr.len;
         } else {
             mf_shm_ring_set_blocked(&p->out);
             break;
