@@ -6,12 +6,15 @@
  * cost of a small message. So shm uses its own, denser header line, in host byte order (both
  * ends are on one host and run the same library):
  *
- *    0 marker (u32, written last)   4 type (u8)   5 flags (u8)   6 zero (u16)
+ *    0 marker (u32, written last)   4 type (u8)   5 flags (u8)   6 shm flags (u8)   7 zero (u8)
  *    8 context (u32)  12 src (i32)  16 tag (i32)  20 len (u32)   24 sreq (u64)
  *   EAGER:   32.. the payload begins here and continues over the following lines
  *   others:  32 total (u64)  40 rreq (u64)  48 rkey (u64)  56 zero (u64); payload from 64
  *
  * so an eager message of up to 32 bytes travels in one line. An eager header's total is its len.
+ * The shm flags are 0, or MF_SHM_FRAME_INDIRECT: the frame is this one line and its len payload
+ * bytes stay in the sender's memory at the address in bytes 56..63 (any type), for the receiver
+ * to read with process_vm_readv (see shm.c, "Indirect frames").
  * The decoder applies the same checks as every other fabric (mf_wire_check) plus the ones of
  * this layout; what it rejects is reported by the caller as a broken peer.
  */
@@ -47,7 +50,7 @@ void mf_shm_frame_encode(const mf_wire_hdr *h, unsigned char *line)
 {
     line[4] = h->type;
     line[5] = h->flags;
-    line[6] = line[7] = 0;
+    line[6] = line[7] = 0; /* a direct frame; mf_shm_frame_set_indirect may change it */
     mf_shm_put32(line + 8, h->context);
     mf_shm_put32(line + 12, (uint32_t)h->src);
     mf_shm_put32(line + 16, (uint32_t)h->tag);
@@ -59,6 +62,17 @@ void mf_shm_frame_encode(const mf_wire_hdr *h, unsigned char *line)
     mf_shm_put64(line + 40, h->rreq);
     mf_shm_put64(line + 48, h->rkey);
     mf_shm_put64(line + 56, 0);
+}
+
+void mf_shm_frame_set_indirect(unsigned char *line, uint64_t addr)
+{
+    line[6] = MF_SHM_FRAME_INDIRECT;
+    mf_shm_put64(line + 56, addr);
+}
+
+uint64_t mf_shm_frame_indirect(const unsigned char *line)
+{
+    return line[6] == MF_SHM_FRAME_INDIRECT ? mf_shm_get64(line + 56) : 0;
 }
 
 int mf_shm_frame_decode(const unsigned char *line, uint32_t marker, size_t max_len, mf_wire_hdr *h,
@@ -83,8 +97,13 @@ int mf_shm_frame_decode(const unsigned char *line, uint32_t marker, size_t max_l
         *why = "frame out of sequence (marker mismatch)";
         return -1;
     }
-    if (line[6] != 0 || line[7] != 0) {
+    bool indirect = line[6] == MF_SHM_FRAME_INDIRECT;
+    if ((line[6] != 0 && !indirect) || line[7] != 0) {
         *why = "nonzero reserved bytes";
+        return -1;
+    }
+    if (indirect && (mf_shm_get32(line + 20) == 0 || mf_shm_get64(line + 56) == 0)) {
+        *why = "indirect frame without payload or address";
         return -1;
     }
     h->type = line[4];
@@ -101,7 +120,7 @@ int mf_shm_frame_decode(const unsigned char *line, uint32_t marker, size_t max_l
         h->total = mf_shm_get64(line + 32);
         h->rreq = mf_shm_get64(line + 40);
         h->rkey = mf_shm_get64(line + 48);
-        if (mf_shm_get64(line + 56) != 0) {
+        if (!indirect && mf_shm_get64(line + 56) != 0) {
             *why = "nonzero reserved bytes";
             return -1;
         }

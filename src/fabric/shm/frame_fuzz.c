@@ -1,7 +1,8 @@
 /*
  * frame_fuzz.c — libFuzzer target for the shm frame line decoder (frame.c): any 64 bytes either
  * decode to a header that satisfies every invariant the shm receiver and the p2p layer rely on,
- * or are rejected with a reason; an accepted header survives encode/decode unchanged.
+ * or are rejected with a reason; an accepted header survives encode/decode unchanged, and so does
+ * an indirect frame's address.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -36,13 +37,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* A wrong marker is always refused. */
     if (mf_shm_frame_decode(line, marker + 1, FUZZ_MAX_LEN, &again, &why) == 0)
         abort();
+    /* An indirect frame (its payload left in the sender) names an address and a payload. */
+    uint64_t addr = mf_shm_frame_indirect(line);
+    if (addr != 0 && h.len == 0)
+        abort();
     unsigned char out[MF_SHM_CACHELINE];
     memset(out, 0x5a, sizeof out);
     memcpy(out, &marker, 4);
     mf_shm_frame_encode(&h, out);
+    if (addr != 0)
+        mf_shm_frame_set_indirect(out, addr);
     if (mf_shm_frame_decode(out, marker, FUZZ_MAX_LEN, &again, &why) != 0)
         abort();
-    if (!mf_wire_same(&h, &again))
+    if (!mf_wire_same(&h, &again) || mf_shm_frame_indirect(out) != addr)
         abort();
     return 0;
 }

@@ -28,6 +28,7 @@ void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *dat
     r->cap = cap;
     r->max_len = max_len;
     r->tail_cache = r->tail_pub = 0;
+    r->peek_addr = 0;
     r->head = 0;
     r->zeroed_to = r->head + cap; /* a new ring is all zeroes */
 }
@@ -92,6 +93,8 @@ static bool mf_shm_ring_room(mf_shm_ring *r, size_t need)
     return true;
 }
 
+static void mf_shm_ring_commit(mf_shm_ring *r, uint64_t pos, size_t need);
+
 bool mf_shm_ring_fits(mf_shm_ring *r, uint8_t type, size_t len)
 {
     return mf_shm_ring_room(r, mf_shm_frame_size(type, len));
@@ -120,6 +123,33 @@ bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *
         left -= n;
     }
     /* Padding bytes are left as they are: the consumer never reads them. */
+    mf_shm_ring_commit(r, pos, need);
+    return true;
+}
+
+bool mf_shm_ring_push_indirect(mf_shm_ring *r, const mf_wire_hdr *h, uint64_t addr, uint64_t *end)
+{
+    if (!mf_shm_ring_room(r, MF_SHM_CACHELINE))
+        return false;
+    uint64_t pos = r->head;
+    unsigned char *line = r->data + (size_t)(pos & (r->cap - 1));
+    mf_shm_frame_encode(h, line);
+    mf_shm_frame_set_indirect(line, addr);
+    mf_shm_ring_commit(r, pos, MF_SHM_CACHELINE);
+    *end = pos + MF_SHM_CACHELINE;
+    return true;
+}
+
+uint64_t mf_shm_ring_tail(mf_shm_ring *r)
+{
+    r->tail_cache = atomic_load_explicit(&r->ctl->tail, memory_order_acquire);
+    return r->tail_cache;
+}
+
+/* Producer: the frame written at pos (need bytes) is complete: advance head, zero the marker
+ * slots ahead, then publish it with its marker. */
+static void mf_shm_ring_commit(mf_shm_ring *r, uint64_t pos, size_t need)
+{
     r->head = pos + need;
     if (r->zeroed_to <= r->head) {
         /* The next frame's marker slot, and a stretch beyond it; never into bytes the consumer
@@ -132,7 +162,6 @@ bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *
         r->zeroed_to = upto;
     }
     atomic_store_explicit(mf_shm_marker_at(r, pos), mf_shm_marker(pos), memory_order_release);
-    return true;
 }
 
 int mf_shm_ring_peek(mf_shm_ring *r, mf_wire_hdr *h, const char **why)
@@ -142,7 +171,10 @@ int mf_shm_ring_peek(mf_shm_ring *r, mf_wire_hdr *h, const char **why)
     if (atomic_load_explicit(mf_shm_marker_at(r, pos), memory_order_acquire) == 0)
         return 0;
     const unsigned char *line = r->data + (size_t)(pos & (r->cap - 1));
-    return mf_shm_frame_decode(line, mf_shm_marker(pos), r->max_len, h, why) == 0 ? 1 : -1;
+    if (mf_shm_frame_decode(line, mf_shm_marker(pos), r->max_len, h, why) != 0)
+        return -1;
+    r->peek_addr = mf_shm_frame_indirect(line);
+    return 1;
 }
 
 size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov)
@@ -193,7 +225,15 @@ bool mf_shm_ring_serve_blocked(mf_shm_ring *r)
 
 bool mf_shm_ring_pop(mf_shm_ring *r, const mf_wire_hdr *h)
 {
-    r->tail_cache += mf_shm_frame_size(h->type, (size_t)h->len);
+    r->tail_cache += mf_shm_frame_span(h->type, (size_t)h->len, r->peek_addr != 0);
+    if (r->peek_addr != 0) {
+        /* Its producer completes the send when it sees tail, so publish it now; but a blocked
+         * producer waits for all of its indirect frames, not for this one: it is woken when the
+         * ring is found empty (serve_blocked), once per burst instead of once per frame. */
+        r->tail_pub = r->tail_cache;
+        atomic_store_explicit(&r->ctl->tail, r->tail_cache, memory_order_seq_cst);
+        return false;
+    }
     if (r->tail_cache - r->tail_pub >= r->cap / MF_SHM_TAIL_LAZINESS)
         return mf_shm_ring_publish(r);
     return mf_shm_ring_serve_blocked(r);

@@ -13,6 +13,15 @@
  *            handing each to the p2p layer (mf_fabric_rx_header) and copying the payload into
  *            the sink it returns;
  *   - rget:  process_vm_readv from the peer (synchronous: a memcpy across address spaces);
+ *   - indirect frames: a queued frame of at least MF_SHM_INDIRECT_MIN payload bytes whose ring
+ *            stays full while the receiver does not drain it (MF_SHM_INDIRECT_STALL_NS, or we are
+ *            about to sleep) goes into the ring as one line carrying its address instead; the
+ *            receiver reads the payload from us with process_vm_readv when it gets to it, and the
+ *            send completes when the published tail passes the frame. Why: streaming through the
+ *            ring needs both ranks on a core at once; on a loaded host they rarely are, and a
+ *            window of large messages crawled ring-full by ring-full (shm bibw 0.4-0.7 GB/s
+ *            beside busy processes, MPICH's single-copy 3-7 GB/s). With the address the rank
+ *            that runs copies everything, whether or not its peer runs;
  *   - a peer whose pid has vanished while we wait for ring space, or that writes a frame that
  *            fails validation, is reported once through mf_fabric_peer_failed.
  * Frames from one sender are delivered in the order sent: one ring per ordered pair, and queued
@@ -43,6 +52,25 @@
 #define MF_SHM_START_TIMEOUT_MS 60000
 #define MF_SHM_CLOSE_FLUSH_MS 200
 #define MF_SHM_LIVENESS_PASSES 4096 /* progress passes stuck on a full ring between pid checks */
+/* Indirect frames (see the top): payloads from this size (a process_vm_readv costs a few µs,
+ * a copy through the ring of 4 KiB far less), after the ring has had no room for the oldest
+ * queued frame this long (a receiver that runs frees a 64 KiB frame in about 10 µs; one busy
+ * pushing its own window through the other ring and draining 32 frames of ours may not for a
+ * few hundred µs; a descheduled one, for milliseconds). */
+#define MF_SHM_INDIRECT_MIN 4096
+#define MF_SHM_INDIRECT_STALL_NS 2000000ll
+/* A sender about to sleep hands its frames over sooner: once the ring has had no room for this
+ * long (until then it keeps polling). Not at once: a receiver that drains, only a little later
+ * than the sender's spin, copies through the ring at memory speed, two cores at a time, where
+ * process_vm_readv moves 4-6 GB/s on one (measured: bibw 64 KiB best-of fell 3x with at-once). */
+#define MF_SHM_INDIRECT_SLEEP_NS 1000000ll
+/* Bytes handed over per stall (the clock then starts again): enough for a receiver that comes
+ * back while we are away to copy for a while, not a whole window of rendezvous data, which
+ * would then all go at process_vm_readv's speed once both ranks run again (bibw 1 MiB at load
+ * 3.4, median of 6: 5.5 GB/s without a cap against 11.1 with the rings alone). */
+#define MF_SHM_INDIRECT_BURST (4u << 20)
+
+enum mf_shm_indirect_mode { MF_SHM_INDIRECT_OFF, MF_SHM_INDIRECT_AUTO, MF_SHM_INDIRECT_ALWAYS };
 
 /* A frame that did not fit its ring yet: the header is copied, the payload is not. */
 typedef struct mf_shm_pending {
@@ -53,15 +81,27 @@ typedef struct mf_shm_pending {
     struct iovec iov[];
 } mf_shm_pending;
 
+/* An indirect frame in p's ring whose payload the receiver has not read yet (see the top). */
+typedef struct mf_shm_inflight {
+    struct mf_shm_inflight *next;
+    uint64_t end; /* ring position after the frame: consumed once tail reaches it */
+    mf_fabric_done *done;
+} mf_shm_inflight;
+
 typedef struct mf_shm_peer {
     int rank; /* world rank */
     pid_t pid;
     mf_shm_rank_info *info;
     mf_shm_ring out, in;
     mf_shm_pending *pend_head, *pend_tail;
-    int failed;      /* error code once the peer is known to be gone */
-    bool unreported; /* failed outside progress: report on the next pass */
-    bool announced;  /* our bit is set in its sender bitmap (before our first frame) */
+    mf_shm_inflight *fl_head, *fl_tail; /* indirect frames not yet consumed, oldest first */
+    long long stall_since; /* ns: since then the oldest queued frame found no room and the
+                              receiver's tail stayed at stall_tail (0: no stall) */
+    uint64_t stall_tail;
+    size_t stall_handed; /* bytes handed over indirect in this stall */
+    int failed;          /* error code once the peer is known to be gone */
+    bool unreported;     /* failed outside progress: report on the next pass */
+    bool announced;      /* our bit is set in its sender bitmap (before our first frame) */
 } mf_shm_peer;
 
 typedef struct mf_shm_state {
@@ -79,8 +119,10 @@ typedef struct mf_shm_state {
     int nwords;
     int *local_of; /* by world rank: local index, or -1 on another host */
     int world_size;
-    size_t pending; /* frames queued over all peers */
-    int unreported; /* peers with a failure not yet reported (see mf_shm_peer) */
+    size_t pending;  /* frames queued over all peers */
+    size_t inflight; /* indirect frames not yet consumed, over all peers */
+    int indirect;    /* enum mf_shm_indirect_mode, after the probe (OFF if it failed) */
+    int unreported;  /* peers with a failure not yet reported (see mf_shm_peer) */
     unsigned stuck_passes;
     bool in_progress;
     bool no_doorbell; /* some peer cannot reach our socket: sleep with a timeout instead */
@@ -154,8 +196,24 @@ unsigned long long mf_shm_unrung_sleeps(void)
 
 /* ---- peer failure ---- */
 
+/* Unlinks p's oldest indirect frame in flight (there is one) and returns it. */
+static mf_shm_inflight *mf_shm_inflight_pop(mf_shm_state *s, mf_shm_peer *p)
+{
+    mf_shm_inflight *q = p->fl_head;
+    p->fl_head = q->next;
+    if (!p->fl_head)
+        p->fl_tail = NULL;
+    s->inflight--;
+    return q;
+}
+
 static void mf_shm_fail_pending(mf_shm_state *s, mf_shm_peer *p, int code)
 {
+    while (p->fl_head) {
+        mf_shm_inflight *q = mf_shm_inflight_pop(s, p);
+        q->done->fd_fn(q->done, code);
+        free(q);
+    }
     while (p->pend_head) {
         mf_shm_pending *q = p->pend_head;
         p->pend_head = q->next;
@@ -222,6 +280,63 @@ static int mf_shm_queue(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *hdr,
     return MF_FABRIC_PENDING;
 }
 
+static long long mf_shm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
+/* Whether a frame may travel indirect: its payload is one piece that stays put until done. */
+static bool mf_shm_indirect_ok(const mf_shm_state *s, const mf_wire_hdr *hdr,
+                               const struct iovec *iov, int niov, const mf_fabric_done *done)
+{
+    return s->indirect != MF_SHM_INDIRECT_OFF && done && niov == 1 &&
+           (hdr->type == MF_MSG_DATA || s->indirect == MF_SHM_INDIRECT_ALWAYS) &&
+           hdr->len >= MF_SHM_INDIRECT_MIN && iov[0].iov_len >= hdr->len;
+}
+
+/* Writes an indirect frame for hdr (payload at iov[0]) to p and records it in flight; done
+ * runs once the receiver has read it. Returns false when even one line does not fit. */
+static bool mf_shm_push_indirect(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *hdr,
+                                 const struct iovec *iov, mf_fabric_done *done)
+{
+    mf_shm_inflight *q = malloc(sizeof *q);
+    if (!q)
+        return false; /* stays queued: it will go through the ring */
+    if (!mf_shm_ring_push_indirect(&p->out, hdr, (uint64_t)(uintptr_t)iov[0].iov_base, &q->end)) {
+        free(q);
+        return false;
+    }
+    q->next = NULL;
+    q->done = done;
+    if (p->fl_tail)
+        p->fl_tail->next = q;
+    else
+        p->fl_head = q;
+    p->fl_tail = q;
+    s->inflight++;
+    return true;
+}
+
+/* Completes p's indirect frames that the receiver has consumed (tail passed them), in order.
+ * Returns how many. */
+static int mf_shm_complete_indirect(mf_shm_state *s, mf_shm_peer *p)
+{
+    int n = 0;
+    if (!p->fl_head)
+        return 0;
+    uint64_t tail = mf_shm_ring_tail(&p->out);
+    while (p->fl_head && p->fl_head->end <= tail) {
+        mf_shm_inflight *q = mf_shm_inflight_pop(s, p);
+        n++;
+        /* Unlinked first: the completion may send again, to this very peer. */
+        q->done->fd_fn(q->done, MPI_SUCCESS);
+        free(q);
+    }
+    return n;
+}
+
 static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                        int niov, mf_fabric_done *done)
 {
@@ -236,6 +351,12 @@ static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
                         (unsigned long long)hdr->len, peer, f->max_frame);
     if (!p->announced)
         mf_shm_announce(s, p);
+    if (s->indirect == MF_SHM_INDIRECT_ALWAYS && !p->pend_head &&
+        mf_shm_indirect_ok(s, hdr, iov, niov, done) && mf_shm_push_indirect(s, p, hdr, iov, done)) {
+        mf_shm_notify(s, p);
+        mf_fabric_count_tx(f, hdr);
+        return MF_FABRIC_PENDING;
+    }
     if (!p->pend_head && mf_shm_ring_push(&p->out, hdr, iov, niov)) {
         mf_shm_notify(s, p);
         mf_fabric_count_tx(f, hdr);
@@ -249,13 +370,61 @@ static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
     return rc;
 }
 
-/* Writes queued frames to p in order while they fit. Returns frames written. */
-static int mf_shm_flush_peer(mf_shm_state *s, mf_shm_peer *p)
+/* Whether p's queued frames should go indirect now: always, or the ring has had no room for
+ * the oldest of them and p has not consumed a byte for MF_SHM_INDIRECT_STALL_NS
+ * (MF_SHM_INDIRECT_SLEEP_NS if `sleepy`: we are about to sleep). A moving tail restarts the
+ * clock: a receiver that drains, however slowly, is served through the ring (without this,
+ * once frames went indirect every later one did too, the ring never having room when looked
+ * at: all of a quiet bibw's data went through process_vm_readv). */
+static bool mf_shm_go_indirect(mf_shm_state *s, mf_shm_peer *p, bool sleepy)
+{
+    if (s->indirect == MF_SHM_INDIRECT_OFF)
+        return false;
+    if (s->indirect == MF_SHM_INDIRECT_ALWAYS)
+        return true;
+    long long now = mf_shm_now_ns();
+    uint64_t tail = mf_shm_ring_tail(&p->out);
+    if (p->stall_since == 0 || tail != p->stall_tail || p->stall_handed >= MF_SHM_INDIRECT_BURST) {
+        p->stall_since = now;
+        p->stall_tail = tail;
+        p->stall_handed = 0;
+        return false;
+    }
+    return now - p->stall_since >= (sleepy ? MF_SHM_INDIRECT_SLEEP_NS : MF_SHM_INDIRECT_STALL_NS);
+}
+
+/* Whether a frame queued to some peer could go indirect but its stall is still younger than
+ * MF_SHM_INDIRECT_SLEEP_NS: then the sender keeps polling instead of sleeping. */
+static bool mf_shm_indirect_soon(mf_shm_state *s)
+{
+    for (int li = 0; li < s->nlocal; li++) {
+        mf_shm_peer *p = &s->peers[li];
+        mf_shm_pending *q = p->pend_head;
+        if (li != s->me && q && !p->failed &&
+            mf_shm_indirect_ok(s, &q->hdr, q->iov, q->niov, q->done) &&
+            (p->stall_since == 0 || mf_shm_now_ns() - p->stall_since < MF_SHM_INDIRECT_SLEEP_NS))
+            return true;
+    }
+    return false;
+}
+
+/* Writes queued frames to p in order while they fit, the large ones indirect when p does not
+ * drain its ring (mf_shm_go_indirect; `sleepy`: we are about to sleep). Returns frames
+ * written. */
+static int mf_shm_flush_peer(mf_shm_state *s, mf_shm_peer *p, bool sleepy)
 {
     int n = 0;
     while (p->pend_head && !p->failed) {
         mf_shm_pending *q = p->pend_head;
-        if (!mf_shm_ring_push(&p->out, &q->hdr, q->iov, q->niov)) {
+        bool indirect = false;
+        if (mf_shm_ring_push(&p->out, &q->hdr, q->iov, q->niov)) {
+            p->stall_since = 0; /* the receiver drains */
+        } else if (mf_shm_indirect_ok(s, &q->hdr, q->iov, q->niov, q->done) &&
+                   mf_shm_go_indirect(s, p, sleepy) &&
+                   mf_shm_push_indirect(s, p, &q->hdr, q->iov, q->done)) {
+            indirect = true;
+            p->stall_handed += (size_t)q->hdr.len;
+        } else {
             mf_shm_ring_set_blocked(&p->out);
             break;
         }
@@ -265,20 +434,21 @@ static int mf_shm_flush_peer(mf_shm_state *s, mf_shm_peer *p)
         s->pending--;
         n++;
         mf_shm_notify(s, p);
-        /* Unlinked first: the completion may send again, to this very peer. */
-        if (q->done)
+        /* Unlinked first: the completion may send again, to this very peer. An indirect frame
+         * completes once the receiver has read it (mf_shm_complete_indirect). */
+        if (q->done && !indirect)
             q->done->fd_fn(q->done, MPI_SUCCESS);
         free(q);
     }
     return n;
 }
 
-static int mf_shm_flush(mf_shm_state *s)
+static int mf_shm_flush(mf_shm_state *s, bool sleepy)
 {
     int n = 0;
     for (int li = 0; li < s->nlocal; li++)
         if (li != s->me && s->peers[li].pend_head)
-            n += mf_shm_flush_peer(s, &s->peers[li]);
+            n += mf_shm_flush_peer(s, &s->peers[li], sleepy);
     if (n > 0 || s->pending == 0) {
         s->stuck_passes = 0;
         return n;
@@ -317,14 +487,35 @@ static bool mf_shm_discover(mf_shm_state *s, memory_order order)
 }
 
 /* Copies the oldest inbound frame of p (header h, as peeked) into iov and releases it. */
-static void mf_shm_take(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h,
-                        const struct iovec *iov, int niov)
+static int mf_shm_take(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h,
+                       const struct iovec *iov, int niov)
 {
+    int rc = MPI_SUCCESS;
     mf_fabric_count_rx(&s->base, h);
-    if (h->len > 0 && niov > 0)
+    if (p->in.peek_addr != 0 && niov > 0) {
+        /* Indirect: read the payload from the sender, at most what the sink holds. */
+        size_t room = 0, len = (size_t)h->len;
+        for (int i = 0; i < niov; i++)
+            room += iov[i].iov_len;
+        int e = mf_shm_cma_read(p->pid, p->in.peek_addr, iov, niov, len < room ? len : room);
+        if (e != 0 && !p->failed) {
+            /* Upcalls belong in progress, after this frame is released (as in rget). */
+            p->failed = e == ESRCH ? mf_shm_died_error(p)
+                                   : mf_error(MPI_ERR_OTHER,
+                                              "shm: reading a %zu-byte frame from rank %d (pid "
+                                              "%d) failed: %s",
+                                              len, p->rank, (int)p->pid, strerror(e));
+            p->unreported = true;
+            s->unreported++;
+        }
+        if (e != 0)
+            rc = p->failed;
+    } else if (h->len > 0 && niov > 0) {
         mf_shm_ring_copy_out(&p->in, h, iov, niov);
+    }
     if (mf_shm_ring_pop(&p->in, h))
         mf_shm_wake(s, p); /* its producer waits for the space we just freed */
+    return rc;
 }
 
 static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
@@ -347,9 +538,9 @@ static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
         }
         mf_fabric_sink sink = {0};
         mf_fabric_rx_header(&s->base, p->rank, &h, &sink);
-        mf_shm_take(s, p, &h, sink.fs_iov, sink.fs_niov);
+        int rc = mf_shm_take(s, p, &h, sink.fs_iov, sink.fs_niov);
         if (sink.fs_done)
-            sink.fs_done(&sink, MPI_SUCCESS);
+            sink.fs_done(&sink, rc);
         if (p->failed)
             break;
     }
@@ -374,7 +565,10 @@ static int mf_shm_progress_pass(mf_shm_state *s)
         }
     }
     if (s->pending)
-        n += mf_shm_flush(s);
+        n += mf_shm_flush(s, false);
+    for (int li = 0; s->inflight && li < s->nlocal; li++)
+        if (li != s->me && !s->peers[li].failed)
+            n += mf_shm_complete_indirect(s, &s->peers[li]);
     mf_shm_discover(s, memory_order_relaxed); /* a busy ring must not hide a new sender */
     for (int i = 0; i < s->npoll; i++)
         if (!s->poll[i]->failed)
@@ -388,7 +582,7 @@ static int mf_shm_progress(mf_fabric *f)
     mf_shm_state *s = mf_shm_of(f);
     /* Most passes of a spinning rank find nothing: one load per inbound ring decides that, so
      * that a frame arriving meanwhile is picked up a few nanoseconds later, not a full pass. */
-    if (!s->pending && !s->unreported) {
+    if (!s->pending && !s->unreported && !s->inflight) {
         int i = 0;
         while (i < s->npoll && mf_shm_ring_idle(&s->poll[i]->in))
             i++;
@@ -416,7 +610,7 @@ static void mf_shm_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const
                            int niov)
 {
     mf_shm_state *s = mf_shm_of(f);
-    mf_shm_take(s, mf_shm_peer_of(s, peer), hdr, iov, niov);
+    (void)mf_shm_take(s, mf_shm_peer_of(s, peer), hdr, iov, niov); /* a failure: next pass */
 }
 
 /* ---- sleeping ---- */
@@ -443,9 +637,12 @@ static bool mf_shm_has_work(mf_shm_state *s)
     for (int i = 0; i < s->npoll; i++)
         if (!s->poll[i]->failed && mf_shm_ring_nonempty_sc(&s->poll[i]->in))
             return true;
-    for (int li = 0; s->pending && li < s->nlocal; li++)
-        if (li != s->me && !s->peers[li].failed && mf_shm_pend_fits(&s->peers[li]))
+    for (int li = 0; (s->pending || s->inflight) && li < s->nlocal; li++) {
+        mf_shm_peer *p = &s->peers[li];
+        if (li != s->me && !p->failed &&
+            (mf_shm_pend_fits(p) || (p->fl_head && mf_shm_ring_tail(&p->out) >= p->fl_head->end)))
             return true;
+    }
     return false;
 }
 
@@ -454,6 +651,16 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
     mf_shm_state *s = mf_shm_of(f);
     if (!s->peers)
         return true;
+    /* About to sleep with large frames queued: hand them over as addresses, so that the
+     * receiver, when it runs, takes them without waiting for us to run again; until their
+     * stall is old enough for that, keep polling instead of sleeping. */
+    if (s->pending && s->indirect != MF_SHM_INDIRECT_OFF && !s->in_progress) {
+        s->in_progress = true; /* completions may re-enter progress: as in a pass */
+        int moved = mf_shm_flush(s, true);
+        s->in_progress = false;
+        if (moved > 0 || mf_shm_indirect_soon(s))
+            return false; /* frames went out (their completions may have made work) */
+    }
     mf_shm_rank_info *mine = mf_shm_segment_info(&s->seg, s->me);
     atomic_store_explicit(&mine->sleeping, 1, memory_order_seq_cst);
     /* Producers skip their fence: make every running rank execute one now, so that a frame
@@ -471,8 +678,10 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
      * flag whenever it publishes tail, also when what it freed is still too little for our
      * frame; without a fresh flag it would publish the rest lazily and ring nobody, and we would
      * sleep with our frame queued until something else woke us. */
-    for (int li = 0; s->pending && li < s->nlocal; li++)
-        if (li != s->me && !s->peers[li].failed && s->peers[li].pend_head)
+    /* The same for indirect frames in flight: the consumer publishes tail after each one it
+     * reads and wakes us if the flag is up. */
+    for (int li = 0; (s->pending || s->inflight) && li < s->nlocal; li++)
+        if (li != s->me && !s->peers[li].failed && (s->peers[li].pend_head || s->peers[li].fl_head))
             mf_shm_ring_set_blocked(&s->peers[li].out);
     atomic_thread_fence(memory_order_seq_cst); /* the flags, then tail (a Dekker pair) */
     /* Re-check after raising the flags: anything published before them is seen here, anything
@@ -551,6 +760,8 @@ static void mf_shm_reset(mf_shm_state *s)
     s->local_of = NULL;
     s->nlocal = s->world_size = 0;
     s->pending = 0;
+    s->inflight = 0;
+    s->indirect = MF_SHM_INDIRECT_OFF;
     s->unreported = 0;
     s->stuck_passes = 0;
     s->no_doorbell = false;
@@ -578,29 +789,56 @@ static int mf_shm_open(mf_fabric *f)
     return MPI_SUCCESS;
 }
 
-/* Decides MF_FABRIC_RGET: probes one local peer (all ranks share uid and restrictions). Off
+static int mf_shm_cma_wanted(mf_shm_state *s, const char *var, const char *fallback, bool *on,
+                             bool *forced);
+
+/* Decides MF_FABRIC_RGET (mf_shm_cma_wanted). Off
  * by default: on the machines measured (docs/PERFORMANCE.md), rendezvous data streamed through
  * the 1 MiB rings in 64 KiB frames, copied in and out by the two cores at once, beat a
  * process_vm_readv pull 1.5-4x from 128 KiB to 64 MiB (the kernel pins the pages it reads). */
 static int mf_shm_cma_setup(mf_shm_state *s)
 {
-    const char *mode = mf_config_str("MANIFOLD_SHM_CMA"); /* 0, 1 or auto (config_vars.def) */
-    bool forced = strcmp(mode, "1") == 0;
+    bool on, forced;
+    int rc = mf_shm_cma_wanted(s, "MANIFOLD_SHM_CMA", "large messages are streamed", &on, &forced);
+    if (on)
+        s->base.flags |= MF_FABRIC_RGET;
+    return rc;
+}
+
+/* Decides s->indirect from MANIFOLD_SHM_INDIRECT and the same probe. */
+static int mf_shm_indirect_setup(mf_shm_state *s)
+{
+    bool on, forced;
+    int rc = mf_shm_cma_wanted(s, "MANIFOLD_SHM_INDIRECT", "frames always go through the rings",
+                               &on, &forced);
+    s->indirect = !on      ? MF_SHM_INDIRECT_OFF
+                  : forced ? MF_SHM_INDIRECT_ALWAYS
+                           : MF_SHM_INDIRECT_AUTO;
+    return rc;
+}
+
+/* A use of process_vm_readv set by `var` (0, 1 or auto): *on if wanted and a probe of one local
+ * peer works (all ranks share uid and restrictions, so every local rank decides the same);
+ * *forced if set to 1, which makes a failed probe an error. Else `fallback` says what happens. */
+static int mf_shm_cma_wanted(mf_shm_state *s, const char *var, const char *fallback, bool *on,
+                             bool *forced)
+{
+    const char *mode = mf_config_str(var);
+    *on = false;
+    *forced = strcmp(mode, "1") == 0;
     if (strcmp(mode, "0") == 0)
         return MPI_SUCCESS;
     mf_shm_peer *p = &s->peers[(s->me + 1) % s->nlocal];
     int e = mf_shm_cma_probe(p->pid, p->info->probe_addr);
     if (e == 0) {
-        s->base.flags |= MF_FABRIC_RGET;
+        *on = true;
         return MPI_SUCCESS;
     }
-    if (forced)
+    if (*forced)
         return mf_error(MPI_ERR_OTHER,
-                        "shm: MANIFOLD_SHM_CMA=1 but process_vm_readv from rank %d (pid %d) "
-                        "failed: %s",
+                        "shm: %s=1 but process_vm_readv from rank %d (pid %d) failed: %s", var,
                         p->rank, (int)p->pid, strerror(e));
-    mf_verbose("shm: cross-memory attach unavailable (%s); large messages are streamed",
-               strerror(e));
+    mf_verbose("shm: cross-memory attach unavailable (%s); %s", strerror(e), fallback);
     return MPI_SUCCESS;
 }
 
@@ -713,6 +951,8 @@ static int mf_shm_start(mf_fabric *f)
         }
     }
     rc = mf_shm_cma_setup(s);
+    if (rc == MPI_SUCCESS)
+        rc = mf_shm_indirect_setup(s);
     if (rc != MPI_SUCCESS) {
         mf_shm_segment_detach(&s->seg);
         mf_shm_reset(s);
@@ -750,11 +990,15 @@ static int mf_shm_close(mf_fabric *f)
          * while the rings have room for a short while, but deliver nothing inbound any more: the
          * p2p layer above is already torn down. */
         long deadline = mf_shm_ms() + MF_SHM_CLOSE_FLUSH_MS;
-        while (s->pending && mf_shm_ms() < deadline)
-            mf_shm_flush(s);
-        if (s->pending) {
+        while ((s->pending || s->inflight) && mf_shm_ms() < deadline) {
+            mf_shm_flush(s, false);
+            for (int li = 0; s->inflight && li < s->nlocal; li++)
+                if (li != s->me)
+                    mf_shm_complete_indirect(s, &s->peers[li]);
+        }
+        if (s->pending || s->inflight) {
             mf_debug("shm: dropping %zu frames still queued to local peers at finalize",
-                     s->pending);
+                     s->pending + s->inflight);
             int code = mf_error(MPI_ERR_OTHER, "shm: frame dropped at finalize");
             for (int li = 0; li < s->nlocal; li++)
                 if (li != s->me)
@@ -772,7 +1016,7 @@ static int mf_shm_close(mf_fabric *f)
 /* Frames that did not fit a ring wait in per-peer pending lists until progress moves them. */
 static bool mf_shm_tx_idle(mf_fabric *f)
 {
-    return mf_shm_of(f)->pending == 0;
+    return mf_shm_of(f)->pending == 0 && mf_shm_of(f)->inflight == 0;
 }
 
 static const mf_fabric_ops mf_shm_ops = {

@@ -169,6 +169,12 @@ mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int re
 
 /* Writes h into a frame's first line, all but the marker. h->len must fit 32 bits. */
 void mf_shm_frame_encode(const mf_wire_hdr *h, unsigned char *line);
+/* The shm flag of an indirect frame (frame.c): the payload stays in the sender's memory. */
+#define MF_SHM_FRAME_INDIRECT 1
+/* Makes an encoded line indirect: its len payload bytes are at addr in the sender. */
+void mf_shm_frame_set_indirect(unsigned char *line, uint64_t addr);
+/* A decoded line's payload address in the sender if it is indirect, else 0. */
+uint64_t mf_shm_frame_indirect(const unsigned char *line);
 /* Decodes a published first line whose marker must be `marker` and whose payload at most
  * max_len bytes: 0, or -1 with *why naming the fault. */
 int mf_shm_frame_decode(const unsigned char *line, uint32_t marker, size_t max_len, mf_wire_hdr *h,
@@ -183,6 +189,12 @@ static inline size_t mf_shm_frame_hdr(uint8_t type)
 static inline size_t mf_shm_frame_size(uint8_t type, size_t len)
 {
     return (mf_shm_frame_hdr(type) + len + MF_SHM_CACHELINE - 1) & ~(size_t)(MF_SHM_CACHELINE - 1);
+}
+
+/* Bytes a frame occupies in a ring, indirect (one line) or not. */
+static inline size_t mf_shm_frame_span(uint8_t type, size_t len, bool indirect)
+{
+    return indirect ? MF_SHM_CACHELINE : mf_shm_frame_size(type, len);
 }
 
 /* The most a frame of `len` payload bytes can occupy, whatever its type. */
@@ -209,6 +221,8 @@ typedef struct mf_shm_ring {
     uint64_t zeroed_to;  /* producer: marker slots in [head, zeroed_to) are zero */
     uint64_t tail_cache; /* producer: last tail read; consumer: bytes consumed */
     uint64_t tail_pub;   /* consumer: last tail published */
+    uint64_t peek_addr;  /* consumer: the peeked frame's payload address in the sender if it is
+                            indirect (frame.c), else 0; set by every peek that returns 1 */
 } mf_shm_ring;
 
 /* max_len: the largest payload of a frame; a frame of it plus 64 bytes must fit in cap. */
@@ -232,17 +246,25 @@ void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *dat
 /* Producer: appends one frame (header h, then h->len bytes gathered from iov) if it fits whole,
  * and publishes it. Returns false when the ring lacks room (nothing written). */
 bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov);
+/* Producer: appends one indirect frame (frame.c) for header h whose h->len payload bytes stay
+ * at addr in this process, if it fits, and publishes it. Returns false when the ring lacks
+ * room; else *end is the ring position after it (the frame is consumed once tail reaches it). */
+bool mf_shm_ring_push_indirect(mf_shm_ring *r, const mf_wire_hdr *h, uint64_t addr, uint64_t *end);
+/* Producer: the tail the consumer published last (acquire: its reads of our memory are done). */
+uint64_t mf_shm_ring_tail(mf_shm_ring *r);
 /* Producer: whether a frame of this type and length would fit now (rereads tail). */
 bool mf_shm_ring_fits(mf_shm_ring *r, uint8_t type, size_t len);
 /* Consumer: the oldest frame's header, decoded into h: 1, 0 when the ring is empty, or -1 when
  * the published line is invalid (*why says why). */
 int mf_shm_ring_peek(mf_shm_ring *r, mf_wire_hdr *h, const char **why);
-/* Consumer: copies the oldest frame's payload (h as peeked) into iov, at most the iov's room.
- * Returns the bytes copied. */
+/* Consumer: copies the oldest frame's payload (h as peeked, not indirect) into iov, at most
+ * the iov's room. Returns the bytes copied. */
 size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov,
                             int niov);
-/* Consumer: releases the oldest frame. Returns true if the producer had flagged itself blocked
- * on this ring (the flag is cleared and tail published): the caller must wake it. */
+/* Consumer: releases the oldest frame (as peeked; an indirect one publishes tail at once: its
+ * producer completes the send when it sees it, and is woken, if blocked, when the ring is found
+ * empty). Returns true if the producer had flagged itself blocked on this ring (the flag is
+ * cleared and tail published): the caller must wake it. */
 bool mf_shm_ring_pop(mf_shm_ring *r, const mf_wire_hdr *h);
 /* Consumer, on a pass that found the ring empty and before sleeping: publishes tail if the
  * producer waits for room. Returns true if it did (the caller must wake it). */
