@@ -121,14 +121,18 @@ typedef struct mf_tcp {
     int t_nlisteners;
     mf_tcp_peer *t_peers;
     int t_npeers;
-    mf_tcp_conn *t_conns;       /* live connections */
-    mf_tcp_conn *t_grave;       /* closed, freed at the end of progress */
-    int t_nconns;               /* live connections (on t_conns) */
-    int t_nup;                  /* of which up (MF_TCP_UP) */
-    int t_nout;                 /* live connections with EPOLLOUT armed */
-    unsigned t_pass;            /* progress passes, to interleave epoll passes with direct ones */
-    bool t_epoll_due;           /* the next progress pass must also ask epoll (after a sleep) */
-    bool t_quiet;               /* up connections are read directly and out of epoll (see above) */
+    mf_tcp_conn *t_conns; /* live connections */
+    mf_tcp_conn *t_grave; /* closed, freed at the end of progress */
+    int t_nconns;         /* live connections (on t_conns) */
+    int t_nup;            /* of which up (MF_TCP_UP) */
+    int t_nout;           /* live connections with EPOLLOUT armed */
+    unsigned t_pass;      /* progress passes, to interleave epoll passes with direct ones */
+    bool t_epoll_due;     /* the next progress pass must also ask epoll (after a sleep) */
+    bool t_quiet;         /* up connections are read directly and out of epoll (see above) */
+    /* A direct receive (rx_peek/rx_take) left bytes in a connection's staging buffer, which
+     * the socket no longer reports: the next progress pass delivers them, no sleep before. */
+    bool t_staged;
+    int t_in_progress;          /* progress is running (nested calls counted): no direct receive */
     mf_fabric_failures t_fails; /* failed peers; deferred ones await their report */
     int t_sockbuf;              /* SO_SNDBUF/SO_RCVBUF, 0: autotuning */
     size_t t_staging;           /* receive staging buffer per connection */
