@@ -363,7 +363,10 @@ static int mf_tcp_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr)
     if (!c || c->c_state != MF_TCP_UP || !c->c_in_ready)
         return -1; /* not connected yet: progress makes the connection */
     int got = mf_stream_in_peek(&c->c_in, &c->c_io, hdr);
-    if (got != 1 && mf_stream_in_staged(&c->c_in))
+    /* A frame peek showed (and the receive may leave) or left to progress is deliverable now;
+     * a part of one (0) is not, and the socket reports the rest when it comes: no need to keep
+     * the engine awake for it. */
+    if (got != 0 && mf_stream_in_staged(&c->c_in))
         t->t_staged = true;
     return got;
 }
