@@ -110,7 +110,10 @@ int mf_stream_out_bye(mf_stream_out *o, int *sys_err);
  * after the writing), at least 1 when any byte was written (a large frame going out is work done,
  * not an idle pass, for whoever decides to sleep), or MF_STREAM_FAILED with *sys_err. */
 int mf_stream_out_flush(mf_stream_out *o, mf_stream_io *io, int *sys_err);
-bool mf_stream_out_empty(const mf_stream_out *o);
+static inline bool mf_stream_out_empty(const mf_stream_out *o)
+{
+    return o->so_head == NULL;
+}
 /* Drops every queued frame, calling `done` with `status` (an MPI error code) for those that
  * have one. Returns how many were dropped. */
 int mf_stream_out_fail(mf_stream_out *o, int status);
@@ -134,6 +137,7 @@ typedef struct mf_stream_in {
     int si_read_budget; /* reads per progress call, so one stream cannot starve others */
     const char *why;    /* after MF_STREAM_FAILED: the reason, for the error message */
     int sys_err;        /* after MF_STREAM_FAILED: errno, or 0 when not a system error */
+    int si_peek_err;    /* a read error met by mf_stream_in_peek, reported by the next progress */
 } mf_stream_in;
 
 /* staging: bytes of the staging buffer (at least 2 * MF_WIRE_HDR_SIZE). MPI_SUCCESS or
@@ -152,6 +156,20 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io);
 void mf_stream_in_abort(mf_stream_in *in, int status);
 /* Whether a frame is partly received (an end of stream here is never clean). */
 bool mf_stream_in_mid_frame(const mf_stream_in *in);
+/* Direct receive (fabric.h rx_peek/rx_take) on the same staging buffer progress reads into, so
+ * that either may take the next frame. peek: 1 with *hdr when the next frame is an EAGER one
+ * whose whole payload is staged, 0 when none is (yet), -1 when the next frame is anything else
+ * or the stream is mid-payload, broken or ended (progress delivers or reports it). It reads the
+ * socket at most once, and only when no whole frame is staged. take (right after peek returned
+ * 1 with hdr) copies the payload into iov, dropping what does not fit, and consumes the frame.
+ * Bytes either leaves staged (mf_stream_in_staged) are for progress to deliver: the socket no
+ * longer says they are there. */
+int mf_stream_in_peek(mf_stream_in *in, mf_stream_io *io, mf_wire_hdr *hdr);
+void mf_stream_in_take(mf_stream_in *in, const mf_wire_hdr *hdr, const struct iovec *iov, int niov);
+static inline bool mf_stream_in_staged(const mf_stream_in *in)
+{
+    return in->si_rpos < in->si_wpos;
+}
 
 /* ---- Handshake ---- */
 

@@ -127,6 +127,20 @@ static bool mf_stream_is_bye(const unsigned char *p)
     return true;
 }
 
+/* Makes room in the staging buffer for `need` bytes from the read position (need <= si_cap):
+ * moves the staged bytes to the front when they would not fit. */
+static void mf_stream_in_room(mf_stream_in *in, size_t need)
+{
+    if (in->si_rpos == in->si_wpos) {
+        in->si_rpos = in->si_wpos = 0;
+    } else if (in->si_cap - in->si_rpos < need) {
+        size_t have = in->si_wpos - in->si_rpos;
+        memmove(in->si_buf, in->si_buf + in->si_rpos, have);
+        in->si_rpos = 0;
+        in->si_wpos = have;
+    }
+}
+
 /* Delivers what the staging buffer holds. 0, or MF_STREAM_FAILED. */
 static int mf_stream_in_consume(mf_stream_in *in, int *delivered)
 {
@@ -190,14 +204,7 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
             return delivered ? delivered : moved;
 
         /* Make room: all staged bytes are consumed except an incomplete header. */
-        if (in->si_rpos == in->si_wpos) {
-            in->si_rpos = in->si_wpos = 0;
-        } else if (in->si_cap - in->si_wpos < MF_WIRE_HDR_SIZE) {
-            size_t have = in->si_wpos - in->si_rpos;
-            memmove(in->si_buf, in->si_buf + in->si_rpos, have);
-            in->si_rpos = 0;
-            in->si_wpos = have;
-        }
+        mf_stream_in_room(in, in->si_wpos - in->si_rpos + MF_WIRE_HDR_SIZE);
 
         struct iovec v[MF_STREAM_READ_IOV];
         int nv = 0;
@@ -222,6 +229,8 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
         v[nv].iov_len = in->si_cap - in->si_wpos;
         nv++;
 
+        if (in->si_peek_err) /* met by mf_stream_in_peek, after what was staged before it */
+            return mf_stream_in_fail(in, "read failed", in->si_peek_err);
         ssize_t n = io->io_readv(io, v, nv);
         if (n < 0) {
             if (errno == EINTR)
@@ -256,4 +265,58 @@ int mf_stream_in_progress(mf_stream_in *in, mf_stream_io *io)
             return delivered ? delivered : 1;
         }
     }
+}
+
+int mf_stream_in_peek(mf_stream_in *in, mf_stream_io *io, mf_wire_hdr *hdr)
+{
+    if (in->si_state != MF_SI_HDR || in->si_peek_err)
+        return -1;
+    for (bool read = false;; read = true) {
+        size_t avail = in->si_wpos - in->si_rpos;
+        size_t need = avail + MF_WIRE_HDR_SIZE; /* room for the header at least */
+        if (avail >= MF_WIRE_HDR_SIZE) {
+            const unsigned char *p = in->si_buf + in->si_rpos;
+            const char *why;
+            /* A goodbye or a bad header is progress's to handle (and report). */
+            if (mf_stream_is_bye(p) || mf_wire_decode(p, hdr, &why) != 0 ||
+                hdr->type != MF_MSG_EAGER)
+                return -1;
+            if (hdr->len <= avail - MF_WIRE_HDR_SIZE)
+                return 1;
+            /* A frame the staging buffer cannot hold whole is read by progress, whose reads
+             * go straight into the receiver's buffer. */
+            if (hdr->len > in->si_cap - MF_WIRE_HDR_SIZE)
+                return -1;
+            need = MF_WIRE_HDR_SIZE + (size_t)hdr->len;
+        }
+        if (read)
+            return 0;
+        mf_stream_in_room(in, need);
+        struct iovec v = {in->si_buf + in->si_wpos, in->si_cap - in->si_wpos};
+        ssize_t n = io->io_readv(io, &v, 1);
+        if (n < 0) {
+            if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+                in->si_peek_err = errno;
+            return in->si_peek_err ? -1 : 0;
+        }
+        if (n == 0)
+            return -1; /* the end of the stream: progress reads it again and decides */
+        in->si_wpos += (size_t)n;
+    }
+}
+
+void mf_stream_in_take(mf_stream_in *in, const mf_wire_hdr *hdr, const struct iovec *iov, int niov)
+{
+    /* The payload goes through the sink copy as progress would, the caller's iovecs as the
+     * sink for the duration of the call only. */
+    memset(&in->si_sink, 0, sizeof in->si_sink);
+    in->si_sink.fs_iov = (struct iovec *)iov;
+    in->si_sink.fs_niov = niov > 0 && iov ? niov : 0;
+    in->si_iov_idx = 0;
+    in->si_iov_off = 0;
+    mf_stream_sink_put(in, in->si_buf + in->si_rpos + MF_WIRE_HDR_SIZE, (size_t)hdr->len);
+    memset(&in->si_sink, 0, sizeof in->si_sink);
+    in->si_rpos += MF_WIRE_HDR_SIZE + (size_t)hdr->len;
+    if (in->si_rpos == in->si_wpos)
+        in->si_rpos = in->si_wpos = 0;
 }

@@ -6,6 +6,9 @@
  * mf_stream_io (with EAGAIN between chunks, like a socket). Checks: no access outside the sink
  * buffers (ASan: each sink piece is its own allocation of exactly its size), every sink is
  * completed exactly once, payload bytes arrive in order, and the machine ends in a defined state.
+ * With the low bit of the second byte set, the direct receive (mf_stream_in_peek/take) looks at
+ * the stream before every progress call and takes the whole eager frames it finds, into a buffer
+ * of sink_size bytes: both readers share one staging buffer and must agree on the frames.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -94,9 +97,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     mf_stream_in in;
     if (mf_stream_in_init(&in, (size_t)data[2] * 4, fz_header, &z) != MPI_SUCCESS)
         return 0;
+    bool direct = data[1] & 1;
     int rc = 0;
-    for (int i = 0; i < 100000 && rc >= 0; i++)
+    for (int i = 0; i < 100000 && rc >= 0; i++) {
+        mf_wire_hdr h;
+        if (direct && mf_stream_in_peek(&in, &io, &h) == 1) {
+            if (h.type != MF_MSG_EAGER || h.len > MF_WIRE_MAX_FRAME || z.open_sinks != 0)
+                abort();
+            unsigned char *buf = malloc(z.sink_size ? z.sink_size : 1);
+            struct iovec v = {buf, z.sink_size};
+            mf_stream_in_take(&in, &h, &v, 1);
+            free(buf);
+            z.frames++;
+            continue;
+        }
         rc = mf_stream_in_progress(&in, &io);
+    }
     if (rc >= 0)
         abort(); /* the stream ended: the machine must have said so */
     if (rc == MF_STREAM_FAILED && (!in.why || !*in.why))

@@ -70,11 +70,6 @@ void mf_stream_out_init(mf_stream_out *o, size_t copy_limit)
     o->so_copy_limit = copy_limit;
 }
 
-bool mf_stream_out_empty(const mf_stream_out *o)
-{
-    return o->so_head == NULL;
-}
-
 static void mf_stream_out_append(mf_stream_out *o, mf_stream_frame *fr)
 {
     fr->sf_next = NULL;

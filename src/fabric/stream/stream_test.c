@@ -473,6 +473,112 @@ static void test_partial_counts(void)
     close(sv[1]);
 }
 
+/* The bytes of one frame of `type` (EAGER or DATA) whose payload is pattern(seq, i); *n its size. */
+static unsigned char *frame_bytes(int type, uint64_t seq, size_t len, size_t *n)
+{
+    mf_wire_hdr h = {.type = (uint8_t)type,
+                     .context = 7,
+                     .src = 1,
+                     .tag = 3,
+                     .len = len,
+                     .total = type == MF_MSG_EAGER ? len : 0,
+                     .sreq = seq};
+    unsigned char *b = malloc(MF_WIRE_HDR_SIZE + len);
+    mf_wire_encode(&h, b);
+    for (size_t i = 0; i < len; i++)
+        b[MF_WIRE_HDR_SIZE + i] = pattern(seq, i);
+    *n = MF_WIRE_HDR_SIZE + len;
+    return b;
+}
+
+static void write_frame(int fd, int type, uint64_t seq, size_t len)
+{
+    size_t n;
+    unsigned char *b = frame_bytes(type, seq, len, &n);
+    CHECK(write(fd, b, n) == (ssize_t)n);
+    free(b);
+}
+
+/* Takes the peeked frame into a buffer of `cap` bytes (two iovecs) and checks what arrived. */
+static void take_check(mf_stream_in *in, const mf_wire_hdr *h, uint64_t seq, size_t cap)
+{
+    unsigned char *buf = malloc(cap + 1);
+    struct iovec v[2] = {{buf, cap / 2}, {buf + cap / 2, cap - cap / 2}};
+    mf_stream_in_take(in, h, v, 2);
+    size_t got = h->len < cap ? (size_t)h->len : cap;
+    for (size_t i = 0; i < got; i++)
+        CHECK(buf[i] == pattern(seq, i));
+    free(buf);
+}
+
+/* The direct receive (peek/take) and progress sharing one staging buffer: whole eager frames
+ * are taken in order, anything else is left to progress, which then delivers it and what
+ * follows in order; a frame that arrives in pieces is taken once whole; one larger than the
+ * staging buffer, and the goodbye, are progress's. */
+static void test_peek(void)
+{
+    int sv[2];
+    make_pair(sv, 0);
+    mf_stream_io io;
+    mf_stream_io_fd(&io, sv[1]);
+    rx_state st = {.sink_cap = 2000, .sink_pieces = 2};
+    st.buf = malloc(st.sink_cap);
+    mf_stream_in in;
+    CHECK(mf_stream_in_init(&in, 256, rx_header, &st) == MPI_SUCCESS);
+    mf_wire_hdr h;
+    CHECK(mf_stream_in_peek(&in, &io, &h) == 0); /* nothing sent */
+    CHECK(!mf_stream_in_staged(&in));
+
+    /* Two eager frames and a DATA frame in one read; the second taken truncated. */
+    write_frame(sv[0], MF_MSG_EAGER, 100, 10);
+    write_frame(sv[0], MF_MSG_EAGER, 101, 100);
+    write_frame(sv[0], MF_MSG_DATA, 0, 20);
+    CHECK(mf_stream_in_peek(&in, &io, &h) == 1);
+    CHECK(h.type == MF_MSG_EAGER && h.sreq == 100 && h.len == 10);
+    CHECK(mf_stream_in_peek(&in, &io, &h) == 1 && h.sreq == 100); /* peek consumes nothing */
+    take_check(&in, &h, 100, 10);
+    CHECK(mf_stream_in_staged(&in));
+    CHECK(mf_stream_in_peek(&in, &io, &h) == 1 && h.sreq == 101 && h.len == 100);
+    take_check(&in, &h, 101, 40);
+    CHECK(mf_stream_in_peek(&in, &io, &h) == -1); /* DATA: progress's */
+    CHECK(mf_stream_in_staged(&in));
+    CHECK(mf_stream_in_progress(&in, &io) == 1);
+    CHECK(st.frames == 1 && st.done_calls == 1 && st.bad == 0);
+    CHECK(!mf_stream_in_staged(&in));
+
+    /* An eager frame in two pieces: not whole after the first, taken after the second. */
+    size_t n;
+    unsigned char *b = frame_bytes(MF_MSG_EAGER, 102, 150, &n);
+    CHECK(write(sv[0], b, 40) == 40);
+    CHECK(mf_stream_in_peek(&in, &io, &h) == 0);
+    CHECK(mf_stream_in_staged(&in));
+    CHECK(write(sv[0], b + 40, n - 40) == (ssize_t)(n - 40));
+    CHECK(mf_stream_in_peek(&in, &io, &h) == 1 && h.sreq == 102);
+    take_check(&in, &h, 102, 150);
+    free(b);
+
+    /* Larger than the staging buffer: progress reads it into the sink. */
+    write_frame(sv[0], MF_MSG_EAGER, 1, 1000);
+    CHECK(mf_stream_in_peek(&in, &io, &h) == -1);
+    for (int spin = 0; spin < 100 && st.done_calls < 2; spin++)
+        CHECK(mf_stream_in_progress(&in, &io) >= 0);
+    CHECK(st.frames == 2 && st.done_calls == 2 && st.bad == 0);
+
+    /* The goodbye and the end of the stream: progress's to see. */
+    unsigned char bye[MF_WIRE_HDR_SIZE] = {'M', 'F', MF_WIRE_VERSION};
+    CHECK(write(sv[0], bye, sizeof bye) == (ssize_t)sizeof bye);
+    shutdown(sv[0], SHUT_WR);
+    CHECK(mf_stream_in_peek(&in, &io, &h) == -1);
+    int rc = 0;
+    for (int spin = 0; spin < 100 && rc >= 0; spin++)
+        rc = mf_stream_in_progress(&in, &io);
+    CHECK(rc == MF_STREAM_CLOSED);
+    mf_stream_in_free(&in);
+    free(st.buf);
+    close(sv[0]);
+    close(sv[1]);
+}
+
 int main(void)
 {
     /* Many small frames, sink as big as needed, payload in 1..3 pieces. */
@@ -488,6 +594,7 @@ int main(void)
     test_dead_peer();
     test_hello();
     test_partial_counts();
+    test_peek();
     if (unit_check_failures) {
         fprintf(stderr, "stream_test: %d failure(s)\n", unit_check_failures);
         return 1;

@@ -29,8 +29,10 @@
 
 /* Send remainders up to this size are copied (send returns DONE at once). */
 #define MF_TCP_COPY_LIMIT (16 * 1024)
-/* Receive staging buffer per connection: many small frames per read. */
+/* Receive staging buffer per connection: many small frames per read; it grows to hold a whole
+ * eager frame (the direct receive, rx_peek, takes only whole frames), up to MF_TCP_STAGING_MAX. */
 #define MF_TCP_STAGING (64 * 1024)
+#define MF_TCP_STAGING_MAX (1024 * 1024)
 /* How long close waits for queued frames to drain. */
 #define MF_TCP_FLUSH_MS 10000
 /* The quiet regime (see tcp.h): at most this many up connections are read without epoll... */
@@ -51,6 +53,9 @@ static void mf_tcp_sleep_end(mf_fabric *f);
 static bool mf_tcp_tx_idle(mf_fabric *f);
 static int mf_tcp_break_peer(mf_fabric *f, int peer);
 static int mf_tcp_revive_peer(mf_fabric *f, int peer);
+static int mf_tcp_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr);
+static void mf_tcp_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                           int niov);
 
 static const mf_fabric_ops mf_tcp_ops = {
     .size = sizeof(mf_fabric_ops),
@@ -67,6 +72,8 @@ static const mf_fabric_ops mf_tcp_ops = {
     .sleep_prepare = mf_tcp_sleep_prepare,
     .sleep_end = mf_tcp_sleep_end,
     .tx_idle = mf_tcp_tx_idle,
+    .rx_peek = mf_tcp_rx_peek,
+    .rx_take = mf_tcp_rx_take,
     .break_peer = mf_tcp_break_peer,
     .revive_peer = mf_tcp_revive_peer,
 };
@@ -164,6 +171,10 @@ static int mf_tcp_open(mf_fabric *f)
     size_t sockbuf = mf_config_size("MANIFOLD_TCP_SOCKBUF");
     t->t_sockbuf = sockbuf > (1u << 30) ? 1 << 30 : (int)sockbuf;
     t->t_staging = MF_TCP_STAGING;
+    if (f->eager_limit + MF_WIRE_HDR_SIZE > t->t_staging)
+        t->t_staging = f->eager_limit + MF_WIRE_HDR_SIZE > MF_TCP_STAGING_MAX
+                           ? MF_TCP_STAGING_MAX
+                           : f->eager_limit + MF_WIRE_HDR_SIZE;
     t->t_npeers = mf_g.size;
     t->t_peers = calloc((size_t)mf_g.size, sizeof *t->t_peers);
     if (!t->t_peers) {
@@ -294,25 +305,81 @@ static int mf_tcp_progress_epoll(mf_tcp *t)
     return n;
 }
 
+/* The connections a direct receive left staged bytes in (t_staged), outside the quiet regime,
+ * where they would not be read otherwise. */
+static int mf_tcp_progress_staged(mf_tcp *t)
+{
+    int n = 0;
+    t->t_staged = false;
+    for (int r = 0; r < t->t_npeers; r++) {
+        mf_tcp_conn *c = t->t_peers[r].p_up;
+        if (c && c->c_state == MF_TCP_UP && c->c_in_ready && mf_stream_in_staged(&c->c_in))
+            n += mf_tcp_conn_event(t, c, EPOLLIN);
+    }
+    return n;
+}
+
+/* The pass runs on every poll of every wait: what has nothing to do is skipped by a test here,
+ * not by a call that returns at once (the pass costs little more than its read). */
 static int mf_tcp_progress(mf_fabric *f)
 {
     mf_tcp *t = mf_tcp_of(f);
-    int n = mf_tcp_report_failures(t);
+    int n = t->t_fails.npending ? mf_tcp_report_failures(t) : 0;
     /* Not quiet while another thread sleeps on our epoll fd (fabric.h, sleepers). */
-    mf_tcp_set_quiet(t,
-                     t->t_nconns == t->t_nup && t->t_nup <= MF_TCP_DIRECT_MAX && f->sleepers == 0);
+    bool quiet = t->t_nconns == t->t_nup && t->t_nup <= MF_TCP_DIRECT_MAX && f->sleepers == 0;
+    if (quiet != t->t_quiet)
+        mf_tcp_set_quiet(t, quiet);
+    t->t_in_progress++;
     if (t->t_quiet) {
+        t->t_staged = false; /* every up connection is read below */
         n += mf_tcp_progress_direct(t);
         if (t->t_nout || t->t_epoll_due || ++t->t_pass % MF_TCP_EPOLL_EVERY == 0)
             n += mf_tcp_progress_epoll(t);
     } else {
+        if (t->t_staged)
+            n += mf_tcp_progress_staged(t);
         n += mf_tcp_progress_epoll(t);
     }
+    t->t_in_progress--;
     /* Sends made by upcalls may have failed a peer: report before returning. */
-    n += mf_tcp_report_failures(t);
-    n += mf_tcp_housekeeping(t);
-    mf_tcp_bury(t);
+    if (t->t_fails.npending)
+        n += mf_tcp_report_failures(t);
+    if (t->t_npending || t->t_listen_paused)
+        n += mf_tcp_housekeeping(t);
+    if (t->t_grave)
+        mf_tcp_bury(t);
     return n;
+}
+
+/* Direct receive (fabric.h): the peer's up connection, read on the same staging buffer as
+ * progress (mf_stream_in_peek). Not inside progress (an upcall's blocking receive would read
+ * under the frame being delivered), nor under a wrapper that takes our frames (upcalls). */
+static int mf_tcp_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr)
+{
+    mf_tcp *t = mf_tcp_of(f);
+    if (peer < 0 || peer >= t->t_npeers || t->t_in_progress || f->upcalls || t->t_fails.code[peer])
+        return -1;
+    mf_tcp_conn *c = t->t_peers[peer].p_up;
+    if (!c || c->c_state != MF_TCP_UP || !c->c_in_ready)
+        return -1; /* not connected yet: progress makes the connection */
+    int got = mf_stream_in_peek(&c->c_in, &c->c_io, hdr);
+    /* A frame peek showed (and the receive may leave) or left to progress is deliverable now;
+     * a part of one (0) is not, and the socket reports the rest when it comes: no need to keep
+     * the engine awake for it. */
+    if (got != 0 && mf_stream_in_staged(&c->c_in))
+        t->t_staged = true;
+    return got;
+}
+
+static void mf_tcp_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                           int niov)
+{
+    mf_tcp *t = mf_tcp_of(f);
+    mf_tcp_conn *c = t->t_peers[peer].p_up;
+    mf_fabric_count_rx(f, hdr);
+    mf_stream_in_take(&c->c_in, hdr, iov, niov);
+    if (mf_stream_in_staged(&c->c_in))
+        t->t_staged = true;
 }
 
 static int mf_tcp_wait_fd(mf_fabric *f)
@@ -327,7 +394,7 @@ static bool mf_tcp_sleep_prepare(mf_fabric *f)
 {
     mf_tcp *t = mf_tcp_of(f);
     mf_tcp_set_quiet(t, false);
-    return t->t_fails.npending == 0;
+    return t->t_fails.npending == 0 && !t->t_staged;
 }
 
 /* Whatever woke the engine (a new connection, a handshake, room to write) may be something only

@@ -21,6 +21,12 @@
  * epoll fd stays a complete wait fd; a connection being set up or too many peers end the quiet
  * regime until the next pass finds it possible again.
  *
+ * Direct receive (rx_peek/rx_take, fabric.h): a blocking receive from one peer reads that peer's
+ * socket itself, into the connection's staging buffer (the one progress reads into), and copies
+ * a whole eager frame from there into the user's buffer: no request, no matching, no upcall. A
+ * frame it leaves staged for progress (not eager, not its tag) is marked (t_staged) so that the
+ * next pass delivers it even outside the quiet regime, where the socket no longer reports it.
+ *
  * Connection set-up: the connector (initiator) and the acceptor (responder) run the mutual
  * challenge-response of stream.h on channel MF_TCP_CHANNEL before anything else: HELLO,
  * CHALLENGE, PROOF, then ACCEPT, REJECT (both connected at once and the connection started by
@@ -121,14 +127,19 @@ typedef struct mf_tcp {
     int t_nlisteners;
     mf_tcp_peer *t_peers;
     int t_npeers;
-    mf_tcp_conn *t_conns;       /* live connections */
-    mf_tcp_conn *t_grave;       /* closed, freed at the end of progress */
-    int t_nconns;               /* live connections (on t_conns) */
-    int t_nup;                  /* of which up (MF_TCP_UP) */
-    int t_nout;                 /* live connections with EPOLLOUT armed */
-    unsigned t_pass;            /* progress passes, to interleave epoll passes with direct ones */
-    bool t_epoll_due;           /* the next progress pass must also ask epoll (after a sleep) */
-    bool t_quiet;               /* up connections are read directly and out of epoll (see above) */
+    mf_tcp_conn *t_conns; /* live connections */
+    mf_tcp_conn *t_grave; /* closed, freed at the end of progress */
+    int t_nconns;         /* live connections (on t_conns) */
+    int t_nup;            /* of which up (MF_TCP_UP) */
+    int t_nout;           /* live connections with EPOLLOUT armed */
+    unsigned t_pass;      /* progress passes, to interleave epoll passes with direct ones */
+    bool t_epoll_due;     /* the next progress pass must also ask epoll (after a sleep) */
+    bool t_quiet;         /* up connections are read directly and out of epoll (see above) */
+    /* A direct receive (rx_peek/rx_take) left a deliverable frame in a connection's staging
+     * buffer, which the socket no longer reports: the next pass delivers it (outside the quiet
+     * regime too), and the engine does not sleep before. */
+    bool t_staged;
+    int t_in_progress;          /* progress is running (nested calls counted): no direct receive */
     mf_fabric_failures t_fails; /* failed peers; deferred ones await their report */
     int t_sockbuf;              /* SO_SNDBUF/SO_RCVBUF, 0: autotuning */
     size_t t_staging;           /* receive staging buffer per connection */
