@@ -16,8 +16,9 @@
  *   probe    tprobe, waited for here (it is local to the fabric); a matched probe claims the
  *            message and hands it over as an mf_unexpected carrying the claim (ux_claim).
  *   cancel   receives: tcancel (the receive completes cancelled, or received if it matched
- *            first); sends are not cancellable once the fabric has them (MPI allows a cancel to
- *            fail), so MPI_Cancel of an offloaded send completes it normally.
+ *            first); sends: the receiver is asked with a CANCEL frame of the message path
+ *            naming the fabric's sequence number (offload.h), and drops the message if it is
+ *            still unmatched there (claim and discard), else the send completes normally.
  * Peer failure: a receive that names the failed peer is cancelled and ends with its error.
  */
 #include <stdio.h>
@@ -50,16 +51,24 @@ static const char *mf_p2p_offload_why(mf_fabric *f, mf_fabric *const *picks, cha
         }
     }
     /* shm carries the ranks of one host: where any two share one, some ranks' routes are not f */
-    if (mf_config_bool("MANIFOLD_SHM")) {
-        for (int p = 1; p < mf_g.size; p++) {
-            for (int q = 0; q < p; q++) {
-                if (mf_g.node_of[p] == mf_g.node_of[q]) {
-                    snprintf(why, len, "ranks %d and %d share a host, where shm carries them", q,
-                             p);
-                    return why;
-                }
+    if (mf_config_bool("MANIFOLD_SHM") && mf_g.num_nodes < mf_g.size) {
+        /* name the first two ranks that share a host: one pass, first rank seen per host */
+        int *first = malloc((size_t)mf_g.num_nodes * sizeof *first);
+        for (int h = 0; first && h < mf_g.num_nodes; h++)
+            first[h] = -1;
+        for (int p = 0; first && p < mf_g.size; p++) {
+            int *seen = &first[mf_g.node_of[p]];
+            if (*seen >= 0) {
+                snprintf(why, len, "ranks %d and %d share a host, where shm carries them", *seen,
+                         p);
+                break;
             }
+            *seen = p;
         }
+        if (!first)
+            snprintf(why, len, "ranks share a host, where shm carries them");
+        free(first);
+        return why;
     }
     return NULL;
 }
