@@ -331,15 +331,6 @@ descendants)
     expect_rc 0
     expect_out '^hello 1 of 2 '
     ;;
-session)
-    # Every rank leads a session of its own (proxy.c: the autogroup scheduler shares the CPU
-    # between sessions, so ranks in mpiexec's session would share one process's share).
-    run -n 3 sh -c 'echo "sid $(ps -o sid= -p $$ | tr -d " ") pid $$"'
-    expect_rc 0
-    [ "$(grep -c '^sid ' "$out")" -eq 3 ] || fail "expected three lines"
-    awk '/^sid /{ if ($2 != $4) bad = 1 } END { exit bad }' "$out" ||
-        fail "a rank is not the leader of its own session: $(cat "$out")"
-    ;;
 notfound)
     run -n 2 /nonexistent/program
     expect_rc 127

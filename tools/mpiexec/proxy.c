@@ -2,14 +2,9 @@
  * proxy.c — starts the ranks of this host (the "local proxy").
  *
  * Contract: mx_proxy_launch forks job->n processes running opt->argv, each
- *   - each in a session and process group of its own (setsid; the group's id is the rank's pid),
- *     so that killpg of each rank's group reaches it and any children it starts (mx_proxy_signal,
- *     mx_proxy_kill_groups); with PR_SET_PDEATHSIG=SIGKILL so that even a SIGKILLed mpiexec
- *     leaves no rank behind. A session per rank because Linux's autogroup scheduler (on by
- *     default) shares the CPU equally between sessions, not processes: ranks left in mpiexec's
- *     session shared one process's share between them on a loaded host (two shm ranks beside
- *     busy loops each waited ~4 s in the run queue for every 0.5 s they ran, bidirectional
- *     bandwidth 8x below MPICH's, whose launcher also gives every rank a session);
+ *   - in the job's process group (led by rank 0), so one killpg reaches every process and any
+ *     children they start; with PR_SET_PDEATHSIG=SIGKILL so that even a SIGKILLed mpiexec leaves
+ *     no rank behind;
  *   - with stdin from rank 0's pipe (rank 0) or /dev/null, stdout/stderr into pipes of its own;
  *   - with one end of a PMI socketpair as PMI_FD and the environment described in --help;
  *   - with the signal mask and dispositions mpiexec started with.
@@ -244,7 +239,7 @@ static void mx_child(mx_job *job, mx_rank *r, int in_fd, int out_fd, int err_fd,
                      int report_fd, pid_t parent, char **env, const sigset_t *origmask,
                      const cpu_set_t *bind)
 {
-    (void)setsid(); /* fails only for a group leader, which a fresh child is not */
+    (void)setpgid(0, job->pgid == 0 ? 0 : job->pgid);
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(1); /* mpiexec already died */
@@ -330,6 +325,9 @@ int mx_proxy_launch(mx_job *job)
         mx_env_free(&env);
         r->pid = pid;
         r->alive = 1;
+        if (job->pgid == 0)
+            job->pgid = pid;
+        (void)setpgid(pid, job->pgid); /* also here: whichever runs first wins the race */
         close(outp[1]);
         close(errp[1]);
         close(sp[1]);
@@ -372,21 +370,12 @@ fail:
 
 void mx_proxy_signal(mx_job *job, int sig)
 {
-    /* A live rank's group, and the rank itself in case it moved to another group. Before the
-     * child's setsid ran, its group is still ours: kill reaches it all the same. */
+    if (job->pgid > 0)
+        (void)killpg(job->pgid, sig);
+    /* A rank may have left the group (setsid); reach it directly too. */
     for (int i = 0; i < job->n; i++)
-        if (job->ranks[i].alive && !job->ranks[i].remote) {
-            (void)killpg(job->ranks[i].pid, sig);
+        if (job->ranks[i].alive && !job->ranks[i].remote)
             (void)kill(job->ranks[i].pid, sig);
-        }
     if (job->rm)
         mx_remote_signal(job, sig);
-}
-
-void mx_proxy_kill_groups(mx_job *job)
-{
-    /* A reaped rank's group id cannot be taken by another process while members remain. */
-    for (int i = 0; i < job->n; i++)
-        if (job->ranks[i].pid > 0 && !job->ranks[i].remote)
-            (void)killpg(job->ranks[i].pid, SIGKILL);
 }
