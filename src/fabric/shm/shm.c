@@ -23,7 +23,7 @@
  *            beside busy processes, MPICH's single-copy 3-7 GB/s). With the address the rank
  *            that runs copies everything, whether or not its peer runs. Off unless
  *            MANIFOLD_SHM_INDIRECT=auto (or 1): a sender waiting for its stall to age polls
- *            instead of sleeping, which slowed oversubscribed jobs 2x (docs/PERFORMANCE.md);
+ *            instead of sleeping, and quiet medians were not better (docs/PERFORMANCE.md);
  *   - a peer whose pid has vanished while we wait for ring space, or that writes a frame that
  *            fails validation, is reported once through mf_fabric_peer_failed.
  * Frames from one sender are delivered in the order sent: one ring per ordered pair, and queued
