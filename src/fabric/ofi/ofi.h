@@ -27,6 +27,16 @@
  * sink the p2p layer chose and the buffer is posted again. max_frame is the buffer's payload,
  * so the push rendezvous (DATA frames) also fits.
  *
+ * Direct receive (fabric.h rx_peek/rx_take; ofi_direct.c): a blocking receive waiting on one
+ * peer looks for that peer's next frame (sequence o_rx_seq) among the frames held aside and
+ * the staged completions; when there is none it reads a few completions from the CQ itself.
+ * Everything it reads is staged (o_stage, in CQ order) and progress handles the staged
+ * completions before it reads the CQ again, so nothing is lost or reordered; rx_take copies an
+ * EAGER frame's payload out of its receive buffer and posts the buffer again, as progress
+ * would, and marks its staged entry consumed. Refused inside progress (an upcall's blocking
+ * receive would take frames under the one being delivered) and under a wrapper that takes our
+ * frames (f->upcalls: rails, fault injection).
+ *
  * Rendezvous: where the provider has FI_RMA, rkey_make registers the sender's buffer for remote
  * reads (fi_mr_reg, honouring mr_mode: FI_MR_VIRT_ADDR puts the buffer's address in the key,
  * otherwise offsets start at 0; FI_MR_PROV_KEY takes the provider's key, otherwise ours;
@@ -106,6 +116,11 @@ const mf_ofi_lib *mf_ofi_lib_load(const char **why);
  * MF_OFI_CQ_SHORT in its rank half. */
 #define MF_OFI_SHORT_HDR 26
 #define MF_OFI_CQ_SHORT (UINT32_C(1) << 31)
+
+/* Completions a direct receive may stage (read from the CQ, handled later by progress). */
+#define MF_OFI_STAGE 64
+/* Completions a direct receive reads from the CQ at once. */
+#define MF_OFI_STAGE_READ 8
 
 /* Receive buffers kept posted, and the payload each takes (max_frame). */
 #define MF_OFI_RX_BUFS 32
@@ -250,6 +265,15 @@ typedef struct mf_ofi {
     size_t o_tiov;
     void *o_tspill; /* where the part of a too long message that the receive lacks goes */
     uint64_t o_tsends, o_tinjects, o_trecvs;
+    /* direct receive (ofi_direct.c): completions read by rx_peek, in CQ order (a ring; an
+     * entry rx_take consumed has op_context NULL); progress passes running (rx_peek refuses
+     * inside them); early frames may have become deliverable (a direct take advanced
+     * o_rx_seq: progress delivers them); frames taken directly */
+    struct fi_cq_tagged_entry o_stage[MF_OFI_STAGE];
+    int o_stage_head, o_stage_n;
+    int o_in_progress;
+    bool o_held_ready;
+    uint64_t o_direct;
     bool o_closing;             /* close: errors of the peers' goodbyes are not failures */
     mf_ratelimit o_rl_stranger; /* frames that fail validation */
 } mf_ofi;
@@ -286,6 +310,12 @@ bool mf_ofi_reachable(mf_fabric *f, int peer);
 int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov, int niov,
                 mf_fabric_done *done);
 void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata);
+/* Decodes and checks a received message of len bytes (the short form when short_form) into *h
+ * and sets *payload: NULL, or why it is no frame. Delivers, in order, every early frame whose
+ * turn has come (after a direct take advanced a peer's sequence). */
+const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_form, mf_wire_hdr *h,
+                         const unsigned char **payload);
+void mf_ofi_release_held(mf_ofi *o);
 mf_ofi_buf *mf_ofi_buf_new(mf_ofi *o, int kind);
 void mf_ofi_buf_free(mf_ofi_buf *b);
 void mf_ofi_tx_put(mf_ofi *o, mf_ofi_buf *b);
@@ -319,11 +349,19 @@ void mf_ofi_piece_end(mf_ofi_get *g, int status);
  * ops; marking a peer failed (first failure wins; the report goes out from progress); how long
  * the engine may sleep (f->poll_interval_us) from the instance's state. */
 int mf_ofi_progress(mf_fabric *f);
+void mf_ofi_complete(mf_ofi *o, const struct fi_cq_tagged_entry *e);
 int mf_ofi_wait_fd(mf_fabric *f);
 bool mf_ofi_sleep_prepare(mf_fabric *f);
 bool mf_ofi_tx_idle(mf_fabric *f);
 void mf_ofi_peer_fail(mf_ofi *o, int peer, int code);
 void mf_ofi_sleep_bound(mf_ofi *o);
+
+/* Direct receive (ofi_direct.c): the rx_peek and rx_take ops; handing the staged completions to
+ * mf_ofi_complete in order (progress, before it reads the CQ; how many). */
+int mf_ofi_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr);
+void mf_ofi_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                    int niov);
+int mf_ofi_stage_drain(mf_ofi *o);
 
 /* Atomics (ofi_atomic.c): the limits after the domain opened; the ops; posting one piece;
  * a piece's completion (status: MPI_SUCCESS or an error code). */

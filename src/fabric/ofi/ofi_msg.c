@@ -210,8 +210,8 @@ static void mf_ofi_deliver(mf_ofi *o, int peer, const mf_wire_hdr *h, const unsi
 
 /* Decodes and checks a message of len bytes (short form when `short_form`, see ofi.h) into
  * *h; sets *payload. NULL, or why it is no frame. */
-static const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_form, mf_wire_hdr *h,
-                                const unsigned char **payload)
+const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_form, mf_wire_hdr *h,
+                         const unsigned char **payload)
 {
     const char *why = NULL;
     size_t hl = short_form ? MF_OFI_SHORT_HDR : MF_WIRE_HDR_SIZE;
@@ -235,6 +235,23 @@ static const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_f
         return "length differs from the header's";
     *payload = m + hl;
     return NULL;
+}
+
+/* Delivers the early frames from `peer` whose turn has come, in order. */
+static void mf_ofi_release_peer(mf_ofi *o, int peer)
+{
+    for (mf_ofi_held **pp = &o->o_held; *pp;) {
+        mf_ofi_held *e = *pp;
+        if (e->h_peer != peer || e->h_seq != o->o_rx_seq[peer]) {
+            pp = &e->h_next;
+            continue;
+        }
+        *pp = e->h_next;
+        o->o_rx_seq[peer]++;
+        mf_ofi_deliver(o, peer, &e->h_hdr, e->h_data);
+        free(e);
+        pp = &o->o_held; /* the next one may be anywhere */
+    }
 }
 
 /* A frame arrived in receive buffer b (len bytes; remote CQ data `cqdata`): validated, then
@@ -277,16 +294,19 @@ void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata)
     }
     o->o_rx_seq[peer]++;
     mf_ofi_deliver(o, peer, &h, payload);
-    for (mf_ofi_held **pp = &o->o_held; *pp;) {
-        mf_ofi_held *e = *pp;
-        if (e->h_peer != peer || e->h_seq != o->o_rx_seq[peer]) {
-            pp = &e->h_next;
+    mf_ofi_release_peer(o, peer);
+}
+
+void mf_ofi_release_held(mf_ofi *o)
+{
+    o->o_held_ready = false;
+    mf_ofi_held *e = o->o_held;
+    while (e) {
+        if (e->h_seq != o->o_rx_seq[e->h_peer]) {
+            e = e->h_next;
             continue;
         }
-        *pp = e->h_next;
-        o->o_rx_seq[peer]++;
-        mf_ofi_deliver(o, peer, &e->h_hdr, e->h_data);
-        free(e);
-        pp = &o->o_held; /* the next one may be anywhere */
+        mf_ofi_release_peer(o, e->h_peer); /* delivers e at least */
+        e = o->o_held;                     /* the list changed: look again from the start */
     }
 }
