@@ -20,7 +20,7 @@
  * order of their completions — tcp;ofi_rxm completes a small message before a larger one sent
  * earlier that it moves by its own rendezvous. A frame that completes early is copied aside
  * (o_held) and its buffer posted again at once, so early frames can never hold every buffer.
- * A frame that fits the provider's inject size goes with fi_injectdata
+ * A frame that fits the provider's inject size (in the short form where it can) goes with fi_injectdata
  * (complete at once); others are copied into a transmit buffer and sent with fi_senddata, so
  * `send` always returns MF_FABRIC_DONE. Receives: MF_OFI_RX_BUFS
  * buffers of header + max_frame bytes stay posted; a frame is copied from its buffer into the
@@ -110,11 +110,12 @@ typedef struct mf_ofi_lib {
 /* Loads libfabric once per process; NULL with *why saying why it cannot. */
 const mf_ofi_lib *mf_ofi_lib_load(const char **why);
 
-/* The short form of a frame (a small eager message whose header would not let it fit the
- * provider's inject size: 64 B on tcp;ofi_rxm): type, flags, context, src, tag, sreq, len
- * (little-endian, 1+1+4+4+4+8+4 bytes) then the payload; the remote CQ data says so with
- * MF_OFI_CQ_SHORT in its rank half. */
-#define MF_OFI_SHORT_HDR 26
+/* The short form of a frame (every eager message whose other header fields are zero and that
+ * then fits the provider's inject size): type, flags, context, src, tag, sreq (little-endian,
+ * 1+1+4+4+4+8 bytes) then the payload, whose length is the message's less the 22 bytes; the
+ * remote CQ data says so with MF_OFI_CQ_SHORT in its rank half. Small: the shm provider moves
+ * messages of up to 32 bytes faster (about 0.25 against 0.30 us one way here), and 22 + 8 fit. */
+#define MF_OFI_SHORT_HDR 22
 #define MF_OFI_CQ_SHORT (UINT32_C(1) << 31)
 
 /* Completions a direct receive may stage (read from the CQ, handled later by progress). */

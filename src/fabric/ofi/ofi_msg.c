@@ -112,7 +112,6 @@ static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struc
         mf_ofi_put_le(out + 6, (uint32_t)hdr->src, 4);
         mf_ofi_put_le(out + 10, (uint32_t)hdr->tag, 4);
         mf_ofi_put_le(out + 14, hdr->sreq, 8);
-        mf_ofi_put_le(out + 22, hdr->len, 4);
     } else {
         mf_wire_encode(hdr, out);
     }
@@ -137,9 +136,9 @@ int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iov
         return o->o_fails.code[peer];
     size_t total = MF_WIRE_HDR_SIZE + (size_t)hdr->len;
     uint64_t cqdata = ((uint64_t)o->o_tx_seq[peer] << 32) | (uint32_t)mf_g.rank;
-    /* Small eager messages in the short form where that makes them fit the inject size. */
-    bool short_form = total > o->o_inject && mf_ofi_shortable(hdr) &&
-                      MF_OFI_SHORT_HDR + (size_t)hdr->len <= o->o_inject;
+    /* Small eager messages in the short form (ofi.h): fewer bytes for the provider to move, and
+     * some that fit the inject size only so. */
+    bool short_form = mf_ofi_shortable(hdr) && MF_OFI_SHORT_HDR + (size_t)hdr->len <= o->o_inject;
     if (short_form) {
         total = MF_OFI_SHORT_HDR + (size_t)hdr->len;
         cqdata |= MF_OFI_CQ_SHORT;
@@ -223,7 +222,7 @@ const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_form, mf
         h->src = (int32_t)(uint32_t)mf_ofi_get_le(m + 6, 4);
         h->tag = (int32_t)(uint32_t)mf_ofi_get_le(m + 10, 4);
         h->sreq = mf_ofi_get_le(m + 14, 8);
-        h->len = h->total = mf_ofi_get_le(m + 22, 4);
+        h->len = h->total = len - hl;
         if (h->type != MF_MSG_EAGER)
             return "a short frame that is not eager";
         if (mf_wire_check(h, &why))
