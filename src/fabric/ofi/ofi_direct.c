@@ -72,22 +72,22 @@ static bool mf_ofi_direct_find(mf_ofi *o, int peer, mf_ofi_held **held, int *slo
     return false;
 }
 
-/* Reads a few completions from the CQ into the stage; false when none came (or an error entry
- * waits, which progress reports). */
-static bool mf_ofi_stage_fill(mf_ofi *o)
+/* Reads a few completions from the CQ into the stage: 1 when some came, 0 when none did, -1
+ * when the stage is full or an error entry waits (progress makes room, or reports it). */
+static int mf_ofi_stage_fill(mf_ofi *o)
 {
     size_t room = (size_t)(MF_OFI_STAGE - o->o_stage_n);
     if (room > MF_OFI_STAGE_READ)
         room = MF_OFI_STAGE_READ;
     if (room == 0)
-        return false;
+        return -1;
     struct fi_cq_tagged_entry ev[MF_OFI_STAGE_READ];
     ssize_t k = fi_cq_read(o->o_cq, ev, room);
     for (ssize_t i = 0; i < k; i++) {
         *mf_ofi_stage_at(o, o->o_stage_n) = ev[i];
         o->o_stage_n++;
     }
-    return k > 0;
+    return k > 0 ? 1 : k == 0 || k == -FI_EAGAIN ? 0 : -1;
 }
 
 /* Decodes the staged receive at `slot` into *h; its payload into *payload. */
@@ -107,10 +107,13 @@ int mf_ofi_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr)
     mf_ofi_stage_trim(o);
     mf_ofi_held *held = NULL;
     int slot = 0;
-    if (!mf_ofi_direct_find(o, peer, &held, &slot) &&
-        !(mf_ofi_stage_fill(o) && mf_ofi_direct_find(o, peer, &held, &slot)))
-        /* nothing from it yet; a full stage needs progress to make room */
-        return o->o_stage_n == MF_OFI_STAGE ? -1 : 0;
+    if (!mf_ofi_direct_find(o, peer, &held, &slot)) {
+        int got = mf_ofi_stage_fill(o);
+        if (got <= 0)
+            return got; /* nothing yet (0), or work for progress (-1) */
+        if (!mf_ofi_direct_find(o, peer, &held, &slot))
+            return 0;
+    }
     const unsigned char *payload;
     if (held)
         *hdr = held->h_hdr;
