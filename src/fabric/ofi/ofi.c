@@ -47,6 +47,8 @@ static const mf_fabric_ops mf_ofi_ops = {
     .sleep_prepare = mf_ofi_sleep_prepare,
     .sleep_end = mf_fabric_no_sleep_end,
     .tx_idle = mf_ofi_tx_idle,
+    .rx_peek = mf_ofi_rx_peek,
+    .rx_take = mf_ofi_rx_take,
     .break_peer = mf_fabric_no_break_peer,
     .describe = mf_ofi_describe,
     /* revive_peer stays NULL: after a failure the two ends' frame sequence numbers (o_tx_seq,

@@ -47,11 +47,11 @@ void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
              "provider %s, domain %s; %s; message path (Manifold matching), eager <= %zu B "
              "(fi_inject <= %zu B), rendezvous %s; atomics %s; mr_mode %s; sleep: %s; %llu "
              "injects, %llu reads, %llu writes, %llu atomics, %llu rkey fallbacks to push, %llu "
-             "frames reordered",
+             "frames reordered, %llu taken directly",
              o->o_prov, o->o_dom, data, f->eager_limit, o->o_inject,
              o->o_rma ? "by fi_read" : "by push (no FI_RMA)", atomics,
              *mr ? mr : "0 (offsets, our keys)", wait, (unsigned long long)o->o_injects,
              (unsigned long long)o->o_reads, (unsigned long long)o->o_writes,
              (unsigned long long)o->o_atomics, (unsigned long long)o->o_rkey_fallbacks,
-             (unsigned long long)o->o_early);
+             (unsigned long long)o->o_early, (unsigned long long)o->o_direct);
 }

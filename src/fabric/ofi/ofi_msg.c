@@ -112,7 +112,6 @@ static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struc
         mf_ofi_put_le(out + 6, (uint32_t)hdr->src, 4);
         mf_ofi_put_le(out + 10, (uint32_t)hdr->tag, 4);
         mf_ofi_put_le(out + 14, hdr->sreq, 8);
-        mf_ofi_put_le(out + 22, hdr->len, 4);
     } else {
         mf_wire_encode(hdr, out);
     }
@@ -137,9 +136,9 @@ int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iov
         return o->o_fails.code[peer];
     size_t total = MF_WIRE_HDR_SIZE + (size_t)hdr->len;
     uint64_t cqdata = ((uint64_t)o->o_tx_seq[peer] << 32) | (uint32_t)mf_g.rank;
-    /* Small eager messages in the short form where that makes them fit the inject size. */
-    bool short_form = total > o->o_inject && mf_ofi_shortable(hdr) &&
-                      MF_OFI_SHORT_HDR + (size_t)hdr->len <= o->o_inject;
+    /* Small eager messages in the short form (ofi.h): fewer bytes for the provider to move, and
+     * some that fit the inject size only so. */
+    bool short_form = mf_ofi_shortable(hdr) && MF_OFI_SHORT_HDR + (size_t)hdr->len <= o->o_inject;
     if (short_form) {
         total = MF_OFI_SHORT_HDR + (size_t)hdr->len;
         cqdata |= MF_OFI_CQ_SHORT;
@@ -210,8 +209,8 @@ static void mf_ofi_deliver(mf_ofi *o, int peer, const mf_wire_hdr *h, const unsi
 
 /* Decodes and checks a message of len bytes (short form when `short_form`, see ofi.h) into
  * *h; sets *payload. NULL, or why it is no frame. */
-static const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_form, mf_wire_hdr *h,
-                                const unsigned char **payload)
+const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_form, mf_wire_hdr *h,
+                         const unsigned char **payload)
 {
     const char *why = NULL;
     size_t hl = short_form ? MF_OFI_SHORT_HDR : MF_WIRE_HDR_SIZE;
@@ -223,7 +222,7 @@ static const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_f
         h->src = (int32_t)(uint32_t)mf_ofi_get_le(m + 6, 4);
         h->tag = (int32_t)(uint32_t)mf_ofi_get_le(m + 10, 4);
         h->sreq = mf_ofi_get_le(m + 14, 8);
-        h->len = h->total = mf_ofi_get_le(m + 22, 4);
+        h->len = h->total = len - hl;
         if (h->type != MF_MSG_EAGER)
             return "a short frame that is not eager";
         if (mf_wire_check(h, &why))
@@ -235,6 +234,23 @@ static const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_f
         return "length differs from the header's";
     *payload = m + hl;
     return NULL;
+}
+
+/* Delivers the early frames from `peer` whose turn has come, in order. */
+static void mf_ofi_release_peer(mf_ofi *o, int peer)
+{
+    for (mf_ofi_held **pp = &o->o_held; *pp;) {
+        mf_ofi_held *e = *pp;
+        if (e->h_peer != peer || e->h_seq != o->o_rx_seq[peer]) {
+            pp = &e->h_next;
+            continue;
+        }
+        *pp = e->h_next;
+        o->o_rx_seq[peer]++;
+        mf_ofi_deliver(o, peer, &e->h_hdr, e->h_data);
+        free(e);
+        pp = &o->o_held; /* the next one may be anywhere */
+    }
 }
 
 /* A frame arrived in receive buffer b (len bytes; remote CQ data `cqdata`): validated, then
@@ -277,16 +293,19 @@ void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata)
     }
     o->o_rx_seq[peer]++;
     mf_ofi_deliver(o, peer, &h, payload);
-    for (mf_ofi_held **pp = &o->o_held; *pp;) {
-        mf_ofi_held *e = *pp;
-        if (e->h_peer != peer || e->h_seq != o->o_rx_seq[peer]) {
-            pp = &e->h_next;
+    mf_ofi_release_peer(o, peer);
+}
+
+void mf_ofi_release_held(mf_ofi *o)
+{
+    o->o_held_ready = false;
+    mf_ofi_held *e = o->o_held;
+    while (e) {
+        if (e->h_seq != o->o_rx_seq[e->h_peer]) {
+            e = e->h_next;
             continue;
         }
-        *pp = e->h_next;
-        o->o_rx_seq[peer]++;
-        mf_ofi_deliver(o, peer, &e->h_hdr, e->h_data);
-        free(e);
-        pp = &o->o_held; /* the next one may be anywhere */
+        mf_ofi_release_peer(o, e->h_peer); /* delivers e at least */
+        e = o->o_held;                     /* the list changed: look again from the start */
     }
 }

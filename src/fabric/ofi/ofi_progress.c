@@ -3,7 +3,8 @@
  * retrying what the provider refused, reporting failed peers, and what the engine needs to
  * sleep (wait fd, fi_trywait, the bound on timed sleeps).
  *
- * Contract: each progress pass reads the CQ until it is empty (manual progress: this also moves
+ * Contract: each progress pass first hands over the completions a direct receive staged
+ * (ofi_direct.c) and the early frames its takes made deliverable, then reads the CQ until it is empty (manual progress: this also moves
  * the provider's connection set-up and the target side of peers' reads and writes), hands each
  * completion to its operation (a receive buffer's frame to mf_ofi_arrived, then the buffer
  * posted again; a send's buffer back to the cache; a piece to its rget/rput/atomic), reposts
@@ -70,6 +71,30 @@ static void mf_ofi_cq_error(mf_ofi *o)
     }
 }
 
+/* Hands one completion to its operation. */
+void mf_ofi_complete(mf_ofi *o, const struct fi_cq_tagged_entry *e)
+{
+    mf_ofi_op *op = e->op_context;
+    if (op->o_kind >= MF_OFI_TSEND) {
+        mf_ofi_tagged_done(o, op, e);
+    } else if (op->o_kind == MF_OFI_RECV) {
+        mf_ofi_buf *b = (mf_ofi_buf *)op;
+        b->b_posted = false;
+        mf_ofi_arrived(o, b, e->len, e->data);
+        if (!mf_ofi_rx_post(o, b))
+            o->o_rx_unposted++;
+    } else if (op->o_kind == MF_OFI_SEND) {
+        o->o_tx_inflight--;
+        mf_ofi_tx_put(o, (mf_ofi_buf *)op);
+    } else if (op->o_kind == MF_OFI_ATOMIC) {
+        o->o_tx_inflight--;
+        mf_ofi_atomic_done(o, (mf_ofi_atom *)op, MPI_SUCCESS);
+    } else {
+        o->o_tx_inflight--;
+        mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, MPI_SUCCESS);
+    }
+}
+
 static int mf_ofi_poll_cq(mf_ofi *o)
 {
     struct fi_cq_tagged_entry ev[16];
@@ -83,27 +108,8 @@ static int mf_ofi_poll_cq(mf_ofi *o)
         }
         if (k <= 0)
             return n;
-        for (ssize_t i = 0; i < k; i++) {
-            mf_ofi_op *op = ev[i].op_context;
-            if (op->o_kind >= MF_OFI_TSEND) {
-                mf_ofi_tagged_done(o, op, &ev[i]);
-            } else if (op->o_kind == MF_OFI_RECV) {
-                mf_ofi_buf *b = (mf_ofi_buf *)op;
-                b->b_posted = false;
-                mf_ofi_arrived(o, b, ev[i].len, ev[i].data);
-                if (!mf_ofi_rx_post(o, b))
-                    o->o_rx_unposted++;
-            } else if (op->o_kind == MF_OFI_SEND) {
-                o->o_tx_inflight--;
-                mf_ofi_tx_put(o, (mf_ofi_buf *)op);
-            } else if (op->o_kind == MF_OFI_ATOMIC) {
-                o->o_tx_inflight--;
-                mf_ofi_atomic_done(o, (mf_ofi_atom *)op, MPI_SUCCESS);
-            } else {
-                o->o_tx_inflight--;
-                mf_ofi_read_piece_done(o, (mf_ofi_piece *)op, MPI_SUCCESS);
-            }
-        }
+        for (ssize_t i = 0; i < k; i++)
+            mf_ofi_complete(o, &ev[i]);
         n += (int)k;
         if (k < 16)
             return n;
@@ -121,13 +127,19 @@ static void mf_ofi_rx_repost(mf_ofi *o)
 int mf_ofi_progress(mf_fabric *f)
 {
     mf_ofi *o = mf_ofi_of(f);
-    int n = mf_ofi_poll_cq(o);
+    o->o_in_progress++;
+    /* what direct receives read from the CQ first, then what they let become deliverable */
+    int n = o->o_stage_n ? mf_ofi_stage_drain(o) : 0;
+    if (o->o_held_ready)
+        mf_ofi_release_held(o);
+    n += mf_ofi_poll_cq(o);
     if (o->o_rx_unposted)
         mf_ofi_rx_repost(o);
     if (o->o_wait_head)
         n += mf_ofi_wait_drain(o);
     if (o->o_fails.npending)
         n += mf_fabric_failures_report(&o->o_fails, f, mf_ofi_report_one);
+    o->o_in_progress--;
     mf_ofi_sleep_bound(o);
     return n;
 }
@@ -154,8 +166,8 @@ int mf_ofi_wait_fd(mf_fabric *f)
 bool mf_ofi_sleep_prepare(mf_fabric *f)
 {
     mf_ofi *o = mf_ofi_of(f);
-    if (o->o_fails.npending)
-        return false;
+    if (o->o_fails.npending || o->o_stage_n || o->o_held_ready)
+        return false; /* completions a direct receive staged wake no fd */
     /* A timed poll is only as prompt as the sleeping thread's timer slack (50 us by default,
      * which made a 50 us poll a 100 us one and a shorter poll no shorter): 1 us for the threads
      * that sleep on ours. Set at every bounded sleep (one cheap system call on the way to

@@ -1,0 +1,173 @@
+/*
+ * ofi_direct.c — the direct receive of the ofi fabric's message path (fabric.h rx_peek/rx_take;
+ * ofi.h: "Direct receive").
+ *
+ * Contract: rx_peek finds `peer`'s next frame in sequence order (o_rx_seq) among the early
+ * frames held aside (o_held) and the completions staged earlier; when there is none it reads up
+ * to MF_OFI_STAGE_READ completions from the CQ into the stage (o_stage, in CQ order) and looks
+ * again. Every staged completion is handled by the next progress pass in the order it was read
+ * (mf_ofi_stage_drain), except a frame rx_take consumed, whose entry it marks (op_context NULL).
+ * A frame that fails validation, a CQ error entry, a full stage: -1, progress deals with them.
+ * rx_take copies the payload to the caller's iovecs, advances the peer's sequence, posts the
+ * receive buffer again (or frees the held copy) and lets progress deliver early frames whose
+ * turn came. Both refuse (-1) inside progress and under a wrapper (f->upcalls set).
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core/state.h"
+#include "fabric/ofi/ofi.h"
+
+static struct fi_cq_tagged_entry *mf_ofi_stage_at(mf_ofi *o, int i)
+{
+    return &o->o_stage[(o->o_stage_head + i) % MF_OFI_STAGE];
+}
+
+/* Drops consumed entries at the head of the stage. */
+static void mf_ofi_stage_trim(mf_ofi *o)
+{
+    while (o->o_stage_n && !mf_ofi_stage_at(o, 0)->op_context) {
+        o->o_stage_head = (o->o_stage_head + 1) % MF_OFI_STAGE;
+        o->o_stage_n--;
+    }
+}
+
+int mf_ofi_stage_drain(mf_ofi *o)
+{
+    int n = 0;
+    /* one at a time off the head: what a completion calls may run progress again */
+    while (o->o_stage_n) {
+        struct fi_cq_tagged_entry e = *mf_ofi_stage_at(o, 0);
+        o->o_stage_head = (o->o_stage_head + 1) % MF_OFI_STAGE;
+        o->o_stage_n--;
+        if (e.op_context) {
+            mf_ofi_complete(o, &e);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* Where peer's next frame is: a held copy (*held) or a staged receive (its index); false when
+ * neither has it. */
+static bool mf_ofi_direct_find(mf_ofi *o, int peer, mf_ofi_held **held, int *slot)
+{
+    uint32_t seq = o->o_rx_seq[peer];
+    for (mf_ofi_held *e = o->o_held; e; e = e->h_next)
+        if (e->h_peer == peer && e->h_seq == seq) {
+            *held = e;
+            return true;
+        }
+    for (int i = 0; i < o->o_stage_n; i++) {
+        struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, i);
+        mf_ofi_op *op = e->op_context;
+        if (op && op->o_kind == MF_OFI_RECV &&
+            ((uint32_t)e->data & ~MF_OFI_CQ_SHORT) == (uint32_t)peer &&
+            (uint32_t)(e->data >> 32) == seq) {
+            *held = NULL;
+            *slot = i;
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Reads a few completions from the CQ into the stage: 1 when some came, 0 when none did, -1
+ * when the stage is full or an error entry waits (progress makes room, or reports it). */
+static int mf_ofi_stage_fill(mf_ofi *o)
+{
+    size_t room = (size_t)(MF_OFI_STAGE - o->o_stage_n);
+    if (room > MF_OFI_STAGE_READ)
+        room = MF_OFI_STAGE_READ;
+    if (room == 0)
+        return -1;
+    struct fi_cq_tagged_entry ev[MF_OFI_STAGE_READ];
+    ssize_t k = fi_cq_read(o->o_cq, ev, room);
+    for (ssize_t i = 0; i < k; i++) {
+        *mf_ofi_stage_at(o, o->o_stage_n) = ev[i];
+        o->o_stage_n++;
+    }
+    return k > 0 ? 1 : k == 0 || k == -FI_EAGAIN ? 0 : -1;
+}
+
+/* Decodes the staged receive at `slot` into *h; its payload into *payload. */
+static bool mf_ofi_direct_parse(mf_ofi *o, int slot, mf_wire_hdr *h, const unsigned char **payload)
+{
+    struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, slot);
+    const mf_ofi_buf *b = e->op_context;
+    return mf_ofi_parse(b->b_data, e->len, (uint32_t)e->data & MF_OFI_CQ_SHORT, h, payload) == NULL;
+}
+
+int mf_ofi_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    if (peer < 0 || peer >= o->o_npeers || peer == mf_g.rank || o->o_in_progress || f->upcalls ||
+        o->o_fails.code[peer] || o->o_closing)
+        return -1;
+    mf_ofi_stage_trim(o);
+    mf_ofi_held *held = NULL;
+    int slot = 0;
+    if (!mf_ofi_direct_find(o, peer, &held, &slot)) {
+        int got = mf_ofi_stage_fill(o);
+        if (got <= 0)
+            return got; /* nothing yet (0), or work for progress (-1) */
+        if (!mf_ofi_direct_find(o, peer, &held, &slot))
+            return 0;
+    }
+    const unsigned char *payload;
+    if (held)
+        *hdr = held->h_hdr;
+    else if (!mf_ofi_direct_parse(o, slot, hdr, &payload))
+        return -1; /* progress drops it with its warning */
+    return hdr->type == MF_MSG_EAGER ? 1 : -1;
+}
+
+/* Copies len bytes of payload into the iovecs; what does not fit is dropped. */
+static void mf_ofi_direct_copy(const unsigned char *payload, size_t len, const struct iovec *iov,
+                               int niov)
+{
+    size_t off = 0;
+    for (int i = 0; i < niov && off < len; i++) {
+        size_t n = iov[i].iov_len < len - off ? iov[i].iov_len : len - off;
+        memcpy(iov[i].iov_base, payload + off, n);
+        off += n;
+    }
+}
+
+void mf_ofi_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
+                    int niov)
+{
+    mf_ofi *o = mf_ofi_of(f);
+    mf_ofi_held *held = NULL;
+    int slot = 0;
+    if (!mf_ofi_direct_find(o, peer, &held, &slot))
+        return; /* not after a successful rx_peek: nothing to take */
+    mf_fabric_count_rx(f, hdr);
+    o->o_rx_seq[peer]++;
+    o->o_direct++;
+    if (held) {
+        mf_ofi_direct_copy(held->h_data, (size_t)held->h_hdr.len, iov, niov);
+        for (mf_ofi_held **pp = &o->o_held; *pp; pp = &(*pp)->h_next)
+            if (*pp == held) {
+                *pp = held->h_next;
+                break;
+            }
+        free(held);
+    } else {
+        mf_wire_hdr h;
+        const unsigned char *payload = NULL;
+        struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, slot);
+        mf_ofi_buf *b = e->op_context;
+        if (mf_ofi_direct_parse(o, slot, &h, &payload))
+            mf_ofi_direct_copy(payload, (size_t)h.len, iov, niov);
+        e->op_context = NULL; /* consumed: progress skips it */
+        b->b_posted = false;
+        if (!mf_ofi_rx_post(o, b))
+            o->o_rx_unposted++;
+        mf_ofi_stage_trim(o);
+    }
+    /* the peer's next frames may wait among the held ones: progress delivers them unless a
+     * direct receive takes them first */
+    if (o->o_held)
+        o->o_held_ready = true;
+}
