@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/iov.h"
 #include "core/log.h"
 #include "core/progress.h"
 #include "core/state.h"
@@ -28,17 +29,6 @@ static void mf_p2p_ctrl_done_fn(mf_fabric_done *done, int status)
 {
 }
 mf_fabric_done mf_p2p_ctrl_done = {mf_p2p_ctrl_done_fn};
-
-/* Copies len bytes from src into the request's staged iovecs (receives). */
-static void mf_p2p_copy_in(mf_request *r, const unsigned char *src, size_t len)
-{
-    for (int i = 0; i < r->rq_niov && len > 0; i++) {
-        size_t n = r->rq_iovs[i].iov_len < len ? r->rq_iovs[i].iov_len : len;
-        memcpy(r->rq_iovs[i].iov_base, src, n);
-        src += n;
-        len -= n;
-    }
-}
 
 /* ---- Receiver side ---- */
 
@@ -90,7 +80,7 @@ static void mf_p2p_match_eager(mf_request *r, mf_fabric *f, int peer, const mf_w
 /* Hands a fully landed unexpected eager payload to the receive that matched it. */
 static void mf_p2p_unexp_deliver(mf_request *r, mf_unexpected *u)
 {
-    mf_p2p_copy_in(r, u->ux_data, r->rq_accepted);
+    mf_iov_scatter(r->rq_iovs, r->rq_niov, u->ux_data, r->rq_accepted);
     mf_p2p_recv_landed(r);
     free(u->ux_data);
     free(u);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/iov.h"
 #include "core/state.h"
 #include "fabric/ofi/ofi.h"
 
@@ -122,18 +123,6 @@ int mf_ofi_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr)
     return hdr->type == MF_MSG_EAGER ? 1 : -1;
 }
 
-/* Copies len bytes of payload into the iovecs; what does not fit is dropped. */
-static void mf_ofi_direct_copy(const unsigned char *payload, size_t len, const struct iovec *iov,
-                               int niov)
-{
-    size_t off = 0;
-    for (int i = 0; i < niov && off < len; i++) {
-        size_t n = iov[i].iov_len < len - off ? iov[i].iov_len : len - off;
-        memcpy(iov[i].iov_base, payload + off, n);
-        off += n;
-    }
-}
-
 void mf_ofi_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                     int niov)
 {
@@ -146,7 +135,7 @@ void mf_ofi_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct
     o->o_rx_seq[peer]++;
     o->o_direct++;
     if (held) {
-        mf_ofi_direct_copy(held->h_data, (size_t)held->h_hdr.len, iov, niov);
+        mf_iov_scatter(iov, niov, held->h_data, (size_t)held->h_hdr.len);
         for (mf_ofi_held **pp = &o->o_held; *pp; pp = &(*pp)->h_next)
             if (*pp == held) {
                 *pp = held->h_next;
@@ -159,7 +148,7 @@ void mf_ofi_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct
         struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, slot);
         mf_ofi_buf *b = e->op_context;
         if (mf_ofi_direct_parse(o, slot, &h, &payload))
-            mf_ofi_direct_copy(payload, (size_t)h.len, iov, niov);
+            mf_iov_scatter(iov, niov, payload, (size_t)h.len);
         e->op_context = NULL; /* consumed: progress skips it */
         b->b_posted = false;
         if (!mf_ofi_rx_post(o, b))

@@ -17,6 +17,7 @@
 #include <string.h>
 
 #include "core/error.h"
+#include "core/iov.h"
 #include "core/log.h"
 #include "core/ratelimit.h"
 #include "core/state.h"
@@ -104,7 +105,7 @@ static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struc
                          int niov, bool short_form)
 {
     size_t hl = short_form ? MF_OFI_SHORT_HDR : MF_WIRE_HDR_SIZE;
-    size_t total = hl + (size_t)hdr->len, off = hl;
+    size_t len = (size_t)hdr->len;
     if (short_form) {
         out[0] = hdr->type;
         out[1] = hdr->flags;
@@ -115,12 +116,7 @@ static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struc
     } else {
         mf_wire_encode(hdr, out);
     }
-    for (int i = 0; i < niov && off < total; i++) {
-        size_t n = iov[i].iov_len < total - off ? iov[i].iov_len : total - off;
-        memcpy(out + off, iov[i].iov_base, n);
-        off += n;
-    }
-    return off == total;
+    return mf_iov_gather(out + hl, iov, niov, len) == len;
 }
 
 int mf_ofi_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov, int niov,

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "core/config.h"
+#include "core/iov.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/netif.h"
@@ -659,12 +660,7 @@ static int mf_sctp_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
             free(o);
             return mf_error(MPI_ERR_NO_MEM, "sctp: no memory to queue a frame for rank %d", peer);
         }
-        size_t off = 0;
-        for (int i = 0; i < niov && off < o->o_len; i++) {
-            size_t k = iov[i].iov_len < o->o_len - off ? iov[i].iov_len : o->o_len - off;
-            memcpy(o->o_copy + off, iov[i].iov_base, k);
-            off += k;
-        }
+        mf_iov_gather(o->o_copy, iov, niov, o->o_len);
         o->o_iov_inline[0] = (struct iovec){o->o_copy, o->o_len};
         o->o_iov = o->o_iov_inline;
         o->o_niov = 1;
