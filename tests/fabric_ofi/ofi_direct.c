@@ -20,20 +20,6 @@
 
 static int rank, size;
 
-static void fill(unsigned char *b, int n, int seed)
-{
-    for (int i = 0; i < n; i++)
-        b[i] = (unsigned char)(seed * 31 + i * 7);
-}
-
-static int filled(const unsigned char *b, int n, int seed)
-{
-    for (int i = 0; i < n; i++)
-        if (b[i] != (unsigned char)(seed * 31 + i * 7))
-            return 0;
-    return 1;
-}
-
 static void test_pingpong(int peer)
 {
     long v = 0;
@@ -65,7 +51,7 @@ static void test_stream(int peer)
         MPI_Request r[STREAM];
         for (int i = 0; i < STREAM; i++) {
             unsigned char *p = b + (size_t)i * BIG;
-            fill(p, stream_len(i), i);
+            mftest_fill(p, stream_len(i), i);
             if (i % 7 == 3)
                 MF_CHECK_MPI(
                     MPI_Issend(p, stream_len(i), MPI_BYTE, peer, 2 + i % 3, MPI_COMM_WORLD, &r[i]));
@@ -84,7 +70,7 @@ static void test_stream(int peer)
             MF_CHECK(count == stream_len(i), "stream %d: %d bytes, not %d", i, count,
                      stream_len(i));
             MF_CHECK(st.MPI_SOURCE == peer && st.MPI_TAG == 2 + i % 3, "stream %d: status", i);
-            MF_CHECK(filled(b, stream_len(i), i), "stream %d: data", i);
+            MF_CHECK(mftest_filled(b, stream_len(i), i), "stream %d: data", i);
         }
     }
     free(b);

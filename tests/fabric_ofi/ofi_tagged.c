@@ -31,20 +31,6 @@ static int size_of(int i)
     return sizes[i % (int)(sizeof sizes / sizeof sizes[0])];
 }
 
-static void fill(unsigned char *b, int n, int seed)
-{
-    for (int i = 0; i < n; i++)
-        b[i] = (unsigned char)(seed * 31 + i * 7);
-}
-
-static int check(const unsigned char *b, int n, int seed)
-{
-    for (int i = 0; i < n; i++)
-        if (b[i] != (unsigned char)(seed * 31 + i * 7))
-            return 0;
-    return 1;
-}
-
 /* Rank 0 receives NMSG messages from every other rank (and itself) on one tag; each carries its
  * sequence number in its first bytes. */
 #define NMSG 40
@@ -59,7 +45,7 @@ static void test_order(void)
             for (int i = 0; i < NMSG; i++) {
                 int n = size_of(i * 5 + rank);
                 bufs[i] = malloc((size_t)n + 8);
-                fill(bufs[i], n, i);
+                mftest_fill(bufs[i], n, i);
                 if (n >= 4)
                     memcpy(bufs[i], &i, 4);
                 MF_CHECK_MPI(MPI_Isend(bufs[i], n, MPI_BYTE, 0, 7, MPI_COMM_WORLD, &sr[i]));
@@ -87,7 +73,7 @@ static void test_order(void)
                 MF_CHECK(seq == i, "order: from %d got message %d where %d was due (late %d)", src,
                          seq, i, late);
                 unsigned char *exp = malloc((size_t)n + 8);
-                fill(exp, n, i);
+                mftest_fill(exp, n, i);
                 if (n >= 4)
                     memcpy(exp, &i, 4);
                 MF_CHECK(memcmp(exp, rb, (size_t)n) == 0, "order: data of message %d from %d", i,
@@ -151,8 +137,8 @@ static void test_probe(void)
         }
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == from) {
-            fill(a, n, 1);
-            fill(b, n, 2);
+            mftest_fill(a, n, 1);
+            mftest_fill(b, n, 2);
             MF_CHECK_MPI(MPI_Isend(a, n, MPI_BYTE, 0, 200, MPI_COMM_WORLD, &sr[0]));
             MF_CHECK_MPI(MPI_Isend(b, n, MPI_BYTE, 0, 201, MPI_COMM_WORLD, &sr[1]));
         }
@@ -189,12 +175,12 @@ static void test_probe(void)
             } else {
                 MF_CHECK_MPI(MPI_Mrecv(rb, n, MPI_BYTE, &msg, &st));
             }
-            MF_CHECK(check(rb, n, 2) && st.MPI_TAG == 201, "mrecv (%d bytes): data %d %d or tag %d",
-                     n, rb[0], rb[n - 1], st.MPI_TAG);
+            MF_CHECK(mftest_filled(rb, n, 2) && st.MPI_TAG == 201,
+                     "mrecv (%d bytes): data %d %d or tag %d", n, rb[0], rb[n - 1], st.MPI_TAG);
             memset(ra, 0, (size_t)n);
             MF_CHECK_MPI(MPI_Recv(ra, n, MPI_BYTE, from, MPI_ANY_TAG, MPI_COMM_WORLD, &st));
-            MF_CHECK(check(ra, n, 1) && st.MPI_TAG == 200, "recv after mprobe: data or tag %d",
-                     st.MPI_TAG);
+            MF_CHECK(mftest_filled(ra, n, 1) && st.MPI_TAG == 200,
+                     "recv after mprobe: data or tag %d", st.MPI_TAG);
         }
         if (rank == from)
             MF_CHECK_MPI(MPI_Waitall(2, sr, MPI_STATUSES_IGNORE));
@@ -242,7 +228,7 @@ static void test_ssend(void)
     for (int big = 0; big < 2; big++) {
         int n = big ? 100000 : 4;
         unsigned char *b = malloc((size_t)n);
-        fill(b, n, 5);
+        mftest_fill(b, n, 5);
         MPI_Barrier(MPI_COMM_WORLD);
         if (rank == 0) {
             double t0 = MPI_Wtime();
@@ -256,7 +242,7 @@ static void test_ssend(void)
             usleep(300000);
             memset(b, 0, (size_t)n);
             MF_CHECK_MPI(MPI_Recv(b, n, MPI_BYTE, 0, 400, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            MF_CHECK(check(b, n, 5), "ssend: data");
+            MF_CHECK(mftest_filled(b, n, 5), "ssend: data");
         }
         free(b);
     }
@@ -270,7 +256,7 @@ static void test_truncate(void)
     for (int big = 0; big < 2; big++) {
         int n = big ? 150000 : 100, room = n / 2;
         unsigned char *sb = malloc((size_t)n), *rb = calloc(1, (size_t)n);
-        fill(sb, n, 9);
+        mftest_fill(sb, n, 9);
         MPI_Request r;
         MPI_Status st;
         MF_CHECK_MPI(MPI_Irecv(rb, room, MPI_BYTE, from, 500, MPI_COMM_WORLD, &r));
@@ -281,7 +267,7 @@ static void test_truncate(void)
         MPI_Get_count(&st, MPI_BYTE, &cnt);
         MF_CHECK(cls == MPI_ERR_TRUNCATE, "truncate (%d bytes into %d): class %d", n, room, cls);
         MF_CHECK(cnt == room, "truncate: status count %d, not the %d bytes received", cnt, room);
-        MF_CHECK(check(rb, room, 9) && rb[room] == 0, "truncate: the received part");
+        MF_CHECK(mftest_filled(rb, room, 9) && rb[room] == 0, "truncate: the received part");
         MF_CHECK(st.MPI_SOURCE == from && st.MPI_TAG == 500, "truncate: source %d tag %d",
                  st.MPI_SOURCE, st.MPI_TAG);
         free(sb);

@@ -56,3 +56,17 @@ void mftest_matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
         memcpy(b, c, sizeof c);
     }
 }
+
+void mftest_fill(unsigned char *b, int n, int seed)
+{
+    for (int i = 0; i < n; i++)
+        b[i] = (unsigned char)(seed * 31 + i * 7);
+}
+
+int mftest_filled(const unsigned char *b, int n, int seed)
+{
+    for (int i = 0; i < n; i++)
+        if (b[i] != (unsigned char)(seed * 31 + i * 7))
+            return 0;
+    return 1;
+}

@@ -40,4 +40,9 @@ int mftest_finish(void);
  * `dt` is not looked at (tests pass MPI_INT x4 types or call it directly with NULL). */
 void mftest_matmul(void *in, void *inout, int *len, MPI_Datatype *dt);
 
+/* A message's bytes that tell one message (`seed`) and each position apart: mftest_fill writes
+ * them into b[0..n), mftest_filled says whether b holds exactly them. */
+void mftest_fill(unsigned char *b, int n, int seed);
+int mftest_filled(const unsigned char *b, int n, int seed);
+
 #endif
