@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "core/config.h"
 #include "core/error.h"
@@ -190,21 +191,44 @@ int mf_ofi_getinfo(mf_ofi *o)
     return MPI_SUCCESS;
 }
 
-/* The completion queue: with a wait fd where the provider has one, else polled. */
+/* Whether the CQ gets a wait fd (MANIFOLD_OFI_CQ_WAIT). A CQ with one costs every message:
+ * the provider signals the fd at each completion and its progress goes through the fd's epoll
+ * set (tcp;ofi_rxm, measured with bench/raw_ofi: 1.2-2 us more per one-way 8 B message, a
+ * quarter of it). Without one a sleeping rank polls on a timer (MANIFOLD_OFI_POLL_US), which
+ * costs a rank that has its own core little, but takes the core from the ranks with work when
+ * ranks outnumber cores: auto asks for the fd only then. Oversubscription is known here only
+ * from the launcher (mf_g.oversubscribed is set after the fabrics open). */
+static bool mf_ofi_want_wait_fd(void)
+{
+    const char *mode = mf_config_str("MANIFOLD_OFI_CQ_WAIT");
+    if (strcmp(mode, "auto") != 0)
+        return strcmp(mode, "fd") == 0;
+    if (mf_config_bool("MANIFOLD_OVERSUBSCRIBED"))
+        return true;
+    long cores = sysconf(_SC_NPROCESSORS_ONLN), local = 0;
+    if (*mf_config_str("MANIFOLD_LOCAL_SIZE"))
+        local = mf_config_long("MANIFOLD_LOCAL_SIZE");
+    return cores > 0 && local > cores;
+}
+
+/* The completion queue: with a wait fd where wanted and the provider has one, else polled. */
 static int mf_ofi_open_cq(mf_ofi *o)
 {
     struct fi_cq_attr attr = {.format = FI_CQ_FORMAT_TAGGED,
                               .size = o->o_info->tx_attr->size + o->o_info->rx_attr->size,
                               .wait_obj = FI_WAIT_FD};
-    int rc = fi_cq_open(o->o_domain, &attr, &o->o_cq, NULL);
-    if (rc == 0 && fi_control(&o->o_cq->fid, FI_GETWAIT, &o->o_wait_fd) == 0)
-        return MPI_SUCCESS;
-    if (rc == 0)
-        fi_close(&o->o_cq->fid);
-    o->o_cq = NULL;
     o->o_wait_fd = -1;
+    if (mf_ofi_want_wait_fd()) {
+        int rc = fi_cq_open(o->o_domain, &attr, &o->o_cq, NULL);
+        if (rc == 0 && fi_control(&o->o_cq->fid, FI_GETWAIT, &o->o_wait_fd) == 0)
+            return MPI_SUCCESS;
+        if (rc == 0)
+            fi_close(&o->o_cq->fid);
+        o->o_cq = NULL;
+        o->o_wait_fd = -1;
+    }
     attr.wait_obj = FI_WAIT_NONE;
-    rc = fi_cq_open(o->o_domain, &attr, &o->o_cq, NULL);
+    int rc = fi_cq_open(o->o_domain, &attr, &o->o_cq, NULL);
     if (rc)
         return mf_ofi_err(o, MPI_ERR_OTHER, rc, "fi_cq_open");
     return MPI_SUCCESS;
