@@ -6,34 +6,7 @@
  */
 #include "fabric/wire.h"
 
-#include <endian.h>
 #include <string.h>
-
-static void mf_wire_put32(unsigned char *p, uint32_t v)
-{
-    v = htole32(v);
-    memcpy(p, &v, 4);
-}
-
-static void mf_wire_put64(unsigned char *p, uint64_t v)
-{
-    v = htole64(v);
-    memcpy(p, &v, 8);
-}
-
-static uint32_t mf_wire_get32(const unsigned char *p)
-{
-    uint32_t v;
-    memcpy(&v, p, 4);
-    return le32toh(v);
-}
-
-static uint64_t mf_wire_get64(const unsigned char *p)
-{
-    uint64_t v;
-    memcpy(&v, p, 8);
-    return le64toh(v);
-}
 
 void mf_wire_encode(const mf_wire_hdr *h, unsigned char out[MF_WIRE_HDR_SIZE])
 {

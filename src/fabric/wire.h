@@ -10,8 +10,10 @@
 #ifndef MF_FABRIC_WIRE_H
 #define MF_FABRIC_WIRE_H
 
+#include <endian.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define MF_WIRE_VERSION 1
 #define MF_WIRE_HDR_SIZE 64
@@ -49,6 +51,34 @@ typedef struct mf_wire_hdr {
     uint64_t rreq;  /* receiver's request id */
     uint64_t rkey;  /* RTS with rget: the sender's fabric-specific key (e.g. CMA address) */
 } mf_wire_hdr;
+
+/* Little-endian fields at any alignment, for the header codec and for fabrics that lay out
+ * their own compact forms of it (ofi's short header): one load or store each. */
+static inline void mf_wire_put32(unsigned char *p, uint32_t v)
+{
+    v = htole32(v);
+    memcpy(p, &v, 4);
+}
+
+static inline void mf_wire_put64(unsigned char *p, uint64_t v)
+{
+    v = htole64(v);
+    memcpy(p, &v, 8);
+}
+
+static inline uint32_t mf_wire_get32(const unsigned char *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return le32toh(v);
+}
+
+static inline uint64_t mf_wire_get64(const unsigned char *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return le64toh(v);
+}
 
 void mf_wire_encode(const mf_wire_hdr *h, unsigned char out[MF_WIRE_HDR_SIZE]);
 /* Returns 0 and fills h, or -1 with *why naming the bad field. */

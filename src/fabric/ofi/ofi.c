@@ -128,6 +128,7 @@ static void mf_ofi_release(mf_ofi *o)
     if (o->o_ep)
         fi_close(&o->o_ep->fid);
     o->o_ep = NULL;
+    o->o_rx_later = NULL;
     for (int i = 0; i < MF_OFI_RX_BUFS; i++) {
         mf_ofi_buf_free(o->o_rx[i]);
         o->o_rx[i] = NULL;

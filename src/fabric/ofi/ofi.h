@@ -234,8 +234,9 @@ typedef struct mf_ofi {
     uint64_t o_early;           /* how many did */
     mf_fabric_failures o_fails; /* failed peers; their reports wait for progress */
     mf_ofi_buf *o_rx[MF_OFI_RX_BUFS];
-    int o_rx_unposted;     /* receive buffers the provider refused (EAGAIN) for now */
-    mf_ofi_buf *o_tx_free; /* cached transmit buffers (via b_op.o_next) */
+    int o_rx_unposted;      /* receive buffers the provider refused (EAGAIN) for now */
+    mf_ofi_buf *o_rx_later; /* one whose frame was taken directly, to post at the next look */
+    mf_ofi_buf *o_tx_free;  /* cached transmit buffers (via b_op.o_next) */
     int o_tx_nfree;
     long o_tx_inflight; /* sends and reads handed to the provider, not completed */
     mf_ofi_op *o_wait_head, *o_wait_tail; /* refused with -FI_EAGAIN, to retry in order */
@@ -269,9 +270,13 @@ typedef struct mf_ofi {
     /* direct receive (ofi_direct.c): completions read by rx_peek, in CQ order (a ring; an
      * entry rx_take consumed has op_context NULL); progress passes running (rx_peek refuses
      * inside them); early frames may have become deliverable (a direct take advanced
-     * o_rx_seq: progress delivers them); frames taken directly */
+     * o_rx_seq: progress delivers them); frames taken directly; the staged frame rx_peek
+     * decoded last (its buffer, header and payload), so rx_take does not decode it again */
     struct fi_cq_tagged_entry o_stage[MF_OFI_STAGE];
     int o_stage_head, o_stage_n;
+    const mf_ofi_buf *o_peeked;
+    mf_wire_hdr o_peeked_hdr;
+    const unsigned char *o_peeked_payload;
     int o_in_progress;
     bool o_held_ready;
     uint64_t o_direct;
@@ -321,6 +326,13 @@ mf_ofi_buf *mf_ofi_buf_new(mf_ofi *o, int kind);
 void mf_ofi_buf_free(mf_ofi_buf *b);
 void mf_ofi_tx_put(mf_ofi *o, mf_ofi_buf *b);
 bool mf_ofi_rx_post(mf_ofi *o, mf_ofi_buf *b);
+/* Posts again the receive buffers the provider refused (o_rx_unposted). */
+void mf_ofi_rx_repost(mf_ofi *o);
+/* The receive buffer whose frame a direct receive took is posted again later (o_rx_later), at
+ * the next rx_peek or progress pass: the caller's answer to that frame goes out first. One
+ * waits at a time; defer posts the one waiting before, post_later posts it. */
+void mf_ofi_rx_defer(mf_ofi *o, mf_ofi_buf *b);
+void mf_ofi_rx_post_later(mf_ofi *o);
 
 /* Posting (ofi_post.c). Hands an operation to the provider: 0, -FI_EAGAIN, or another
  * libfabric error. */

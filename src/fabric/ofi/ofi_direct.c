@@ -8,9 +8,11 @@
  * again. Every staged completion is handled by the next progress pass in the order it was read
  * (mf_ofi_stage_drain), except a frame rx_take consumed, whose entry it marks (op_context NULL).
  * A frame that fails validation, a CQ error entry, a full stage: -1, progress deals with them.
- * rx_take copies the payload to the caller's iovecs, advances the peer's sequence, posts the
- * receive buffer again (or frees the held copy) and lets progress deliver early frames whose
- * turn came. Both refuse (-1) inside progress and under a wrapper (f->upcalls set).
+ * rx_take copies the payload to the caller's iovecs, advances the peer's sequence, leaves the
+ * receive buffer to be posted again at the next rx_peek or progress pass (o_rx_later: off the
+ * path from this message to the caller's answer) or frees the held copy, and lets progress
+ * deliver early frames whose turn came. Both refuse (-1) inside progress and under a wrapper
+ * (f->upcalls set).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -91,12 +93,24 @@ static int mf_ofi_stage_fill(mf_ofi *o)
     return k > 0 ? 1 : k == 0 || k == -FI_EAGAIN ? 0 : -1;
 }
 
-/* Decodes the staged receive at `slot` into *h; its payload into *payload. */
+/* Decodes the staged receive at `slot` into *h; its payload into *payload. The result is
+ * remembered (o_peeked) for the rx_take that follows a successful rx_peek; reposting the buffer
+ * (mf_ofi_rx_post) forgets it, so the same buffer means the same frame. */
 static bool mf_ofi_direct_parse(mf_ofi *o, int slot, mf_wire_hdr *h, const unsigned char **payload)
 {
     struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, slot);
     const mf_ofi_buf *b = e->op_context;
-    return mf_ofi_parse(b->b_data, e->len, (uint32_t)e->data & MF_OFI_CQ_SHORT, h, payload) == NULL;
+    if (b == o->o_peeked) {
+        *h = o->o_peeked_hdr;
+        *payload = o->o_peeked_payload;
+        return true;
+    }
+    if (mf_ofi_parse(b->b_data, e->len, (uint32_t)e->data & MF_OFI_CQ_SHORT, h, payload))
+        return false;
+    o->o_peeked = b;
+    o->o_peeked_hdr = *h;
+    o->o_peeked_payload = *payload;
+    return true;
 }
 
 int mf_ofi_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr)
@@ -106,6 +120,8 @@ int mf_ofi_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr)
         o->o_fails.code[peer] || o->o_closing)
         return -1;
     mf_ofi_stage_trim(o);
+    if (o->o_rx_later)
+        mf_ofi_rx_post_later(o);
     mf_ofi_held *held = NULL;
     int slot = 0;
     if (!mf_ofi_direct_find(o, peer, &held, &slot)) {
@@ -150,9 +166,9 @@ void mf_ofi_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct
         if (mf_ofi_direct_parse(o, slot, &h, &payload))
             mf_iov_scatter(iov, niov, payload, (size_t)h.len);
         e->op_context = NULL; /* consumed: progress skips it */
+        /* posted again at the next look (rx_peek, progress): the caller's answer goes first */
         b->b_posted = false;
-        if (!mf_ofi_rx_post(o, b))
-            o->o_rx_unposted++;
+        mf_ofi_rx_defer(o, b);
         mf_ofi_stage_trim(o);
     }
     /* the peer's next frames may wait among the held ones: progress delivers them unless a

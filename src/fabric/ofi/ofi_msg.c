@@ -66,9 +66,12 @@ void mf_ofi_tx_put(mf_ofi *o, mf_ofi_buf *b)
     o->o_tx_nfree++;
 }
 
-/* Hands a receive buffer to the provider; false when it refused for now (-FI_EAGAIN). */
+/* Hands a receive buffer to the provider; false when it refused for now (-FI_EAGAIN). What
+ * rx_peek remembered of the buffer's last frame is forgotten: the next one goes there. */
 bool mf_ofi_rx_post(mf_ofi *o, mf_ofi_buf *b)
 {
+    if (o->o_peeked == b)
+        o->o_peeked = NULL;
     ssize_t rc = fi_recv(o->o_ep, b->b_data, MF_WIRE_HDR_SIZE + o->o_base.max_frame, b->b_desc,
                          FI_ADDR_UNSPEC, &b->b_op.o_ctx);
     b->b_posted = rc == 0;
@@ -77,18 +80,26 @@ bool mf_ofi_rx_post(mf_ofi *o, mf_ofi_buf *b)
     return rc == 0;
 }
 
-static void mf_ofi_put_le(unsigned char *p, uint64_t v, int n)
+void mf_ofi_rx_repost(mf_ofi *o)
 {
-    for (int i = 0; i < n; i++)
-        p[i] = (unsigned char)(v >> (8 * i));
+    for (int i = 0; i < MF_OFI_RX_BUFS && o->o_rx_unposted > 0; i++)
+        if (!o->o_rx[i]->b_posted && o->o_rx[i] != o->o_rx_later && mf_ofi_rx_post(o, o->o_rx[i]))
+            o->o_rx_unposted--;
 }
 
-static uint64_t mf_ofi_get_le(const unsigned char *p, int n)
+void mf_ofi_rx_defer(mf_ofi *o, mf_ofi_buf *b)
 {
-    uint64_t v = 0;
-    for (int i = n - 1; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
+    if (o->o_rx_later)
+        mf_ofi_rx_post_later(o);
+    o->o_rx_later = b;
+}
+
+void mf_ofi_rx_post_later(mf_ofi *o)
+{
+    mf_ofi_buf *b = o->o_rx_later;
+    o->o_rx_later = NULL;
+    if (!mf_ofi_rx_post(o, b))
+        o->o_rx_unposted++;
 }
 
 /* Whether a frame may travel in the short form (ofi.h): an eager message whose other fields
@@ -109,10 +120,10 @@ static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struc
     if (short_form) {
         out[0] = hdr->type;
         out[1] = hdr->flags;
-        mf_ofi_put_le(out + 2, hdr->context, 4);
-        mf_ofi_put_le(out + 6, (uint32_t)hdr->src, 4);
-        mf_ofi_put_le(out + 10, (uint32_t)hdr->tag, 4);
-        mf_ofi_put_le(out + 14, hdr->sreq, 8);
+        mf_wire_put32(out + 2, hdr->context);
+        mf_wire_put32(out + 6, (uint32_t)hdr->src);
+        mf_wire_put32(out + 10, (uint32_t)hdr->tag);
+        mf_wire_put64(out + 14, hdr->sreq);
     } else {
         mf_wire_encode(hdr, out);
     }
@@ -214,10 +225,10 @@ const char *mf_ofi_parse(const unsigned char *m, size_t len, bool short_form, mf
         return "shorter than a frame header";
     if (short_form) {
         *h = (mf_wire_hdr){.type = m[0], .flags = m[1]};
-        h->context = (uint32_t)mf_ofi_get_le(m + 2, 4);
-        h->src = (int32_t)(uint32_t)mf_ofi_get_le(m + 6, 4);
-        h->tag = (int32_t)(uint32_t)mf_ofi_get_le(m + 10, 4);
-        h->sreq = mf_ofi_get_le(m + 14, 8);
+        h->context = mf_wire_get32(m + 2);
+        h->src = (int32_t)mf_wire_get32(m + 6);
+        h->tag = (int32_t)mf_wire_get32(m + 10);
+        h->sreq = mf_wire_get64(m + 14);
         h->len = h->total = len - hl;
         if (h->type != MF_MSG_EAGER)
             return "a short frame that is not eager";

@@ -116,14 +116,6 @@ static int mf_ofi_poll_cq(mf_ofi *o)
     }
 }
 
-/* Receive buffers the provider refused earlier. */
-static void mf_ofi_rx_repost(mf_ofi *o)
-{
-    for (int i = 0; i < MF_OFI_RX_BUFS && o->o_rx_unposted > 0; i++)
-        if (!o->o_rx[i]->b_posted && mf_ofi_rx_post(o, o->o_rx[i]))
-            o->o_rx_unposted--;
-}
-
 int mf_ofi_progress(mf_fabric *f)
 {
     mf_ofi *o = mf_ofi_of(f);
@@ -133,6 +125,8 @@ int mf_ofi_progress(mf_fabric *f)
     if (o->o_held_ready)
         mf_ofi_release_held(o);
     n += mf_ofi_poll_cq(o);
+    if (o->o_rx_later)
+        mf_ofi_rx_post_later(o);
     if (o->o_rx_unposted)
         mf_ofi_rx_repost(o);
     if (o->o_wait_head)
