@@ -15,7 +15,7 @@
 void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
 {
     mf_ofi *o = mf_ofi_of(f);
-    char wait[64];
+    char wait[128];
     const char *mr = o->o_info ? o->o_lib->tostr(&o->o_mr_mode, FI_TYPE_MR_MODE) : "?";
     if (o->o_wait_fd >= 0)
         snprintf(wait, sizeof wait, "CQ fd + fi_trywait");
