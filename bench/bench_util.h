@@ -180,6 +180,29 @@ static inline size_t bench_next_size(const bench_opts *o, size_t s)
     return n > o->max_size ? o->max_size : n;
 }
 
+/* Messages per window of the streaming benchmarks (stream, bibw, multipair and the raw
+ * programs alike, so that they line up): o->window, fewer when a window of size-byte messages
+ * would exceed `cap` bytes (or o->budget), at least 1. */
+static inline long bench_window_for(const bench_opts *o, size_t size, long cap)
+{
+    if (o->budget < cap)
+        cap = o->budget;
+    long w = o->window;
+    if ((long)size * w > cap)
+        w = cap / (long)size;
+    return w < 1 ? 1 : w;
+}
+
+/* Bytes a receiver needs to give every message of a window its own place, at every size. */
+static inline size_t bench_window_bytes(const bench_opts *o, long cap)
+{
+    size_t most = o->max_size;
+    for (size_t s = o->min_size; s; s = bench_next_size(o, s))
+        if ((size_t)bench_window_for(o, s, cap) * s > most)
+            most = (size_t)bench_window_for(o, s, cap) * s;
+    return most;
+}
+
 /* Iterations per batch for a message of `size` bytes: o->iters for small messages, fewer for
  * large ones (about o->budget bytes per batch), at least 2 (1 in smoke mode). */
 static inline long bench_iters(const bench_opts *o, size_t size)

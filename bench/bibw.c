@@ -8,15 +8,6 @@
 
 #define SLICES_BYTES (64L << 20)
 
-static long window_for(const bench_opts *o, size_t size)
-{
-    long cap = SLICES_BYTES < o->budget ? SLICES_BYTES : o->budget; /* bytes of one window */
-    long w = o->window;
-    if ((long)size * w > cap)
-        w = cap / (long)size;
-    return w < 1 ? 1 : w;
-}
-
 static void one_window(unsigned char *sbuf, unsigned char *rbuf, size_t size, long w, int peer,
                        MPI_Request *req)
 {
@@ -42,17 +33,14 @@ int main(int argc, char **argv)
         return 2;
     }
     bench_header("bibw", np);
-    size_t cap = 0;
-    for (size_t s = o.min_size; s; s = bench_next_size(&o, s))
-        if ((size_t)window_for(&o, s) * s > cap)
-            cap = (size_t)window_for(&o, s) * s;
+    size_t cap = bench_window_bytes(&o, SLICES_BYTES);
     unsigned char *sbuf = bench_alloc(o.max_size);
     unsigned char *rbuf = bench_alloc(cap);
     MPI_Request *req = malloc(sizeof(MPI_Request) * 2 * (size_t)(o.window > 0 ? o.window : 1));
     int peer = rank ^ 1;
 
     for (size_t size = o.min_size; size; size = bench_next_size(&o, size)) {
-        long w = window_for(&o, size);
+        long w = bench_window_for(&o, size, SLICES_BYTES);
         long iters = bench_iters(&o, size * (size_t)w);
         if (iters > o.iters / 8 && !o.smoke)
             iters = o.iters / 8 > 3 ? o.iters / 8 : 3; /* a window is many messages */

@@ -42,14 +42,7 @@ static inline void spin_until(_Atomic uint64_t *f, uint64_t v)
         __builtin_ia32_pause();
 }
 
-static long window_for(const bench_opts *o, size_t size)
-{
-    long cap = (64L << 20) < o->budget ? (64L << 20) : o->budget; /* bytes of one window */
-    long w = o->window;
-    if ((long)size * w > cap)
-        w = cap / (long)size;
-    return w < 1 ? 1 : w;
-}
+#define WINDOW_BYTES (64L << 20)
 
 int main(int argc, char **argv)
 {
@@ -130,7 +123,7 @@ int main(int argc, char **argv)
         }
 
         /* Stream through the ring: the child produces, the lead consumes and times. */
-        long w = window_for(&o, size);
+        long w = bench_window_for(&o, size, WINDOW_BYTES);
         long witers = bench_iters(&o, size * (size_t)w);
         if (witers > o.iters / 8 && !o.smoke)
             witers = o.iters / 8 > 3 ? o.iters / 8 : 3;

@@ -51,14 +51,7 @@ static void read_all(int fd, unsigned char *p, size_t n)
     }
 }
 
-static long window_for(const bench_opts *o, size_t size)
-{
-    long cap = (64L << 20) < o->budget ? (64L << 20) : o->budget; /* bytes of one window */
-    long w = o->window;
-    if ((long)size * w > cap)
-        w = cap / (long)size;
-    return w < 1 ? 1 : w;
-}
+#define WINDOW_BYTES (64L << 20)
 
 /* Both sides run the same schedule; `lead` is the side that times and prints. */
 static void run(int fd, int lead, const bench_opts *o, unsigned char *buf)
@@ -102,7 +95,7 @@ static void run(int fd, int lead, const bench_opts *o, unsigned char *buf)
             bench_emit("pingpong", size, "bandwidth_MBps", (double)size / best / 1e6);
         }
         /* Stream: the non-lead side sends, the lead receives and times. */
-        long w = window_for(o, size);
+        long w = bench_window_for(o, size, WINDOW_BYTES);
         long witers = bench_iters(o, size * (size_t)w);
         if (witers > o->iters / 8 && !o->smoke)
             witers = o->iters / 8 > 3 ? o->iters / 8 : 3;
