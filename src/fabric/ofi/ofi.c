@@ -198,7 +198,7 @@ static int mf_ofi_open(mf_fabric *f)
     f->eager_limit = mf_config_size("MANIFOLD_OFI_EAGER_LIMIT");
     if (f->eager_limit > f->max_frame)
         f->eager_limit = f->max_frame;
-    o->o_poll_us = (int)mf_config_long("MANIFOLD_OFI_POLL_US");
+    o->o_poll_us = 50; /* until start knows whether ranks outnumber cores (mf_ofi_start) */
     o->o_npeers = mf_g.size;
     o->o_addr = malloc((size_t)mf_g.size * sizeof *o->o_addr);
     o->o_tx_seq = calloc((size_t)mf_g.size, sizeof *o->o_tx_seq);

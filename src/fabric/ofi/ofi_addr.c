@@ -63,6 +63,14 @@ int mf_ofi_start(mf_fabric *f)
     o->o_rma_poll_us = *mf_config_str("MANIFOLD_OFI_RMA_POLL_US")
                            ? (int)mf_config_long("MANIFOLD_OFI_RMA_POLL_US")
                            : (mf_g.oversubscribed ? 0 : 2);
+    /* Without a CQ fd a sleeping rank learns of its completions only at its next poll: a rank
+     * with its own core polls every 2 us by default (with 50, every wait longer than the spin,
+     * a 1 MiB rendezvous for one, ended up to 50 us late: 1 MiB over the shm provider took
+     * 137 us against raw libfabric's 100), one that shares a core every 50 */
+    o->o_poll_us = *mf_config_str("MANIFOLD_OFI_POLL_US")
+                       ? (int)mf_config_long("MANIFOLD_OFI_POLL_US")
+                       : (mf_g.oversubscribed ? 50 : 2);
+    mf_ofi_sleep_bound(o);
     for (int r = 0; r < o->o_npeers; r++) {
         if (r == mf_g.rank || (mf_ofi_host_only(o) && mf_g.node_of[r] != mf_g.node_of[mf_g.rank]))
             continue;
