@@ -271,10 +271,11 @@ typedef struct mf_ofi {
      * entry rx_take consumed has op_context NULL); progress passes running (rx_peek refuses
      * inside them); early frames may have become deliverable (a direct take advanced
      * o_rx_seq: progress delivers them); frames taken directly; the staged frame rx_peek
-     * decoded last (its buffer, header and payload), so rx_take does not decode it again */
+     * decoded last (its buffer, place, header and payload), so rx_take does not decode it again */
     struct fi_cq_tagged_entry o_stage[MF_OFI_STAGE];
     int o_stage_head, o_stage_n;
     const mf_ofi_buf *o_peeked;
+    int o_peeked_slot; /* its place in the stage when decoded (checked before use) */
     mf_wire_hdr o_peeked_hdr;
     const unsigned char *o_peeked_payload;
     int o_in_progress;

@@ -51,22 +51,35 @@ int mf_ofi_stage_drain(mf_ofi *o)
     return n;
 }
 
+/* Whether the staged entry e is peer's frame number seq. */
+static bool mf_ofi_staged_is(const struct fi_cq_tagged_entry *e, int peer, uint32_t seq)
+{
+    const mf_ofi_op *op = e->op_context;
+    return op && op->o_kind == MF_OFI_RECV &&
+           ((uint32_t)e->data & ~MF_OFI_CQ_SHORT) == (uint32_t)peer &&
+           (uint32_t)(e->data >> 32) == seq;
+}
+
 /* Where peer's next frame is: a held copy (*held) or a staged receive (its index); false when
- * neither has it. */
+ * neither has it. The frame rx_peek decoded last is looked at first (rx_take's case). */
 static bool mf_ofi_direct_find(mf_ofi *o, int peer, mf_ofi_held **held, int *slot)
 {
     uint32_t seq = o->o_rx_seq[peer];
+    if (o->o_peeked && o->o_peeked_slot < o->o_stage_n) {
+        struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, o->o_peeked_slot);
+        if (e->op_context == o->o_peeked && mf_ofi_staged_is(e, peer, seq)) {
+            *held = NULL;
+            *slot = o->o_peeked_slot;
+            return true;
+        }
+    }
     for (mf_ofi_held *e = o->o_held; e; e = e->h_next)
         if (e->h_peer == peer && e->h_seq == seq) {
             *held = e;
             return true;
         }
     for (int i = 0; i < o->o_stage_n; i++) {
-        struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, i);
-        mf_ofi_op *op = e->op_context;
-        if (op && op->o_kind == MF_OFI_RECV &&
-            ((uint32_t)e->data & ~MF_OFI_CQ_SHORT) == (uint32_t)peer &&
-            (uint32_t)(e->data >> 32) == seq) {
+        if (mf_ofi_staged_is(mf_ofi_stage_at(o, i), peer, seq)) {
             *held = NULL;
             *slot = i;
             return true;
@@ -108,6 +121,7 @@ static bool mf_ofi_direct_parse(mf_ofi *o, int slot, mf_wire_hdr *h, const unsig
     if (mf_ofi_parse(b->b_data, e->len, (uint32_t)e->data & MF_OFI_CQ_SHORT, h, payload))
         return false;
     o->o_peeked = b;
+    o->o_peeked_slot = slot;
     o->o_peeked_hdr = *h;
     o->o_peeked_payload = *payload;
     return true;
