@@ -262,6 +262,14 @@ static void mf_progress_bound(long long *ns, long long bound)
         *ns = bound;
 }
 
+/* Set in the progress thread only: it is that thread; it gave the lock up for good (stopped). */
+static _Thread_local bool mf_pt_self, mf_pt_unlocked;
+
+static bool mf_progress_in_thread(void)
+{
+    return mf_pt_self;
+}
+
 /* Asks every instance and source how long the engine may sleep and arms the instances; returns
  * the timeout in ns, or 0 when one of them has work. Every sleeper arms (a pass made meanwhile
  * may have disarmed something, e.g. tcp's quiet regime), only the last to wake disarms; so a
@@ -277,6 +285,8 @@ static long long mf_progress_prepare_sleep(mf_fabric **fabrics, int nf)
             mf_progress_watch_fd(f, fd);
         if (f->poll_interval_us > 0)
             mf_progress_bound(&ns, (long long)f->poll_interval_us * 1000);
+        if (f->busy_poll && !mf_progress_in_thread())
+            ns = 0;
         armed++;
         if (!f->ops->sleep_prepare(f))
             ns = 0;
@@ -304,14 +314,6 @@ static bool mf_progress_thread_relock(void)
         nanosleep(&pause, NULL);
     }
     return true;
-}
-
-/* Set in the progress thread only: it is that thread; it gave the lock up for good (stopped). */
-static _Thread_local bool mf_pt_self, mf_pt_unlocked;
-
-static bool mf_progress_in_thread(void)
-{
-    return mf_pt_self;
 }
 
 /* Sleeps at most ns in epoll, the lock released. *capped: the sleep ran out at
@@ -453,6 +455,9 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
         if (ns == 0) {
             if (mf_g.oversubscribed)
                 sched_yield();
+            /* polling on without a sleep (fabric.h busy_poll): let other threads in */
+            mf_unlock();
+            mf_lock();
             continue;
         }
         int rc = mf_progress_sleep(fabrics, nf, ns, &capped);

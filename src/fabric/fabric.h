@@ -399,7 +399,11 @@ struct mf_fabric {
     size_t eager_limit;       /* largest message the p2p layer sends eagerly on this instance */
     size_t max_frame;         /* largest payload of one send (<= cls->max_message) */
     int poll_interval_us;     /* > 0: longest sleep the engine may take (see wait_fd) */
-    bool opened;              /* set by the registry */
+    /* Set while the instance needs to be polled without pause by a thread that waits in MPI
+     * (ofi with a window exposed: peers' native operations move only while it polls): such a
+     * thread keeps polling; the progress thread still sleeps, bounded by poll_interval_us. */
+    bool busy_poll;
+    bool opened; /* set by the registry */
     /* Threads asleep in the engine on this instance's wait fd (the progress thread, mostly),
      * kept by the engine: progress may run while another thread sleeps, and must then keep the
      * wait fd complete (tcp stays out of its quiet regime). */

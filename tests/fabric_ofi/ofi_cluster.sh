@@ -19,10 +19,10 @@ fail() {
 }
 
 # The four "hosts" share this machine's cores, which no rank can see: without this, every rank
-# that exposes a window would poll every 2 us while blocked (MANIFOLD_OFI_RMA_POLL_US's default
-# for a host with as many cores as ranks), and eight such ranks on two cores took rma_ops past
-# its timeout.
-export MANIFOLD_OFI_RMA_POLL_US=0
+# would poll while blocked as on a host with a core per rank (no CQ fd, a poll every 2 us, no
+# sleep at all while a window is exposed), and eight such ranks on two cores took rma_ops past
+# its timeout. MANIFOLD_OVERSUBSCRIBED=1 says what the ranks cannot see.
+export MANIFOLD_OVERSUBSCRIBED=1
 H2=${prefix}1:2,${prefix}2:2,${prefix}3:2,${prefix}4:2
 for prog in p2p_basic coll_reduce rma_ops; do
     MANIFOLD_FABRIC=ofi MANIFOLD_OFI_PROVIDER=tcp "$MPIEXEC" --host "$H2" --launcher "$L" \

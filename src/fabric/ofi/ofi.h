@@ -221,7 +221,7 @@ typedef struct mf_ofi {
     char o_dom[64];     /* domain name ("lo") */
     int o_wait_fd;      /* the CQ's fd, -1: none (timed poll) */
     int o_poll_us;      /* sleeping without a fd: MANIFOLD_OFI_POLL_US */
-    int o_rma_poll_us;  /* sleeping while a window is exposed: MANIFOLD_OFI_RMA_POLL_US */
+    int o_rma_poll_us;  /* sleeping while a window is exposed: MANIFOLD_OFI_RMA_POLL_US; -1 none */
     int o_nexposed;     /* window registrations (rma_key) alive */
     bool o_rma;         /* FI_RMA: rendezvous by fi_read */
     uint64_t o_mr_mode; /* the provider's mr_mode */

@@ -58,11 +58,13 @@ bool mf_ofi_reachable(mf_fabric *f, int peer)
 int mf_ofi_start(mf_fabric *f)
 {
     mf_ofi *o = mf_ofi_of(f);
-    /* default 2 us; none when oversubscribed (known from start on), where ranks polling that
-     * often would take the cores from the ranks with work (a set value is kept) */
+    /* While a window is exposed: by default no sleep at all (-1), since a sleeping target,
+     * even one polling every 2 us, made a put over the shm provider 2.6-3.3 us where its round
+     * trip is 0.6 (polling: 0.59-0.63); no bound when oversubscribed (known from start on),
+     * where ranks polling would take the cores from the ranks with work (a set value is kept) */
     o->o_rma_poll_us = *mf_config_str("MANIFOLD_OFI_RMA_POLL_US")
                            ? (int)mf_config_long("MANIFOLD_OFI_RMA_POLL_US")
-                           : (mf_g.oversubscribed ? 0 : 2);
+                           : (mf_g.oversubscribed ? 0 : -1);
     /* Without a CQ fd a sleeping rank learns of its completions only at its next poll: a rank
      * with its own core polls every 2 us by default (with 50, every wait longer than the spin,
      * a 1 MiB rendezvous for one, ended up to 50 us late: 1 MiB over the shm provider took

@@ -22,7 +22,9 @@ void mf_ofi_describe(mf_fabric *f, char *buf, size_t len)
     else
         snprintf(wait, sizeof wait, "timed poll every %d us (no CQ fd)", o->o_poll_us);
     size_t wl = strlen(wait);
-    if (o->o_rma_poll_us > 0)
+    if (o->o_rma_poll_us < 0)
+        snprintf(wait + wl, sizeof wait - wl, ", none while a window is exposed");
+    else if (o->o_rma_poll_us > 0)
         snprintf(wait + wl, sizeof wait - wl, ", every %d us while a window is exposed",
                  o->o_rma_poll_us);
     char atomics[128];

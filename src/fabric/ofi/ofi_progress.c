@@ -145,10 +145,14 @@ void mf_ofi_sleep_bound(mf_ofi *o)
      * says when); else the fd wakes us */
     if (o->o_wait_fd >= 0 && !o->o_wait_head && !o->o_rx_unposted)
         us = 0;
-    /* exposed window memory: peers' puts, gets and atomics need our progress and wake no fd */
-    if (o->o_nexposed > 0 && o->o_rma_poll_us > 0 && (us == 0 || us > o->o_rma_poll_us))
-        us = o->o_rma_poll_us;
+    /* exposed window memory: peers' puts, gets and atomics need our progress and wake no fd;
+     * by default (-1) a thread waiting in MPI polls without sleeping, the progress thread every
+     * 2 us */
+    int rma_us = o->o_rma_poll_us < 0 ? 2 : o->o_rma_poll_us;
+    if (o->o_nexposed > 0 && rma_us > 0 && (us == 0 || us > rma_us))
+        us = rma_us;
     o->o_base.poll_interval_us = us;
+    o->o_base.busy_poll = o->o_nexposed > 0 && o->o_rma_poll_us < 0;
 }
 
 int mf_ofi_wait_fd(mf_fabric *f)
