@@ -1,12 +1,16 @@
 #!/bin/bash
 # Usage: p2p_peer_death.sh MPIEXEC PROGRAM NP
 # A rank killed mid-job must end the whole job within seconds, naming rank 1 and the cause, and
-# leave nothing in /dev/shm or as a process. Two outcomes are right, depending on who notices
+# leave nothing in /dev/shm or as a process: neither the shm fabric's segments nor the regions
+# libfabric's shm provider names "<pid>:<n>:<n>" (the ofi fabric; mpiexec removes a killed
+# rank's). Two outcomes are right, depending on who notices
 # first: mpiexec sees rank 1 killed by SIGKILL (exit status 137), or rank 0 sees its connection
 # to rank 1 drop and its fatal error handler ends the job (class MPI_ERR_OTHER, status 15).
 set -u
 mpiexec=$1 prog=$2 np=$3
 before=$(ls /dev/shm | grep -c manifold || true)
+ofi_regions() { ls /dev/shm | grep -cE '^[0-9]+:[0-9]+:[0-9]+$' || true; }
+ofi_before=$(ofi_regions)
 start=$(date +%s)
 out=$(timeout 60 "$mpiexec" -n "$np" "$prog" 2>&1)
 rc=$?
@@ -24,6 +28,8 @@ esac
 sleep 0.5
 after=$(ls /dev/shm | grep -c manifold || true)
 [ "$after" -le "$before" ] || { echo "FAIL: /dev/shm: $(ls /dev/shm | grep manifold)"; fail=1; }
+[ "$(ofi_regions)" -le "$ofi_before" ] ||
+    { echo "FAIL: libfabric regions left in /dev/shm: $(ls /dev/shm | grep -E '^[0-9]+:')"; fail=1; }
 # By full path: another build tree's copy of the program may be running its own tests.
 if pgrep -f -- "^$prog" >/dev/null; then echo "FAIL: processes left: $(pgrep -af -- "^$prog")"; fail=1; fi
 [ $fail -eq 0 ] && echo "PASS"
