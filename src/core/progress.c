@@ -455,9 +455,14 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
         if (ns == 0) {
             if (mf_g.oversubscribed)
                 sched_yield();
-            /* polling on without a sleep (fabric.h busy_poll): let other threads in */
-            mf_unlock();
-            mf_lock();
+            /* Polling on without a sleep (fabric.h busy_poll): let other application threads
+             * in. Not the progress thread: it must never block on the lock, which the thread
+             * stopping it holds while it waits (a hang at finalize, fabric_async_rndv.np2.shm
+             * in CI); it gives the lock up after each busy pass instead. */
+            if (!mf_progress_in_thread()) {
+                mf_unlock();
+                mf_lock();
+            }
             continue;
         }
         int rc = mf_progress_sleep(fabrics, nf, ns, &capped);
