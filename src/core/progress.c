@@ -276,6 +276,12 @@ static bool mf_progress_in_thread(void)
  * sleeper that finds work disarms only when nobody else sleeps. See progress.h. */
 static long long mf_progress_prepare_sleep(mf_fabric **fabrics, int nf)
 {
+    /* An instance to be polled without pause (fabric.h busy_poll): no sleep for an application
+     * thread, and nothing armed (shm would tell its peers we sleep, ofi set the timer slack). */
+    if (!mf_progress_in_thread())
+        for (int i = 0; i < nf; i++)
+            if (fabrics[i]->busy_poll)
+                return 0;
     long long ns = MF_PROGRESS_MAX_SLEEP_MS * 1000000ll;
     int armed = 0;
     for (int i = 0; i < nf && ns > 0; i++) {
@@ -285,8 +291,6 @@ static long long mf_progress_prepare_sleep(mf_fabric **fabrics, int nf)
             mf_progress_watch_fd(f, fd);
         if (f->poll_interval_us > 0)
             mf_progress_bound(&ns, (long long)f->poll_interval_us * 1000);
-        if (f->busy_poll && !mf_progress_in_thread())
-            ns = 0;
         armed++;
         if (!f->ops->sleep_prepare(f))
             ns = 0;
