@@ -120,11 +120,7 @@ int mf_world_discover(void)
             mf_g.local_rank = mf_g.local_size;
         mf_g.local_ranks[mf_g.local_size++] = r;
     }
-    /* Online cores, not this process's affinity mask: ranks pinned one per core are not
-     * oversubscribed. */
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    mf_g.oversubscribed =
-        mf_config_bool("MANIFOLD_OVERSUBSCRIBED") || (cores > 0 && mf_g.local_size > cores);
+    mf_g.oversubscribed = mf_host_oversubscribed(mf_g.local_size);
 out:
     for (int r = 0; r < n; r++)
         free(hosts[r]);

@@ -6,10 +6,18 @@
  */
 #include <pthread.h>
 #include <stdbool.h>
+#include <unistd.h>
 
+#include "core/config.h"
 #include "core/state.h"
 
 mf_state mf_g;
+
+bool mf_host_oversubscribed(long local_size)
+{
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return mf_config_bool("MANIFOLD_OVERSUBSCRIBED") || (cores > 0 && local_size > cores);
+}
 
 static pthread_mutex_t mf_big_lock;
 static bool mf_lock_used; /* only MPI_THREAD_MULTIPLE pays for the lock */

@@ -39,6 +39,12 @@ typedef struct mf_state {
 
 extern mf_state mf_g;
 
+/* Whether a host running `local_size` ranks is oversubscribed: the launcher says so
+ * (MANIFOLD_OVERSUBSCRIBED), or they outnumber its online cores (not this process's affinity
+ * mask: ranks pinned one per core are not). mf_g.oversubscribed is this at MPI_Init; what opens
+ * before the world is known (ofi's CQ) asks with the launcher's MANIFOLD_LOCAL_SIZE. */
+bool mf_host_oversubscribed(long local_size);
+
 /* The library lock (state.c). Taken by API entry points only when the thread level is
  * MPI_THREAD_MULTIPLE or the progress thread runs (MANIFOLD_ASYNC_PROGRESS=1); a coarse lock
  * around the engine: correct first, fine-grained later. Recursive. mf_lock_enable() switches it

@@ -15,10 +15,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "core/config.h"
 #include "core/error.h"
+#include "core/state.h"
 #include "core/netif.h"
 #include "fabric/ofi/ofi.h"
 
@@ -203,12 +203,8 @@ static bool mf_ofi_want_wait_fd(void)
     const char *mode = mf_config_str("MANIFOLD_OFI_CQ_WAIT");
     if (strcmp(mode, "auto") != 0)
         return strcmp(mode, "fd") == 0;
-    if (mf_config_bool("MANIFOLD_OVERSUBSCRIBED"))
-        return true;
-    long cores = sysconf(_SC_NPROCESSORS_ONLN), local = 0;
-    if (*mf_config_str("MANIFOLD_LOCAL_SIZE"))
-        local = mf_config_long("MANIFOLD_LOCAL_SIZE");
-    return cores > 0 && local > cores;
+    return mf_host_oversubscribed(
+        *mf_config_str("MANIFOLD_LOCAL_SIZE") ? mf_config_long("MANIFOLD_LOCAL_SIZE") : 0);
 }
 
 /* The completion queue: with a wait fd where wanted and the provider has one, else polled. */
