@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -45,10 +46,13 @@ static struct {
     int spin_ns; /* -1: not decided yet (first wait, once the host layout is known) */
     /* Adaptive spin (default spin only; an explicit MANIFOLD_SPIN_US is kept as set): the budget
      * of the next wait, between spin_ns / MF_PROGRESS_SPIN_SHRINK and spin_ns. A spin that runs
-     * out halves it, work found while spinning doubles it. Why: when the peer shares our core
-     * with other load (not a host layout we can see), spinning burns the time slice the peer
-     * needs to answer (mpi4py's one-sided tests ran 2-3x slower under load); when the peer
-     * answers within the spin, as in any ping-pong, every spin is a hit and nothing changes. */
+     * out halves it if the waiting thread was preempted since the last one that ran out; work
+     * found while spinning doubles it. Why: when the peer shares our core with other load (not
+     * a host layout we can see), spinning burns the time slice the peer needs to answer
+     * (mpi4py's one-sided tests ran 2-3x slower under load), and that load shows as involuntary
+     * context switches of the spinner. Without them the cores are the job's own and spinning
+     * costs nobody: the budget stays, so a peer that is busy for tens of microseconds (packing
+     * a strided message, copying a large one) is not answered by a sleep and a wake-up. */
     int spin_cur_ns;
     bool spin_adapt;
     /* Oversubscribed hosts: after the spin, poll and yield the core (sched_yield) this long
@@ -389,12 +393,30 @@ static void mf_progress_spin_hit(void)
             mf_pe.spin_cur_ns > mf_pe.spin_ns / 2 ? mf_pe.spin_ns : mf_pe.spin_cur_ns * 2;
 }
 
+/* The calling thread's involuntary context switches when it last asked (-1: never). */
+static _Thread_local long mf_pt_nivcsw = -1;
+
+/* Whether the calling thread was preempted (an involuntary context switch: something else
+ * wanted its core) since it last asked. The first answer is no; a failed count, yes. */
+static bool mf_progress_preempted(void)
+{
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return true;
+    bool preempted = mf_pt_nivcsw >= 0 && ru.ru_nivcsw != mf_pt_nivcsw;
+    mf_pt_nivcsw = ru.ru_nivcsw;
+    return preempted;
+}
+
 static void mf_progress_spin_miss(long long budget)
 {
     mf_progress_count(&mf_pe.stats.spins_expired, 1);
     mf_progress_count(&mf_pe.stats.spin_budget_ns, (uint64_t)(budget > 0 ? budget : 0));
+    if (!mf_pe.spin_adapt || !mf_progress_preempted())
+        return; /* a set spin is kept; an unpreempted spinner took no one's core */
+    mf_progress_count(&mf_pe.stats.spins_preempted, 1);
     int floor = mf_pe.spin_ns / MF_PROGRESS_SPIN_SHRINK;
-    if (mf_pe.spin_adapt && mf_pe.spin_cur_ns > floor)
+    if (mf_pe.spin_cur_ns > floor)
         mf_pe.spin_cur_ns = mf_pe.spin_cur_ns / 2 < floor ? floor : mf_pe.spin_cur_ns / 2;
 }
 

@@ -93,10 +93,13 @@ typedef struct mf_progress_stats {
      * descriptor, a signal), so also the ones late_wakeups cannot see. */
     uint64_t missed_wakeups;
     /* Waits whose spin ran out before work came (the wait went on to yield or sleep), and the
-     * spin budgets they had, summed: the adaptive spin (MANIFOLD_SPIN_US unset) halves the
-     * budget after each such wait, so a peer that answers slowly costs less spinning. */
+     * spin budgets they had, summed; of those waits, the ones whose thread had been preempted
+     * since the last one (spins_preempted): after those the adaptive spin (MANIFOLD_SPIN_US
+     * unset) halves the budget, so on a loaded host a peer that answers slowly costs less
+     * spinning. */
     uint64_t spins_expired;
     uint64_t spin_budget_ns;
+    uint64_t spins_preempted;
 } mf_progress_stats;
 /* A copy; call with the library lock held. */
 void mf_progress_get_stats(mf_progress_stats *out);

@@ -186,9 +186,14 @@ static void mf_t_progress_pvars_locked(void)
          &st->spins_expired},
         {"progress_spin_budget_ns",
          "nanoseconds of spin budget the waits counted by progress_spins_expired had, summed: "
-         "with MANIFOLD_SPIN_US unset the budget halves after each such wait (down to 1/16) and "
-         "doubles back when a spin finds work",
+         "with MANIFOLD_SPIN_US unset the budget halves after each such wait counted by "
+         "progress_spins_preempted (down to 1/16) and doubles back when a spin finds work",
          &st->spin_budget_ns},
+        {"progress_spins_preempted",
+         "waits counted by progress_spins_expired whose thread had been preempted (an "
+         "involuntary context switch: other load wanted its core) since the previous one: with "
+         "MANIFOLD_SPIN_US unset, each halves the spin budget",
+         &st->spins_preempted},
     };
     for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++)
         mf_t_pvar_register_locked(&(mf_t_pvar_desc){

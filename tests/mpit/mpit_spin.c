@@ -1,19 +1,68 @@
 /*
  * mpit_spin.c — the adaptive spin of the progress engine, through its MPI_T counters
- * progress_spins_expired and progress_spin_budget_ns.
+ * progress_spins_expired, progress_spin_budget_ns and progress_spins_preempted.
  *
  * Rank 1 waits NWAIT times in MPI_Recv for a message rank 0 sends DELAY_MS later, so every
- * wait's spin runs out. With MANIFOLD_SPIN_US unset ("adaptive") the budget halves after each
- * such wait (down to 1/16 of 50 µs), so the budgets summed average well under half of the
- * first; with MANIFOLD_SPIN_US=50 set ("fixed") every wait keeps exactly 50 µs.
- * Usage: mpit_spin adaptive|fixed (2 ranks, not oversubscribed: there the spin is 0).
+ * wait's spin runs out, and reads the counters after each wait: its spin budget (b), and
+ * whether its thread had been preempted since the previous wait whose spin ran out (p). The
+ * rule checked, wait by wait: the next budget is b / 2 (not below 1/16 of 50 µs) after a
+ * preempted wait, b otherwise (no wait finds work while spinning here, so none grows it back);
+ * and p is checked against the thread's own count of involuntary context switches.
+ *   adaptive   MANIFOLD_SPIN_US unset, nothing else added: the rule only, whatever else runs
+ *              on the machine (a quiet one preempts no one, and every budget stays 50 µs).
+ *   contended  the same, with a thread spinning on rank 1's core and rank 1 computing 10 ms
+ *              between waits, so the scheduler must preempt it: some waits are preempted and
+ *              the last budget is below 50 µs.
+ *   fixed      MANIFOLD_SPIN_US=50 set: every wait keeps exactly 50 µs, preempted or not.
+ * Usage: mpit_spin adaptive|contended|fixed (2 ranks, not oversubscribed: there the spin is 0).
  */
+
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mftest.h"
 
-enum { DELAY_MS = 5, NWAIT = 12 };
+enum { DELAY_MS = 5, WORK_MS = 10, NWAIT = 12, SPIN_NS = 50000, FLOOR_NS = SPIN_NS / 16 };
+enum { EXPIRED, BUDGET, PREEMPTED, NPVAR };
+
+static atomic_bool stop;
+
+/* Spins on the core it was pinned to until told to stop: load the scheduler must share. */
+static void *busy(void *arg)
+{
+    (void)arg;
+    while (!atomic_load_explicit(&stop, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/* Computes for ms milliseconds of wall time (preemptible, unlike a sleep). */
+static void work(double ms)
+{
+    volatile unsigned long x = 0;
+    for (double end = now_ms() + ms; now_ms() < end;)
+        x++;
+}
+
+/* This thread's involuntary context switches so far. */
+static long own_preemptions(void)
+{
+    struct rusage ru;
+    return getrusage(RUSAGE_THREAD, &ru) == 0 ? ru.ru_nivcsw : -1;
+}
 
 int main(int argc, char **argv)
 {
@@ -23,47 +72,102 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    int fixed = argc > 1 && !strcmp(argv[1], "fixed");
+    const char *mode = argc > 1 ? argv[1] : "adaptive";
+    int fixed = !strcmp(mode, "fixed"), contended = !strcmp(mode, "contended");
 
-    const char *names[2] = {"progress_spins_expired", "progress_spin_budget_ns"};
+    const char *names[NPVAR] = {"progress_spins_expired", "progress_spin_budget_ns",
+                                "progress_spins_preempted"};
     MPI_T_pvar_session s;
-    MPI_T_pvar_handle h[2];
-    unsigned long long before[2], after[2];
+    MPI_T_pvar_handle h[NPVAR];
     MF_CHECK_MPI(MPI_T_pvar_session_create(&s));
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < NPVAR; i++) {
         int idx, count;
         MF_CHECK_MPI(MPI_T_pvar_get_index(names[i], MPI_T_PVAR_CLASS_COUNTER, &idx));
         MF_CHECK_MPI(MPI_T_pvar_handle_alloc(s, idx, NULL, &h[i], &count));
         MF_CHECK_MPI(MPI_T_pvar_start(s, h[i]));
     }
+    pthread_t loader;
+    if (size == 2 && rank == 1 && contended) { /* this thread and the loader share one core */
+        cpu_set_t one;
+        CPU_ZERO(&one);
+        CPU_SET(sched_getcpu(), &one);
+        MF_CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0, "pinning");
+        pthread_attr_t a;
+        pthread_attr_init(&a);
+        pthread_attr_setaffinity_np(&a, sizeof one, &one);
+        MF_CHECK(pthread_create(&loader, &a, busy, NULL) == 0, "starting the loader");
+        pthread_attr_destroy(&a);
+    }
     if (size == 2) {
         char b = 0;
         MF_CHECK_MPI(MPI_Sendrecv_replace(&b, 1, MPI_BYTE, 1 - rank, 1, 1 - rank, 1, MPI_COMM_WORLD,
                                           MPI_STATUS_IGNORE));
-        for (int i = 0; i < 2; i++)
-            MF_CHECK_MPI(MPI_T_pvar_read(s, h[i], &before[i]));
+        unsigned long long prev[NPVAR], cur[NPVAR];
+        for (int i = 0; i < NPVAR; i++)
+            MF_CHECK_MPI(MPI_T_pvar_read(s, h[i], &prev[i]));
+        unsigned long long budget = 0, last_budget = 0, preempted = 0;
+        int last_preempted = -1; /* of the previous wait; -1: none yet */
+        /* Our own involuntary context switches: after the previous wait, and before the last
+         * wait whose spin ran out (-1: none yet). */
+        long ours_prev = own_preemptions(), ours_ref = -1;
         for (int k = 0; k < NWAIT; k++) {
             if (rank == 0) {
                 usleep(DELAY_MS * 1000);
                 MF_CHECK_MPI(MPI_Send(&b, 1, MPI_BYTE, 1, 2, MPI_COMM_WORLD));
-            } else {
-                MF_CHECK_MPI(MPI_Recv(&b, 1, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                MF_CHECK_MPI(MPI_Recv(&b, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+                continue;
             }
+            MF_CHECK_MPI(MPI_Recv(&b, 1, MPI_BYTE, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            for (int i = 0; i < NPVAR; i++)
+                MF_CHECK_MPI(MPI_T_pvar_read(s, h[i], &cur[i]));
+            unsigned long long n = cur[EXPIRED] - prev[EXPIRED];
+            budget = cur[BUDGET] - prev[BUDGET];
+            int p = (int)(cur[PREEMPTED] - prev[PREEMPTED]);
+            memcpy(prev, cur, sizeof prev);
+            MF_CHECK(p <= (int)n, "wait %d: %llu spins ran out, %d preempted", k, n, p);
+            /* The engine's view checked against our own: it counts a preemption between this
+             * spin and the last that ran out, so between our count before that wait and now. */
+            long ours = own_preemptions();
+            if (n >= 1) {
+                MF_CHECK(!(p && ours_ref >= 0 && ours == ours_ref),
+                         "wait %d: counted as preempted, but the thread was not", k);
+                ours_ref = ours_prev;
+            }
+            ours_prev = ours;
+            if (n != 1) {
+                /* 0: descheduled until the message was there, a hit, which may grow the budget;
+                 * more: other work (a connection, say) began a second spin in this wait */
+                last_preempted = -1;
+            } else {
+                if (fixed) {
+                    MF_CHECK(budget == SPIN_NS, "wait %d: fixed spin had %llu ns", k, budget);
+                } else if (last_preempted >= 0) {
+                    unsigned long long want = last_budget;
+                    if (last_preempted)
+                        want = last_budget / 2 < FLOOR_NS ? FLOOR_NS : last_budget / 2;
+                    MF_CHECK(budget == want, "wait %d: budget %llu ns after %llu ns, %spreempted",
+                             k, budget, last_budget, last_preempted ? "" : "not ");
+                }
+                preempted += (unsigned long long)p;
+                last_budget = budget;
+                last_preempted = p;
+            }
+            if (contended)
+                work(WORK_MS);
+            /* rank 0 sends the next one only now: no wait's message is there before it starts */
+            MF_CHECK_MPI(MPI_Send(&b, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD));
         }
-        for (int i = 0; i < 2; i++)
-            MF_CHECK_MPI(MPI_T_pvar_read(s, h[i], &after[i]));
-        if (rank == 1) {
-            unsigned long long n = after[0] - before[0], ns = after[1] - before[1];
-            MF_CHECK(n >= NWAIT, "%llu spins ran out in %d waits of %d ms", n, NWAIT, DELAY_MS);
-            if (fixed)
-                MF_CHECK(ns == n * 50000ull, "fixed spin: %llu ns of budget in %llu spins", ns, n);
-            else
-                MF_CHECK(n > 0 && ns < n * 25000ull,
-                         "adaptive spin: %llu ns of budget in %llu spins that ran out (no shrink)",
-                         ns, n);
+        if (rank == 1 && contended) {
+            atomic_store(&stop, true);
+            pthread_join(loader, NULL);
+            MF_CHECK(preempted > 0, "no wait was preempted beside a thread spinning on its core");
+            MF_CHECK(budget < SPIN_NS, "contended: the last spin still had %llu ns", budget);
         }
+        if (rank == 1)
+            printf("mpit_spin %s: %llu of %d waits preempted, last budget %llu ns\n", mode,
+                   preempted, NWAIT, budget);
     }
-    for (int i = 0; i < 2; i++)
+    for (int i = 0; i < NPVAR; i++)
         MPI_T_pvar_handle_free(s, &h[i]);
     MPI_T_pvar_session_free(&s);
     int errs = mftest_finish();
