@@ -57,10 +57,38 @@ static int mf_send_eager(const void *buf, MPI_Count count, mf_datatype *dt, int 
     return rc ? rc : d.status;
 }
 
+/* Small messages of a non-contiguous type take the request-less paths too: packed into a
+ * buffer on the stack (the copy the request path would make anyway) and sent as bytes, or
+ * received into one and unpacked. Up to this many bytes; larger ones pipeline their packing
+ * through a request (send.c). */
+#define MF_P2P_STACK_PACK 4096
+
+/* The bytes a small non-contiguous message of count dt occupies packed; 0 when it is empty,
+ * contiguous or too large for the stack path. */
+static size_t mf_p2p_stack_bytes(MPI_Count count, mf_datatype *dt)
+{
+    const struct mf_datatype_public *t = mf_datatype_info(dt);
+    size_t bytes = (size_t)count * t->dt_size;
+    return t->dt_contig || bytes > MF_P2P_STACK_PACK ? 0 : bytes;
+}
+
+/* mf_send_eager of a small non-contiguous message, packed on the stack first (kept out of line
+ * so that contiguous sends do not carry the buffer in their frame). */
+static __attribute__((noinline)) int mf_send_packed(const void *buf, MPI_Count count,
+                                                    mf_datatype *dt, size_t bytes, int dest,
+                                                    int tag, mf_comm *comm, unsigned ctx)
+{
+    unsigned char packed[MF_P2P_STACK_PACK];
+    mf_datatype_pack(dt, buf, (size_t)count, 0, packed, bytes);
+    return mf_send_eager(packed, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), dest, tag, comm, ctx);
+}
+
 int mf_send(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
             unsigned ctx)
 {
-    int rc = mf_send_eager(buf, count, dt, dest, tag, comm, ctx);
+    size_t packed = dest == MPI_PROC_NULL ? 0 : mf_p2p_stack_bytes(count, dt);
+    int rc = packed ? mf_send_packed(buf, count, dt, packed, dest, tag, comm, ctx)
+                    : mf_send_eager(buf, count, dt, dest, tag, comm, ctx);
     if (rc != MF_FABRIC_UNAVAILABLE)
         return rc;
     mf_request *r;
@@ -189,10 +217,32 @@ static int mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int sourc
     return d.rc;
 }
 
+/* mf_recv_direct of a small non-contiguous message: received whole into a buffer on the stack,
+ * then unpacked (out of line, as mf_send_packed). What was received is unpacked whether or not
+ * it was truncated, as a receive into the type itself would have placed it. */
+static __attribute__((noinline)) int mf_recv_packed(void *buf, MPI_Count count, mf_datatype *dt,
+                                                    size_t bytes, int source, int tag,
+                                                    mf_comm *comm, unsigned ctx, MPI_Status *status)
+{
+    unsigned char packed[MF_P2P_STACK_PACK];
+    MPI_Status st = {0};
+    int rc = mf_recv_direct(packed, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), source, tag, comm,
+                            ctx, &st);
+    if (rc == MF_FABRIC_UNAVAILABLE)
+        return rc;
+    size_t got = (size_t)mf_status_get_bytes(&st);
+    if (rc == MPI_SUCCESS || rc == MPI_ERR_TRUNCATE)
+        mf_datatype_unpack(dt, buf, (size_t)count, 0, packed, got < bytes ? got : bytes);
+    mf_status_out(status, &st);
+    return rc;
+}
+
 int mf_recv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
             unsigned ctx, MPI_Status *status)
 {
-    int rc = mf_recv_direct(buf, count, dt, source, tag, comm, ctx, status);
+    size_t packed = source < 0 ? 0 : mf_p2p_stack_bytes(count, dt);
+    int rc = packed ? mf_recv_packed(buf, count, dt, packed, source, tag, comm, ctx, status)
+                    : mf_recv_direct(buf, count, dt, source, tag, comm, ctx, status);
     if (rc != MF_FABRIC_UNAVAILABLE)
         return rc;
     mf_request *r;

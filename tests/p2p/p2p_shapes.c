@@ -183,6 +183,34 @@ static void send_from_shape(const shape *s, int n, int *buf, int *contig)
             bad = i;
     MF_CHECK(bad < 0, "%s n=%d send: int %d is %d, expected %d", s->name, n, bad,
              bad < 0 ? 0 : contig[bad], bad < 0 ? 0 : value(prev, bad));
+    /* Again with a blocking send (small ones are packed on the stack, blocking.c). */
+    for (int i = 0; i < m; i++)
+        contig[i] = SENTINEL;
+    MF_CHECK_MPI(MPI_Irecv(contig, m, MPI_INT, prev, 7, MPI_COMM_WORLD, &sr));
+    MF_CHECK_MPI(MPI_Send(buf, s->count, s->type, next, 7, MPI_COMM_WORLD));
+    MF_CHECK_MPI(MPI_Wait(&sr, MPI_STATUS_IGNORE));
+    for (int i = 0; i < m && bad < 0; i++)
+        if (contig[i] != value(prev, i))
+            bad = i;
+    MF_CHECK(bad < 0, "%s n=%d blocking send: int %d is %d, expected %d", s->name, n, bad,
+             bad < 0 ? 0 : contig[bad], bad < 0 ? 0 : value(prev, bad));
+}
+
+/* One int more than shape s holds, sent eagerly into it: MPI_ERR_TRUNCATE, and the job goes on. */
+static void truncate_into_shape(const shape *s, int n, int *buf, int *contig)
+{
+    int next = (rank + 1) % size, prev = (rank + size - 1) % size;
+    int m = shape_ints(s) + 1;
+    for (int i = 0; i < m; i++)
+        contig[i] = value(rank, i);
+    MPI_Request sr;
+    MF_CHECK_MPI(MPI_Isend(contig, m, MPI_INT, next, 8, MPI_COMM_WORLD, &sr));
+    int rc = MPI_Recv(buf, s->count, s->type, prev, 8, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_TRUNCATE, "%s n=%d: %d ints into %d gave %s", s->name, n, m, m - 1,
+             mftest_error_text(rc));
+    MF_CHECK_MPI(MPI_Wait(&sr, MPI_STATUS_IGNORE));
 }
 
 static void bcast_shape(const shape *s, int n, int *buf, int *ref)
@@ -206,6 +234,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* for truncate_into_shape */
     /* Eager on every fabric, around the eager limits (16K, 64K bytes), rendezvous, 1 MiB. */
     static const int sizes[] = {1, 100, 3000, 4100, 17000, 262144};
     const int max_n = 262144;
@@ -222,6 +251,8 @@ int main(int argc, char **argv)
             recv_into_shape(&s, n, shape_ints(&s), 1, buf, ref, contig);
             recv_into_shape(&s, n, shape_ints(&s), 0, buf, ref, contig);
             send_from_shape(&s, n, buf, contig);
+            if (shape_ints(&s) * (int)sizeof(int) < 12000) /* eager everywhere */
+                truncate_into_shape(&s, n, buf, contig);
             bcast_shape(&s, n, buf, ref);
             MPI_Type_free(&s.type);
         }
