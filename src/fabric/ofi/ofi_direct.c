@@ -21,16 +21,18 @@
 #include "core/state.h"
 #include "fabric/ofi/ofi.h"
 
+_Static_assert((MF_OFI_STAGE & (MF_OFI_STAGE - 1)) == 0, "the stage is a power-of-two ring");
+
 static struct fi_cq_tagged_entry *mf_ofi_stage_at(mf_ofi *o, int i)
 {
-    return &o->o_stage[(o->o_stage_head + i) % MF_OFI_STAGE];
+    return &o->o_stage[(unsigned)(o->o_stage_head + i) & (MF_OFI_STAGE - 1)];
 }
 
 /* Drops consumed entries at the head of the stage. */
 static void mf_ofi_stage_trim(mf_ofi *o)
 {
     while (o->o_stage_n && !mf_ofi_stage_at(o, 0)->op_context) {
-        o->o_stage_head = (o->o_stage_head + 1) % MF_OFI_STAGE;
+        o->o_stage_head = (o->o_stage_head + 1) & (MF_OFI_STAGE - 1);
         o->o_stage_n--;
     }
 }
@@ -41,7 +43,7 @@ int mf_ofi_stage_drain(mf_ofi *o)
     /* one at a time off the head: what a completion calls may run progress again */
     while (o->o_stage_n) {
         struct fi_cq_tagged_entry e = *mf_ofi_stage_at(o, 0);
-        o->o_stage_head = (o->o_stage_head + 1) % MF_OFI_STAGE;
+        o->o_stage_head = (o->o_stage_head + 1) & (MF_OFI_STAGE - 1);
         o->o_stage_n--;
         if (e.op_context) {
             mf_ofi_complete(o, &e);
@@ -58,6 +60,18 @@ static bool mf_ofi_staged_is(const struct fi_cq_tagged_entry *e, int peer, uint3
     return op && op->o_kind == MF_OFI_RECV &&
            ((uint32_t)e->data & ~MF_OFI_CQ_SHORT) == (uint32_t)peer &&
            (uint32_t)(e->data >> 32) == seq;
+}
+
+/* Whether peer's next frame is staged at index `from` or later (*slot: where). */
+static bool mf_ofi_staged_find(mf_ofi *o, int peer, int from, int *slot)
+{
+    uint32_t seq = o->o_rx_seq[peer];
+    for (int i = from; i < o->o_stage_n; i++)
+        if (mf_ofi_staged_is(mf_ofi_stage_at(o, i), peer, seq)) {
+            *slot = i;
+            return true;
+        }
+    return false;
 }
 
 /* Where peer's next frame is: a held copy (*held) or a staged receive (its index); false when
@@ -78,32 +92,29 @@ static bool mf_ofi_direct_find(mf_ofi *o, int peer, mf_ofi_held **held, int *slo
             *held = e;
             return true;
         }
-    for (int i = 0; i < o->o_stage_n; i++) {
-        if (mf_ofi_staged_is(mf_ofi_stage_at(o, i), peer, seq)) {
-            *held = NULL;
-            *slot = i;
-            return true;
-        }
-    }
-    return false;
+    *held = NULL;
+    return mf_ofi_staged_find(o, peer, 0, slot);
 }
 
-/* Reads a few completions from the CQ into the stage: 1 when some came, 0 when none did, -1
+/* Reads a few completions from the CQ into the stage, straight into the ring (up to its end:
+ * no copy on the way from the provider to the frame): 1 when some came, 0 when none did, -1
  * when the stage is full or an error entry waits (progress makes room, or reports it). */
 static int mf_ofi_stage_fill(mf_ofi *o)
 {
+    unsigned tail = (unsigned)(o->o_stage_head + o->o_stage_n) & (MF_OFI_STAGE - 1);
     size_t room = (size_t)(MF_OFI_STAGE - o->o_stage_n);
+    if (room > MF_OFI_STAGE - tail)
+        room = MF_OFI_STAGE - tail;
     if (room > MF_OFI_STAGE_READ)
         room = MF_OFI_STAGE_READ;
     if (room == 0)
         return -1;
-    struct fi_cq_tagged_entry ev[MF_OFI_STAGE_READ];
-    ssize_t k = fi_cq_read(o->o_cq, ev, room);
-    for (ssize_t i = 0; i < k; i++) {
-        *mf_ofi_stage_at(o, o->o_stage_n) = ev[i];
-        o->o_stage_n++;
+    ssize_t k = fi_cq_read(o->o_cq, &o->o_stage[tail], room);
+    if (k > 0) {
+        o->o_stage_n += (int)k;
+        return 1;
     }
-    return k > 0 ? 1 : k == 0 || k == -FI_EAGAIN ? 0 : -1;
+    return k == 0 || k == -FI_EAGAIN ? 0 : -1;
 }
 
 /* Decodes the staged receive at `slot` into *h; its payload into *payload. The result is
@@ -139,10 +150,11 @@ int mf_ofi_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr)
     mf_ofi_held *held = NULL;
     int slot = 0;
     if (!mf_ofi_direct_find(o, peer, &held, &slot)) {
+        int before = o->o_stage_n;
         int got = mf_ofi_stage_fill(o);
         if (got <= 0)
             return got; /* nothing yet (0), or work for progress (-1) */
-        if (!mf_ofi_direct_find(o, peer, &held, &slot))
+        if (!mf_ofi_staged_find(o, peer, before, &slot)) /* only what just came can be it */
             return 0;
     }
     const unsigned char *payload;
