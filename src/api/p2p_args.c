@@ -3,27 +3,22 @@
 
 #include <string.h>
 
-int mf_p2p_check(const void *buf, const char *bufname, MPI_Count count, MPI_Datatype datatype,
-                 int rank, int tag, MPI_Comm comm, bool is_recv, const char *fn, mf_comm **c,
-                 mf_datatype **dt)
+int mf_p2p_check_rest(const void *buf, const char *bufname, MPI_Count count, mf_datatype *dt,
+                      int rank, int tag, mf_comm *c, bool is_recv, const char *fn)
 {
-    int rc = mf_check_comm(comm, c, fn);
-    if (!rc)
-        rc = mf_check_count(count, fn);
-    if (!rc)
-        rc = mf_check_datatype(datatype, dt, fn);
-    if (!rc && (!buf || buf == MPI_IN_PLACE)) /* the rest never fail the buffer check */
-        rc = mf_check_buffer(buf, count, *dt, fn, bufname,
-                             strcmp(bufname, "buf") == 0 ? "count"
-                             : is_recv                   ? "recvcount"
-                                                         : "sendcount");
-    if (rc)
-        return rc;
-    int size = mf_comm_peer_size(*c);
-    if (rank != MPI_PROC_NULL && !(is_recv && rank == MPI_ANY_SOURCE) && (rank < 0 || rank >= size))
+    if (!buf || buf == MPI_IN_PLACE) { /* the rest never fail the buffer check */
+        int rc = mf_check_buffer(buf, count, dt, fn, bufname,
+                                 strcmp(bufname, "buf") == 0 ? "count"
+                                 : is_recv                   ? "recvcount"
+                                                             : "sendcount");
+        if (rc)
+            return rc;
+    }
+    int size = mf_comm_peer_size(c);
+    if (!mf_p2p_rank_ok(rank, size, is_recv))
         return mf_error(MPI_ERR_RANK, "%s: %s=%d is not a rank of the communicator (size %d)", fn,
                         is_recv ? "source" : "dest", rank, size);
-    if (!(is_recv && tag == MPI_ANY_TAG) && (tag < 0 || tag > MF_TAG_UB))
+    if (!mf_p2p_tag_ok(tag, is_recv))
         return mf_error(MPI_ERR_TAG, "%s: tag=%d is outside 0..MPI_TAG_UB (%d)", fn, tag,
                         MF_TAG_UB);
     return MPI_SUCCESS;

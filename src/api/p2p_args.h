@@ -12,12 +12,43 @@
 #define MF_TAG_UB 2147483647
 #endif
 
+static inline bool mf_p2p_rank_ok(int rank, int size, bool is_recv)
+{
+    return rank == MPI_PROC_NULL || (is_recv && rank == MPI_ANY_SOURCE) ||
+           (rank >= 0 && rank < size);
+}
+
+static inline bool mf_p2p_tag_ok(int tag, bool is_recv)
+{
+    return (is_recv && tag == MPI_ANY_TAG) || (tag >= 0 && tag <= MF_TAG_UB);
+}
+
+/* mf_p2p_check's buffer, rank and tag checks, with their messages (out of line). */
+int mf_p2p_check_rest(const void *buf, const char *bufname, MPI_Count count, mf_datatype *dt,
+                      int rank, int tag, mf_comm *c, bool is_recv, const char *fn);
+
 /* Checks comm, count, datatype, buffer (named `bufname` in messages: "buf", or "sendbuf" and
  * "recvbuf" with their counts; never MPI_IN_PLACE), and the peer rank (dest or source) and
- * tag; `is_recv` allows MPI_ANY_SOURCE / MPI_ANY_TAG. */
-int mf_p2p_check(const void *buf, const char *bufname, MPI_Count count, MPI_Datatype datatype,
-                 int rank, int tag, MPI_Comm comm, bool is_recv, const char *fn, mf_comm **c,
-                 mf_datatype **dt);
+ * tag; `is_recv` allows MPI_ANY_SOURCE / MPI_ANY_TAG. Inline: every send and receive passes
+ * here, and the valid case is a few compares. */
+static inline int mf_p2p_check(const void *buf, const char *bufname, MPI_Count count,
+                               MPI_Datatype datatype, int rank, int tag, MPI_Comm comm,
+                               bool is_recv, const char *fn, mf_comm **c, mf_datatype **dt)
+{
+    int rc = mf_check_comm(comm, c, fn);
+    if (!rc)
+        rc = mf_check_count(count, fn);
+    if (!rc)
+        rc = mf_check_datatype(datatype, dt, fn);
+    if (rc)
+        return rc;
+    if (__builtin_expect(buf && buf != MPI_IN_PLACE &&
+                             mf_p2p_rank_ok(rank, mf_comm_peer_size(*c), is_recv) &&
+                             mf_p2p_tag_ok(tag, is_recv),
+                         1))
+        return MPI_SUCCESS;
+    return mf_p2p_check_rest(buf, bufname, count, *dt, rank, tag, *c, is_recv, fn);
+}
 /* Checks a request handle and resolves it (NULL for MPI_REQUEST_NULL). */
 int mf_p2p_check_request(MPI_Request handle, mf_request **out, const char *fn);
 /* A status with the values the standard gives for null or inactive requests. */

@@ -23,13 +23,12 @@
 #include "core/handle.h"
 #include "core/state.h"
 
-static mf_comm mf_comm_world_obj, mf_comm_self_obj;
+mf_comm mf_comm_world_obj; /* read inline by mf_comm_get (comm.h) */
+static mf_comm mf_comm_self_obj;
 static mf_handle_table mf_comm_table = MF_HANDLE_TABLE_INIT(MF_CLASS_COMM);
 
-mf_comm *mf_comm_get(MPI_Comm handle)
+mf_comm *mf_comm_get_other(MPI_Comm handle)
 {
-    if (handle == MPI_COMM_WORLD)
-        return mf_comm_world_obj.c_refs ? &mf_comm_world_obj : NULL;
     if (handle == MPI_COMM_SELF)
         return mf_comm_self_obj.c_refs ? &mf_comm_self_obj : NULL;
     return mf_handle_lookup(&mf_comm_table, handle);

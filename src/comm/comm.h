@@ -63,8 +63,17 @@ typedef struct mf_comm {
     void (*c_coll_free)(struct mf_comm *c);
 } mf_comm;
 
-/* The object behind a communicator handle (builtin or user), or NULL if the handle is invalid. */
-mf_comm *mf_comm_get(MPI_Comm handle);
+/* The object behind a communicator handle (builtin or user), or NULL if the handle is invalid.
+ * MPI_COMM_WORLD, the handle of most calls, is answered inline; the others by
+ * mf_comm_get_other. */
+extern mf_comm mf_comm_world_obj;
+mf_comm *mf_comm_get_other(MPI_Comm handle);
+static inline mf_comm *mf_comm_get(MPI_Comm handle)
+{
+    if (handle == MPI_COMM_WORLD)
+        return mf_comm_world_obj.c_refs ? &mf_comm_world_obj : NULL;
+    return mf_comm_get_other(handle);
+}
 mf_comm *mf_comm_world(void);
 mf_comm *mf_comm_self(void);
 

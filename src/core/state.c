@@ -19,20 +19,8 @@ bool mf_host_oversubscribed(long local_size)
     return mf_config_bool("MANIFOLD_OVERSUBSCRIBED") || (cores > 0 && local_size > cores);
 }
 
-static pthread_mutex_t mf_big_lock;
-static bool mf_lock_used; /* only MPI_THREAD_MULTIPLE pays for the lock */
-
-void mf_lock(void)
-{
-    if (mf_lock_used)
-        pthread_mutex_lock(&mf_big_lock);
-}
-
-void mf_unlock(void)
-{
-    if (mf_lock_used)
-        pthread_mutex_unlock(&mf_big_lock);
-}
+pthread_mutex_t mf_big_lock;
+bool mf_lock_used; /* only MPI_THREAD_MULTIPLE pays for the lock */
 
 bool mf_trylock(void)
 {

@@ -50,8 +50,18 @@ bool mf_host_oversubscribed(long local_size);
  * around the engine: correct first, fine-grained later. Recursive. mf_lock_enable() switches it
  * on for good (before the user or the library can start threads); until then lock and unlock
  * do nothing. */
-void mf_lock(void);
-void mf_unlock(void);
+extern bool mf_lock_used; /* set by mf_lock_enable; read inline by every entry point */
+extern pthread_mutex_t mf_big_lock;
+static inline void mf_lock(void)
+{
+    if (__builtin_expect(mf_lock_used, 0))
+        pthread_mutex_lock(&mf_big_lock);
+}
+static inline void mf_unlock(void)
+{
+    if (__builtin_expect(mf_lock_used, 0))
+        pthread_mutex_unlock(&mf_big_lock);
+}
 /* Takes the lock if it is free (always true when the lock is not in use). */
 bool mf_trylock(void);
 void mf_lock_enable(void);

@@ -37,8 +37,9 @@ static bool mf_p2p_stack_finished(void *arg)
  * which is when the request would have completed too). Returns MF_FABRIC_UNAVAILABLE when the
  * message does not qualify. Order with earlier sends is kept: they are all with the fabric
  * already, and a fabric sends a peer's frames in order. */
-static int mf_send_eager(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
-                         mf_comm *comm, unsigned ctx)
+static inline __attribute__((always_inline)) int mf_send_eager(const void *buf, MPI_Count count,
+                                                               mf_datatype *dt, int dest, int tag,
+                                                               mf_comm *comm, unsigned ctx)
 {
     mf_p2p_eager e;
     int rc;
@@ -63,21 +64,16 @@ static int mf_send_eager(const void *buf, MPI_Count count, mf_datatype *dt, int 
  * through a request (send.c). */
 #define MF_P2P_STACK_PACK 4096
 
-/* The bytes a small non-contiguous message of count dt occupies packed; 0 when it is empty,
- * contiguous or too large for the stack path. */
-static size_t mf_p2p_stack_bytes(MPI_Count count, mf_datatype *dt)
-{
-    const struct mf_datatype_public *t = mf_datatype_info(dt);
-    size_t bytes = (size_t)count * t->dt_size;
-    return t->dt_contig || bytes > MF_P2P_STACK_PACK ? 0 : bytes;
-}
-
-/* mf_send_eager of a small non-contiguous message, packed on the stack first (kept out of line
- * so that contiguous sends do not carry the buffer in their frame). */
+/* mf_send_eager of a non-contiguous message, packed on the stack first when it is small enough
+ * (MF_FABRIC_UNAVAILABLE otherwise); out of line, so that contiguous sends do not carry the
+ * buffer in their frame. */
 static __attribute__((noinline)) int mf_send_packed(const void *buf, MPI_Count count,
-                                                    mf_datatype *dt, size_t bytes, int dest,
-                                                    int tag, mf_comm *comm, unsigned ctx)
+                                                    mf_datatype *dt, int dest, int tag,
+                                                    mf_comm *comm, unsigned ctx)
 {
+    size_t bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
+    if (bytes > MF_P2P_STACK_PACK)
+        return MF_FABRIC_UNAVAILABLE;
     unsigned char packed[MF_P2P_STACK_PACK];
     mf_datatype_pack(dt, buf, (size_t)count, 0, packed, bytes);
     return mf_send_eager(packed, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), dest, tag, comm, ctx);
@@ -86,9 +82,9 @@ static __attribute__((noinline)) int mf_send_packed(const void *buf, MPI_Count c
 int mf_send(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
             unsigned ctx)
 {
-    size_t packed = dest == MPI_PROC_NULL ? 0 : mf_p2p_stack_bytes(count, dt);
-    int rc = packed ? mf_send_packed(buf, count, dt, packed, dest, tag, comm, ctx)
-                    : mf_send_eager(buf, count, dt, dest, tag, comm, ctx);
+    int rc = mf_datatype_info(dt)->dt_contig || dest == MPI_PROC_NULL
+                 ? mf_send_eager(buf, count, dt, dest, tag, comm, ctx)
+                 : mf_send_packed(buf, count, dt, dest, tag, comm, ctx);
     if (rc != MF_FABRIC_UNAVAILABLE)
         return rc;
     mf_request *r;
@@ -168,8 +164,10 @@ static int mf_p2p_direct_poll(void *arg)
  * Anything else (a rendezvous, a synchronous send, a message a full pass queued as unexpected)
  * is finished through a request as usual. Returns MF_FABRIC_UNAVAILABLE when the receive does
  * not qualify. */
-static int mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag,
-                          mf_comm *comm, unsigned ctx, MPI_Status *status)
+static inline __attribute__((always_inline)) int mf_recv_direct(void *buf, MPI_Count count,
+                                                                mf_datatype *dt, int source,
+                                                                int tag, mf_comm *comm,
+                                                                unsigned ctx, MPI_Status *status)
 {
     const struct mf_datatype_public *t = mf_datatype_info(dt);
     if (source < 0 || !t->dt_contig || mf_p2p_offload(comm))
@@ -217,13 +215,17 @@ static int mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int sourc
     return d.rc;
 }
 
-/* mf_recv_direct of a small non-contiguous message: received whole into a buffer on the stack,
- * then unpacked (out of line, as mf_send_packed). What was received is unpacked whether or not
- * it was truncated, as a receive into the type itself would have placed it. */
+/* mf_recv_direct of a non-contiguous message small enough to be received whole into a buffer
+ * on the stack, then unpacked (out of line, as mf_send_packed); MF_FABRIC_UNAVAILABLE for
+ * larger ones. What was received is unpacked whether or not it was truncated, as a receive into
+ * the type itself would have placed it. */
 static __attribute__((noinline)) int mf_recv_packed(void *buf, MPI_Count count, mf_datatype *dt,
-                                                    size_t bytes, int source, int tag,
-                                                    mf_comm *comm, unsigned ctx, MPI_Status *status)
+                                                    int source, int tag, mf_comm *comm,
+                                                    unsigned ctx, MPI_Status *status)
 {
+    size_t bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
+    if (bytes > MF_P2P_STACK_PACK)
+        return MF_FABRIC_UNAVAILABLE;
     unsigned char packed[MF_P2P_STACK_PACK];
     MPI_Status st = {0};
     int rc = mf_recv_direct(packed, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), source, tag, comm,
@@ -240,9 +242,9 @@ static __attribute__((noinline)) int mf_recv_packed(void *buf, MPI_Count count, 
 int mf_recv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
             unsigned ctx, MPI_Status *status)
 {
-    size_t packed = source < 0 ? 0 : mf_p2p_stack_bytes(count, dt);
-    int rc = packed ? mf_recv_packed(buf, count, dt, packed, source, tag, comm, ctx, status)
-                    : mf_recv_direct(buf, count, dt, source, tag, comm, ctx, status);
+    int rc = mf_datatype_info(dt)->dt_contig || source < 0
+                 ? mf_recv_direct(buf, count, dt, source, tag, comm, ctx, status)
+                 : mf_recv_packed(buf, count, dt, source, tag, comm, ctx, status);
     if (rc != MF_FABRIC_UNAVAILABLE)
         return rc;
     mf_request *r;
