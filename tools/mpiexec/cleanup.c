@@ -28,14 +28,15 @@ static bool mx_ofi_shm_region_of_ours(const char *name, const mx_job *job)
     long pid = strtol(name, &end, 10);
     if (end == name || *end != ':' || pid <= 0)
         return false;
-    int colons = 0;
-    for (const char *c = end; *c; c++) {
-        if (*c == ':')
-            colons++;
-        else if (*c < '0' || *c > '9')
+    /* then exactly two ":<digits>" groups, none empty */
+    const char *c = end;
+    for (int group = 0; group < 2; group++) {
+        if (*c++ != ':' || *c < '0' || *c > '9')
             return false;
+        while (*c >= '0' && *c <= '9')
+            c++;
     }
-    if (colons != 2 || end[strlen(end) - 1] == ':')
+    if (*c)
         return false;
     for (int i = 0; i < job->n; i++)
         if (!job->ranks[i].remote && job->ranks[i].pid == (pid_t)pid)

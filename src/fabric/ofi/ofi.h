@@ -118,6 +118,11 @@ const mf_ofi_lib *mf_ofi_lib_load(const char **why);
 #define MF_OFI_SHORT_HDR 22
 #define MF_OFI_CQ_SHORT (UINT32_C(1) << 31)
 
+/* How often a rank with a core of its own polls while it sleeps without a CQ fd
+ * (MANIFOLD_OFI_POLL_US's default), and the progress thread while a window is exposed (the
+ * default of MANIFOLD_OFI_RMA_POLL_US keeps application threads from sleeping at all). */
+#define MF_OFI_POLL_US_DEFAULT 2
+
 /* Completions a direct receive may stage (read from the CQ, handled later by progress). */
 #define MF_OFI_STAGE 64
 /* Completions a direct receive reads from the CQ at once. */

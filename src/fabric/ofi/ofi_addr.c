@@ -71,7 +71,7 @@ int mf_ofi_start(mf_fabric *f)
      * 137 us against raw libfabric's 100), one that shares a core every 50 */
     o->o_poll_us = *mf_config_str("MANIFOLD_OFI_POLL_US")
                        ? (int)mf_config_long("MANIFOLD_OFI_POLL_US")
-                       : (mf_g.oversubscribed ? 50 : 2);
+                       : (mf_g.oversubscribed ? 50 : MF_OFI_POLL_US_DEFAULT);
     mf_ofi_sleep_bound(o);
     for (int r = 0; r < o->o_npeers; r++) {
         if (r == mf_g.rank || (mf_ofi_host_only(o) && mf_g.node_of[r] != mf_g.node_of[mf_g.rank]))

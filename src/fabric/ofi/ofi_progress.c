@@ -146,9 +146,9 @@ void mf_ofi_sleep_bound(mf_ofi *o)
     if (o->o_wait_fd >= 0 && !o->o_wait_head && !o->o_rx_unposted)
         us = 0;
     /* exposed window memory: peers' puts, gets and atomics need our progress and wake no fd;
-     * by default (-1) a thread waiting in MPI polls without sleeping, the progress thread every
-     * 2 us */
-    int rma_us = o->o_rma_poll_us < 0 ? 2 : o->o_rma_poll_us;
+     * by default (-1) a thread waiting in MPI polls without sleeping (busy_poll), the progress
+     * thread every MF_OFI_POLL_US_DEFAULT */
+    int rma_us = o->o_rma_poll_us < 0 ? MF_OFI_POLL_US_DEFAULT : o->o_rma_poll_us;
     if (o->o_nexposed > 0 && rma_us > 0 && (us == 0 || us > rma_us))
         us = rma_us;
     o->o_base.poll_interval_us = us;
