@@ -24,17 +24,10 @@ int mf_p2p_check_rest(const void *buf, const char *bufname, MPI_Count count, mf_
     return MPI_SUCCESS;
 }
 
-int mf_p2p_check_request(MPI_Request handle, mf_request **out, const char *fn)
+int mf_p2p_bad_request(MPI_Request handle, const char *fn)
 {
-    *out = NULL;
-    if (handle == MPI_REQUEST_NULL)
-        return MPI_SUCCESS;
-    mf_request *r = mf_request_from_handle(handle);
-    if (!r)
-        return mf_error(MPI_ERR_REQUEST, "%s: request=0x%x is not a valid request", fn,
-                        (unsigned)handle);
-    *out = r;
-    return MPI_SUCCESS;
+    return mf_error(MPI_ERR_REQUEST, "%s: request=0x%x is not a valid request", fn,
+                    (unsigned)handle);
 }
 
 void mf_status_empty(MPI_Status *status)

@@ -31,9 +31,9 @@ int mf_p2p_check_rest(const void *buf, const char *bufname, MPI_Count count, mf_
  * "recvbuf" with their counts; never MPI_IN_PLACE), and the peer rank (dest or source) and
  * tag; `is_recv` allows MPI_ANY_SOURCE / MPI_ANY_TAG. Inline: every send and receive passes
  * here, and the valid case is a few compares. */
-static inline int mf_p2p_check(const void *buf, const char *bufname, MPI_Count count,
-                               MPI_Datatype datatype, int rank, int tag, MPI_Comm comm,
-                               bool is_recv, const char *fn, mf_comm **c, mf_datatype **dt)
+static inline __attribute__((always_inline)) int
+mf_p2p_check(const void *buf, const char *bufname, MPI_Count count, MPI_Datatype datatype, int rank,
+             int tag, MPI_Comm comm, bool is_recv, const char *fn, mf_comm **c, mf_datatype **dt)
 {
     int rc = mf_check_comm(comm, c, fn);
     if (!rc)
@@ -49,8 +49,21 @@ static inline int mf_p2p_check(const void *buf, const char *bufname, MPI_Count c
         return MPI_SUCCESS;
     return mf_p2p_check_rest(buf, bufname, count, *dt, rank, tag, *c, is_recv, fn);
 }
-/* Checks a request handle and resolves it (NULL for MPI_REQUEST_NULL). */
-int mf_p2p_check_request(MPI_Request handle, mf_request **out, const char *fn);
+/* mf_p2p_check_request's error: a handle that names no request. */
+int mf_p2p_bad_request(MPI_Request handle, const char *fn);
+/* Checks a request handle and resolves it (NULL for MPI_REQUEST_NULL). Inline: every wait and
+ * test passes here once per request. */
+static inline int mf_p2p_check_request(MPI_Request handle, mf_request **out, const char *fn)
+{
+    *out = NULL;
+    if (handle == MPI_REQUEST_NULL)
+        return MPI_SUCCESS;
+    mf_request *r = mf_request_from_handle(handle);
+    if (__builtin_expect(!r, 0))
+        return mf_p2p_bad_request(handle, fn);
+    *out = r;
+    return MPI_SUCCESS;
+}
 /* A status with the values the standard gives for null or inactive requests. */
 void mf_status_empty(MPI_Status *status);
 /* Starts a buffered send through the attached buffer (bsend.c). */

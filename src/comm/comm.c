@@ -69,9 +69,9 @@ int mf_comm_new(mf_group *group, mf_group *remote, uint32_t context, mf_comm **o
     return MPI_SUCCESS;
 }
 
-void mf_comm_release(mf_comm *c)
+void mf_comm_destroy(mf_comm *c)
 {
-    if (--c->c_refs > 0 || c == &mf_comm_world_obj || c == &mf_comm_self_obj)
+    if (c == &mf_comm_world_obj || c == &mf_comm_self_obj)
         return;
     mf_context_release(c->c_context);
     mf_group_release(c->c_group);

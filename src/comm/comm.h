@@ -99,7 +99,14 @@ static inline void mf_comm_retain(mf_comm *c)
 {
     c->c_refs++;
 }
-void mf_comm_release(mf_comm *c);
+/* Frees a communicator whose last reference went, unless it is a predefined one (comm.c). */
+void mf_comm_destroy(mf_comm *c);
+/* Inline, as retain is: every request drops its reference when it is freed. */
+static inline void mf_comm_release(mf_comm *c)
+{
+    if (--c->c_refs <= 0)
+        mf_comm_destroy(c);
+}
 void mf_group_retain(mf_group *g);
 void mf_group_release(mf_group *g);
 

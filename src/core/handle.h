@@ -16,6 +16,7 @@
 #ifndef MF_CORE_HANDLE_H
 #define MF_CORE_HANDLE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 enum mf_handle_kind {
@@ -59,13 +60,44 @@ typedef struct mf_handle_table {
         .ht_class = (cls)                                                                          \
     }
 
+/* mf_handle_alloc's search for a free slot past a taken hint, growing the table when it is
+ * full: the slot's index, or -1 when out of memory (handle.c). */
+int mf_handle_free_slot(mf_handle_table *t);
+
 /* Stores obj and returns its new user handle, or 0 (never a valid user handle) when out of
- * memory. */
-int mf_handle_alloc(mf_handle_table *t, void *obj);
+ * memory. Inline, as lookup and free are: every request of a nonblocking call takes a handle,
+ * and the hinted slot is nearly always the free one. */
+static inline int mf_handle_alloc(mf_handle_table *t, void *obj)
+{
+    int i = t->ht_free_hint;
+    if ((i >= t->ht_size || t->ht_slots[i]) && (i = mf_handle_free_slot(t)) < 0)
+        return 0;
+    t->ht_slots[i] = obj;
+    t->ht_used++;
+    t->ht_free_hint = i + 1;
+    return MF_HANDLE_MAKE(MF_HANDLE_USER, t->ht_class, i);
+}
+
 /* The object behind a user handle of this table's class, or NULL. */
-void *mf_handle_lookup(const mf_handle_table *t, int handle);
-/* Releases the slot of a live user handle. */
-void mf_handle_free(mf_handle_table *t, int handle);
+static inline void *mf_handle_lookup(const mf_handle_table *t, int handle)
+{
+    if (MF_HANDLE_KIND(handle) != MF_HANDLE_USER || MF_HANDLE_CLASS(handle) != t->ht_class)
+        return NULL;
+    int i = MF_HANDLE_INDEX(handle);
+    return i < t->ht_size ? t->ht_slots[i] : NULL;
+}
+
+/* Releases the slot of a live user handle (anything else is ignored). */
+static inline void mf_handle_free(mf_handle_table *t, int handle)
+{
+    int i = MF_HANDLE_INDEX(handle);
+    if (!mf_handle_lookup(t, handle))
+        return;
+    t->ht_slots[i] = NULL;
+    t->ht_used--;
+    if (i < t->ht_free_hint)
+        t->ht_free_hint = i;
+}
 /* Calls fn on every live object (e.g. to report leaks); fn must not alloc or free. */
 void mf_handle_foreach(const mf_handle_table *t, void (*fn)(void *obj, void *arg), void *arg);
 

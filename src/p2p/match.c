@@ -19,10 +19,10 @@ static mf_match_ctx *mf_match_table[MF_MATCH_BUCKETS];
  * mostly on one communicator. Contexts live until finalize, so the pointer never dangles. */
 static mf_match_ctx *mf_match_last;
 
-static mf_match_ctx *mf_match_ctx_find(uint32_t context, bool create)
+/* The hash lookup and creation behind mf_match_ctx_find, out of line so that the usual hit on
+ * mf_match_last needs no stack frame. */
+static __attribute__((noinline)) mf_match_ctx *mf_match_ctx_lookup(uint32_t context, bool create)
 {
-    if (mf_match_last && mf_match_last->mc_context == context)
-        return mf_match_last;
     mf_match_ctx **slot = &mf_match_table[(context / 2) % MF_MATCH_BUCKETS];
     for (mf_match_ctx *c = *slot; c; c = c->mc_next)
         if (c->mc_context == context)
@@ -36,6 +36,13 @@ static mf_match_ctx *mf_match_ctx_find(uint32_t context, bool create)
     c->mc_next = *slot;
     *slot = c;
     return mf_match_last = c;
+}
+
+static inline mf_match_ctx *mf_match_ctx_find(uint32_t context, bool create)
+{
+    if (mf_match_last && mf_match_last->mc_context == context)
+        return mf_match_last;
+    return mf_match_ctx_lookup(context, create);
 }
 
 static bool mf_match_fits(int want_src, int want_tag, int src, int tag)

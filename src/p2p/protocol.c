@@ -40,14 +40,6 @@ static inline void mf_p2p_ack_sync(mf_fabric *f, int peer, const mf_wire_hdr *h)
         mf_warn("could not acknowledge a synchronous send to rank %d", peer);
 }
 
-void mf_p2p_accept(mf_request *r, const mf_wire_hdr *h, size_t size)
-{
-    int err = MPI_SUCCESS;
-    r->rq_accepted = mf_p2p_match_status(&r->pub.r_status, h, size, r->rq_bytes, &err);
-    if (err)
-        mf_p2p_fail(r, err);
-}
-
 static void mf_p2p_eager_sink_done(mf_fabric_sink *sink, int status)
 {
     mf_request *r = sink->fs_ctx;

@@ -79,10 +79,23 @@ void mf_p2p_send_payload(mf_request *r, const mf_wire_hdr *h, struct iovec *iov,
 /* Describes stream bytes [off, off + len) of r's user buffer as at most `max` iovecs. Returns
  * how many, or 0 when that takes more than `max`. */
 int mf_p2p_range_iov(const mf_request *r, size_t off, size_t len, struct iovec *iov, int max);
+/* mf_p2p_stage's case of non-contiguous data (iovecs or a packed copy), out of line. */
+int mf_p2p_stage_strided(mf_request *r, size_t len, bool iov_ok, bool pack);
 /* Points rq_iovs at the first `len` bytes of the data: the user buffer itself when it is
  * contiguous or made of few large pieces (and `iov_ok`), else a packed copy (`pack` true for
- * sends) or a staging buffer to unpack from (receives). */
-int mf_p2p_stage(mf_request *r, size_t len, bool iov_ok, bool pack);
+ * sends) or a staging buffer to unpack from (receives). Inline: every send and receive with a
+ * request passes here, nearly always with contiguous data. */
+static inline int mf_p2p_stage(mf_request *r, size_t len, bool iov_ok, bool pack)
+{
+    const struct mf_datatype_public *t = mf_datatype_info(r->rq_dt);
+    if (!t->dt_contig && len != 0)
+        return mf_p2p_stage_strided(r, len, iov_ok, pack);
+    r->rq_iovs = &r->rq_iov_one;
+    r->rq_niov = 1;
+    r->rq_iov_one.iov_base = (char *)r->rq_buf + t->dt_true_lb;
+    r->rq_iov_one.iov_len = len;
+    return MPI_SUCCESS;
+}
 
 /* A standard send that can go as one eager frame without a request: contiguous data within
  * the eager limit of the peer's fabric, to a peer not known to have failed. */
@@ -98,9 +111,6 @@ bool mf_p2p_eager_prepare(const void *buf, MPI_Count count, mf_datatype *dt, int
                           mf_comm *comm, unsigned ctx, mf_p2p_eager *e, int *rc);
 
 /* ---- protocol.c (receives, arrivals) ---- */
-/* Sets the status and accepted size of receive r matched with envelope h offering `size` bytes;
- * notes truncation as r's error. */
-void mf_p2p_accept(mf_request *r, const mf_wire_hdr *h, size_t size);
 
 /* The status of a receive of `room` bytes matched with envelope h offering `size` bytes:
  * source, tag, byte count. Returns the bytes taken; *err becomes MPI_ERR_TRUNCATE (with the
@@ -118,6 +128,16 @@ static inline size_t mf_p2p_match_status(MPI_Status *st, const mf_wire_hdr *h, s
                         "%zu-byte buffer",
                         size, h->src, h->tag, room);
     return take;
+}
+
+/* Sets the status and accepted size of receive r matched with envelope h offering `size` bytes;
+ * notes truncation as r's error. Inline: every matched receive passes here. */
+static inline void mf_p2p_accept(mf_request *r, const mf_wire_hdr *h, size_t size)
+{
+    int err = MPI_SUCCESS;
+    r->rq_accepted = mf_p2p_match_status(&r->pub.r_status, h, size, r->rq_bytes, &err);
+    if (__builtin_expect(err != MPI_SUCCESS, 0))
+        mf_p2p_fail(r, err);
 }
 
 /* Starts request r on an operation: the user's buffer, count and type (referenced until r is

@@ -63,16 +63,11 @@ static int mf_p2p_user_iov(const mf_request *r, size_t off, size_t len, struct i
 /* Points rq_iovs at the first `len` bytes of the data: the user buffer itself when it is
  * contiguous or made of few large pieces (and `iov_ok`: the protocol can carry iovecs), else a
  * packed copy (`pack` true for sends) or a staging buffer to unpack from (receives). */
-int mf_p2p_stage(mf_request *r, size_t len, bool iov_ok, bool pack)
+int mf_p2p_stage_strided(mf_request *r, size_t len, bool iov_ok, bool pack)
 {
     const struct mf_datatype_public *t = mf_datatype_info(r->rq_dt);
     r->rq_iovs = &r->rq_iov_one;
     r->rq_niov = 1;
-    if (t->dt_contig || len == 0) {
-        r->rq_iov_one.iov_base = (char *)r->rq_buf + t->dt_true_lb;
-        r->rq_iov_one.iov_len = len;
-        return MPI_SUCCESS;
-    }
     /* Pieces too small on average (a matrix column) are packed without trying iovecs. */
     if (iov_ok && t->dt_piece_avg >= MF_P2P_IOV_MIN_PIECE) {
         struct iovec *iov = malloc(MF_P2P_IOV_MAX * sizeof *iov);

@@ -177,16 +177,13 @@ int mf_shm_ring_peek(mf_shm_ring *r, mf_wire_hdr *h, const char **why)
     return 1;
 }
 
-size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov)
+/* mf_shm_ring_copy_out's general case: any length, any number of pieces, wrapping. Out of line
+ * so that the small copy needs no stack frame. */
+static __attribute__((noinline)) size_t mf_shm_ring_copy_out_iov(mf_shm_ring *r, uint64_t pos,
+                                                                 size_t left,
+                                                                 const struct iovec *iov, int niov)
 {
-    uint64_t pos = r->tail_cache + mf_shm_frame_hdr(h->type);
-    size_t left = (size_t)h->len, copied = 0;
-    size_t pos_off = (size_t)(pos & (r->cap - 1));
-    if (left <= MF_SHM_SMALL_COPY && niov >= 1 && iov[0].iov_len >= left &&
-        pos_off + left <= r->cap) {
-        mf_shm_copy_small(iov[0].iov_base, r->data + pos_off, left);
-        return left;
-    }
+    size_t copied = 0;
     for (int i = 0; i < niov && left > 0; i++) {
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
         if (n == 0)
@@ -197,6 +194,19 @@ size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct i
         copied += n;
     }
     return copied;
+}
+
+size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov)
+{
+    uint64_t pos = r->tail_cache + mf_shm_frame_hdr(h->type);
+    size_t left = (size_t)h->len;
+    size_t pos_off = (size_t)(pos & (r->cap - 1));
+    if (left <= MF_SHM_SMALL_COPY && niov >= 1 && iov[0].iov_len >= left &&
+        pos_off + left <= r->cap) {
+        mf_shm_copy_small(iov[0].iov_base, r->data + pos_off, left);
+        return left;
+    }
+    return mf_shm_ring_copy_out_iov(r, pos, left, iov, niov);
 }
 
 /* Tells a blocked producer about the space: true if it was flagged (now cleared). Call after
