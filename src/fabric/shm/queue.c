@@ -100,6 +100,19 @@ bool mf_shm_ring_fits(mf_shm_ring *r, uint8_t type, size_t len)
     return mf_shm_ring_room(r, mf_shm_frame_size(type, len));
 }
 
+/* mf_shm_ring_push's general case: `left` bytes from the pieces of iov to ring position `at`,
+ * wrapping as needed. Out of line so that the small copy needs no stack frame. */
+static __attribute__((noinline)) void mf_shm_ring_put_iov(mf_shm_ring *r, uint64_t at, size_t left,
+                                                          const struct iovec *iov, int niov)
+{
+    for (int i = 0; i < niov && left > 0; i++) {
+        size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
+        mf_shm_ring_put(r, at, iov[i].iov_base, n);
+        at += n;
+        left -= n;
+    }
+}
+
 bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov)
 {
     size_t len = (size_t)h->len, need = mf_shm_frame_size(h->type, len);
@@ -109,19 +122,11 @@ bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *
     /* The first line never wraps: positions are multiples of 64 and so is cap. */
     mf_shm_frame_encode(h, r->data + (size_t)(pos & (r->cap - 1)));
     uint64_t at = pos + mf_shm_frame_hdr(h->type);
-    size_t left = len;
     size_t at_off = (size_t)(at & (r->cap - 1));
-    if (len <= MF_SHM_SMALL_COPY && niov == 1 && iov[0].iov_len >= len && at_off + len <= r->cap) {
-        /* A small payload that does not wrap. */
-        mf_shm_copy_small(r->data + at_off, iov[0].iov_base, len);
-        left = 0;
-    }
-    for (int i = 0; i < niov && left > 0; i++) {
-        size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
-        mf_shm_ring_put(r, at, iov[i].iov_base, n);
-        at += n;
-        left -= n;
-    }
+    if (len <= MF_SHM_SMALL_COPY && niov == 1 && iov[0].iov_len >= len && at_off + len <= r->cap)
+        mf_shm_copy_small(r->data + at_off, iov[0].iov_base, len); /* small, does not wrap */
+    else if (len > 0)
+        mf_shm_ring_put_iov(r, at, len, iov, niov);
     /* Padding bytes are left as they are: the consumer never reads them. */
     mf_shm_ring_commit(r, pos, need);
     return true;

@@ -488,33 +488,41 @@ static bool mf_shm_discover(mf_shm_state *s, memory_order order)
     return added;
 }
 
+/* mf_shm_take's indirect case: reads the payload from the sender's memory, at most what the
+ * sink holds. Out of line, with its error report, so that the ring case needs no stack frame. */
+static __attribute__((noinline)) int mf_shm_take_indirect(mf_shm_state *s, mf_shm_peer *p,
+                                                          const mf_wire_hdr *h,
+                                                          const struct iovec *iov, int niov)
+{
+    size_t room = 0, len = (size_t)h->len;
+    for (int i = 0; i < niov; i++)
+        room += iov[i].iov_len;
+    int e = mf_shm_cma_read(p->pid, p->in.peek_addr, iov, niov, len < room ? len : room);
+    if (e == 0)
+        return MPI_SUCCESS;
+    if (!p->failed) {
+        /* Upcalls belong in progress, after this frame is released (as in rget). */
+        p->failed = e == ESRCH ? mf_shm_died_error(p)
+                               : mf_error(MPI_ERR_OTHER,
+                                          "shm: reading a %zu-byte frame from rank %d (pid "
+                                          "%d) failed: %s",
+                                          len, p->rank, (int)p->pid, strerror(e));
+        p->unreported = true;
+        s->unreported++;
+    }
+    return p->failed;
+}
+
 /* Copies the oldest inbound frame of p (header h, as peeked) into iov and releases it. */
 static int mf_shm_take(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h,
                        const struct iovec *iov, int niov)
 {
     int rc = MPI_SUCCESS;
     mf_fabric_count_rx(&s->base, h);
-    if (p->in.peek_addr != 0 && niov > 0) {
-        /* Indirect: read the payload from the sender, at most what the sink holds. */
-        size_t room = 0, len = (size_t)h->len;
-        for (int i = 0; i < niov; i++)
-            room += iov[i].iov_len;
-        int e = mf_shm_cma_read(p->pid, p->in.peek_addr, iov, niov, len < room ? len : room);
-        if (e != 0 && !p->failed) {
-            /* Upcalls belong in progress, after this frame is released (as in rget). */
-            p->failed = e == ESRCH ? mf_shm_died_error(p)
-                                   : mf_error(MPI_ERR_OTHER,
-                                              "shm: reading a %zu-byte frame from rank %d (pid "
-                                              "%d) failed: %s",
-                                              len, p->rank, (int)p->pid, strerror(e));
-            p->unreported = true;
-            s->unreported++;
-        }
-        if (e != 0)
-            rc = p->failed;
-    } else if (h->len > 0 && niov > 0) {
+    if (p->in.peek_addr != 0 && niov > 0)
+        rc = mf_shm_take_indirect(s, p, h, iov, niov);
+    else if (h->len > 0 && niov > 0)
         mf_shm_ring_copy_out(&p->in, h, iov, niov);
-    }
     if (mf_shm_ring_pop(&p->in, h))
         mf_shm_wake(s, p); /* its producer waits for the space we just freed */
     return rc;
