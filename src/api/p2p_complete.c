@@ -162,10 +162,10 @@ static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *stat
         bool inactive = mf_req_inactive(s->r[i]);
         if (only_done && (inactive || !mf_req_done(s->r[i])))
             continue;
-        MPI_Status tmp = {0};
-        MPI_Status *st = ignore ? &tmp : &statuses[indices ? k : i];
+        MPI_Status *st = ignore ? NULL : &statuses[indices ? k : i];
         int rc = mf_req_retire(&reqs[i], s->r[i], st);
-        st->MPI_ERROR = rc; /* read only with MPI_ERR_IN_STATUS, then for every status */
+        if (st)
+            st->MPI_ERROR = rc; /* read only with MPI_ERR_IN_STATUS, then for every status */
         err = err ? err : rc;
         if (indices)
             indices[k] = i;
