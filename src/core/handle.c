@@ -4,7 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-int mf_handle_free_slot(mf_handle_table *t)
+int mf_handle_find_slot(mf_handle_table *t)
 {
     int i = t->ht_free_hint;
     while (i < t->ht_size && t->ht_slots[i])

@@ -62,7 +62,7 @@ typedef struct mf_handle_table {
 
 /* mf_handle_alloc's search for a free slot past a taken hint, growing the table when it is
  * full: the slot's index, or -1 when out of memory (handle.c). */
-int mf_handle_free_slot(mf_handle_table *t);
+int mf_handle_find_slot(mf_handle_table *t);
 
 /* Stores obj and returns its new user handle, or 0 (never a valid user handle) when out of
  * memory. Inline, as lookup and free are: every request of a nonblocking call takes a handle,
@@ -70,7 +70,7 @@ int mf_handle_free_slot(mf_handle_table *t);
 static inline int mf_handle_alloc(mf_handle_table *t, void *obj)
 {
     int i = t->ht_free_hint;
-    if ((i >= t->ht_size || t->ht_slots[i]) && (i = mf_handle_free_slot(t)) < 0)
+    if ((i >= t->ht_size || t->ht_slots[i]) && (i = mf_handle_find_slot(t)) < 0)
         return 0;
     t->ht_slots[i] = obj;
     t->ht_used++;
