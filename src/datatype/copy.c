@@ -54,8 +54,8 @@ static void mf_dt_locate(const mf_datatype *dt, size_t offset, struct mf_dt_curs
         }                                                                                          \
     } while (0)
 
-static void mf_dt_strided(char *user, MPI_Aint stride, char *stream, size_t len, size_t n,
-                          bool pack)
+static inline __attribute__((always_inline)) void
+mf_dt_strided(char *user, MPI_Aint stride, char *stream, size_t len, size_t n, bool pack)
 {
     switch (len) {
     case 1:
