@@ -111,7 +111,6 @@ bool mf_p2p_eager_prepare(const void *buf, MPI_Count count, mf_datatype *dt, int
                           mf_comm *comm, unsigned ctx, mf_p2p_eager *e, int *rc);
 
 /* ---- protocol.c (receives, arrivals) ---- */
-
 /* The status of a receive of `room` bytes matched with envelope h offering `size` bytes:
  * source, tag, byte count. Returns the bytes taken; *err becomes MPI_ERR_TRUNCATE (with the
  * message) when the message does not fit, and is left alone otherwise. */

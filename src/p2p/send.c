@@ -60,9 +60,9 @@ static int mf_p2p_user_iov(const mf_request *r, size_t off, size_t len, struct i
     return n > 0 && len / (size_t)n >= MF_P2P_IOV_MIN_PIECE ? n : 0;
 }
 
-/* Points rq_iovs at the first `len` bytes of the data: the user buffer itself when it is
- * contiguous or made of few large pieces (and `iov_ok`: the protocol can carry iovecs), else a
- * packed copy (`pack` true for sends) or a staging buffer to unpack from (receives). */
+/* mf_p2p_stage (protocol.h) for non-contiguous data: rq_iovs points at the user buffer's few
+ * large pieces (when `iov_ok`: the protocol can carry iovecs), else at a packed copy (`pack`
+ * true for sends) or a staging buffer to unpack from (receives). */
 int mf_p2p_stage_strided(mf_request *r, size_t len, bool iov_ok, bool pack)
 {
     const struct mf_datatype_public *t = mf_datatype_info(r->rq_dt);
