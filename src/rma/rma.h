@@ -118,7 +118,7 @@ typedef struct mf_win {
 
     /* target side: the posted header receive and the operations waiting to be applied */
     mf_request *w_hdr_req;
-    _Alignas(8) unsigned char w_hdr_in[MF_RMA_MSG_MAX]; /* header and inline payload */
+    unsigned char *w_hdr_in; /* MF_RMA_MSG_MAX bytes: a header and its inline payload */
     struct mf_rma_tgt *w_tq_head, *w_tq_tail;
     bool w_closing;
     /* lock manager of this rank's window part: requests from remote origins waiting for the

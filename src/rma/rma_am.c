@@ -150,7 +150,7 @@ static int rma_reap_sends(mf_win *w)
 
 static int rma_post_hdr(mf_win *w)
 {
-    return mf_irecv(w->w_hdr_in, sizeof w->w_hdr_in, rma_byte(), MPI_ANY_SOURCE, MF_RMA_TAG_HDR,
+    return mf_irecv(w->w_hdr_in, MF_RMA_MSG_MAX, rma_byte(), MPI_ANY_SOURCE, MF_RMA_TAG_HDR,
                     w->w_comm, MF_CTX_P2P, &w->w_hdr_req);
 }
 
@@ -419,6 +419,22 @@ static void rma_drop(struct mf_rma_tgt *t, const char *why)
     t->t_hdr.h_result = 0;
 }
 
+/* Checks an arrived operation's payload (rma_drop when it fails) and applies it; frees t unless
+ * the lock manager keeps it. The payload stays the caller's. */
+static int rma_apply_arrived(mf_win *w, struct mf_rma_tgt *t)
+{
+    bool kept = false;
+    const char *why = NULL;
+    mf_rma_wire_win ww = rma_wire_win(w);
+    if (mf_rma_wire_check_payload(&t->t_hdr, t->t_payload, &ww, &why) != 0)
+        rma_drop(t, why);
+    int rc = rma_apply(w, t, &kept);
+    t->t_payload = NULL;
+    if (!kept)
+        free(t);
+    return rc;
+}
+
 /* Takes arrived headers, posts their payload receives and applies, in arrival order, every
  * operation whose payload is in. */
 static int rma_serve(mf_win *w, int *events)
@@ -450,20 +466,30 @@ static int rma_serve(mf_win *w, int *events)
             rma_drop(t, why ? why : "truncated header");
             len = 0;
         }
-        if (len && !(t->t_payload = malloc(len)))
-            rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a %zu-byte payload", len);
-        else if (len && t->t_hdr.h_inline)
-            memcpy(t->t_payload, w->w_hdr_in + sizeof(mf_rma_hdr), len);
-        else if (len)
-            rc = mf_irecv(t->t_payload, (MPI_Count)len, rma_byte(), t->t_source, MF_RMA_TAG_DATA,
-                          w->w_comm, MF_CTX_P2P, &t->t_req);
-        if (w->w_tq_tail)
-            w->w_tq_tail->t_next = t;
-        else
-            w->w_tq_head = t;
-        w->w_tq_tail = t;
-        if (!rc && t->t_hdr.h_kind != MF_RMA_CLOSE)
-            rc = rma_post_hdr(w);
+        bool closing = t->t_hdr.h_kind == MF_RMA_CLOSE;
+        if (!w->w_tq_head && (!len || t->t_hdr.h_inline)) {
+            /* Complete, with nothing queued ahead of it: applied now, its payload read in place
+             * in the header buffer (which is posted again only after). */
+            t->t_payload = len ? w->w_hdr_in + sizeof(mf_rma_hdr) : NULL;
+            rc = rma_apply_arrived(w, t);
+        } else {
+            if (len && !(t->t_payload = malloc(len)))
+                rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a %zu-byte payload", len);
+            else if (len && t->t_hdr.h_inline)
+                memcpy(t->t_payload, w->w_hdr_in + sizeof(mf_rma_hdr), len);
+            else if (len)
+                rc = mf_irecv(t->t_payload, (MPI_Count)len, rma_byte(), t->t_source,
+                              MF_RMA_TAG_DATA, w->w_comm, MF_CTX_P2P, &t->t_req);
+            if (w->w_tq_tail)
+                w->w_tq_tail->t_next = t;
+            else
+                w->w_tq_head = t;
+            w->w_tq_tail = t;
+        }
+        if (!closing) {
+            int prc = rma_post_hdr(w);
+            rc = rc ? rc : prc;
+        }
         (*events)++;
     }
     while (!rc && w->w_tq_head && rma_done(w->w_tq_head->t_req)) {
@@ -473,16 +499,9 @@ static int rma_serve(mf_win *w, int *events)
         if (t->t_req)
             mf_request_free(t->t_req);
         t->t_req = NULL;
-        bool kept = false;
-        const char *why = NULL;
-        mf_rma_wire_win ww = rma_wire_win(w);
-        if (mf_rma_wire_check_payload(&t->t_hdr, t->t_payload, &ww, &why) != 0)
-            rma_drop(t, why);
-        rc = rma_apply(w, t, &kept);
-        free(t->t_payload);
-        t->t_payload = NULL;
-        if (!kept)
-            free(t);
+        unsigned char *payload = t->t_payload;
+        rc = rma_apply_arrived(w, t);
+        free(payload);
         (*events)++;
     }
     return rc;
@@ -933,6 +952,8 @@ int mf_rma_flush(mf_win *w, int target)
 
 int mf_rma_window_open(mf_win *w)
 {
+    if (!(w->w_hdr_in = malloc(MF_RMA_MSG_MAX)))
+        return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a window's operation buffer");
     int rc = rma_post_hdr(w);
     return rc ? rc : mf_rma_hook_attach(w);
 }

@@ -147,6 +147,7 @@ static void mf_win_destroy(mf_win *w)
     free(w->w_locked);
     free(w->w_start_ranks);
     free(w->w_done_reqs);
+    free(w->w_hdr_in);
     if (w->w_handle)
         mf_handle_free(&mf_win_table, w->w_handle);
     free(w);

@@ -267,6 +267,63 @@ static void big(void)
     free(wm);
 }
 
+/* Accumulates from one origin to one target land in issue order (MPI's default
+ * accumulate_ordering), whatever their size: on the emulated back end the largest travel as a
+ * header and a payload message of their own, smaller ones inline with their header (up to about
+ * 16 KiB), and a target must not apply an inline one that arrives while an earlier one waits for
+ * its payload. Each origin replaces ever shorter prefixes of its target's window, from 64 KiB
+ * down across the inline bound to 1 KiB, in one epoch; every int must hold the value of the last
+ * (shortest) replace that covered it. Then gets of the same sizes read it back. */
+static void ordered(void)
+{
+    enum { NO = 16 * 1024, NSTEP = 6 };
+    static const int len[NSTEP] = {NO, 5000, 4090, 3000, 1024, 256}; /* ints: 64 KiB .. 1 KiB */
+    int *wm = calloc(NO, sizeof(int)), *src = malloc(NO * sizeof(int));
+    int *back = malloc(NO * sizeof(int));
+    MPI_Win ow;
+    MF_CHECK_MPI(MPI_Win_create(wm, NO * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
+                                MPI_COMM_WORLD, &ow));
+    int t = (rank + 1) % size, from = (rank + size - 1) % size;
+    MPI_Win_lock_all(0, ow);
+    for (int k = 0; k < NSTEP; k++) {
+        for (int i = 0; i < len[k]; i++)
+            src[i] = rank * 1000000 + k * 100000 + i;
+        MF_CHECK_MPI(MPI_Accumulate(src, len[k], MPI_INT, t, 0, len[k], MPI_INT, MPI_REPLACE, ow));
+    }
+    MPI_Win_unlock_all(ow);
+    MPI_Barrier(MPI_COMM_WORLD);
+    int bad = 0;
+    for (int i = 0; i < NO && bad < 5; i++) {
+        int k = NSTEP - 1;
+        while (len[k] <= i)
+            k--;
+        int want = from * 1000000 + k * 100000 + i;
+        if (wm[i] != want) {
+            MF_CHECK(0, "ordered: int %d holds %d, want %d (replace %d of %d ints)", i, wm[i], want,
+                     k, len[k]);
+            bad++;
+        }
+    }
+    MPI_Win_lock(MPI_LOCK_SHARED, t, 0, ow);
+    for (int k = 0; k < NSTEP; k++) {
+        memset(back, 0xff, (size_t)len[k] * sizeof(int));
+        MF_CHECK_MPI(MPI_Get(back, len[k], MPI_INT, t, 0, len[k], MPI_INT, ow));
+        MPI_Win_flush(t, ow);
+        for (int i = 0; i < len[k]; i += 97) {
+            int j = NSTEP - 1;
+            while (len[j] <= i)
+                j--;
+            MF_CHECK(back[i] == rank * 1000000 + j * 100000 + i,
+                     "ordered: get of %d ints, [%d] = %d", len[k], i, back[i]);
+        }
+    }
+    MPI_Win_unlock(t, ow);
+    MF_CHECK_MPI(MPI_Win_free(&ow));
+    free(wm);
+    free(src);
+    free(back);
+}
+
 /* Large accumulates from every rank into rank 0 at once, on both back ends (flavor 0: create,
  * emulated; 1: allocate, direct on one host): the in-place reductions must stay atomic per
  * element against each other and against get_accumulate, for int sums, double maxima and
@@ -386,6 +443,7 @@ int main(int argc, char **argv)
         big_acc(flavor);
     }
     big();
+    ordered();
     MPI_Group_free(&prev_g);
     MPI_Group_free(&next_g);
     MPI_Group_free(&world);
