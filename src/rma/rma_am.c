@@ -93,8 +93,10 @@ void mf_rma_hook_detach(mf_win *w)
             break;
         }
     }
-    if (!rma_windows)
+    if (!rma_windows) {
         mf_progress_hook_remove(rma_hook, NULL);
+        mf_rma_buf_trim();
+    }
 }
 
 static bool rma_done(mf_request *r)
@@ -102,19 +104,19 @@ static bool rma_done(mf_request *r)
     return !r || mf_request_info(r)->r_complete;
 }
 
-/* Sends `len` bytes at data to rank; mem (malloc'd, holding data, or NULL) is taken over and
- * freed once the send completed. */
+/* Sends `len` bytes at data to rank; mem (of mf_rma_buf_get, holding data, or NULL) is taken
+ * over and given back once the send completed. */
 static int rma_send_in(mf_win *w, void *mem, const void *data, size_t len, int rank, int tag)
 {
     struct mf_rma_send *s = calloc(1, sizeof *s);
     if (!s) {
-        free(mem);
+        mf_rma_buf_put(mem);
         return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a send");
     }
     int rc = mf_isend(data, (MPI_Count)len, rma_byte(), rank, tag, w->w_comm, MF_CTX_P2P,
                       MF_SEND_STANDARD, &s->s_req);
     if (rc) {
-        free(mem);
+        mf_rma_buf_put(mem);
         free(s);
         return rc;
     }
@@ -141,7 +143,7 @@ static int rma_reap_sends(mf_win *w)
         }
         *p = s->s_next;
         mf_request_free(s->s_req);
-        free(s->s_buf);
+        mf_rma_buf_put(s->s_buf);
         free(s);
         n++;
     }
@@ -303,7 +305,7 @@ static void rma_reduce_in_place(char *base, const mf_rma_hdr *h, const int64_t *
 
 /* Applies a data operation (put, get, accumulate, get_accumulate, compare-and-swap) to the
  * memory at base; the caller holds the target's atomicity domain. For the fetching kinds
- * *fetched receives the target data as it was (malloc'd, *bytes long), else NULL. */
+ * *fetched receives the target data as it was (mf_rma_buf_get, *bytes long), else NULL. */
 static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char *data,
                       char **fetched, size_t *bytes_out)
 {
@@ -318,7 +320,7 @@ static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char 
     }
     if ((h->h_kind == MF_RMA_ACC || h->h_kind == MF_RMA_GACC) && rma_in_place_ok(h, seg)) {
         if (h->h_kind == MF_RMA_GACC) {
-            if (!(*fetched = malloc(bytes + 1)))
+            if (!(*fetched = mf_rma_buf_get(bytes)))
                 return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target",
                                 bytes);
             rma_segments(base, h, seg, *fetched, true);
@@ -327,7 +329,7 @@ static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char 
             rma_reduce_in_place(base, h, seg, data);
         return MPI_SUCCESS;
     }
-    char *cur = malloc(bytes + 1);
+    char *cur = mf_rma_buf_get(bytes);
     if (!cur)
         return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
     rma_segments(base, h, seg, cur, true);
@@ -337,8 +339,8 @@ static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char 
     }
     char *old = NULL;
     if (h->h_kind != MF_RMA_ACC) {
-        if (!(old = malloc(bytes + 1))) {
-            free(cur);
+        if (!(old = mf_rma_buf_get(bytes))) {
+            mf_rma_buf_put(cur);
             return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
         }
         memcpy(old, cur, bytes);
@@ -352,9 +354,9 @@ static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char 
     }
     if (!rc)
         rma_segments(base, h, seg, cur, false);
-    free(cur);
+    mf_rma_buf_put(cur);
     if (rc)
-        free(old);
+        mf_rma_buf_put(old);
     else
         *fetched = old;
     return rc;
@@ -473,7 +475,7 @@ static int rma_serve(mf_win *w, int *events)
             t->t_payload = len ? w->w_hdr_in + sizeof(mf_rma_hdr) : NULL;
             rc = rma_apply_arrived(w, t);
         } else {
-            if (len && !(t->t_payload = malloc(len)))
+            if (len && !(t->t_payload = mf_rma_buf_get(len)))
                 rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a %zu-byte payload", len);
             else if (len && t->t_hdr.h_inline)
                 memcpy(t->t_payload, w->w_hdr_in + sizeof(mf_rma_hdr), len);
@@ -501,7 +503,7 @@ static int rma_serve(mf_win *w, int *events)
         t->t_req = NULL;
         unsigned char *payload = t->t_payload;
         rc = rma_apply_arrived(w, t);
-        free(payload);
+        mf_rma_buf_put(payload);
         (*events)++;
     }
     return rc;
@@ -517,7 +519,7 @@ static void rma_op_finish(mf_win *w, struct mf_rma_op *o)
     mf_request_free(o->o_reply);
     if (o->o_dt)
         mf_datatype_release(o->o_dt);
-    free(o->o_tmp);
+    mf_rma_buf_put(o->o_tmp);
     w->w_pending[o->o_target]--;
     if (o->o_user)
         mf_request_end(o->o_user, err);
@@ -565,7 +567,7 @@ static int rma_hook(void *arg)
 }
 
 /* Registers an operation expecting a reply of `bytes` into result (count elements of dt), posts
- * the reply receive and sends the operation: msg (malloc'd, taken over; NULL without payload)
+ * the reply receive and sends the operation: msg (of mf_rma_buf_get, taken over; NULL without payload)
  * has room for the header, then `len` bytes of payload. Header and payload go as one message
  * when they fit the target's header receive, else the payload follows on its own tag. */
 static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Count count,
@@ -574,9 +576,9 @@ static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Cou
 {
     struct mf_rma_op *o = calloc(1, sizeof *o);
     bool one = len <= MF_RMA_INLINE_MAX;
-    mf_rma_hdr *hb = one && msg ? (mf_rma_hdr *)(void *)msg : malloc(sizeof *hb);
+    mf_rma_hdr *hb = one && msg ? (mf_rma_hdr *)(void *)msg : mf_rma_buf_get(sizeof *hb);
     int rc = MPI_SUCCESS;
-    if (!o || !hb || (bytes && !(o->o_tmp = malloc(bytes)))) {
+    if (!o || !hb || (bytes && !(o->o_tmp = mf_rma_buf_get(bytes)))) {
         rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for an operation");
         goto fail;
     }
@@ -602,7 +604,7 @@ static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Cou
         if (rc)
             goto fail_sent;
     }
-    free(msg);
+    mf_rma_buf_put(msg);
     o->o_target = target;
     o->o_bytes = bytes;
     o->o_result = result;
@@ -630,10 +632,10 @@ fail_sent:
     return rc;
 fail:
     if (hb != (mf_rma_hdr *)(void *)msg)
-        free(hb);
-    free(msg);
+        mf_rma_buf_put(hb);
+    mf_rma_buf_put(msg);
     if (o)
-        free(o->o_tmp);
+        mf_rma_buf_put(o->o_tmp);
     free(o);
     return rc;
 }
@@ -719,8 +721,8 @@ static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, char
     __atomic_store_n(&slot->s_acc, 0, __ATOMIC_RELEASE);
     if (!rc && fetched && a->result)
         mf_datatype_unpack(a->result_dt, a->result, (size_t)a->result_count, 0, fetched, bytes);
-    free(fetched);
-    free(msg);
+    mf_rma_buf_put(fetched);
+    mf_rma_buf_put(msg);
     w->w_direct_dirty = true;
     return !rc && req ? rma_request_done(w, req) : rc;
 }
@@ -888,7 +890,7 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
     if (a->kind == MF_RMA_ACC && a->op && a->op->op_handle == MPI_NO_OP)
         h.h_nseg = nseg = 0, seglen = 0; /* accumulate with MPI_NO_OP changes nothing */
     /* room for the header in front, so that a small operation goes as one message */
-    char *msg = malloc(sizeof h + seglen + data + 1), *payload = msg + sizeof h;
+    char *msg = mf_rma_buf_get(sizeof h + seglen + data), *payload = msg + sizeof h;
     if (!msg) {
         if (segs != one_seg)
             free(segs);
