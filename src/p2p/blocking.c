@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bufcache.h"
 #include "core/error.h"
 #include "core/progress.h"
 #include "core/state.h"
@@ -199,7 +200,7 @@ static inline __attribute__((always_inline)) int mf_recv_direct(void *buf, MPI_C
         size_t take = mf_p2p_direct_accept(&d, &u->ux_hdr);
         if (take)
             memcpy(d.buf, u->ux_data, take);
-        free(u->ux_data);
+        mf_bufcache_put(u->ux_data);
         free(u);
     } else if (u) {
         mf_request *r = mf_p2p_recv_request(buf, count, dt, source, tag, comm, ctx);

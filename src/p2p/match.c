@@ -3,6 +3,7 @@
 
 #include <stdlib.h>
 
+#include "core/bufcache.h"
 #include "core/error.h"
 
 #define MF_MATCH_BUCKETS 64
@@ -208,7 +209,7 @@ int mf_match_finalize(void)
                 c->mc_unexp_head = u->ux_next;
                 /* A payload still streaming in belongs to the fabric until it lands. */
                 if (u->ux_arrived || u->ux_hdr.type != MF_MSG_EAGER) {
-                    free(u->ux_data);
+                    mf_bufcache_put(u->ux_data);
                     free(u);
                 }
                 leftover++;

@@ -21,7 +21,7 @@ typedef struct mf_unexpected {
     mf_wire_hdr ux_hdr; /* the EAGER or RTS header as received */
     int ux_peer;        /* world rank of the sender */
     mf_fabric *ux_fabric;
-    unsigned char *ux_data; /* EAGER: the payload (hdr.len bytes) */
+    unsigned char *ux_data; /* EAGER: the payload (hdr.len bytes; core/bufcache.h) */
     bool ux_arrived;        /* EAGER: the whole payload has landed in ux_data */
     mf_request *ux_waiter;  /* receive matched before the payload landed */
     struct iovec ux_iov;

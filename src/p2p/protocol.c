@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bufcache.h"
 #include "core/error.h"
 #include "core/iov.h"
 #include "core/log.h"
@@ -74,7 +75,7 @@ static void mf_p2p_unexp_deliver(mf_request *r, mf_unexpected *u)
 {
     mf_iov_scatter(r->rq_iovs, r->rq_niov, u->ux_data, r->rq_accepted);
     mf_p2p_recv_landed(r);
-    free(u->ux_data);
+    mf_bufcache_put(u->ux_data);
     free(u);
     mf_request_unbusy(r);
 }
@@ -200,7 +201,7 @@ void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric
         }
         mf_unexpected *u = calloc(1, sizeof *u);
         if (u && h->type == MF_MSG_EAGER && h->len)
-            u->ux_data = malloc(h->len);
+            u->ux_data = mf_bufcache_get(h->len); /* windows of these come and go at once */
         if (!u || (h->type == MF_MSG_EAGER && h->len && !u->ux_data)) {
             free(u);
             mf_fatal("no memory to hold an unexpected message of %llu bytes from rank %d",
@@ -239,7 +240,7 @@ void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *h, mf_fabric
         mf_unexpected *gone = mf_match_cancel(h->context, peer, h->sreq);
         mf_wire_hdr a = {.type = MF_MSG_CANCEL_ACK, .total = gone != NULL, .sreq = h->sreq};
         if (gone) {
-            free(gone->ux_data);
+            mf_bufcache_put(gone->ux_data);
             free(gone);
         }
         if (mf_p2p_send_ctrl(f, peer, &a))

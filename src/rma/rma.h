@@ -205,16 +205,6 @@ typedef struct mf_rma_args {
 } mf_rma_args;
 int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn);
 
-/* Buffers of operations in flight (rma_buf.c): operation messages, payloads, fetched data and
- * replies, kept by size class when freed, so that windows of operations do not make the heap
- * shrink and grow (and fault its pages in) at every flush. get: at least n bytes (NULL without
- * memory); put: takes back a buffer of get (NULL ignored); trim: frees the kept ones (the last
- * window closed); kept: bytes kept (tests). */
-void *mf_rma_buf_get(size_t n);
-void mf_rma_buf_put(void *p);
-void mf_rma_buf_trim(void);
-size_t mf_rma_buf_kept(void);
-
 /* Synchronisation (rma_sync.c). */
 int mf_rma_flush(mf_win *w, int target); /* target -1: all */
 int mf_rma_fence(mf_win *w, int assert_, const char *fn);

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "coll/op.h"
+#include "core/bufcache.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/progress.h"
@@ -93,10 +94,8 @@ void mf_rma_hook_detach(mf_win *w)
             break;
         }
     }
-    if (!rma_windows) {
+    if (!rma_windows)
         mf_progress_hook_remove(rma_hook, NULL);
-        mf_rma_buf_trim();
-    }
 }
 
 static bool rma_done(mf_request *r)
@@ -104,19 +103,19 @@ static bool rma_done(mf_request *r)
     return !r || mf_request_info(r)->r_complete;
 }
 
-/* Sends `len` bytes at data to rank; mem (of mf_rma_buf_get, holding data, or NULL) is taken
+/* Sends `len` bytes at data to rank; mem (of mf_bufcache_get, holding data, or NULL) is taken
  * over and given back once the send completed. */
 static int rma_send_in(mf_win *w, void *mem, const void *data, size_t len, int rank, int tag)
 {
     struct mf_rma_send *s = calloc(1, sizeof *s);
     if (!s) {
-        mf_rma_buf_put(mem);
+        mf_bufcache_put(mem);
         return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a send");
     }
     int rc = mf_isend(data, (MPI_Count)len, rma_byte(), rank, tag, w->w_comm, MF_CTX_P2P,
                       MF_SEND_STANDARD, &s->s_req);
     if (rc) {
-        mf_rma_buf_put(mem);
+        mf_bufcache_put(mem);
         free(s);
         return rc;
     }
@@ -143,7 +142,7 @@ static int rma_reap_sends(mf_win *w)
         }
         *p = s->s_next;
         mf_request_free(s->s_req);
-        mf_rma_buf_put(s->s_buf);
+        mf_bufcache_put(s->s_buf);
         free(s);
         n++;
     }
@@ -305,7 +304,7 @@ static void rma_reduce_in_place(char *base, const mf_rma_hdr *h, const int64_t *
 
 /* Applies a data operation (put, get, accumulate, get_accumulate, compare-and-swap) to the
  * memory at base; the caller holds the target's atomicity domain. For the fetching kinds
- * *fetched receives the target data as it was (mf_rma_buf_get, *bytes long), else NULL. */
+ * *fetched receives the target data as it was (mf_bufcache_get, *bytes long), else NULL. */
 static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char *data,
                       char **fetched, size_t *bytes_out)
 {
@@ -320,7 +319,7 @@ static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char 
     }
     if ((h->h_kind == MF_RMA_ACC || h->h_kind == MF_RMA_GACC) && rma_in_place_ok(h, seg)) {
         if (h->h_kind == MF_RMA_GACC) {
-            if (!(*fetched = mf_rma_buf_get(bytes)))
+            if (!(*fetched = mf_bufcache_get(bytes)))
                 return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target",
                                 bytes);
             rma_segments(base, h, seg, *fetched, true);
@@ -329,7 +328,7 @@ static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char 
             rma_reduce_in_place(base, h, seg, data);
         return MPI_SUCCESS;
     }
-    char *cur = mf_rma_buf_get(bytes);
+    char *cur = mf_bufcache_get(bytes);
     if (!cur)
         return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
     rma_segments(base, h, seg, cur, true);
@@ -339,8 +338,8 @@ static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char 
     }
     char *old = NULL;
     if (h->h_kind != MF_RMA_ACC) {
-        if (!(old = mf_rma_buf_get(bytes))) {
-            mf_rma_buf_put(cur);
+        if (!(old = mf_bufcache_get(bytes))) {
+            mf_bufcache_put(cur);
             return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for %zu bytes at the target", bytes);
         }
         memcpy(old, cur, bytes);
@@ -354,9 +353,9 @@ static int rma_update(char *base, const mf_rma_hdr *h, const int64_t *seg, char 
     }
     if (!rc)
         rma_segments(base, h, seg, cur, false);
-    mf_rma_buf_put(cur);
+    mf_bufcache_put(cur);
     if (rc)
-        mf_rma_buf_put(old);
+        mf_bufcache_put(old);
     else
         *fetched = old;
     return rc;
@@ -475,7 +474,7 @@ static int rma_serve(mf_win *w, int *events)
             t->t_payload = len ? w->w_hdr_in + sizeof(mf_rma_hdr) : NULL;
             rc = rma_apply_arrived(w, t);
         } else {
-            if (len && !(t->t_payload = mf_rma_buf_get(len)))
+            if (len && !(t->t_payload = mf_bufcache_get(len)))
                 rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a %zu-byte payload", len);
             else if (len && t->t_hdr.h_inline)
                 memcpy(t->t_payload, w->w_hdr_in + sizeof(mf_rma_hdr), len);
@@ -503,7 +502,7 @@ static int rma_serve(mf_win *w, int *events)
         t->t_req = NULL;
         unsigned char *payload = t->t_payload;
         rc = rma_apply_arrived(w, t);
-        mf_rma_buf_put(payload);
+        mf_bufcache_put(payload);
         (*events)++;
     }
     return rc;
@@ -519,7 +518,7 @@ static void rma_op_finish(mf_win *w, struct mf_rma_op *o)
     mf_request_free(o->o_reply);
     if (o->o_dt)
         mf_datatype_release(o->o_dt);
-    mf_rma_buf_put(o->o_tmp);
+    mf_bufcache_put(o->o_tmp);
     w->w_pending[o->o_target]--;
     if (o->o_user)
         mf_request_end(o->o_user, err);
@@ -567,8 +566,8 @@ static int rma_hook(void *arg)
 }
 
 /* Registers an operation expecting a reply of `bytes` into result (count elements of dt), posts
- * the reply receive and sends the operation: msg (of mf_rma_buf_get, taken over; NULL without payload)
- * has room for the header, then `len` bytes of payload. Header and payload go as one message
+ * the reply receive and sends the operation: msg (of mf_bufcache_get, taken over; NULL without
+ * payload) has room for the header, then `len` bytes of payload. Header and payload go as one message
  * when they fit the target's header receive, else the payload follows on its own tag. */
 static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Count count,
                      mf_datatype *dt, size_t bytes, char *msg, size_t len, mf_request **user,
@@ -576,9 +575,9 @@ static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Cou
 {
     struct mf_rma_op *o = calloc(1, sizeof *o);
     bool one = len <= MF_RMA_INLINE_MAX;
-    mf_rma_hdr *hb = one && msg ? (mf_rma_hdr *)(void *)msg : mf_rma_buf_get(sizeof *hb);
+    mf_rma_hdr *hb = one && msg ? (mf_rma_hdr *)(void *)msg : mf_bufcache_get(sizeof *hb);
     int rc = MPI_SUCCESS;
-    if (!o || !hb || (bytes && !(o->o_tmp = mf_rma_buf_get(bytes)))) {
+    if (!o || !hb || (bytes && !(o->o_tmp = mf_bufcache_get(bytes)))) {
         rc = mf_error(MPI_ERR_NO_MEM, "RMA: no memory for an operation");
         goto fail;
     }
@@ -604,7 +603,7 @@ static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Cou
         if (rc)
             goto fail_sent;
     }
-    mf_rma_buf_put(msg);
+    mf_bufcache_put(msg);
     o->o_target = target;
     o->o_bytes = bytes;
     o->o_result = result;
@@ -632,10 +631,10 @@ fail_sent:
     return rc;
 fail:
     if (hb != (mf_rma_hdr *)(void *)msg)
-        mf_rma_buf_put(hb);
-    mf_rma_buf_put(msg);
+        mf_bufcache_put(hb);
+    mf_bufcache_put(msg);
     if (o)
-        mf_rma_buf_put(o->o_tmp);
+        mf_bufcache_put(o->o_tmp);
     free(o);
     return rc;
 }
@@ -721,8 +720,8 @@ static int rma_direct(mf_win *w, const mf_rma_hdr *h, const mf_rma_args *a, char
     __atomic_store_n(&slot->s_acc, 0, __ATOMIC_RELEASE);
     if (!rc && fetched && a->result)
         mf_datatype_unpack(a->result_dt, a->result, (size_t)a->result_count, 0, fetched, bytes);
-    mf_rma_buf_put(fetched);
-    mf_rma_buf_put(msg);
+    mf_bufcache_put(fetched);
+    mf_bufcache_put(msg);
     w->w_direct_dirty = true;
     return !rc && req ? rma_request_done(w, req) : rc;
 }
@@ -890,7 +889,7 @@ int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)
     if (a->kind == MF_RMA_ACC && a->op && a->op->op_handle == MPI_NO_OP)
         h.h_nseg = nseg = 0, seglen = 0; /* accumulate with MPI_NO_OP changes nothing */
     /* room for the header in front, so that a small operation goes as one message */
-    char *msg = mf_rma_buf_get(sizeof h + seglen + data), *payload = msg + sizeof h;
+    char *msg = mf_bufcache_get(sizeof h + seglen + data), *payload = msg + sizeof h;
     if (!msg) {
         if (segs != one_seg)
             free(segs);
