@@ -149,7 +149,9 @@ int mf_ofi_rx_peek(mf_fabric *f, int peer, mf_wire_hdr *hdr)
         mf_ofi_rx_post_later(o);
     mf_ofi_held *held = NULL;
     int slot = 0;
-    if (!mf_ofi_direct_find(o, peer, &held, &slot)) {
+    /* Nothing staged or held (a blocking receive's every idle poll): only the CQ can have it. */
+    bool empty = !o->o_stage_n && !o->o_held;
+    if (empty || !mf_ofi_direct_find(o, peer, &held, &slot)) {
         int before = o->o_stage_n;
         int got = mf_ofi_stage_fill(o);
         if (got <= 0)
@@ -170,8 +172,12 @@ void mf_ofi_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct
 {
     mf_ofi *o = mf_ofi_of(f);
     mf_ofi_held *held = NULL;
-    int slot = 0;
-    if (!mf_ofi_direct_find(o, peer, &held, &slot))
+    int slot = o->o_peeked_slot;
+    /* The staged frame rx_peek decoded last (its usual case), else wherever it is. */
+    bool peeked = o->o_peeked && slot < o->o_stage_n &&
+                  mf_ofi_stage_at(o, slot)->op_context == o->o_peeked &&
+                  mf_ofi_staged_is(mf_ofi_stage_at(o, slot), peer, o->o_rx_seq[peer]);
+    if (!peeked && !mf_ofi_direct_find(o, peer, &held, &slot))
         return; /* not after a successful rx_peek: nothing to take */
     mf_fabric_count_rx(f, hdr);
     o->o_rx_seq[peer]++;
@@ -185,12 +191,16 @@ void mf_ofi_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct
             }
         free(held);
     } else {
-        mf_wire_hdr h;
-        const unsigned char *payload = NULL;
         struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, slot);
         mf_ofi_buf *b = e->op_context;
-        if (mf_ofi_direct_parse(o, slot, &h, &payload))
-            mf_iov_scatter(iov, niov, payload, (size_t)h.len);
+        if (peeked) {
+            mf_iov_scatter(iov, niov, o->o_peeked_payload, (size_t)o->o_peeked_hdr.len);
+        } else {
+            mf_wire_hdr h;
+            const unsigned char *payload = NULL;
+            if (mf_ofi_direct_parse(o, slot, &h, &payload))
+                mf_iov_scatter(iov, niov, payload, (size_t)h.len);
+        }
         e->op_context = NULL; /* consumed: progress skips it */
         /* posted again at the next look (rx_peek, progress): the caller's answer goes first */
         b->b_posted = false;

@@ -111,9 +111,12 @@ static bool mf_ofi_shortable(const mf_wire_hdr *h)
 }
 
 /* Lays a frame out in `out`: the header (short form when `short_form`), then hdr->len bytes
- * gathered from iov. False when the iovecs hold fewer. */
-static bool mf_ofi_frame(unsigned char *out, const mf_wire_hdr *hdr, const struct iovec *iov,
-                         int niov, bool short_form)
+ * gathered from iov. False when the iovecs hold fewer. Inline: it is most of an injected
+ * send, whose call and register saves showed in the 8-byte latency. */
+static inline __attribute__((always_inline)) bool mf_ofi_frame(unsigned char *out,
+                                                               const mf_wire_hdr *hdr,
+                                                               const struct iovec *iov, int niov,
+                                                               bool short_form)
 {
     size_t hl = short_form ? MF_OFI_SHORT_HDR : MF_WIRE_HDR_SIZE;
     size_t len = (size_t)hdr->len;
