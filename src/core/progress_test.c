@@ -44,25 +44,34 @@ static bool past_deadline(void *arg)
     return clock_s(CLOCK_MONOTONIC) >= deadline;
 }
 
+/* Up to MAX_TRIALS windows of 60 ms: one that shows submillisecond sleeps passes. A machine
+ * busy with other work (CI runs two test processes per core) can stretch the sleeps of one
+ * window past a millisecond; an engine that rounds its timeouts up to whole milliseconds cannot
+ * sleep 80 times in 60 ms in any window, nor can one that spins instead keep its CPU time low. */
+#define MAX_TRIALS 5
+
 static void test_submillisecond(void)
 {
     mf_progress_source src = {.fd = -1, .sleep_ns = bound_300us};
     CHECK(mf_progress_source_add(&src) == 0);
-    mf_progress_stats before, after;
-    mf_progress_get_stats(&before);
-    double wall = 0.06, cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
-    deadline = clock_s(CLOCK_MONOTONIC) + wall;
-    CHECK(mf_progress_wait(past_deadline, NULL) == 0);
-    double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
-    mf_progress_get_stats(&after);
-    uint64_t sleeps = after.sleeps - before.sleeps;
-    /* 60 ms in 300 µs sleeps: about 200 of them (fewer under load, never the ~60 of whole
-     * milliseconds, never 0 of a spin). */
-    printf("submillisecond: %llu sleeps in %.0f ms, %.1f ms of CPU\n", (unsigned long long)sleeps,
-           wall * 1e3, cpu * 1e3);
-    CHECK(sleeps >= 80);
-    CHECK(after.sleep_ns - before.sleep_ns <= sleeps * 300000ull);
-    CHECK(cpu < wall * 0.5);
+    bool shown = false;
+    for (int trial = 0; trial < MAX_TRIALS && !shown; trial++) {
+        mf_progress_stats before, after;
+        mf_progress_get_stats(&before);
+        double wall = 0.06, cpu0 = clock_s(CLOCK_PROCESS_CPUTIME_ID);
+        deadline = clock_s(CLOCK_MONOTONIC) + wall;
+        CHECK(mf_progress_wait(past_deadline, NULL) == 0);
+        double cpu = clock_s(CLOCK_PROCESS_CPUTIME_ID) - cpu0;
+        mf_progress_get_stats(&after);
+        uint64_t sleeps = after.sleeps - before.sleeps;
+        /* 60 ms in 300 µs sleeps: about 200 of them (fewer under load, never the ~60 of whole
+         * milliseconds, never 0 of a spin). */
+        printf("submillisecond, trial %d: %llu sleeps in %.0f ms, %.1f ms of CPU\n", trial,
+               (unsigned long long)sleeps, wall * 1e3, cpu * 1e3);
+        CHECK(after.sleep_ns - before.sleep_ns <= sleeps * 300000ull); /* never asked for more */
+        shown = sleeps >= 80 && cpu < wall * 0.5;
+    }
+    CHECK(shown);
     mf_progress_source_remove(&src);
 }
 
