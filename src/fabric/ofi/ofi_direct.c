@@ -74,18 +74,25 @@ static bool mf_ofi_staged_find(mf_ofi *o, int peer, int from, int *slot)
     return false;
 }
 
+/* Whether the staged frame rx_peek decoded last (o_peeked, at o_peeked_slot) is still there
+ * and is peer's next one. */
+static inline __attribute__((always_inline)) bool mf_ofi_peeked_is_next(mf_ofi *o, int peer)
+{
+    if (!o->o_peeked || o->o_peeked_slot >= o->o_stage_n)
+        return false;
+    struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, o->o_peeked_slot);
+    return e->op_context == o->o_peeked && mf_ofi_staged_is(e, peer, o->o_rx_seq[peer]);
+}
+
 /* Where peer's next frame is: a held copy (*held) or a staged receive (its index); false when
  * neither has it. The frame rx_peek decoded last is looked at first (rx_take's case). */
 static bool mf_ofi_direct_find(mf_ofi *o, int peer, mf_ofi_held **held, int *slot)
 {
     uint32_t seq = o->o_rx_seq[peer];
-    if (o->o_peeked && o->o_peeked_slot < o->o_stage_n) {
-        struct fi_cq_tagged_entry *e = mf_ofi_stage_at(o, o->o_peeked_slot);
-        if (e->op_context == o->o_peeked && mf_ofi_staged_is(e, peer, seq)) {
-            *held = NULL;
-            *slot = o->o_peeked_slot;
-            return true;
-        }
+    if (mf_ofi_peeked_is_next(o, peer)) {
+        *held = NULL;
+        *slot = o->o_peeked_slot;
+        return true;
     }
     for (mf_ofi_held *e = o->o_held; e; e = e->h_next)
         if (e->h_peer == peer && e->h_seq == seq) {
@@ -173,10 +180,9 @@ void mf_ofi_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct
     mf_ofi *o = mf_ofi_of(f);
     mf_ofi_held *held = NULL;
     int slot = o->o_peeked_slot;
-    /* The staged frame rx_peek decoded last (its usual case), else wherever it is. */
-    bool peeked = o->o_peeked && slot < o->o_stage_n &&
-                  mf_ofi_stage_at(o, slot)->op_context == o->o_peeked &&
-                  mf_ofi_staged_is(mf_ofi_stage_at(o, slot), peer, o->o_rx_seq[peer]);
+    /* The staged frame rx_peek decoded last (its usual case: no search, no second decode),
+     * else wherever it is. */
+    bool peeked = mf_ofi_peeked_is_next(o, peer);
     if (!peeked && !mf_ofi_direct_find(o, peer, &held, &slot))
         return; /* not after a successful rx_peek: nothing to take */
     mf_fabric_count_rx(f, hdr);
