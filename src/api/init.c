@@ -10,6 +10,7 @@
 #include "api/world.h"
 #include "coll/coll.h"
 #include "comm/comm.h"
+#include "core/bufcache.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/errhandler.h"
@@ -105,6 +106,7 @@ static int mf_runtime_close(void)
     mf_comm_finalize_builtin();
     int rc = mf_fabrics_finalize();
     mf_p2p_finalize();
+    mf_bufcache_trim(); /* the last unexpected payload and one-sided buffer went back above */
     mf_progress_finalize();
     int rc2 = mf_pm_finalize();
     mf_world_free();

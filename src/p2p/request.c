@@ -5,7 +5,6 @@
 #include <string.h>
 #include <time.h>
 
-#include "core/bufcache.h"
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/log.h"
@@ -395,5 +394,4 @@ void mf_p2p_finalize(void)
                 leftover == 1 ? "" : "s", leftover == 1 ? "was" : "were");
     while (mf_request_ncached > 0)
         free(mf_request_cache[--mf_request_ncached]);
-    mf_bufcache_trim(); /* after the last unexpected payload and one-sided buffer went back */
 }
