@@ -385,12 +385,14 @@ static void mf_progress_budgets(void)
  * none: it sleeps as soon as a pass finds nothing; spin_ns < 0: the adaptive budget, below). */
 /* Adaptive spin: a wait's spin found work (grow the budget back) or ran out (shrink it). A
  * spin that ran out is counted with the budget it had (MPI_T progress_spins_expired,
- * progress_spin_budget_ns). */
+ * progress_spin_budget_ns); a growth, as progress_spins_grown. */
 static void mf_progress_spin_hit(void)
 {
-    if (mf_pe.spin_adapt && mf_pe.spin_cur_ns < mf_pe.spin_ns)
+    if (mf_pe.spin_adapt && mf_pe.spin_cur_ns < mf_pe.spin_ns) {
         mf_pe.spin_cur_ns =
             mf_pe.spin_cur_ns > mf_pe.spin_ns / 2 ? mf_pe.spin_ns : mf_pe.spin_cur_ns * 2;
+        mf_progress_count(&mf_pe.stats.spins_grown, 1);
+    }
 }
 
 /* The calling thread's involuntary context switches when it last asked (-1: never). */

@@ -100,6 +100,9 @@ typedef struct mf_progress_stats {
     uint64_t spins_expired;
     uint64_t spin_budget_ns;
     uint64_t spins_preempted;
+    /* Spins that found work while the adaptive budget was below its full size, and so doubled
+     * it back (capped at the full size): with spins_preempted, every change of the budget. */
+    uint64_t spins_grown;
 } mf_progress_stats;
 /* A copy; call with the library lock held. */
 void mf_progress_get_stats(mf_progress_stats *out);

@@ -194,6 +194,10 @@ static void mf_t_progress_pvars_locked(void)
          "involuntary context switch: other load wanted its core) since the previous one: with "
          "MANIFOLD_SPIN_US unset, each halves the spin budget",
          &st->spins_preempted},
+        {"progress_spins_grown",
+         "spins that found work while the adaptive spin budget was below its full size "
+         "(MANIFOLD_SPIN_US unset), each doubling it back up to that size",
+         &st->spins_grown},
     };
     for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++)
         mf_t_pvar_register_locked(&(mf_t_pvar_desc){
