@@ -234,7 +234,8 @@ static __attribute__((noinline)) int mf_recv_packed(void *buf, MPI_Count count, 
     if (rc == MF_FABRIC_UNAVAILABLE)
         return rc;
     size_t got = (size_t)mf_status_get_bytes(&st);
-    if (rc == MPI_SUCCESS || rc == MPI_ERR_TRUNCATE)
+    /* rc is a code of its own (mf_error), of class MPI_ERR_TRUNCATE when it was truncated */
+    if (rc == MPI_SUCCESS || mf_error_class(rc) == MPI_ERR_TRUNCATE)
         mf_datatype_unpack(dt, buf, (size_t)count, 0, packed, got < bytes ? got : bytes);
     mf_status_out(status, &st);
     return rc;
