@@ -88,6 +88,16 @@ typedef struct mf_fabric_done {
     void (*fd_fn)(struct mf_fabric_done *done, int status); /* status: MPI_SUCCESS or error code */
 } mf_fabric_done;
 
+/* A payload moved where the fabric keeps it (send_in_place, rx_take_in_place): `fn` moves
+ * bytes [offset, offset + len) of the payload between the caller's data and the fabric's
+ * memory at `at` (into it for a send, out of it for a receive), called once per contiguous
+ * piece, in order of offset (a frame that wraps around a ring is two pieces). What it moves
+ * is the caller's business: the p2p layer packs and unpacks a datatype there. */
+typedef struct mf_fabric_mover {
+    void (*fn)(void *arg, size_t offset, void *at, size_t len);
+    void *arg;
+} mf_fabric_mover;
+
 /* Where an arriving payload goes: filled by the p2p layer in mf_fabric_rx_header(). */
 typedef struct mf_fabric_sink {
     struct iovec *fs_iov; /* destination pieces, in order; may hold fewer bytes than the frame's
@@ -249,6 +259,22 @@ typedef struct mf_fabric_ops {
     int (*rx_peek)(mf_fabric *f, int peer, mf_wire_hdr *hdr);
     void (*rx_take)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                     int niov);
+
+    /* Optional (may be NULL, like rx_peek): a fabric whose frames lie in memory this process
+     * can address (shm's rings) lets a small non-contiguous message be packed straight into
+     * its frame and unpacked straight out of it, without the staging copy a program packing
+     * by hand makes.
+     * send_in_place sends an EAGER frame (hdr->len <= eager_limit) whose payload `m` writes,
+     * only if it can go now: MF_FABRIC_DONE; MF_FABRIC_BUSY with nothing sent (frames queued
+     * ahead, no room: the caller stages the payload and uses send, which keeps the order); or
+     * an error code.
+     * rx_take_in_place, called right after a successful rx_peek with its header, hands the
+     * first `len` bytes of the payload (len <= hdr->len) to `m` where they lie and consumes
+     * the frame as rx_take does, or returns false with nothing consumed when the payload is
+     * not in such memory (then use rx_take). */
+    int (*send_in_place)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const mf_fabric_mover *m);
+    bool (*rx_take_in_place)(mf_fabric *f, int peer, const mf_wire_hdr *hdr, size_t len,
+                             const mf_fabric_mover *m);
 
     /* Fault injection (the fault wrapper, fault/) and the multirail wrapper (a rail it gave
      * up on): breaks the connection to `peer` the way a network failure would, both ends

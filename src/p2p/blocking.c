@@ -59,11 +59,34 @@ static inline __attribute__((always_inline)) int mf_send_eager(const void *buf, 
     return rc ? rc : d.status;
 }
 
-/* Small messages of a non-contiguous type take the request-less paths too: packed into a
- * buffer on the stack (the copy the request path would make anyway) and sent as bytes, or
- * received into one and unpacked. Up to this many bytes; larger ones pipeline their packing
- * through a request (send.c). */
+/* Small messages of a non-contiguous type take the request-less paths too: packed straight
+ * into the fabric's frame and unpacked straight out of it where the fabric allows
+ * (send_in_place, rx_take_in_place: shm's rings), else packed into a buffer on the stack (the
+ * copy the request path would make anyway) and sent as bytes, or received into one and
+ * unpacked. Up to this many bytes; larger ones pipeline their packing through a request
+ * (send.c). */
 #define MF_P2P_STACK_PACK 4096
+
+/* The typed side of such a message, for a fabric.h mf_fabric_mover. */
+typedef struct mf_p2p_typed {
+    mf_datatype *dt;
+    void *buf;
+    size_t count;
+    bool moved; /* a piece was unpacked in place */
+} mf_p2p_typed;
+
+static void mf_p2p_pack_piece(void *arg, size_t offset, void *at, size_t len)
+{
+    mf_p2p_typed *t = arg;
+    mf_datatype_pack(t->dt, t->buf, t->count, offset, at, len);
+}
+
+static void mf_p2p_unpack_piece(void *arg, size_t offset, void *at, size_t len)
+{
+    mf_p2p_typed *t = arg;
+    mf_datatype_unpack(t->dt, t->buf, t->count, offset, at, len);
+    t->moved = true;
+}
 
 /* mf_send_eager of a non-contiguous message, packed on the stack first when it is small enough
  * (MF_FABRIC_UNAVAILABLE otherwise); out of line, so that contiguous sends do not carry the
@@ -75,6 +98,17 @@ static __attribute__((noinline)) int mf_send_packed(const void *buf, MPI_Count c
     size_t bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
     if (bytes > MF_P2P_STACK_PACK)
         return MF_FABRIC_UNAVAILABLE;
+    mf_p2p_eager e;
+    int rc;
+    if (!mf_p2p_offload(comm) &&
+        mf_p2p_eager_prepare(buf, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), dest, tag, comm,
+                             ctx, &e, &rc) &&
+        e.f->ops->send_in_place) {
+        mf_p2p_typed t = {dt, (void *)(uintptr_t)buf, (size_t)count, false};
+        rc = e.f->ops->send_in_place(e.f, e.peer, &e.h, &(mf_fabric_mover){mf_p2p_pack_piece, &t});
+        if (rc != MF_FABRIC_BUSY)
+            return rc; /* MF_FABRIC_DONE is MPI_SUCCESS */
+    }
     unsigned char packed[MF_P2P_STACK_PACK];
     mf_datatype_pack(dt, buf, (size_t)count, 0, packed, bytes);
     return mf_send_eager(packed, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), dest, tag, comm, ctx);
@@ -106,7 +140,8 @@ typedef struct mf_p2p_direct {
     int src, tag; /* as matched: rank in the communicator, tag or MPI_ANY_TAG */
     int peer;     /* world rank */
     mf_fabric *fabric;
-    unsigned idle; /* passes that found the peer's queue empty */
+    const mf_fabric_mover *in_place; /* or NULL: the payload goes to buf (rx_take_in_place) */
+    unsigned idle;                   /* passes that found the peer's queue empty */
     MPI_Status status;
     int rc;               /* the receive's error, once done */
     bool received;        /* taken from the fabric */
@@ -146,8 +181,12 @@ static int mf_p2p_direct_poll(void *arg)
         return 0;
     if (got == 1 && h.flags == 0 && h.context == d->context && h.src == d->src &&
         (d->tag == MPI_ANY_TAG || h.tag == d->tag)) {
-        struct iovec iov = {d->buf, mf_p2p_direct_accept(d, &h)};
-        f->ops->rx_take(f, d->peer, &h, &iov, 1);
+        size_t take = mf_p2p_direct_accept(d, &h);
+        if (!d->in_place || !f->ops->rx_take_in_place ||
+            !f->ops->rx_take_in_place(f, d->peer, &h, take, d->in_place)) {
+            struct iovec iov = {d->buf, take};
+            f->ops->rx_take(f, d->peer, &h, &iov, 1);
+        }
         return 1;
     }
     /* Not ours (another tag, a rendezvous, a synchronous send) or time for everyone else: a
@@ -168,7 +207,8 @@ static int mf_p2p_direct_poll(void *arg)
 static inline __attribute__((always_inline)) int mf_recv_direct(void *buf, MPI_Count count,
                                                                 mf_datatype *dt, int source,
                                                                 int tag, mf_comm *comm,
-                                                                unsigned ctx, MPI_Status *status)
+                                                                unsigned ctx, MPI_Status *status,
+                                                                const mf_fabric_mover *in_place)
 {
     const struct mf_datatype_public *t = mf_datatype_info(dt);
     if (source < 0 || !t->dt_contig || mf_p2p_offload(comm))
@@ -186,6 +226,7 @@ static inline __attribute__((always_inline)) int mf_recv_direct(void *buf, MPI_C
         .tag = tag,
         .peer = peer,
         .fabric = f,
+        .in_place = in_place,
         .found = mf_match_unexpected(context, source, tag, true),
         .rc = mf_p2p_peer_status(peer),
     };
@@ -216,9 +257,9 @@ static inline __attribute__((always_inline)) int mf_recv_direct(void *buf, MPI_C
     return d.rc;
 }
 
-/* mf_recv_direct of a non-contiguous message small enough to be received whole into a buffer
- * on the stack, then unpacked (out of line, as mf_send_packed); MF_FABRIC_UNAVAILABLE for
- * larger ones. What was received is unpacked whether or not it was truncated, as a receive into
+/* mf_recv_direct of a non-contiguous message small enough to be received whole: unpacked
+ * where the fabric holds it, or received into a buffer on the stack and unpacked from there
+ * (out of line, as mf_send_packed); MF_FABRIC_UNAVAILABLE for larger ones. What was received is unpacked whether or not it was truncated, as a receive into
  * the type itself would have placed it. */
 static __attribute__((noinline)) int mf_recv_packed(void *buf, MPI_Count count, mf_datatype *dt,
                                                     int source, int tag, mf_comm *comm,
@@ -229,13 +270,14 @@ static __attribute__((noinline)) int mf_recv_packed(void *buf, MPI_Count count, 
         return MF_FABRIC_UNAVAILABLE;
     unsigned char packed[MF_P2P_STACK_PACK];
     MPI_Status st = {0};
+    mf_p2p_typed t = {dt, buf, (size_t)count, false};
     int rc = mf_recv_direct(packed, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), source, tag, comm,
-                            ctx, &st);
+                            ctx, &st, &(mf_fabric_mover){mf_p2p_unpack_piece, &t});
     if (rc == MF_FABRIC_UNAVAILABLE)
         return rc;
     size_t got = (size_t)mf_status_get_bytes(&st);
     /* rc is a code of its own (mf_error), of class MPI_ERR_TRUNCATE when it was truncated */
-    if (rc == MPI_SUCCESS || mf_error_class(rc) == MPI_ERR_TRUNCATE)
+    if ((rc == MPI_SUCCESS || mf_error_class(rc) == MPI_ERR_TRUNCATE) && !t.moved)
         mf_datatype_unpack(dt, buf, (size_t)count, 0, packed, got < bytes ? got : bytes);
     mf_status_out(status, &st);
     return rc;
@@ -245,7 +287,7 @@ int mf_recv(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf
             unsigned ctx, MPI_Status *status)
 {
     int rc = mf_datatype_info(dt)->dt_contig || source < 0
-                 ? mf_recv_direct(buf, count, dt, source, tag, comm, ctx, status)
+                 ? mf_recv_direct(buf, count, dt, source, tag, comm, ctx, status, NULL)
                  : mf_recv_packed(buf, count, dt, source, tag, comm, ctx, status);
     if (rc != MF_FABRIC_UNAVAILABLE)
         return rc;

@@ -132,6 +132,30 @@ bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *
     return true;
 }
 
+/* Hands the n bytes at ring position pos to fn, as one piece or, where they wrap, two. */
+static void mf_shm_ring_pieces(const mf_shm_ring *r, uint64_t pos, size_t n, mf_shm_piece_fn *fn,
+                               void *arg)
+{
+    size_t off = (size_t)(pos & (r->cap - 1));
+    size_t first = r->cap - off < n ? r->cap - off : n;
+    if (first > 0)
+        fn(arg, 0, r->data + off, first);
+    if (n > first)
+        fn(arg, first, r->data, n - first);
+}
+
+bool mf_shm_ring_push_with(mf_shm_ring *r, const mf_wire_hdr *h, mf_shm_piece_fn *fn, void *arg)
+{
+    size_t need = mf_shm_frame_size(h->type, (size_t)h->len);
+    if (!mf_shm_ring_room(r, need))
+        return false;
+    uint64_t pos = r->head;
+    mf_shm_frame_encode(h, r->data + (size_t)(pos & (r->cap - 1)));
+    mf_shm_ring_pieces(r, pos + mf_shm_frame_hdr(h->type), (size_t)h->len, fn, arg);
+    mf_shm_ring_commit(r, pos, need);
+    return true;
+}
+
 bool mf_shm_ring_push_indirect(mf_shm_ring *r, const mf_wire_hdr *h, uint64_t addr, uint64_t *end)
 {
     if (!mf_shm_ring_room(r, MF_SHM_CACHELINE))
@@ -212,6 +236,12 @@ size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct i
         return left;
     }
     return mf_shm_ring_copy_out_iov(r, pos, left, iov, niov);
+}
+
+void mf_shm_ring_read_with(const mf_shm_ring *r, const mf_wire_hdr *h, size_t len,
+                           mf_shm_piece_fn *fn, void *arg)
+{
+    mf_shm_ring_pieces(r, r->tail_cache + mf_shm_frame_hdr(h->type), len, fn, arg);
 }
 
 /* Tells a blocked producer about the space: true if it was flagged (now cleared). Call after

@@ -339,20 +339,37 @@ static int mf_shm_complete_indirect(mf_shm_state *s, mf_shm_peer *p)
     return n;
 }
 
+/* The peer a frame of hdr goes to, announced to it; or NULL and why it cannot go (*rc). */
+static inline __attribute__((always_inline)) mf_shm_peer *
+mf_shm_tx_peer(mf_shm_state *s, int peer, const mf_wire_hdr *hdr, int *rc)
+{
+    mf_shm_peer *p = mf_shm_peer_of(s, peer);
+    if (!p) {
+        *rc = mf_error(MPI_ERR_INTERN, "shm: rank %d is not a local peer", peer);
+        return NULL;
+    }
+    if (p->failed) {
+        *rc = p->failed;
+        return NULL;
+    }
+    if (hdr->len > s->base.max_frame) {
+        *rc = mf_error(MPI_ERR_INTERN, "shm: frame of %llu bytes to rank %d exceeds max_frame %zu",
+                       (unsigned long long)hdr->len, peer, s->base.max_frame);
+        return NULL;
+    }
+    if (!p->announced)
+        mf_shm_announce(s, p);
+    return p;
+}
+
 static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const struct iovec *iov,
                        int niov, mf_fabric_done *done)
 {
     mf_shm_state *s = mf_shm_of(f);
-    mf_shm_peer *p = mf_shm_peer_of(s, peer);
+    int rc;
+    mf_shm_peer *p = mf_shm_tx_peer(s, peer, hdr, &rc);
     if (!p)
-        return mf_error(MPI_ERR_INTERN, "shm: rank %d is not a local peer", peer);
-    if (p->failed)
-        return p->failed;
-    if (hdr->len > f->max_frame)
-        return mf_error(MPI_ERR_INTERN, "shm: frame of %llu bytes to rank %d exceeds max_frame %zu",
-                        (unsigned long long)hdr->len, peer, f->max_frame);
-    if (!p->announced)
-        mf_shm_announce(s, p);
+        return rc;
     if (s->indirect == MF_SHM_INDIRECT_ALWAYS && !p->pend_head &&
         mf_shm_indirect_ok(s, hdr, iov, niov, done) && mf_shm_push_indirect(s, p, hdr, iov, done)) {
         mf_shm_notify(s, p);
@@ -366,10 +383,28 @@ static int mf_shm_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const str
     }
     if (!done)
         return MF_FABRIC_BUSY; /* an inject (MF_FABRIC_INJECT) that must not be queued */
-    int rc = mf_shm_queue(s, p, hdr, iov, niov, done);
+    rc = mf_shm_queue(s, p, hdr, iov, niov, done);
     if (rc == MF_FABRIC_PENDING)
         mf_fabric_count_tx(f, hdr);
     return rc;
+}
+
+/* fabric.h send_in_place: straight into the ring, or not at all (frames queued ahead keep
+ * their order; a job that sends everything indirect keeps doing so). */
+static int mf_shm_send_in_place(mf_fabric *f, int peer, const mf_wire_hdr *hdr,
+                                const mf_fabric_mover *m)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    int rc;
+    mf_shm_peer *p = mf_shm_tx_peer(s, peer, hdr, &rc);
+    if (!p)
+        return rc;
+    if (s->indirect == MF_SHM_INDIRECT_ALWAYS || p->pend_head ||
+        !mf_shm_ring_push_with(&p->out, hdr, m->fn, m->arg))
+        return MF_FABRIC_BUSY;
+    mf_shm_notify(s, p);
+    mf_fabric_count_tx(f, hdr);
+    return MF_FABRIC_DONE;
 }
 
 /* Whether p's queued frames should go indirect now: always, or the ring has had no room for
@@ -621,6 +656,19 @@ static void mf_shm_rx_take(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const
 {
     mf_shm_state *s = mf_shm_of(f);
     (void)mf_shm_take(s, mf_shm_peer_of(s, peer), hdr, iov, niov); /* a failure: next pass */
+}
+
+/* fabric.h rx_take_in_place: a payload in the ring (an indirect one is in the sender). */
+static bool mf_shm_rx_take_in_place(mf_fabric *f, int peer, const mf_wire_hdr *hdr, size_t len,
+                                    const mf_fabric_mover *m)
+{
+    mf_shm_state *s = mf_shm_of(f);
+    mf_shm_peer *p = mf_shm_peer_of(s, peer);
+    if (p->in.peek_addr != 0)
+        return false;
+    mf_shm_ring_read_with(&p->in, hdr, len, m->fn, m->arg);
+    (void)mf_shm_take(s, p, hdr, NULL, 0); /* counts and releases; nothing left to copy */
+    return true;
 }
 
 /* ---- sleeping ---- */
@@ -1046,6 +1094,8 @@ static const mf_fabric_ops mf_shm_ops = {
     .tx_idle = mf_shm_tx_idle,
     .rx_peek = mf_shm_rx_peek,
     .rx_take = mf_shm_rx_take,
+    .send_in_place = mf_shm_send_in_place,
+    .rx_take_in_place = mf_shm_rx_take_in_place,
     .break_peer = mf_fabric_no_break_peer,
 };
 

@@ -246,6 +246,12 @@ void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *dat
 /* Producer: appends one frame (header h, then h->len bytes gathered from iov) if it fits whole,
  * and publishes it. Returns false when the ring lacks room (nothing written). */
 bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov);
+/* Moves payload bytes [offset, offset + len) between the caller's data and ring memory at `at`
+ * (mf_shm_ring_push_with, mf_shm_ring_read_with): called once per contiguous piece. */
+typedef void mf_shm_piece_fn(void *arg, size_t offset, void *at, size_t len);
+/* Producer: mf_shm_ring_push with the payload (h->len bytes) written in place by fn, in one
+ * piece, or two where the frame wraps. */
+bool mf_shm_ring_push_with(mf_shm_ring *r, const mf_wire_hdr *h, mf_shm_piece_fn *fn, void *arg);
 /* Producer: appends one indirect frame (frame.c) for header h whose h->len payload bytes stay
  * at addr in this process, if it fits, and publishes it. Returns false when the ring lacks
  * room; else *end is the ring position after it (the frame is consumed once tail reaches it). */
@@ -261,6 +267,10 @@ int mf_shm_ring_peek(mf_shm_ring *r, mf_wire_hdr *h, const char **why);
  * the iov's room. Returns the bytes copied. */
 size_t mf_shm_ring_copy_out(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov,
                             int niov);
+/* Consumer: hands the first len bytes of the oldest frame's payload (h as peeked, not
+ * indirect; len <= h->len) to fn where they lie, in one piece or two. */
+void mf_shm_ring_read_with(const mf_shm_ring *r, const mf_wire_hdr *h, size_t len,
+                           mf_shm_piece_fn *fn, void *arg);
 /* Consumer: releases the oldest frame (as peeked; an indirect one publishes tail at once: its
  * producer completes the send when it sees it, and is woken, if blocked, when the ring is found
  * empty). Returns true if the producer had flagged itself blocked on this ring (the flag is
