@@ -59,12 +59,12 @@ static inline __attribute__((always_inline)) int mf_send_eager(const void *buf, 
     return rc ? rc : d.status;
 }
 
-/* Small messages of a non-contiguous type take the request-less paths too: packed straight
+/* Eager messages of a non-contiguous type take the request-less paths too: packed straight
  * into the fabric's frame and unpacked straight out of it where the fabric allows
- * (send_in_place, rx_take_in_place: shm's rings), else packed into a buffer on the stack (the
- * copy the request path would make anyway) and sent as bytes, or received into one and
- * unpacked. Up to this many bytes; larger ones pipeline their packing through a request
- * (send.c). */
+ * (send_in_place, rx_take_in_place: shm's rings, up to its eager limit), else, up to this many
+ * bytes, packed into a buffer on the stack (the copy the request path would make anyway) and
+ * sent as bytes, or received into one and unpacked. Larger ones pipeline their packing through
+ * a request (send.c). */
 #define MF_P2P_STACK_PACK 4096
 
 /* The typed side of such a message, for a fabric.h mf_fabric_mover. */
@@ -96,19 +96,19 @@ static __attribute__((noinline)) int mf_send_packed(const void *buf, MPI_Count c
                                                     mf_comm *comm, unsigned ctx)
 {
     size_t bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
-    if (bytes > MF_P2P_STACK_PACK)
-        return MF_FABRIC_UNAVAILABLE;
     mf_p2p_eager e;
     int rc;
     if (!mf_p2p_offload(comm) &&
-        mf_p2p_eager_prepare(buf, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), dest, tag, comm,
-                             ctx, &e, &rc) &&
+        mf_p2p_eager_prepare(buf, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), dest, tag, comm, ctx,
+                             &e, &rc) &&
         e.f->ops->send_in_place) {
         mf_p2p_typed t = {dt, (void *)(uintptr_t)buf, (size_t)count, false};
         rc = e.f->ops->send_in_place(e.f, e.peer, &e.h, &(mf_fabric_mover){mf_p2p_pack_piece, &t});
         if (rc != MF_FABRIC_BUSY)
             return rc; /* MF_FABRIC_DONE is MPI_SUCCESS */
     }
+    if (bytes > MF_P2P_STACK_PACK)
+        return MF_FABRIC_UNAVAILABLE;
     unsigned char packed[MF_P2P_STACK_PACK];
     mf_datatype_pack(dt, buf, (size_t)count, 0, packed, bytes);
     return mf_send_eager(packed, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), dest, tag, comm, ctx);
@@ -204,11 +204,9 @@ static int mf_p2p_direct_poll(void *arg)
  * Anything else (a rendezvous, a synchronous send, a message a full pass queued as unexpected)
  * is finished through a request as usual. Returns MF_FABRIC_UNAVAILABLE when the receive does
  * not qualify. */
-static inline __attribute__((always_inline)) int mf_recv_direct(void *buf, MPI_Count count,
-                                                                mf_datatype *dt, int source,
-                                                                int tag, mf_comm *comm,
-                                                                unsigned ctx, MPI_Status *status,
-                                                                const mf_fabric_mover *in_place)
+static inline __attribute__((always_inline)) int
+mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
+               unsigned ctx, MPI_Status *status, const mf_fabric_mover *in_place)
 {
     const struct mf_datatype_public *t = mf_datatype_info(dt);
     if (source < 0 || !t->dt_contig || mf_p2p_offload(comm))
@@ -257,29 +255,38 @@ static inline __attribute__((always_inline)) int mf_recv_direct(void *buf, MPI_C
     return d.rc;
 }
 
-/* mf_recv_direct of a non-contiguous message small enough to be received whole: unpacked
- * where the fabric holds it, or received into a buffer on the stack and unpacked from there
- * (out of line, as mf_send_packed); MF_FABRIC_UNAVAILABLE for larger ones. What was received is unpacked whether or not it was truncated, as a receive into
- * the type itself would have placed it. */
+/* mf_recv_direct of a non-contiguous message: unpacked where the fabric holds it, or received
+ * into a staging buffer and unpacked from there (out of line, as mf_send_packed). The buffer is
+ * on the stack up to MF_P2P_STACK_PACK bytes; up to the eager limit of a fabric that unpacks in
+ * place it comes from the buffer cache, needed only when the message does not arrive as one
+ * eager frame in the fabric's memory; MF_FABRIC_UNAVAILABLE otherwise. What was received is
+ * unpacked whether or not it was truncated, as a receive into the type itself would have
+ * placed it. */
 static __attribute__((noinline)) int mf_recv_packed(void *buf, MPI_Count count, mf_datatype *dt,
                                                     int source, int tag, mf_comm *comm,
                                                     unsigned ctx, MPI_Status *status)
 {
     size_t bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
-    if (bytes > MF_P2P_STACK_PACK)
-        return MF_FABRIC_UNAVAILABLE;
-    unsigned char packed[MF_P2P_STACK_PACK];
+    unsigned char stack[MF_P2P_STACK_PACK], *packed = stack;
+    if (bytes > MF_P2P_STACK_PACK) {
+        mf_fabric *f = mf_comm_fabric(comm, mf_comm_peer(comm, source));
+        if (!f->ops->rx_take_in_place || bytes > f->eager_limit ||
+            !(packed = mf_bufcache_get(bytes)))
+            return MF_FABRIC_UNAVAILABLE;
+    }
     MPI_Status st = {0};
     mf_p2p_typed t = {dt, buf, (size_t)count, false};
     int rc = mf_recv_direct(packed, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), source, tag, comm,
                             ctx, &st, &(mf_fabric_mover){mf_p2p_unpack_piece, &t});
-    if (rc == MF_FABRIC_UNAVAILABLE)
-        return rc;
-    size_t got = (size_t)mf_status_get_bytes(&st);
-    /* rc is a code of its own (mf_error), of class MPI_ERR_TRUNCATE when it was truncated */
-    if ((rc == MPI_SUCCESS || mf_error_class(rc) == MPI_ERR_TRUNCATE) && !t.moved)
-        mf_datatype_unpack(dt, buf, (size_t)count, 0, packed, got < bytes ? got : bytes);
-    mf_status_out(status, &st);
+    if (rc != MF_FABRIC_UNAVAILABLE) {
+        size_t got = (size_t)mf_status_get_bytes(&st);
+        /* rc is a code of its own (mf_error), of class MPI_ERR_TRUNCATE when it was truncated */
+        if ((rc == MPI_SUCCESS || mf_error_class(rc) == MPI_ERR_TRUNCATE) && !t.moved)
+            mf_datatype_unpack(dt, buf, (size_t)count, 0, packed, got < bytes ? got : bytes);
+        mf_status_out(status, &st);
+    }
+    if (packed != stack)
+        mf_bufcache_put(packed);
     return rc;
 }
 

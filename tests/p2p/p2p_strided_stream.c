@@ -1,7 +1,7 @@
 /*
- * A long stream of small non-contiguous messages, blocking send to blocking receive: the path
+ * A long stream of eager non-contiguous messages, blocking send to blocking receive: the path
  * on which shm packs a message straight into its ring frame and unpacks it straight out of it
- * (fabric.h send_in_place, rx_take_in_place); other fabrics stage it on the stack.
+ * (fabric.h send_in_place, rx_take_in_place); other fabrics stage it.
  *
  * Frames of many lengths wrap around the end of the ring at every offset, so the payload of
  * some arrives in two pieces, often splitting one of the type's pieces: a vector of 3-byte
@@ -20,8 +20,8 @@
 #include "mftest.h"
 
 #define NMSG 6000  /* messages in the stream */
-#define BURST 1500 /* messages sent before the receiver looks (about 2-4 MiB) */
-#define MAXN 700   /* most blocks (or doubles) in one message */
+#define BURST 1500 /* messages sent while the receiver sleeps (7-18 MB) */
+#define MAXN 3000  /* most blocks (or doubles) in one message: 9 KB, 24 KB */
 #define GAP 0x5a   /* what the bytes between blocks hold */
 #define ROW 5      /* doubles per row of the matrix whose column is sent */
 
