@@ -67,20 +67,7 @@ static inline __attribute__((always_inline)) int mf_send_eager(const void *buf, 
  * a request (send.c). */
 #define MF_P2P_STACK_PACK 4096
 
-/* The typed side of such a message, for a fabric.h mf_fabric_mover. */
-typedef struct mf_p2p_typed {
-    mf_datatype *dt;
-    void *buf;
-    size_t count;
-    bool moved; /* a piece was unpacked in place */
-} mf_p2p_typed;
-
-static void mf_p2p_pack_piece(void *arg, size_t offset, void *at, size_t len)
-{
-    mf_p2p_typed *t = arg;
-    mf_datatype_pack(t->dt, t->buf, t->count, offset, at, len);
-}
-
+/* The receiver's mover (protocol.h mf_p2p_typed). */
 static void mf_p2p_unpack_piece(void *arg, size_t offset, void *at, size_t len)
 {
     mf_p2p_typed *t = arg;
@@ -88,25 +75,17 @@ static void mf_p2p_unpack_piece(void *arg, size_t offset, void *at, size_t len)
     t->moved = true;
 }
 
-/* mf_send_eager of a non-contiguous message, packed on the stack first when it is small enough
- * (MF_FABRIC_UNAVAILABLE otherwise); out of line, so that contiguous sends do not carry the
- * buffer in their frame. */
+/* mf_send_eager of a non-contiguous message: packed into the fabric's frame
+ * (mf_p2p_send_in_place), or on the stack first when it is small enough (MF_FABRIC_UNAVAILABLE
+ * otherwise); out of line, so that contiguous sends do not carry the buffer in their frame. */
 static __attribute__((noinline)) int mf_send_packed(const void *buf, MPI_Count count,
                                                     mf_datatype *dt, int dest, int tag,
                                                     mf_comm *comm, unsigned ctx)
 {
+    int rc = mf_p2p_send_in_place(buf, count, dt, dest, tag, comm, ctx);
+    if (rc != MF_FABRIC_BUSY)
+        return rc; /* MF_FABRIC_DONE is MPI_SUCCESS */
     size_t bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
-    mf_p2p_eager e;
-    int rc;
-    if (!mf_p2p_offload(comm) &&
-        mf_p2p_eager_prepare(buf, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), dest, tag, comm, ctx,
-                             &e, &rc) &&
-        e.f->ops->send_in_place) {
-        mf_p2p_typed t = {dt, (void *)(uintptr_t)buf, (size_t)count, false};
-        rc = e.f->ops->send_in_place(e.f, e.peer, &e.h, &(mf_fabric_mover){mf_p2p_pack_piece, &t});
-        if (rc != MF_FABRIC_BUSY)
-            return rc; /* MF_FABRIC_DONE is MPI_SUCCESS */
-    }
     if (bytes > MF_P2P_STACK_PACK)
         return MF_FABRIC_UNAVAILABLE;
     unsigned char packed[MF_P2P_STACK_PACK];

@@ -110,6 +110,23 @@ typedef struct mf_p2p_eager {
 bool mf_p2p_eager_prepare(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
                           mf_comm *comm, unsigned ctx, mf_p2p_eager *e, int *rc);
 
+/* The typed side of a non-contiguous message moved in place (fabric.h mf_fabric_mover):
+ * packed into the fabric's frame by mf_p2p_pack_piece, unpacked out of it by the receiver's
+ * mover (blocking.c), which sets `moved`. */
+typedef struct mf_p2p_typed {
+    mf_datatype *dt;
+    void *buf;
+    size_t count;
+    bool moved;
+} mf_p2p_typed;
+void mf_p2p_pack_piece(void *arg, size_t offset, void *at, size_t len);
+/* The request-less eager send of a non-contiguous message: packed straight into the frame of
+ * a fabric with send_in_place when its packed bytes qualify for mf_p2p_eager_prepare. Returns
+ * MF_FABRIC_DONE, an error of send_in_place, or MF_FABRIC_BUSY when it was not sent so (not
+ * eager, no such fabric, no room now, a failed peer): then send it another way. */
+int mf_p2p_send_in_place(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
+                         mf_comm *comm, unsigned ctx);
+
 /* ---- protocol.c (receives, arrivals) ---- */
 /* The status of a receive of `room` bytes matched with envelope h offering `size` bytes:
  * source, tag, byte count. Returns the bytes taken; *err becomes MPI_ERR_TRUNCATE (with the

@@ -194,6 +194,27 @@ bool mf_p2p_eager_prepare(const void *buf, MPI_Count count, mf_datatype *dt, int
     return true;
 }
 
+void mf_p2p_pack_piece(void *arg, size_t offset, void *at, size_t len)
+{
+    mf_p2p_typed *t = arg;
+    mf_datatype_pack(t->dt, t->buf, t->count, offset, at, len);
+}
+
+int mf_p2p_send_in_place(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
+                         mf_comm *comm, unsigned ctx)
+{
+    mf_p2p_eager e;
+    int rc;
+    size_t bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
+    if (mf_p2p_offload(comm) ||
+        !mf_p2p_eager_prepare(buf, (MPI_Count)bytes, mf_datatype_get(MPI_BYTE), dest, tag, comm,
+                              ctx, &e, &rc) ||
+        !e.f->ops->send_in_place)
+        return MF_FABRIC_BUSY;
+    mf_p2p_typed t = {dt, (void *)(uintptr_t)buf, (size_t)count, false};
+    return e.f->ops->send_in_place(e.f, e.peer, &e.h, &(mf_fabric_mover){mf_p2p_pack_piece, &t});
+}
+
 int mf_isend_standard(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
                       mf_comm *comm, unsigned ctx, mf_request **out)
 {
@@ -207,6 +228,12 @@ int mf_isend_standard(const void *buf, MPI_Count count, mf_datatype *dt, int des
     if (!toff && mf_p2p_eager_prepare(buf, count, dt, dest, tag, comm, ctx, &e, &rc) &&
         (e.f->flags & MF_FABRIC_INJECT) &&
         e.f->ops->send(e.f, e.peer, &e.h, &e.iov, 1, NULL) == MF_FABRIC_DONE) {
+        *out = mf_request_sent();
+        return MPI_SUCCESS;
+    }
+    /* A non-contiguous one, packed straight into the frame where the fabric allows. */
+    if (!toff && !mf_datatype_info(dt)->dt_contig && dest != MPI_PROC_NULL &&
+        mf_p2p_send_in_place(buf, count, dt, dest, tag, comm, ctx) == MF_FABRIC_DONE) {
         *out = mf_request_sent();
         return MPI_SUCCESS;
     }

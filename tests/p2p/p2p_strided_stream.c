@@ -7,6 +7,7 @@
  * some arrives in two pieces, often splitting one of the type's pieces: a vector of 3-byte
  * blocks, and a column of doubles (the pack fast path, datatype/copy.c). Each message is
  * checked byte by byte, and the gaps between blocks must stay as they were. Then:
+ *   - the same nonblocking, 16 messages in flight (MPI_Isend packs in place too),
  *   - a burst sent while the receiver sleeps (the ring fills: the frames that find no room
  *     are staged and queued, and all must still arrive in order),
  *   - truncation: a receive of fewer elements gets MPI_ERR_TRUNCATE, with the part that fits
@@ -22,6 +23,7 @@
 #define NMSG 6000  /* messages in the stream */
 #define BURST 1500 /* messages sent while the receiver sleeps (7-18 MB) */
 #define MAXN 3000  /* most blocks (or doubles) in one message: 9 KB, 24 KB */
+#define WINDOW 16  /* nonblocking messages in flight */
 #define GAP 0x5a   /* what the bytes between blocks hold */
 #define ROW 5      /* doubles per row of the matrix whose column is sent */
 
@@ -124,6 +126,33 @@ static void stream(int s, int sender, int peer, int from, int to, unsigned char 
     }
 }
 
+/* The same, nonblocking: windows of WINDOW messages, each in a buffer of its own, all posted
+ * before any is waited for (MPI_Isend packs into the frame at once where the fabric allows). */
+static void stream_nb(int s, int sender, int peer, int from, int to, unsigned char **bufs)
+{
+    for (int k0 = from; k0 < to; k0 += WINDOW) {
+        int m = to - k0 < WINDOW ? to - k0 : WINDOW;
+        MPI_Request rq[WINDOW];
+        MPI_Datatype t[WINDOW];
+        for (int i = 0; i < m; i++) {
+            int k = k0 + i, n = count_of(k);
+            t[i] = type_of(s, n);
+            layout(s, k, n, bufs[i], sender);
+            if (sender)
+                MF_CHECK_MPI(MPI_Isend(bufs[i], 1, t[i], peer, k, MPI_COMM_WORLD, &rq[i]));
+            else
+                MF_CHECK_MPI(MPI_Irecv(bufs[i], 1, t[i], peer, k, MPI_COMM_WORLD, &rq[i]));
+        }
+        MF_CHECK_MPI(MPI_Waitall(m, rq, MPI_STATUSES_IGNORE));
+        for (int i = 0; i < m; i++) {
+            int k = k0 + i, n = count_of(k);
+            MF_CHECK(sender || received_ok(s, k, n, n, bufs[i]),
+                     "shape %d, nonblocking message %d (%d elements) differs", s, k, n);
+            MPI_Type_free(&t[i]);
+        }
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -133,11 +162,16 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int sender = rank % 2 == 0, peer = sender ? rank + 1 : rank - 1;
     int active = peer < size;
-    unsigned char *buf = malloc(buf_bytes());
+    unsigned char *buf = malloc(buf_bytes()), *bufs[WINDOW];
+    for (int i = 0; i < WINDOW; i++) {
+        bufs[i] = malloc(buf_bytes());
+        MF_CHECK(bufs[i] != NULL, "no memory");
+    }
     MF_CHECK(buf != NULL, "no memory");
 
     for (int s = 0; s < NSHAPES && active; s++) {
         stream(s, sender, peer, 0, NMSG, buf);
+        stream_nb(s, sender, peer, 0, NMSG / 2, bufs);
 
         /* The burst, more bytes than a ring holds, while the receiver makes no progress. */
         if (!sender)
@@ -169,5 +203,7 @@ int main(int argc, char **argv)
         }
     }
     free(buf);
+    for (int i = 0; i < WINDOW; i++)
+        free(bufs[i]);
     return mftest_finish();
 }
