@@ -3,6 +3,7 @@
 #include <stdlib.h>
 
 #include "api/p2p_args.h"
+#include "core/bufcache.h"
 #include "core/progress.h"
 
 static int mf_api_recv(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
@@ -334,7 +335,7 @@ static int mf_api_isendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
     if (!rc && replace) {
         /* The outgoing data is packed first, so the buffer is free to take the reply. */
         size_t bytes = (size_t)sendcount * mf_datatype_info(sdt)->dt_size;
-        copy = malloc(bytes ? bytes : 1);
+        copy = mf_bufcache_get(bytes); /* request.c gives rq_packed back to the cache */
         if (!copy)
             rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory to stage %zu bytes", fn, bytes);
         else
@@ -353,7 +354,7 @@ static int mf_api_isendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
         if (rc)
             mf_request_free(r);
     }
-    free(copy);
+    mf_bufcache_put(copy);
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
 }

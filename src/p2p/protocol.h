@@ -49,6 +49,7 @@
 #include <stddef.h>
 #include <stdlib.h>
 
+#include "core/bufcache.h"
 #include "core/error.h"
 #include "p2p/match.h"
 #include "p2p/p2p_internal.h"
@@ -197,7 +198,7 @@ static inline void mf_p2p_recv_landed(mf_request *r)
     if (r->rq_packed) {
         mf_datatype_unpack(r->rq_dt, r->rq_buf, (size_t)r->rq_count, 0, r->rq_packed,
                            r->rq_accepted);
-        free(r->rq_packed);
+        mf_bufcache_put(r->rq_packed);
         r->rq_packed = NULL;
     }
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/bufcache.h"
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/log.h"
@@ -156,7 +157,7 @@ static void mf_request_destroy(mf_request *r)
             mf_request_free(r->rq_parts[i]);
     /* Tested first: most requests own none of these, and free(NULL) is still a call. */
     if (r->rq_packed)
-        free(r->rq_packed);
+        mf_bufcache_put(r->rq_packed);
     if (r->rq_pieces)
         free(r->rq_pieces);
     if (r->rq_iovs && r->rq_iovs != &r->rq_iov_one)

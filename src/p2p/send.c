@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/bufcache.h"
 #include "core/error.h"
 #include "p2p/offload.h"
 
@@ -79,7 +80,7 @@ int mf_p2p_stage_strided(mf_request *r, size_t len, bool iov_ok, bool pack)
         }
         free(iov);
     }
-    r->rq_packed = malloc(len);
+    r->rq_packed = mf_bufcache_get(len); /* a staging copy per message: kept for the next */
     if (!r->rq_packed)
         return mf_error(MPI_ERR_NO_MEM, "no memory to stage %zu bytes of a strided message", len);
     if (pack)
