@@ -106,6 +106,12 @@ typedef struct mf_fabric_sink {
     /* Called once the whole payload (hdr.len bytes) was consumed. May be NULL. */
     void (*fs_done)(struct mf_fabric_sink *sink, int status);
     void *fs_ctx; /* for the p2p layer */
+    /* Set (fn not NULL) only for an instance with rx_take_in_place, which then hands the first
+     * fs_move_len bytes of the payload to the mover where they lie (from a copy of its own
+     * where they do not, as an indirect frame of shm) and leaves fs_iov unused: a receive of a
+     * non-contiguous type unpacks without staging the message first. */
+    mf_fabric_mover fs_mover;
+    size_t fs_move_len;
 } mf_fabric_sink;
 
 /* Return values of send/rget besides MPI error codes (which are positive). */

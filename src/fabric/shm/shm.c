@@ -40,6 +40,7 @@
 
 #include <mpi.h>
 
+#include "core/bufcache.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -563,6 +564,27 @@ static int mf_shm_take(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h,
     return rc;
 }
 
+/* mf_shm_take for a sink with a mover (fabric.h): the payload handed over where it lies in
+ * the ring, or, for an indirect frame, from a copy read from the sender into a cached buffer. */
+static __attribute__((noinline)) int
+mf_shm_take_moved(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h, const mf_fabric_sink *sink)
+{
+    size_t n = sink->fs_move_len < h->len ? sink->fs_move_len : (size_t)h->len;
+    if (p->in.peek_addr == 0) {
+        mf_shm_ring_read_with(&p->in, h, n, sink->fs_mover.fn, sink->fs_mover.arg);
+        return mf_shm_take(s, p, h, NULL, 0); /* counts and releases */
+    }
+    void *copy = mf_bufcache_get(n);
+    int rc = mf_shm_take(s, p, h, &(struct iovec){copy, copy ? n : 0}, 1);
+    if (!copy && !rc)
+        rc = mf_error(MPI_ERR_NO_MEM, "shm: no memory for a %zu-byte frame from rank %d", n,
+                      p->rank);
+    else if (!rc && n > 0)
+        sink->fs_mover.fn(sink->fs_mover.arg, 0, copy, n);
+    mf_bufcache_put(copy);
+    return rc;
+}
+
 static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
 {
     int n = 0;
@@ -583,7 +605,8 @@ static int mf_shm_drain_peer(mf_shm_state *s, mf_shm_peer *p)
         }
         mf_fabric_sink sink = {0};
         mf_fabric_rx_header(&s->base, p->rank, &h, &sink);
-        int rc = mf_shm_take(s, p, &h, sink.fs_iov, sink.fs_niov);
+        int rc = sink.fs_mover.fn ? mf_shm_take_moved(s, p, &h, &sink)
+                                  : mf_shm_take(s, p, &h, sink.fs_iov, sink.fs_niov);
         if (sink.fs_done)
             sink.fs_done(&sink, rc);
         if (p->failed)
