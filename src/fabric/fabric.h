@@ -267,9 +267,9 @@ typedef struct mf_fabric_ops {
                     int niov);
 
     /* Optional (may be NULL, like rx_peek): a fabric whose frames lie in memory this process
-     * can address (shm's rings) lets a small non-contiguous message be packed straight into
+     * can address (shm's rings) lets an eager non-contiguous message be packed straight into
      * its frame and unpacked straight out of it, without the staging copy a program packing
-     * by hand makes.
+     * by hand makes. Such a fabric also honours a sink's mover (mf_fabric_sink fs_mover).
      * send_in_place sends an EAGER frame (hdr->len <= eager_limit) whose payload `m` writes,
      * only if it can go now: MF_FABRIC_DONE; MF_FABRIC_BUSY with nothing sent (frames queued
      * ahead, no room: the caller stages the payload and uses send, which keeps the order); or

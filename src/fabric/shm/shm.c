@@ -564,16 +564,27 @@ static int mf_shm_take(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h,
     return rc;
 }
 
+/* mf_shm_take with the first len bytes of the payload handed to m where they lie in the ring
+ * (fabric.h mf_fabric_mover); false, with nothing done, for an indirect frame, whose payload is
+ * in the sender. */
+static bool mf_shm_take_in_ring(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h, size_t len,
+                                const mf_fabric_mover *m)
+{
+    if (p->in.peek_addr != 0)
+        return false;
+    mf_shm_ring_read_with(&p->in, h, len, m->fn, m->arg);
+    (void)mf_shm_take(s, p, h, NULL, 0); /* counts and releases: fails only for indirect ones */
+    return true;
+}
+
 /* mf_shm_take for a sink with a mover (fabric.h): the payload handed over where it lies in
  * the ring, or, for an indirect frame, from a copy read from the sender into a cached buffer. */
 static __attribute__((noinline)) int
 mf_shm_take_moved(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *h, const mf_fabric_sink *sink)
 {
     size_t n = sink->fs_move_len < h->len ? sink->fs_move_len : (size_t)h->len;
-    if (p->in.peek_addr == 0) {
-        mf_shm_ring_read_with(&p->in, h, n, sink->fs_mover.fn, sink->fs_mover.arg);
-        return mf_shm_take(s, p, h, NULL, 0); /* counts and releases */
-    }
+    if (mf_shm_take_in_ring(s, p, h, n, &sink->fs_mover))
+        return MPI_SUCCESS;
     void *copy = mf_bufcache_get(n);
     int rc = mf_shm_take(s, p, h, &(struct iovec){copy, copy ? n : 0}, 1);
     if (!copy && !rc)
@@ -686,12 +697,7 @@ static bool mf_shm_rx_take_in_place(mf_fabric *f, int peer, const mf_wire_hdr *h
                                     const mf_fabric_mover *m)
 {
     mf_shm_state *s = mf_shm_of(f);
-    mf_shm_peer *p = mf_shm_peer_of(s, peer);
-    if (p->in.peek_addr != 0)
-        return false;
-    mf_shm_ring_read_with(&p->in, hdr, len, m->fn, m->arg);
-    (void)mf_shm_take(s, p, hdr, NULL, 0); /* counts and releases; nothing left to copy */
-    return true;
+    return mf_shm_take_in_ring(s, mf_shm_peer_of(s, peer), hdr, len, m);
 }
 
 /* ---- sleeping ---- */
