@@ -168,9 +168,10 @@ static void mf_dt_move(const mf_datatype *dt, const void *buf, size_t count, siz
 /* mf_dt_move of the commonest strided message, one whole element of a single run of 8-byte
  * pieces (a matrix column of doubles), in a loop that needs no stack frame: a few doubles
  * otherwise cost more in mf_dt_move's dispatch than in their moves. False if not that case. */
-static inline __attribute__((always_inline)) bool
-mf_dt_move_column(const mf_datatype *dt, const void *buf, size_t count, size_t offset, char *stream,
-                  size_t len, bool pack)
+static inline __attribute__((always_inline)) bool mf_dt_move_column(const mf_datatype *dt,
+                                                                    const void *buf, size_t count,
+                                                                    size_t offset, char *stream,
+                                                                    size_t len, bool pack)
 {
     const struct mf_dt_run *r = dt->dt_fast;
     if (count != 1 || offset != 0 || dt->dt_nfast != 1 || r->r_len != 8 || len != r->r_n * 8)
