@@ -17,6 +17,10 @@
 #   pvars                   the wrapper's MPI_T counters read by the program: all 0 on a clean
 #                           run; after tcp1 breaks and comes back, every rank counts a failover
 #                           and a revived rail, and chunks were sent again
+#   idle-finalize           PROG (shm_hold) does nothing but MPI_Init and MPI_Finalize: six
+#                           runs, and no MPI_Finalize may wait for sends (a heartbeat queued
+#                           behind a connection to a peer already in the final fence stalled it
+#                           10 s in about half the runs)
 #   prog NP                 PROG (any MPI test program) on NP ranks over the two rails: exit 0
 # Usage: rail_test.sh CASE (MPIEXEC, PROG in the environment).
 set -u
@@ -47,6 +51,13 @@ said_once() {
 }
 
 case $case_ in
+idle-finalize)
+    for i in 1 2 3 4 5 6; do
+        run 2 0 || fail "run $i: the job failed"
+        ! grep -q "sends still pending" "$out" ||
+            fail "run $i: MPI_Finalize waited for a rail that carried no message"
+    done
+    ;;
 stripe-np2 | stripe-np4)
     run "${case_#stripe-np}" 0 || fail "the job failed"
     ok
