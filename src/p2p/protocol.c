@@ -53,8 +53,7 @@ static void mf_p2p_eager_sink_done(mf_fabric_sink *sink, int status)
 /* The mover of a receive unpacked where the fabric holds the payload (mf_p2p_match_eager). */
 static void mf_p2p_unpack_request_piece(void *arg, size_t offset, void *at, size_t len)
 {
-    mf_request *r = arg;
-    mf_datatype_unpack(r->rq_dt, r->rq_buf, (size_t)r->rq_count, offset, at, len);
+    mf_p2p_recv_unpack(arg, offset, at, len);
 }
 
 /* A receive matched an EAGER header whose payload is about to arrive: give the fabric a sink.
@@ -94,7 +93,7 @@ static void mf_p2p_unexp_deliver(mf_request *r, mf_unexpected *u)
     if (r->rq_iovs)
         mf_iov_scatter(r->rq_iovs, r->rq_niov, u->ux_data, r->rq_accepted);
     else
-        mf_datatype_unpack(r->rq_dt, r->rq_buf, (size_t)r->rq_count, 0, u->ux_data, r->rq_accepted);
+        mf_p2p_recv_unpack(r, 0, u->ux_data, r->rq_accepted);
     mf_p2p_recv_landed(r);
     mf_bufcache_put(u->ux_data);
     free(u);

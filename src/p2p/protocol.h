@@ -192,12 +192,18 @@ static inline int mf_p2p_stage_recv(mf_request *r)
     return mf_p2p_stage(r, r->rq_accepted, true, false);
 }
 
+/* Unpacks bytes [offset, offset + len) of receive r's message from `from` into its buffer:
+ * from its staging copy, an unexpected payload, or where a fabric holds the frame. */
+static inline void mf_p2p_recv_unpack(mf_request *r, size_t offset, const void *from, size_t len)
+{
+    mf_datatype_unpack(r->rq_dt, r->rq_buf, (size_t)r->rq_count, offset, from, len);
+}
+
 /* All accepted bytes have landed: unpack if staged. */
 static inline void mf_p2p_recv_landed(mf_request *r)
 {
     if (r->rq_packed) {
-        mf_datatype_unpack(r->rq_dt, r->rq_buf, (size_t)r->rq_count, 0, r->rq_packed,
-                           r->rq_accepted);
+        mf_p2p_recv_unpack(r, 0, r->rq_packed, r->rq_accepted);
         mf_bufcache_put(r->rq_packed);
         r->rq_packed = NULL;
     }

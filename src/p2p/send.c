@@ -233,7 +233,7 @@ int mf_isend_standard(const void *buf, MPI_Count count, mf_datatype *dt, int des
         return MPI_SUCCESS;
     }
     /* A non-contiguous one, packed straight into the frame where the fabric allows. */
-    if (!toff && !mf_datatype_info(dt)->dt_contig && dest != MPI_PROC_NULL &&
+    if (!toff && !mf_datatype_info(dt)->dt_contig &&
         mf_p2p_send_in_place(buf, count, dt, dest, tag, comm, ctx) == MF_FABRIC_DONE) {
         *out = mf_request_sent();
         return MPI_SUCCESS;
