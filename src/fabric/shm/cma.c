@@ -29,12 +29,16 @@ int mf_shm_cma_probe(pid_t pid, uint64_t addr)
     return 0;
 }
 
-int mf_shm_cma_read(pid_t pid, uint64_t raddr, const struct iovec *iov, int niov, size_t len)
+int mf_shm_cma_read(pid_t pid, uint64_t raddr, const struct iovec *iov, int niov, size_t at,
+                    size_t len)
 {
     /* The kernel may transfer less than asked (it stops at IOV_MAX pieces, or partway on a
-     * fault); walk the local pieces and re-issue from where it stopped. */
+     * fault); walk the local pieces and re-issue from where it stopped. (i, skip): the local
+     * piece the next byte goes to, and the bytes of it already filled (or skipped: `at`). */
     int i = 0;
-    size_t skip = 0; /* bytes of iov[i] already filled */
+    size_t skip = at;
+    while (i < niov && skip >= iov[i].iov_len)
+        skip -= iov[i++].iov_len;
     while (len > 0) {
         struct iovec l[64];
         int nl = 0;
@@ -52,7 +56,7 @@ int mf_shm_cma_read(pid_t pid, uint64_t raddr, const struct iovec *iov, int niov
             want += n;
         }
         if (nl == 0)
-            return EINVAL; /* the local iovecs hold fewer than len bytes */
+            return EINVAL; /* the local iovecs hold fewer than at + len bytes */
         struct iovec r = {(void *)(uintptr_t)raddr, want};
         ssize_t got = process_vm_readv(pid, l, (unsigned long)nl, &r, 1, 0);
         if (got < 0) {

@@ -61,16 +61,30 @@ int main(void)
         iov[i].iov_len = n;
         off += n;
     }
-    CHECK(mf_shm_cma_read(child, (uint64_t)(uintptr_t)src + 1000, iov, 200, len) == 0);
+    CHECK(mf_shm_cma_read(child, (uint64_t)(uintptr_t)src + 1000, iov, 200, 0, len) == 0);
+    for (size_t i = 0; i < len; i++)
+        CHECK(dst[i] == (unsigned char)((i + 1000) * 13 + ((i + 1000) >> 12)));
+    /* In chunks that start inside a local piece (as shm's rget reads, a chunk per pass), the
+     * first chunk ending exactly at a piece's end: the same bytes. */
+    memset(dst, 0, len);
+    size_t chunks[] = {1500, 4999, 65536, 1};
+    for (size_t at = 0, k = 0; at < len; k++) {
+        size_t n = chunks[k % 4] < len - at ? chunks[k % 4] : len - at;
+        CHECK(mf_shm_cma_read(child, (uint64_t)(uintptr_t)src + 1000 + at, iov, 200, at, n) == 0);
+        at += n;
+    }
     for (size_t i = 0; i < len; i++)
         CHECK(dst[i] == (unsigned char)((i + 1000) * 13 + ((i + 1000) >> 12)));
     /* Fewer local bytes than asked is the caller's bug: EINVAL, not an overrun. */
-    CHECK(mf_shm_cma_read(child, (uint64_t)(uintptr_t)src, iov, 1, iov[0].iov_len + 1) == EINVAL);
+    CHECK(mf_shm_cma_read(child, (uint64_t)(uintptr_t)src, iov, 1, 0, iov[0].iov_len + 1) ==
+          EINVAL);
+    CHECK(mf_shm_cma_read(child, (uint64_t)(uintptr_t)src, iov, 2, iov[0].iov_len,
+                          iov[1].iov_len + 1) == EINVAL);
 
     kill(child, SIGKILL);
     int st;
     CHECK(waitpid(child, &st, 0) == child);
-    CHECK(mf_shm_cma_read(child, (uint64_t)(uintptr_t)src, iov, 1, 16) == ESRCH);
+    CHECK(mf_shm_cma_read(child, (uint64_t)(uintptr_t)src, iov, 1, 0, 16) == ESRCH);
     free(dst);
     free(src);
     printf("cma_test: ok\n");

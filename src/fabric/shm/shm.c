@@ -12,7 +12,8 @@
  *            in use (of a peer that announced itself in our sender bitmap, see shm.h),
  *            handing each to the p2p layer (mf_fabric_rx_header) and copying the payload into
  *            the sink it returns;
- *   - rget:  process_vm_readv from the peer (synchronous: a memcpy across address spaces);
+ *   - rget:  process_vm_readv from the peer, queued and read by progress a chunk per pass
+ *            (MF_SHM_PULL_CHUNK), so that a large pull does not hold the rank;
  *   - indirect frames: a queued frame of at least MF_SHM_INDIRECT_MIN payload bytes whose ring
  *            stays full while the receiver does not drain it (MF_SHM_INDIRECT_STALL_NS, or we are
  *            about to sleep) goes into the ring as one line carrying its address instead; the
@@ -72,6 +73,10 @@
  * would then all go at process_vm_readv's speed once both ranks run again (bibw 1 MiB at load
  * 3.4, median of 6: 5.5 GB/s without a cap against 11.1 with the rings alone). */
 #define MF_SHM_INDIRECT_BURST (4u << 20)
+/* Bytes an rget reads per progress pass (see mf_shm_rget): large enough that the kernel's
+ * per-call cost stays small, small enough that frames of other messages wait at most about
+ * 100 µs behind it. */
+#define MF_SHM_PULL_CHUNK (1u << 20)
 
 enum mf_shm_indirect_mode { MF_SHM_INDIRECT_OFF, MF_SHM_INDIRECT_AUTO, MF_SHM_INDIRECT_ALWAYS };
 
@@ -90,6 +95,17 @@ typedef struct mf_shm_inflight {
     uint64_t end; /* ring position after the frame: consumed once tail reaches it */
     mf_fabric_done *done;
 } mf_shm_inflight;
+
+/* An rget not finished yet: progress reads it MF_SHM_PULL_CHUNK bytes at a time (see rget). */
+typedef struct mf_shm_pull {
+    struct mf_shm_pull *next;
+    struct mf_shm_peer *peer;
+    uint64_t raddr;          /* where the peer's bytes start */
+    const struct iovec *iov; /* the caller's, alive until done (fabric.h) */
+    int niov;
+    size_t len, got;
+    mf_fabric_done *done;
+} mf_shm_pull;
 
 typedef struct mf_shm_peer {
     int rank; /* world rank */
@@ -122,10 +138,11 @@ typedef struct mf_shm_state {
     int nwords;
     int *local_of; /* by world rank: local index, or -1 on another host */
     int world_size;
-    size_t pending;  /* frames queued over all peers */
-    size_t inflight; /* indirect frames not yet consumed, over all peers */
-    int indirect;    /* enum mf_shm_indirect_mode, after the probe (OFF if it failed) */
-    int unreported;  /* peers with a failure not yet reported (see mf_shm_peer) */
+    size_t pending;                     /* frames queued over all peers */
+    size_t inflight;                    /* indirect frames not yet consumed, over all peers */
+    mf_shm_pull *pull_head, *pull_tail; /* rgets in the order asked, over all peers */
+    int indirect;   /* enum mf_shm_indirect_mode, after the probe (OFF if it failed) */
+    int unreported; /* peers with a failure not yet reported (see mf_shm_peer) */
     unsigned stuck_passes;
     bool in_progress;
     bool no_doorbell; /* some peer cannot reach our socket: sleep with a timeout instead */
@@ -210,8 +227,12 @@ static mf_shm_inflight *mf_shm_inflight_pop(mf_shm_state *s, mf_shm_peer *p)
     return q;
 }
 
+static void mf_shm_fail_pulls(mf_shm_state *s, mf_shm_peer *p, int code);
+static void mf_shm_pull_step(mf_shm_state *s);
+
 static void mf_shm_fail_pending(mf_shm_state *s, mf_shm_peer *p, int code)
 {
+    mf_shm_fail_pulls(s, p, code);
     while (p->fl_head) {
         mf_shm_inflight *q = mf_shm_inflight_pop(s, p);
         q->done->fd_fn(q->done, code);
@@ -533,7 +554,7 @@ static __attribute__((noinline)) int mf_shm_take_indirect(mf_shm_state *s, mf_sh
     size_t room = 0, len = (size_t)h->len;
     for (int i = 0; i < niov; i++)
         room += iov[i].iov_len;
-    int e = mf_shm_cma_read(p->pid, p->in.peek_addr, iov, niov, len < room ? len : room);
+    int e = mf_shm_cma_read(p->pid, p->in.peek_addr, iov, niov, 0, len < room ? len : room);
     if (e == 0)
         return MPI_SUCCESS;
     if (!p->failed) {
@@ -652,6 +673,10 @@ static int mf_shm_progress_pass(mf_shm_state *s)
     for (int i = 0; i < s->npoll; i++)
         if (!s->poll[i]->failed)
             n += mf_shm_drain_peer(s, s->poll[i]);
+    if (s->pull_head) {
+        mf_shm_pull_step(s);
+        n++;
+    }
     s->in_progress = false;
     return n;
 }
@@ -661,7 +686,7 @@ static int mf_shm_progress(mf_fabric *f)
     mf_shm_state *s = mf_shm_of(f);
     /* Most passes of a spinning rank find nothing: one load per inbound ring decides that, so
      * that a frame arriving meanwhile is picked up a few nanoseconds later, not a full pass. */
-    if (!s->pending && !s->unreported && !s->inflight) {
+    if (!s->pending && !s->unreported && !s->inflight && !s->pull_head) {
         int i = 0;
         while (i < s->npoll && mf_shm_ring_idle(&s->poll[i]->in))
             i++;
@@ -720,6 +745,8 @@ static bool mf_shm_pend_fits(mf_shm_peer *p)
  * frame. */
 static bool mf_shm_has_work(mf_shm_state *s)
 {
+    if (s->pull_head)
+        return true;
     mf_shm_discover(s, memory_order_seq_cst); /* a sender's bit precedes its first frame */
     for (int i = 0; i < s->npoll; i++)
         if (!s->poll[i]->failed && mf_shm_ring_nonempty_sc(&s->poll[i]->in))
@@ -807,6 +834,10 @@ static void mf_shm_rkey_release(mf_fabric *f, uint64_t rkey)
 {
 }
 
+/* fabric.h rget: queued, and read by progress MF_SHM_PULL_CHUNK bytes per pass
+ * (mf_shm_pull_step), so that neither the call (a receive posted on an RTS that came first)
+ * nor one progress pass holds the rank for a whole large message: while it reads, its own
+ * RTS, CTS and FIN frames still go out, and the peer's come in. */
 static int mf_shm_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
                        const struct iovec *iov, int niov, size_t len, mf_fabric_done *done)
 {
@@ -816,17 +847,74 @@ static int mf_shm_rget(mf_fabric *f, int peer, uint64_t rkey, size_t offset,
         return mf_error(MPI_ERR_INTERN, "shm: rget from rank %d is not possible", peer);
     if (p->failed)
         return p->failed;
-    int e = mf_shm_cma_read(p->pid, rkey + offset, iov, niov, len);
-    if (e == 0)
+    if (len == 0)
         return MF_FABRIC_DONE;
-    if (e == ESRCH) {
-        p->failed = mf_shm_died_error(p);
-        p->unreported = true;
-        s->unreported++;
-        return p->failed;
+    mf_shm_pull *q = malloc(sizeof *q);
+    if (!q)
+        return mf_error(MPI_ERR_NO_MEM, "shm: no memory to read %zu bytes from rank %d", len, peer);
+    *q = (mf_shm_pull){
+        .peer = p, .raddr = rkey + offset, .iov = iov, .niov = niov, .len = len, .done = done};
+    if (s->pull_tail)
+        s->pull_tail->next = q;
+    else
+        s->pull_head = q;
+    s->pull_tail = q;
+    return MF_FABRIC_PENDING;
+}
+
+/* Unlinks q, whose predecessor in the pull list is prev (NULL: q is the head). */
+static void mf_shm_pull_unlink(mf_shm_state *s, mf_shm_pull *prev, mf_shm_pull *q)
+{
+    if (prev)
+        prev->next = q->next;
+    else
+        s->pull_head = q->next;
+    if (s->pull_tail == q)
+        s->pull_tail = prev;
+}
+
+/* Reads the next chunk of the oldest rget, and completes it once whole or failed. */
+static void mf_shm_pull_step(mf_shm_state *s)
+{
+    mf_shm_pull *q = s->pull_head;
+    mf_shm_peer *p = q->peer;
+    size_t n = q->len - q->got < MF_SHM_PULL_CHUNK ? q->len - q->got : MF_SHM_PULL_CHUNK;
+    int rc = p->failed;
+    if (!rc) {
+        int e = mf_shm_cma_read(p->pid, q->raddr + q->got, q->iov, q->niov, q->got, n);
+        if (e == 0) {
+            q->got += n;
+        } else if (e == ESRCH) {
+            rc = p->failed = mf_shm_died_error(p);
+            p->unreported = true; /* the pass reports it next time, and fails p's other work */
+            s->unreported++;
+        } else {
+            rc = mf_error(MPI_ERR_OTHER, "shm: reading %zu bytes from rank %d (pid %d) failed: %s",
+                          q->len, p->rank, (int)p->pid, strerror(e));
+        }
     }
-    return mf_error(MPI_ERR_OTHER, "shm: reading %zu bytes from rank %d (pid %d) failed: %s", len,
-                    peer, (int)p->pid, strerror(e));
+    if (rc || q->got == q->len) {
+        mf_shm_pull_unlink(s, NULL, q);
+        q->done->fd_fn(q->done, rc);
+        free(q);
+    }
+}
+
+/* Fails every rget from p with code. */
+static void mf_shm_fail_pulls(mf_shm_state *s, mf_shm_peer *p, int code)
+{
+    mf_shm_pull *prev = NULL, *q = s->pull_head;
+    while (q) {
+        mf_shm_pull *next = q->next;
+        if (q->peer == p) {
+            mf_shm_pull_unlink(s, prev, q);
+            q->done->fd_fn(q->done, code);
+            free(q);
+        } else {
+            prev = q;
+        }
+        q = next;
+    }
 }
 
 /* ---- lifecycle ---- */
@@ -848,6 +936,12 @@ static void mf_shm_reset(mf_shm_state *s)
     s->nlocal = s->world_size = 0;
     s->pending = 0;
     s->inflight = 0;
+    while (s->pull_head) { /* none at a normal close: their requests completed */
+        mf_shm_pull *q = s->pull_head;
+        s->pull_head = q->next;
+        free(q);
+    }
+    s->pull_tail = NULL;
     s->indirect = MF_SHM_INDIRECT_OFF;
     s->unreported = 0;
     s->stuck_passes = 0;

@@ -293,8 +293,10 @@ extern const uint64_t mf_shm_cma_probe_word;
 #define MF_SHM_CMA_PROBE_VALUE 0x4d414e49464f4c44ull
 /* Tries to read the probe word of process pid at addr. Returns 0, or the errno. */
 int mf_shm_cma_probe(pid_t pid, uint64_t addr);
-/* Reads len bytes at remote address `raddr` of pid into iov. Returns 0 or an errno. */
-int mf_shm_cma_read(pid_t pid, uint64_t raddr, const struct iovec *iov, int niov, size_t len);
+/* Reads len bytes at remote address `raddr` of pid into the local iovecs, from byte `at` of
+ * them on. Returns 0 or an errno. */
+int mf_shm_cma_read(pid_t pid, uint64_t raddr, const struct iovec *iov, int niov, size_t at,
+                    size_t len);
 
 /* ---- doorbell.c ---- */
 
