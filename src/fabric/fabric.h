@@ -223,7 +223,8 @@ typedef struct mf_fabric_ops {
     int (*rkey_make)(mf_fabric *f, void *addr, size_t len, uint64_t *rkey);
     void (*rkey_release)(mf_fabric *f, uint64_t rkey);
     /* Optional (MF_FABRIC_RGET): pulls `len` bytes starting `offset` bytes into the peer's region
-     * `rkey` into the local iovecs. Same return convention as send. */
+     * `rkey` into the local iovecs. Same return convention as send; the iovecs stay valid until
+     * `done` is called. */
     int (*rget)(mf_fabric *f, int peer, uint64_t rkey, size_t offset, const struct iovec *iov,
                 int niov, size_t len, mf_fabric_done *done);
 
@@ -440,6 +441,11 @@ struct mf_fabric {
      * kept by the engine: progress may run while another thread sleeps, and must then keep the
      * wait fd complete (tcp stays out of its quiet regime). */
     int sleepers;
+    /* With MF_FABRIC_RGET: a receiver pulls a rendezvous message only while its own rank has at
+     * least this many bytes of rendezvous sends in flight, and asks for a push otherwise. 0 (RDMA:
+     * a pull costs no CPU) always pulls; shm's copy costs the puller's core, which a push through
+     * the rings shares with the sender's, so it pulls only when both cores copy anyway. */
+    size_t rget_min_busy;
     mf_fabric_counters counters;
     /* Identity and settings, set by the registry before open. */
     const mf_fabric_class *cls;

@@ -79,6 +79,9 @@ void mf_fabric_mpit_publish(mf_fabric *f)
                        &c->tx_frames[MF_MSG_RTS]);
     mf_fabric_mpit_one(f, "rendezvous_received", "rendezvous transfers announced by peers", one,
                        &c->rx_frames[MF_MSG_RTS]);
+    mf_fabric_mpit_one(f, "rendezvous_pulled",
+                       "rendezvous messages received by reading the sender's memory (rget)", one,
+                       &c->tx_frames[MF_MSG_FIN]);
     if (f->cls->caps & MF_FABRIC_CAP_NETWORK)
         mf_fabric_mpit_one(f, "connections", "connections set up", one, &c->connections);
 }

@@ -6,6 +6,9 @@
  *   <inst>_frames_sent / _frames_received         frames of every kind (data and control)
  *   <inst>_eager_sent / _eager_received           messages sent eagerly (EAGER frames)
  *   <inst>_rendezvous_sent / _rendezvous_received rendezvous started (RTS frames)
+ *   <inst>_rendezvous_pulled                      of those received, the ones this rank read
+ *                                                 from the sender's memory (FIN frames sent);
+ *                                                 the others were pushed to it (CTS sent)
  *   <inst>_connections                            connections set up (network classes only)
  *
  * All are counters (MPI_T_PVAR_CLASS_COUNTER, MPI_UNSIGNED_LONG_LONG), read from the instance's

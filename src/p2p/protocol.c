@@ -114,14 +114,57 @@ static void mf_p2p_unexp_done(mf_fabric_sink *sink, int status)
     mf_p2p_unexp_deliver(r, u);
 }
 
-/* A new receive takes an unexpected message out of the queue. */
-static void mf_p2p_take_unexpected(mf_request *r, mf_unexpected *u)
+/* Rendezvous messages whose receive was posted after their RTS came, waiting for the next
+ * progress pass to start (mf_p2p_take_unexpected): each an unexpected record, linked by ux_next,
+ * with its receive in ux_waiter. */
+static mf_unexpected *mf_p2p_deferred, **mf_p2p_deferred_end = &mf_p2p_deferred;
+
+/* Progress hook, present while the list is not empty: starts the deferred rendezvous. */
+static int mf_p2p_start_deferred(void *arg)
 {
-    if (u->ux_hdr.type == MF_MSG_RTS) {
-        mf_p2p_start_rndv(r, u->ux_fabric, u->ux_peer, &u->ux_hdr);
+    int n = 0;
+    for (mf_unexpected *u; (u = mf_p2p_deferred) != NULL; n++) {
+        mf_p2p_deferred = u->ux_next;
+        if (!mf_p2p_deferred)
+            mf_p2p_deferred_end = &mf_p2p_deferred;
+        mf_request *r = u->ux_waiter;
+        if (!r->pub.r_complete) /* else it failed meanwhile: its peer is gone */
+            mf_p2p_start_rndv(r, u->ux_fabric, u->ux_peer, &u->ux_hdr);
+        mf_request_unbusy(r); /* the hold taken when it was deferred */
+        free(u);
+    }
+    mf_progress_hook_remove(mf_p2p_start_deferred, NULL);
+    return n;
+}
+
+/* Starts the rendezvous of a receive posted after its RTS came: from the next progress pass
+ * where the fabric may pull, since whether it does depends on this rank's own rendezvous sends
+ * (rget_min_busy), and a receive is most often posted just before the sends it pairs with
+ * (MPI_Irecv, MPI_Isend, MPI_Waitall; MPI_Sendrecv). At once otherwise. */
+static void mf_p2p_take_rts(mf_request *r, mf_unexpected *u)
+{
+    mf_fabric *f = u->ux_fabric;
+    bool defer = (f->flags & MF_FABRIC_RGET) && u->ux_hdr.rkey && f->rget_min_busy > 0;
+    if (defer && !mf_p2p_deferred && mf_progress_hook_add(mf_p2p_start_deferred, NULL) != 0)
+        defer = false;
+    if (!defer) {
+        mf_p2p_start_rndv(r, f, u->ux_peer, &u->ux_hdr);
         free(u);
         return;
     }
+    r->rq_peer = u->ux_peer; /* involved if that peer fails meanwhile */
+    r->rq_busy++;
+    u->ux_waiter = r;
+    u->ux_next = NULL;
+    *mf_p2p_deferred_end = u;
+    mf_p2p_deferred_end = &u->ux_next;
+}
+
+/* A new receive takes an unexpected message out of the queue. */
+static void mf_p2p_take_unexpected(mf_request *r, mf_unexpected *u)
+{
+    if (u->ux_hdr.type == MF_MSG_RTS)
+        return mf_p2p_take_rts(r, u);
     r->rq_peer = u->ux_peer;
     r->rq_fabric = u->ux_fabric;
     mf_p2p_accept(r, &u->ux_hdr, u->ux_hdr.len);

@@ -174,12 +174,18 @@ static void mf_request_maybe_destroy(mf_request *r)
         mf_request_destroy(r);
 }
 
+size_t mf_p2p_rndv_out_bytes;
+
 void mf_request_finish(mf_request *r)
 {
     if (r->pub.r_complete)
         return;
     r->pub.r_status.MPI_ERROR = r->rq_error;
     r->pub.r_complete = true;
+    if (r->rq_rndv_out) {
+        r->rq_rndv_out = false;
+        mf_p2p_rndv_out_bytes -= r->rq_bytes;
+    }
     if (r->rq_on_complete)
         r->rq_on_complete(r, r->rq_on_complete_arg);
 }

@@ -59,6 +59,7 @@ struct mf_request {
     uint64_t rq_peer_id;     /* the peer's request id (sreq for receivers, rreq for senders) */
     bool rq_awaits_peer;     /* send: the peer's CTS, FIN or SYNC_ACK is one rq_busy step */
     bool rq_cancel_asked;    /* send: MPI_Cancel sent CANCEL; its answer is one rq_busy step */
+    bool rq_rndv_out;        /* send: rq_bytes counted in mf_p2p_rndv_out_bytes until finished */
 
     /* Tag matching offloaded (offload.c): the fabric's operation for this request (rq_tmsg,
      * or a claimed message's); NULL on the message path. */
@@ -98,6 +99,10 @@ struct mf_request {
      * that requests of the message path pay nothing for it. */
     mf_fabric_tmsg rq_tmsg;
 };
+
+/* Bytes of this rank's rendezvous sends from their RTS until they finish (rq_rndv_out): how
+ * busy its own sends keep it, which decides pull or push for its receives (rget_min_busy). */
+extern size_t mf_p2p_rndv_out_bytes;
 
 /* Allocation and wire ids. */
 mf_request *mf_request_alloc(mf_request_kind kind, mf_comm *comm);

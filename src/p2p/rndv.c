@@ -3,10 +3,13 @@
  *
  * The sender sent an RTS with the envelope and size (send.c). When the receiver matches it,
  * it takes min(size, its buffer) bytes:
- *   - pull: if the fabric can rget and the RTS carries a key, the receiver copies the data itself
- *     (CMA on shm: one copy) and sends FIN, on which the sender releases the key and completes;
+ *   - pull: if the fabric can rget, the RTS carries a key and the receiving rank's own
+ *     rendezvous sends in flight reach the fabric's rget_min_busy (fabric.h), the receiver copies
+ *     the data itself (CMA on shm: one copy) and sends FIN, on which the sender releases the key
+ *     and completes;
  *   - push: otherwise it sends CTS with its request id and how much it takes, and the sender
- *     streams DATA frames (at most max_frame bytes each) that land straight in the receive buffer.
+ *     (releasing its key) streams DATA frames (at most max_frame bytes each) that land straight
+ *     in the receive buffer.
  * Truncation delivers the part that fits; the sender completes normally. Each wait (CTS, FIN,
  * the pulled or pushed data) is one rq_busy step of its request.
  */
@@ -18,6 +21,7 @@
 /* CTS: the receiver takes hdr->total bytes; stream them as DATA frames. */
 void mf_p2p_on_cts(mf_request *r, const mf_wire_hdr *h)
 {
+    mf_p2p_release_rkey(r); /* the receiver chose not to pull */
     size_t take = h->total < r->rq_bytes ? h->total : r->rq_bytes;
     mf_wire_hdr d = {
         .type = MF_MSG_DATA,
@@ -98,7 +102,8 @@ void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr 
     mf_p2p_accept(r, h, h->total);
     int rc = mf_p2p_stage_recv(r);
     r->rq_busy++;
-    if (!rc && (f->flags & MF_FABRIC_RGET) && h->rkey) {
+    if (!rc && (f->flags & MF_FABRIC_RGET) && h->rkey &&
+        mf_p2p_rndv_out_bytes >= f->rget_min_busy) {
         r->rq_get_done.fd_fn = mf_p2p_get_done;
         rc = f->ops->rget(f, peer, h->rkey, 0, r->rq_iovs, r->rq_niov, r->rq_accepted,
                           &r->rq_get_done);

@@ -163,6 +163,9 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
             mf_p2p_fail(r, rc);
             r->rq_busy--;
             r->rq_awaits_peer = false;
+        } else {
+            r->rq_rndv_out = true;
+            mf_p2p_rndv_out_bytes += r->rq_bytes;
         }
     }
     mf_request_unbusy(r);

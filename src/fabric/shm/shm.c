@@ -13,7 +13,8 @@
  *            handing each to the p2p layer (mf_fabric_rx_header) and copying the payload into
  *            the sink it returns;
  *   - rget:  process_vm_readv from the peer, queued and read by progress a chunk per pass
- *            (MF_SHM_PULL_CHUNK), so that a large pull does not hold the rank;
+ *            (MF_SHM_PULL_CHUNK), so that a large pull does not hold the rank; receivers use
+ *            it only as rget_min_busy says (see mf_shm_cma_setup);
  *   - indirect frames: a queued frame of at least MF_SHM_INDIRECT_MIN payload bytes whose ring
  *            stays full while the receiver does not drain it (MF_SHM_INDIRECT_STALL_NS, or we are
  *            about to sleep) goes into the ring as one line carrying its address instead; the
@@ -973,16 +974,21 @@ static int mf_shm_open(mf_fabric *f)
 static int mf_shm_cma_wanted(mf_shm_state *s, const char *var, const char *fallback, bool *on,
                              bool *forced);
 
-/* Decides MF_FABRIC_RGET (mf_shm_cma_wanted). Off
- * by default: on the machines measured (docs/PERFORMANCE.md), rendezvous data streamed through
- * the 1 MiB rings in 64 KiB frames, copied in and out by the two cores at once, beat a
- * process_vm_readv pull 1.5-4x from 128 KiB to 64 MiB (the kernel pins the pages it reads). */
+/* Decides MF_FABRIC_RGET (mf_shm_cma_wanted) and when receivers use it (rget_min_busy).
+ * A lone large message streams through the 1 MiB rings in 64 KiB frames, copied in and out by
+ * the two cores at once: measured 1.5-4x faster than a process_vm_readv pull from 128 KiB to
+ * 64 MiB (the kernel pins the pages it reads, and one core copies). When both ranks send large
+ * messages to each other, both cores copy anyway, twice per byte through the rings against once
+ * with a pull; once the data in flight outgrows the caches, the pull wins (docs/PERFORMANCE.md):
+ * by default (auto) a receive pulls only while its rank has MANIFOLD_SHM_PULL_BUSY bytes of
+ * rendezvous sends of its own in flight. */
 static int mf_shm_cma_setup(mf_shm_state *s)
 {
     bool on, forced;
     int rc = mf_shm_cma_wanted(s, "MANIFOLD_SHM_CMA", "large messages are streamed", &on, &forced);
     if (on)
         s->base.flags |= MF_FABRIC_RGET;
+    s->base.rget_min_busy = forced ? 0 : mf_config_size("MANIFOLD_SHM_PULL_BUSY");
     return rc;
 }
 

@@ -1,0 +1,135 @@
+/*
+ * shm_pull.c — which rendezvous messages shm pulls (single copy, the receiver reads the sender's
+ * buffer) and which it has pushed through the rings, read from the MPI_T counter
+ * shm0_rendezvous_pulled, and every byte of both checked.
+ *
+ * Ranks pair up (0-1, 2-3, ...). Two patterns, each counted on every rank:
+ *   - ping-pong of 1 MiB messages: a receiver with no sends of its own in flight;
+ *   - an exchange of W messages of 1 MiB each way (W MiB of sends in flight on each side). The
+ *     odd rank posts its receives after the even rank's RTS came (it waited for a token sent
+ *     behind them), the case where the choice is deferred to the next progress pass.
+ * EXPECT_PINGPONG and EXPECT_EXCHANGE (0 or 1) say whether every receive of that pattern is
+ * pulled or none is: with MANIFOLD_SHM_CMA=auto that depends on MANIFOLD_SHM_PULL_BUSY against
+ * the W MiB in flight, with 1 everything is pulled, with 0 nothing.
+ */
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mftest.h"
+
+enum { MSG = 1 << 20, W = 8, ROUNDS = 3, PINGS = 4 };
+
+static unsigned char pattern(int rank, int k, size_t i)
+{
+    return (unsigned char)(rank * 31 + k * 7 + i * 13 + (i >> 12));
+}
+
+static void fill(unsigned char *p, int rank, int k)
+{
+    for (size_t i = 0; i < MSG; i++)
+        p[i] = pattern(rank, k, i);
+}
+
+static void check(const unsigned char *p, int from, int k, const char *what)
+{
+    for (size_t i = 0; i < MSG; i++)
+        MF_CHECK(p[i] == pattern(from, k, i), "%s: message %d from rank %d wrong at byte %zu", what,
+                 k, from, i);
+}
+
+static unsigned long long pulled(MPI_T_pvar_session s, MPI_T_pvar_handle h)
+{
+    unsigned long long v = 0;
+    MF_CHECK_MPI(MPI_T_pvar_read(s, h, &v));
+    return v;
+}
+
+static int expect(const char *var)
+{
+    const char *v = getenv(var);
+    MF_CHECK(v && (strcmp(v, "0") == 0 || strcmp(v, "1") == 0), "%s must be 0 or 1", var);
+    return atoi(v);
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MF_CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MF_CHECK(size % 2 == 0, "needs an even number of ranks");
+    int want_pp = expect("EXPECT_PINGPONG"), want_ex = expect("EXPECT_EXCHANGE");
+    int peer = rank ^ 1;
+    bool even = rank % 2 == 0;
+
+    int idx = -1, count;
+    MF_CHECK_MPI(MPI_T_pvar_get_index("shm0_rendezvous_pulled", MPI_T_PVAR_CLASS_COUNTER, &idx));
+    MPI_T_pvar_session s;
+    MPI_T_pvar_handle h;
+    MF_CHECK_MPI(MPI_T_pvar_session_create(&s));
+    MF_CHECK_MPI(MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count));
+    MF_CHECK_MPI(MPI_T_pvar_start(s, h));
+
+    unsigned char *sbuf = malloc((size_t)W * MSG), *rbuf = malloc((size_t)W * MSG);
+    MF_CHECK(sbuf && rbuf, "out of memory");
+    for (int k = 0; k < W; k++)
+        fill(sbuf + (size_t)k * MSG, rank, k);
+
+    /* Ping-pong: every receive finds its rank with nothing of its own in flight. */
+    unsigned long long before = pulled(s, h);
+    for (int i = 0; i < PINGS; i++) {
+        if (even) {
+            MF_CHECK_MPI(MPI_Send(sbuf, MSG, MPI_BYTE, peer, 1, MPI_COMM_WORLD));
+            MF_CHECK_MPI(MPI_Recv(rbuf, MSG, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        } else {
+            MF_CHECK_MPI(MPI_Recv(rbuf, MSG, MPI_BYTE, peer, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MF_CHECK_MPI(MPI_Send(sbuf, MSG, MPI_BYTE, peer, 1, MPI_COMM_WORLD));
+        }
+        check(rbuf, peer, 0, "ping-pong");
+    }
+    unsigned long long pp = pulled(s, h) - before;
+    MF_CHECK(pp == (want_pp ? PINGS : 0), "ping-pong: %llu of %d receives pulled, expected %s", pp,
+             PINGS, want_pp ? "all" : "none");
+
+    /* Exchange: both sides have W MiB of sends in flight while they receive. */
+    before = pulled(s, h);
+    for (int round = 0; round < ROUNDS; round++) {
+        MPI_Request req[2 * W];
+        memset(rbuf, 0, (size_t)W * MSG);
+        if (even) {
+            for (int k = 0; k < W; k++)
+                MF_CHECK_MPI(MPI_Irecv(rbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
+                                       MPI_COMM_WORLD, &req[k]));
+            for (int k = 0; k < W; k++)
+                MF_CHECK_MPI(MPI_Isend(sbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
+                                       MPI_COMM_WORLD, &req[W + k]));
+            MF_CHECK_MPI(
+                MPI_Send(NULL, 0, MPI_BYTE, peer, 99, MPI_COMM_WORLD)); /* behind the RTS */
+        } else {
+            MF_CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            for (int k = 0; k < W; k++) /* their RTS are here already */
+                MF_CHECK_MPI(MPI_Irecv(rbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
+                                       MPI_COMM_WORLD, &req[k]));
+            for (int k = 0; k < W; k++)
+                MF_CHECK_MPI(MPI_Isend(sbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
+                                       MPI_COMM_WORLD, &req[W + k]));
+        }
+        MF_CHECK_MPI(MPI_Waitall(2 * W, req, MPI_STATUSES_IGNORE));
+        for (int k = 0; k < W; k++)
+            check(rbuf + (size_t)k * MSG, peer, k, "exchange");
+    }
+    unsigned long long ex = pulled(s, h) - before;
+    MF_CHECK(ex == (want_ex ? ROUNDS * W : 0), "exchange: %llu of %d receives pulled, expected %s",
+             ex, ROUNDS * W, want_ex ? "all" : "none");
+
+    MF_CHECK_MPI(MPI_T_pvar_handle_free(s, &h));
+    MF_CHECK_MPI(MPI_T_pvar_session_free(&s));
+    free(sbuf);
+    free(rbuf);
+    int rc = mftest_finish();
+    MPI_T_finalize();
+    return rc;
+}
