@@ -546,6 +546,19 @@ static bool mf_shm_discover(mf_shm_state *s, memory_order order)
     return added;
 }
 
+/* Records p's failure, found by a read of its memory: upcalls belong in progress, outside the
+ * operation that found it, so the next pass reports it and fails p's other work. Returns the
+ * peer's error (an earlier one stands). */
+static int mf_shm_fail_later(mf_shm_state *s, mf_shm_peer *p, int code)
+{
+    if (!p->failed) {
+        p->failed = code;
+        p->unreported = true;
+        s->unreported++;
+    }
+    return p->failed;
+}
+
 /* mf_shm_take's indirect case: reads the payload from the sender's memory, at most what the
  * sink holds. Out of line, with its error report, so that the ring case needs no stack frame. */
 static __attribute__((noinline)) int mf_shm_take_indirect(mf_shm_state *s, mf_shm_peer *p,
@@ -558,17 +571,14 @@ static __attribute__((noinline)) int mf_shm_take_indirect(mf_shm_state *s, mf_sh
     int e = mf_shm_cma_read(p->pid, p->in.peek_addr, iov, niov, 0, len < room ? len : room);
     if (e == 0)
         return MPI_SUCCESS;
-    if (!p->failed) {
-        /* Upcalls belong in progress, after this frame is released (as in rget). */
-        p->failed = e == ESRCH ? mf_shm_died_error(p)
-                               : mf_error(MPI_ERR_OTHER,
-                                          "shm: reading a %zu-byte frame from rank %d (pid "
-                                          "%d) failed: %s",
-                                          len, p->rank, (int)p->pid, strerror(e));
-        p->unreported = true;
-        s->unreported++;
-    }
-    return p->failed;
+    if (p->failed)
+        return p->failed;
+    return mf_shm_fail_later(s, p,
+                             e == ESRCH ? mf_shm_died_error(p)
+                                        : mf_error(MPI_ERR_OTHER,
+                                                   "shm: reading a %zu-byte frame from rank %d "
+                                                   "(pid %d) failed: %s",
+                                                   len, p->rank, (int)p->pid, strerror(e)));
 }
 
 /* Copies the oldest inbound frame of p (header h, as peeked) into iov and releases it. */
@@ -886,9 +896,7 @@ static void mf_shm_pull_step(mf_shm_state *s)
         if (e == 0) {
             q->got += n;
         } else if (e == ESRCH) {
-            rc = p->failed = mf_shm_died_error(p);
-            p->unreported = true; /* the pass reports it next time, and fails p's other work */
-            s->unreported++;
+            rc = mf_shm_fail_later(s, p, mf_shm_died_error(p));
         } else {
             rc = mf_error(MPI_ERR_OTHER, "shm: reading %zu bytes from rank %d (pid %d) failed: %s",
                           q->len, p->rank, (int)p->pid, strerror(e));
