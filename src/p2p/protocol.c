@@ -119,7 +119,21 @@ static void mf_p2p_unexp_done(mf_fabric_sink *sink, int status)
  * with its receive in ux_waiter. */
 static mf_unexpected *mf_p2p_deferred, **mf_p2p_deferred_end = &mf_p2p_deferred;
 
-/* Progress hook, present while the list is not empty: starts the deferred rendezvous. */
+static int mf_p2p_start_deferred(void *arg);
+
+/* While the list is not empty the engine must not sleep: its peers wait for our answer (CTS or
+ * the pull), and a waiter with a pass of its own (the direct receive) makes a full one only now
+ * and then. */
+static long long mf_p2p_deferred_sleep_ns(void *arg)
+{
+    return mf_p2p_deferred ? 0 : -1;
+}
+
+/* A progress source, added while the list is not empty. */
+static mf_progress_source mf_p2p_deferred_source = {
+    .fd = -1, .poll = mf_p2p_start_deferred, .sleep_ns = mf_p2p_deferred_sleep_ns};
+
+/* The source's pass: starts the deferred rendezvous. */
 static int mf_p2p_start_deferred(void *arg)
 {
     int n = 0;
@@ -133,7 +147,7 @@ static int mf_p2p_start_deferred(void *arg)
         mf_request_unbusy(r); /* the hold taken when it was deferred */
         free(u);
     }
-    mf_progress_hook_remove(mf_p2p_start_deferred, NULL);
+    mf_progress_source_remove(&mf_p2p_deferred_source);
     return n;
 }
 
@@ -145,7 +159,7 @@ static void mf_p2p_take_rts(mf_request *r, mf_unexpected *u)
 {
     mf_fabric *f = u->ux_fabric;
     bool defer = (f->flags & MF_FABRIC_RGET) && u->ux_hdr.rkey && f->rget_min_busy > 0;
-    if (defer && !mf_p2p_deferred && mf_progress_hook_add(mf_p2p_start_deferred, NULL) != 0)
+    if (defer && !mf_p2p_deferred && mf_progress_source_add(&mf_p2p_deferred_source) != 0)
         defer = false;
     if (!defer) {
         mf_p2p_start_rndv(r, f, u->ux_peer, &u->ux_hdr);

@@ -11,6 +11,13 @@
  * EXPECT_PINGPONG and EXPECT_EXCHANGE (0 or 1) say whether every receive of that pattern is
  * pulled or none is: with MANIFOLD_SHM_CMA=auto that depends on MANIFOLD_SHM_PULL_BUSY against
  * the W MiB in flight, with 1 everything is pulled, with 0 nothing.
+ *
+ * Last, a receive whose start waits for the next progress pass must not wait for a sleep: the
+ * even rank posts it after the RTS came, then blocks receiving a small message from the same
+ * peer (the direct receive, which looks at that peer's ring and makes a full pass only now and
+ * then), which the peer sends only once its large send is over. With MANIFOLD_SPIN_US=0 a
+ * waiter sleeps at once: before the deferred start kept the engine awake, each round took 16
+ * sleeps of 100 ms (1.5 s); it must take far less than a second for all STALL_ROUNDS.
  */
 #include <stdbool.h>
 #include <stdlib.h>
@@ -18,7 +25,7 @@
 
 #include "mftest.h"
 
-enum { MSG = 1 << 20, W = 8, ROUNDS = 3, PINGS = 4 };
+enum { MSG = 1 << 20, W = 8, ROUNDS = 3, PINGS = 4, STALL_ROUNDS = 5 };
 
 static unsigned char pattern(int rank, int k, size_t i)
 {
@@ -124,6 +131,31 @@ int main(int argc, char **argv)
     unsigned long long ex = pulled(s, h) - before;
     MF_CHECK(ex == (want_ex ? ROUNDS * W : 0), "exchange: %llu of %d receives pulled, expected %s",
              ex, ROUNDS * W, want_ex ? "all" : "none");
+
+    /* A deferred start and a blocking receive from the same peer. */
+    double t0 = MPI_Wtime();
+    for (int round = 0; round < STALL_ROUNDS; round++) {
+        MPI_Request req;
+        int small = 0;
+        if (even) {
+            MF_CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, 98, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MF_CHECK_MPI(MPI_Irecv(rbuf, MSG, MPI_BYTE, peer, 97, MPI_COMM_WORLD, &req));
+            MF_CHECK_MPI(MPI_Recv(&small, 1, MPI_INT, peer, 96, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+            MF_CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            MF_CHECK(small == round + 1, "small message %d, expected %d", small, round + 1);
+            check(rbuf, peer, 0, "deferred start");
+        } else {
+            MF_CHECK_MPI(MPI_Isend(sbuf, MSG, MPI_BYTE, peer, 97, MPI_COMM_WORLD, &req));
+            MF_CHECK_MPI(
+                MPI_Send(NULL, 0, MPI_BYTE, peer, 98, MPI_COMM_WORLD)); /* behind the RTS */
+            MF_CHECK_MPI(MPI_Wait(&req, MPI_STATUS_IGNORE));
+            small = round + 1;
+            MF_CHECK_MPI(MPI_Send(&small, 1, MPI_INT, peer, 96, MPI_COMM_WORLD));
+        }
+    }
+    double took = MPI_Wtime() - t0;
+    MF_CHECK(took < 1.0, "%d rounds of a deferred start beside a blocking receive took %.2f s",
+             STALL_ROUNDS, took);
 
     MF_CHECK_MPI(MPI_T_pvar_handle_free(s, &h));
     MF_CHECK_MPI(MPI_T_pvar_session_free(&s));
