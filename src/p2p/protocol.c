@@ -158,7 +158,7 @@ static int mf_p2p_start_deferred(void *arg)
 static void mf_p2p_take_rts(mf_request *r, mf_unexpected *u)
 {
     mf_fabric *f = u->ux_fabric;
-    bool defer = (f->flags & MF_FABRIC_RGET) && u->ux_hdr.rkey && f->rget_min_busy > 0;
+    bool defer = mf_p2p_pull_possible(f, &u->ux_hdr) && f->rget_min_busy > 0;
     if (defer && !mf_p2p_deferred && mf_progress_source_add(&mf_p2p_deferred_source) != 0)
         defer = false;
     if (!defer) {

@@ -218,6 +218,12 @@ void mf_p2p_on_fin(mf_request *r);
 void mf_p2p_release_rkey(mf_request *r);
 /* Receiver: r matched an RTS; pull the data, or ask the sender to push it. */
 void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr *h);
+/* Whether the receiver of RTS h on f could pull its data itself (rndv.c), which it then does
+ * while this rank has f->rget_min_busy bytes of its own rendezvous sends in flight. */
+static inline bool mf_p2p_pull_possible(const mf_fabric *f, const mf_wire_hdr *h)
+{
+    return (f->flags & MF_FABRIC_RGET) && h->rkey;
+}
 /* Receiver: a DATA frame of a pushed rendezvous landed at its offset (fabric sink callback). */
 void mf_p2p_data_sink_done(mf_fabric_sink *sink, int status);
 

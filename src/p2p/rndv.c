@@ -102,8 +102,7 @@ void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr 
     mf_p2p_accept(r, h, h->total);
     int rc = mf_p2p_stage_recv(r);
     r->rq_busy++;
-    if (!rc && (f->flags & MF_FABRIC_RGET) && h->rkey &&
-        mf_p2p_rndv_out_bytes >= f->rget_min_busy) {
+    if (!rc && mf_p2p_pull_possible(f, h) && mf_p2p_rndv_out_bytes >= f->rget_min_busy) {
         r->rq_get_done.fd_fn = mf_p2p_get_done;
         rc = f->ops->rget(f, peer, h->rkey, 0, r->rq_iovs, r->rq_niov, r->rq_accepted,
                           &r->rq_get_done);
