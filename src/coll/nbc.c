@@ -1,13 +1,13 @@
 /*
  * nbc.c — the schedule engine of nonblocking and persistent collectives (see nbc.h and
- * nbc_impl.h): building blocks, running rounds from the progress hook, tags, requests.
+ * nbc_impl.h): building blocks, running rounds from a progress source, tags, requests.
  *
  * Request life: the collective's request (MF_REQ_COLL) is active with one protocol step
  * outstanding (rq_busy = 1) while its schedule runs; the schedule's end drops that step with
  * mf_request_unbusy, which completes the request with s_error and frees it if the user already
  * released it (MPI_Request_free on a running collective). A persistent request holds a step
  * too, for the whole of its life, so that MPI_Request_free does not destroy it under the
- * arguments it keeps; the progress hook notices the release, frees the arguments and drops the
+ * arguments it keeps; the progress source notices the release, frees the arguments and drops the
  * step.
  */
 #include <stdint.h>
@@ -268,13 +268,21 @@ static void nbc_start_op(mf_nbc_sched *s, mf_nbc_op *o)
         s->s_error = rc;
 }
 
+/* Whether a schedule's round has ended (all its transfers complete): its next round can start. */
+static bool nbc_round_done(const mf_nbc_sched *s)
+{
+    for (int i = 0; i < s->s_nreqs; i++)
+        if (!mf_request_info(s->s_reqs[i])->r_complete)
+            return false;
+    return true;
+}
+
 /* Runs the schedule as far as it can go; true when it has ended (completed or failed). */
 static bool nbc_advance(mf_nbc_sched *s, int *events)
 {
     for (;;) {
-        for (int i = 0; i < s->s_nreqs; i++)
-            if (!mf_request_info(s->s_reqs[i])->r_complete)
-                return false;
+        if (!nbc_round_done(s))
+            return false;
         for (int i = 0; i < s->s_nreqs; i++) {
             int err = mf_request_info(s->s_reqs[i])->r_status.MPI_ERROR;
             if (err && !s->s_error)
@@ -331,15 +339,27 @@ static int nbc_progress(void *arg)
     return events;
 }
 
-/* The hook stays registered once added: it costs a pointer test when nothing runs. */
-static int nbc_hook_ensure(void)
+/* No sleep while a round has ended unseen: its transfers can complete outside the source's pass
+ * (a waiter's own pass, another thread), and the next round's peers wait for us. */
+static long long nbc_sleep_ns(void *arg)
 {
-    static bool added;
-    if (added)
+    (void)arg;
+    for (const mf_nbc_sched *s = nbc_active; s; s = s->s_next_active)
+        if (nbc_round_done(s))
+            return 0;
+    return -1;
+}
+
+static mf_progress_source nbc_source = {.fd = -1, .poll = nbc_progress, .sleep_ns = nbc_sleep_ns};
+
+/* The source stays added once added (until the engine is finalized): it costs a pointer test
+ * when nothing runs. */
+static int nbc_source_ensure(void)
+{
+    if (nbc_source.added)
         return MPI_SUCCESS;
-    int rc = mf_progress_hook_add(nbc_progress, NULL);
-    added = rc == MPI_SUCCESS;
-    if (added)
+    int rc = mf_progress_source_add(&nbc_source);
+    if (rc == MPI_SUCCESS)
         nbc_publish_counters();
     return rc;
 }
@@ -362,7 +382,7 @@ static int nbc_check_comm(const mf_nbc_args *a, const mf_comm *comm, const char 
 
 int mf_nbc_sched_new(mf_comm *comm, const char *fn, mf_nbc_sched **out)
 {
-    int rc = nbc_hook_ensure();
+    int rc = nbc_source_ensure();
     if (rc)
         return rc;
     mf_request *r = mf_request_new(MF_REQ_COLL, comm);
@@ -551,7 +571,7 @@ static int nbc_persist_new(const mf_nbc_args *a, mf_comm *comm, const char *fn, 
 {
     int rc = nbc_check_comm(a, comm, fn);
     if (!rc)
-        rc = nbc_hook_ensure();
+        rc = nbc_source_ensure();
     if (rc)
         return rc;
     mf_nbc_persist *p = calloc(1, sizeof *p);

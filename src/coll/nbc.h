@@ -3,7 +3,7 @@
  *
  * A nonblocking collective is compiled into a schedule: a list of rounds, each a set of
  * operations (send, receive, local copy, local reduction) that start together. A round ends
- * when all its transfers have completed; then the next starts. One progress hook advances every
+ * when all its transfers have completed; then the next starts. One progress source advances every
  * active schedule, and the last round's end completes the user's request (MF_REQ_COLL) with
  * mf_request_complete semantics.
  *

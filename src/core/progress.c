@@ -28,11 +28,6 @@
 /* The adaptive spin never falls below spin_ns / this (so a hit can still grow it back). */
 #define MF_PROGRESS_SPIN_SHRINK 16
 
-typedef struct mf_progress_hook_entry {
-    mf_progress_hook fn;
-    void *arg;
-} mf_progress_hook_entry;
-
 /* A descriptor in the epoll set: which instance or source it belongs to, so that a changed
  * wait fd replaces the old one. */
 typedef struct mf_progress_watch {
@@ -61,8 +56,6 @@ static struct {
     long long yield_ns;
     /* mf_progress_helper_threads was called: wait as on an oversubscribed host. */
     bool helper_threads;
-    mf_progress_hook_entry *hooks;
-    int nhooks, hooks_cap;
     mf_progress_source **sources;
     int nsources, sources_cap;
     mf_progress_watch *watch; /* instances' wait fds in the epoll set */
@@ -135,36 +128,14 @@ void mf_progress_finalize(void)
         close(mf_pe.epfd);
     mf_pe.epfd = -1;
     for (int i = 0; i < mf_pe.nsources; i++)
-        mf_pe.sources[i]->watched = false;
-    free(mf_pe.hooks);
+        mf_pe.sources[i]->watched = mf_pe.sources[i]->added = false;
     free(mf_pe.sources);
     free(mf_pe.watch);
-    mf_pe.hooks = NULL;
     mf_pe.sources = NULL;
     mf_pe.watch = NULL;
-    mf_pe.nhooks = mf_pe.hooks_cap = mf_pe.nsources = mf_pe.sources_cap = 0;
+    mf_pe.nsources = mf_pe.sources_cap = 0;
     mf_pe.nwatch = mf_pe.watch_cap = 0;
     mf_pe.sleepers = 0;
-}
-
-int mf_progress_hook_add(mf_progress_hook fn, void *arg)
-{
-    int rc = mf_progress_grow((void **)&mf_pe.hooks, &mf_pe.hooks_cap, mf_pe.nhooks,
-                              sizeof *mf_pe.hooks);
-    if (rc)
-        return rc;
-    mf_pe.hooks[mf_pe.nhooks++] = (mf_progress_hook_entry){fn, arg};
-    return MPI_SUCCESS;
-}
-
-void mf_progress_hook_remove(mf_progress_hook fn, void *arg)
-{
-    for (int i = 0; i < mf_pe.nhooks; i++) {
-        if (mf_pe.hooks[i].fn == fn && mf_pe.hooks[i].arg == arg) {
-            mf_pe.hooks[i] = mf_pe.hooks[--mf_pe.nhooks];
-            return;
-        }
-    }
 }
 
 int mf_progress_source_add(mf_progress_source *src)
@@ -182,6 +153,7 @@ int mf_progress_source_add(mf_progress_source *src)
         src->watched = true;
     }
     mf_pe.sources[mf_pe.nsources++] = src;
+    src->added = true;
     return MPI_SUCCESS;
 }
 
@@ -192,7 +164,7 @@ void mf_progress_source_remove(mf_progress_source *src)
             continue;
         if (src->watched && mf_pe.epfd >= 0)
             epoll_ctl(mf_pe.epfd, EPOLL_CTL_DEL, src->fd, NULL);
-        src->watched = false;
+        src->watched = src->added = false;
         /* Order kept: sources are polled in the order they were added. */
         memmove(&mf_pe.sources[i], &mf_pe.sources[i + 1],
                 (size_t)(mf_pe.nsources - i - 1) * sizeof *mf_pe.sources);
@@ -233,8 +205,6 @@ int mf_progress_poll(void)
     for (int i = 0; i < mf_pe.nsources; i++)
         if (mf_pe.sources[i]->poll)
             n += mf_pe.sources[i]->poll(mf_pe.sources[i]->arg);
-    for (int i = 0; i < mf_pe.nhooks; i++)
-        n += mf_pe.hooks[i].fn(mf_pe.hooks[i].arg);
     return n;
 }
 

@@ -58,15 +58,19 @@ int mf_progress_wait_poll(bool (*done)(void *arg), int (*poll)(void *arg), void 
  * spinning, 15-20 us yielding. Under the library lock (an instance's open); never undone. */
 void mf_progress_helper_threads(void);
 
-/* Extra work done on every pass (schedules of nonblocking collectives, generalized requests).
- * fn returns the number of events it handled. Any number. */
-typedef int (*mf_progress_hook)(void *arg);
-int mf_progress_hook_add(mf_progress_hook fn, void *arg);
-void mf_progress_hook_remove(mf_progress_hook fn, void *arg);
-
-/* A source of work beside the fabric instances: a descriptor that becomes readable when it has
- * work (an eventfd a library's own thread rings, a timerfd, a socket), a pass, and how long it
- * lets the engine sleep. The caller owns the struct and keeps it alive until removed. */
+/* A source of work beside the fabric instances (schedules of nonblocking collectives, the
+ * one-sided lock manager, deferred rendezvous starts, a wait on shared flags): a descriptor that
+ * becomes readable when it has work (an eventfd a library's own thread rings, a timerfd, a
+ * socket), a pass, and how long it lets the engine sleep. The caller owns the struct and keeps
+ * it alive until removed (or the engine is finalized, which forgets every source).
+ *
+ * Contract, so that no sleep adds latency to work that is ready: before every sleep the engine
+ * asks each source's sleep_ns, whatever pass the waiter makes for itself (the direct receive
+ * looks at one peer's ring and makes a full pass only now and then), and a source answers 0
+ * while its poll has work to do now that no watched descriptor will announce: a request that
+ * completed outside its pass, a lock word another process released. Work that only a frame can
+ * bring needs no answer: the frame wakes the engine, and a full pass polls the sources after
+ * the instances, so what the frame completed is taken up in the same pass. */
 typedef struct mf_progress_source {
     int fd;                 /* -1: none */
     int (*poll)(void *arg); /* events handled; may be NULL (the fd is only a wake-up) */
@@ -74,6 +78,7 @@ typedef struct mf_progress_source {
     long long (*sleep_ns)(void *arg);
     void *arg;
     bool watched; /* engine's: in the epoll set */
+    bool added;   /* engine's: in the list of sources (until removed or the engine finalized) */
 } mf_progress_source;
 int mf_progress_source_add(mf_progress_source *src);
 void mf_progress_source_remove(mf_progress_source *src);

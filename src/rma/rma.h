@@ -12,7 +12,7 @@
  * An origin sends each operation as a fixed header (tag MF_RMA_TAG_HDR) followed, when it has
  * one, by a payload (MF_RMA_TAG_DATA): the target layout as (byte offset, length) segments of
  * the target datatype, then the origin's data as a packed stream. The target applies the
- * operation when it makes progress — a progress hook (core/progress.h) serves every window in
+ * operation when it makes progress — a progress source (core/progress.h) serves every window in
  * every MPI call that progresses, so a target inside any blocking MPI call serves its window —
  * and answers on a tag the origin chose (the fetched data, or an empty acknowledgement). The
  * target applies operations one at a time, so every accumulate is atomic per target as a
@@ -46,8 +46,8 @@
  * operations per window and element type when the fabric does atomics (fabric.h: ratomic):
  * see rma_native.c.
  *
- * All functions are called with the library lock held, the progress hook included: a progress
- * thread (issue 12, MANIFOLD_ASYNC_PROGRESS) that runs hooks must hold it too. With one, the
+ * All functions are called with the library lock held, the progress source included: a
+ * progress thread (issue 12, MANIFOLD_ASYNC_PROGRESS) that polls sources must hold it too. With one, the
  * emulated passive target stops depending on the target's MPI calls (tests/rma/rma_passive.c,
  * "compute create", registered disabled until then).
  */
@@ -82,11 +82,15 @@ enum mf_rma_epoch {
 /* A target's locks: in the host's mapping for mapped windows (one per rank, at its head), in
  * the window object otherwise. s_acc is held while an operation is applied to the target's
  * memory (by a same-host origin or by the target serving a remote one); s_rw is the
- * passive-target lock: 0 free, n > 0 shared holders, -1 exclusive. */
+ * passive-target lock: 0 free, n > 0 shared holders, -1 exclusive. s_queued is set by the
+ * target while lock requests of remote origins wait in its queue: a same-host origin that
+ * releases s_rw then wakes the target (mf_rma_direct_unlock), which would otherwise sleep on
+ * with a grantable request, since releasing the word sends no frame. */
 struct mf_rma_slot {
     int s_acc;
     int s_rw;
-    char s_pad[56];
+    int s_queued;
+    char s_pad[52];
 };
 
 typedef struct mf_win {
@@ -141,7 +145,7 @@ typedef struct mf_win {
     mf_request **w_done_reqs;     /* exposure epoch of MPI_Win_post: completes awaited */
     int w_ndone;
 
-    struct mf_win *w_next; /* all windows, for the progress hook */
+    struct mf_win *w_next; /* all windows, for the progress source */
 
     /* native back end (rma_native.c): per rank, the instance that would carry native
      * operations to it (NULL: emulated or direct) and its descriptor (0: none); this rank's
@@ -218,11 +222,9 @@ int mf_rma_lock_all(mf_win *w, const char *fn);
 int mf_rma_unlock_all(mf_win *w, const char *fn);
 
 /* Internals shared by the rma files. */
-int mf_rma_hook_attach(mf_win *w);
-void mf_rma_hook_detach(mf_win *w);
 /* Sends an operation header (and payload) to target; the origin op tracks the reply. */
 int mf_rma_control(mf_win *w, enum mf_rma_kind kind, int target);
-/* Starts serving the window (posts the header receive, joins the progress hook) / completes
+/* Starts serving the window (posts the header receive, joins the progress source) / completes
  * every operation from and to this rank and stops serving it (the ranks agree first). */
 int mf_rma_window_open(mf_win *w);
 int mf_rma_window_close(mf_win *w);
@@ -272,7 +274,8 @@ static inline bool mf_rma_direct_to(const mf_win *w, int rank)
 {
     return w->w_slots && w->w_slot_of[rank] >= 0;
 }
-/* Passive-target lock and unlock of a same-host rank's part (type MPI_LOCK_*). */
+/* Passive-target lock and unlock of a same-host rank's part (type MPI_LOCK_*); the unlock wakes
+ * the rank when it has remote lock requests queued. */
 int mf_rma_direct_lock(mf_win *w, int rank, int type);
 void mf_rma_direct_unlock(mf_win *w, int rank);
 

@@ -1,7 +1,7 @@
 /*
  * rma_am.c — the emulated back end: operations as active messages over point-to-point on the
  * window's private communicator (see rma.h for the protocol), origin and target side, and the
- * progress hook that serves every window.
+ * progress source that serves every window.
  */
 #include <sched.h>
 #include <stdlib.h>
@@ -14,6 +14,7 @@
 #include "core/progress.h"
 #include "core/state.h"
 #include "datatype/status.h"
+#include "fabric/shm/shm_wake.h"
 #include "rma/rma.h"
 
 /* A payload or reply this rank sent; freed once the send completed. */
@@ -46,8 +47,10 @@ struct mf_rma_tgt {
 };
 
 static mf_win *rma_windows;
-static bool rma_in_hook;
-static int rma_hook(void *arg);
+static bool rma_serving; /* inside rma_serve_all: a nested pass does not serve again */
+static int rma_serve_all(void *arg);
+static long long rma_sleep_ns(void *arg);
+static mf_progress_source rma_source = {.fd = -1, .poll = rma_serve_all, .sleep_ns = rma_sleep_ns};
 
 static mf_datatype *rma_byte(void)
 {
@@ -74,10 +77,12 @@ static void rma_unpack(mf_datatype *dt, void *buf, MPI_Count count, const void *
         mf_datatype_unpack(dt, buf, (size_t)count, 0, in, bytes);
 }
 
-int mf_rma_hook_attach(mf_win *w)
+/* Serves the window from the progress source (added with the first window, removed with the
+ * last). */
+static int rma_serve_attach(mf_win *w)
 {
-    if (!rma_windows) {
-        int rc = mf_progress_hook_add(rma_hook, NULL);
+    if (!rma_windows && !rma_source.added) {
+        int rc = mf_progress_source_add(&rma_source);
         if (rc)
             return rc;
     }
@@ -86,7 +91,7 @@ int mf_rma_hook_attach(mf_win *w)
     return MPI_SUCCESS;
 }
 
-void mf_rma_hook_detach(mf_win *w)
+static void rma_serve_detach(mf_win *w)
 {
     for (mf_win **p = &rma_windows; *p; p = &(*p)->w_next) {
         if (*p == w) {
@@ -95,7 +100,7 @@ void mf_rma_hook_detach(mf_win *w)
         }
     }
     if (!rma_windows)
-        mf_progress_hook_remove(rma_hook, NULL);
+        mf_progress_source_remove(&rma_source);
 }
 
 static bool rma_done(mf_request *r)
@@ -238,19 +243,36 @@ static int rma_lock_type(const struct mf_rma_tgt *t)
 }
 
 /* Grants waiting lock requests in arrival order while they fit (on every progress pass: a
- * same-host origin releasing the word directly tells nobody). */
+ * same-host origin releasing the word sends nothing, though it wakes us: s_queued). */
 static int rma_lock_drain(mf_win *w)
 {
     int rc = MPI_SUCCESS;
-    int *word = &mf_rma_own_slot(w)->s_rw;
-    while (!rc && w->w_lq_head && rma_lock_try(word, rma_lock_type(w->w_lq_head))) {
+    struct mf_rma_slot *slot = mf_rma_own_slot(w);
+    while (!rc && w->w_lq_head && rma_lock_try(&slot->s_rw, rma_lock_type(w->w_lq_head))) {
         struct mf_rma_tgt *t = w->w_lq_head;
         if (!(w->w_lq_head = t->t_next))
             w->w_lq_tail = NULL;
         rc = rma_reply(w, t, NULL, 0);
         free(t);
     }
+    if (!w->w_lq_head)
+        __atomic_store_n(&slot->s_queued, 0, __ATOMIC_RELAXED);
     return rc;
+}
+
+/* Queues a lock request that does not fit now, and tells same-host origins to wake us when they
+ * release the word. The store is ordered before our next look at the word by the fence in
+ * rma_sleep_ns, the releaser's by its own fence (mf_rma_direct_unlock): either the releaser
+ * sees the flag, or our look before sleeping sees the word free. */
+static void rma_lock_queue(mf_win *w, struct mf_rma_tgt *t)
+{
+    t->t_next = NULL;
+    if (w->w_lq_tail)
+        w->w_lq_tail->t_next = t;
+    else
+        w->w_lq_head = t;
+    w->w_lq_tail = t;
+    __atomic_store_n(&mf_rma_own_slot(w)->s_queued, 1, __ATOMIC_RELAXED);
 }
 
 static int rma_reduce(MPI_Datatype type, MPI_Op op, const char *in, char *cur, size_t bytes);
@@ -373,12 +395,7 @@ static int rma_apply(mf_win *w, struct mf_rma_tgt *t, bool *kept)
     case MF_RMA_LOCK_EXCL:
         if (!w->w_lq_head && rma_lock_try(&mf_rma_own_slot(w)->s_rw, rma_lock_type(t)))
             return rma_reply(w, t, NULL, 0);
-        t->t_next = NULL;
-        if (w->w_lq_tail)
-            w->w_lq_tail->t_next = t;
-        else
-            w->w_lq_head = t;
-        w->w_lq_tail = t;
+        rma_lock_queue(w, t);
         *kept = true;
         return MPI_SUCCESS;
     case MF_RMA_UNLOCK:
@@ -541,12 +558,32 @@ static int rma_reap_ops(mf_win *w)
     return n;
 }
 
-static int rma_hook(void *arg)
+/* The source's sleep bound: none, unless a queued lock request fits the word now (a same-host
+ * origin released it; the frames of remote origins wake the engine themselves). */
+static long long rma_sleep_ns(void *arg)
 {
     (void)arg;
-    if (rma_in_hook)
+    bool fence = false;
+    for (mf_win *w = rma_windows; w; w = w->w_next) {
+        if (!w->w_lq_head)
+            continue;
+        if (!fence) {
+            __atomic_thread_fence(__ATOMIC_SEQ_CST); /* our flag's store, then the word's load */
+            fence = true;
+        }
+        int v = __atomic_load_n(&mf_rma_own_slot(w)->s_rw, __ATOMIC_RELAXED);
+        if (rma_lock_type(w->w_lq_head) == MPI_LOCK_SHARED ? v >= 0 : v == 0)
+            return 0;
+    }
+    return -1;
+}
+
+static int rma_serve_all(void *arg)
+{
+    (void)arg;
+    if (rma_serving)
         return 0;
-    rma_in_hook = true;
+    rma_serving = true;
     int events = 0;
     for (mf_win *w = rma_windows; w; w = w->w_next) {
         int rc = rma_serve(w, &events);
@@ -561,7 +598,7 @@ static int rma_hook(void *arg)
         }
         events += rma_reap_ops(w) + rma_reap_sends(w);
     }
-    rma_in_hook = false;
+    rma_serving = false;
     return events;
 }
 
@@ -735,7 +772,12 @@ int mf_rma_direct_lock(mf_win *w, int rank, int type)
 
 void mf_rma_direct_unlock(mf_win *w, int rank)
 {
-    rma_lock_release(&w->w_slots[w->w_slot_of[rank]].s_rw);
+    struct mf_rma_slot *slot = &w->w_slots[w->w_slot_of[rank]];
+    rma_lock_release(&slot->s_rw);
+    /* The word's store, then the flag's load (rma_lock_queue says why). */
+    __atomic_thread_fence(__ATOMIC_SEQ_CST);
+    if (__atomic_load_n(&slot->s_queued, __ATOMIC_RELAXED))
+        mf_shm_wake_rank(mf_comm_peer(w->w_comm, rank));
 }
 
 /* ---- direct back end, one block ------------------------------------------------------- */
@@ -956,7 +998,7 @@ int mf_rma_window_open(mf_win *w)
     if (!(w->w_hdr_in = malloc(MF_RMA_MSG_MAX)))
         return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a window's operation buffer");
     int rc = rma_post_hdr(w);
-    return rc ? rc : mf_rma_hook_attach(w);
+    return rc ? rc : rma_serve_attach(w);
 }
 
 static bool rma_closed(void *arg)
@@ -974,6 +1016,6 @@ int mf_rma_window_close(mf_win *w)
         rc = mf_rma_flush(w, -1);
     if (!rc)
         rc = mf_progress_wait(rma_closed, w);
-    mf_rma_hook_detach(w);
+    rma_serve_detach(w);
     return rc;
 }

@@ -45,7 +45,7 @@
  * Completion: each operation counts in w_pending[target] (and w_nat_inflight) until the fabric
  * calls its `done` — remote completion for puts — so the emulation's flush, and with it fence,
  * PSCW complete and unlock, wait for native operations too. Synchronisation stays emulated
- * (the lock manager, served by the target's progress hook or progress thread). Providers with
+ * (the lock manager, served by the target's progress source or progress thread). Providers with
  * manual progress (tcp;ofi_rxm, shm) move the bytes of a native operation only while the target
  * polls its completion queue, i.e. inside any MPI call or with MANIFOLD_ASYNC_PROGRESS=1.
  */

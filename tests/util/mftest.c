@@ -70,3 +70,41 @@ int mftest_filled(const unsigned char *b, int n, int seed)
             return 0;
     return 1;
 }
+
+void mftest_counter_open(mftest_counter *c, const char *name)
+{
+    int idx = -1, count = 0;
+    c->ok = 0;
+    if (MPI_T_pvar_get_index(name, MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS) {
+        mftest_fail(__FILE__, __LINE__, "no MPI_T counter named %s", name);
+        return;
+    }
+    if (MPI_T_pvar_session_create(&c->session) != MPI_SUCCESS) {
+        mftest_fail(__FILE__, __LINE__, "MPI_T_pvar_session_create failed for %s", name);
+        return;
+    }
+    if (MPI_T_pvar_handle_alloc(c->session, idx, NULL, &c->handle, &count) != MPI_SUCCESS ||
+        MPI_T_pvar_start(c->session, c->handle) != MPI_SUCCESS) {
+        mftest_fail(__FILE__, __LINE__, "cannot start MPI_T counter %s", name);
+        MPI_T_pvar_session_free(&c->session);
+        return;
+    }
+    c->ok = 1;
+}
+
+unsigned long long mftest_counter_read(const mftest_counter *c)
+{
+    unsigned long long v = 0;
+    if (c->ok && MPI_T_pvar_read(c->session, c->handle, &v) != MPI_SUCCESS)
+        mftest_fail(__FILE__, __LINE__, "MPI_T_pvar_read failed");
+    return v;
+}
+
+void mftest_counter_close(mftest_counter *c)
+{
+    if (!c->ok)
+        return;
+    MPI_T_pvar_handle_free(c->session, &c->handle);
+    MPI_T_pvar_session_free(&c->session);
+    c->ok = 0;
+}

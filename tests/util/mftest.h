@@ -45,4 +45,17 @@ void mftest_matmul(void *in, void *inout, int *len, MPI_Datatype *dt);
 void mftest_fill(unsigned char *b, int n, int seed);
 int mftest_filled(const unsigned char *b, int n, int seed);
 
+/* One MPI_T counter of the library (a performance variable of class COUNTER, unsigned long
+ * long, not bound to an object), read by name: for tests that check what the library did (how
+ * often it slept, what it pulled). The caller has called MPI_T_init_thread; a missing variable
+ * is a failed check, and reads then give 0. */
+typedef struct mftest_counter {
+    MPI_T_pvar_session session;
+    MPI_T_pvar_handle handle;
+    int ok;
+} mftest_counter;
+void mftest_counter_open(mftest_counter *c, const char *name);
+unsigned long long mftest_counter_read(const mftest_counter *c);
+void mftest_counter_close(mftest_counter *c);
+
 #endif
