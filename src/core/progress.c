@@ -69,8 +69,11 @@ static struct {
     bool thread_running;
     atomic_bool thread_stop;
     atomic_bool thread_left_asleep; /* it stopped inside a sleep, without the lock */
-    mf_progress_source thread_wake; /* an eventfd that stop rings */
-} mf_pe = {.epfd = -1, .spin_ns = -1, .thread_wake = {.fd = -1}};
+    /* An eventfd that wakes the threads asleep in the engine: rung by mf_progress_kick (work
+     * done outside any pass) and to stop the progress thread; drained by the last sleeper to
+     * wake (mf_progress_kick_drain says why not by a pass). */
+    mf_progress_source kick;
+} mf_pe = {.epfd = -1, .spin_ns = -1, .kick = {.fd = -1}};
 
 static long long mf_now_ns(void)
 {
@@ -106,11 +109,46 @@ static int mf_progress_epoll_ns(struct epoll_event *evs, int max, long long ns)
     return epoll_wait(mf_pe.epfd, evs, max, (int)((ns + 999999) / 1000000));
 }
 
+/* Empties the kick's eventfd. Only the last sleeper to wake does it (mf_progress_sleep): a pass
+ * that drained it could take the wake-up from a sleeper the kernel has woken but that has not
+ * yet collected its events, which would then sleep on. */
+static void mf_progress_kick_drain(void)
+{
+    uint64_t v;
+    while (read(mf_pe.kick.fd, &v, sizeof v) > 0)
+        ;
+}
+
+static void mf_progress_kick_ring(void)
+{
+    uint64_t one = 1;
+    if (write(mf_pe.kick.fd, &one, sizeof one) < 0 && errno != EAGAIN)
+        mf_warn("progress: cannot wake the sleeping threads: %s", strerror(errno));
+}
+
+void mf_progress_kick(void)
+{
+    if (mf_pe.sleepers > 0 && mf_pe.kick.fd >= 0)
+        mf_progress_kick_ring();
+}
+
 int mf_progress_init(void)
 {
     mf_pe.epfd = epoll_create1(EPOLL_CLOEXEC);
     if (mf_pe.epfd < 0)
         return mf_error(MPI_ERR_OTHER, "MPI_Init: epoll_create1 failed: %s", strerror(errno));
+    mf_pe.kick = (mf_progress_source){.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)};
+    int rc = mf_pe.kick.fd < 0
+                 ? mf_error(MPI_ERR_OTHER, "MPI_Init: eventfd failed: %s", strerror(errno))
+                 : mf_progress_source_add(&mf_pe.kick);
+    if (rc) {
+        if (mf_pe.kick.fd >= 0)
+            close(mf_pe.kick.fd);
+        mf_pe.kick.fd = -1;
+        close(mf_pe.epfd);
+        mf_pe.epfd = -1;
+        return rc;
+    }
     mf_pe.spin_ns = -1;
     mf_pe.have_pwait2 = false;
 #ifdef SYS_epoll_pwait2
@@ -127,6 +165,9 @@ void mf_progress_finalize(void)
     if (mf_pe.epfd >= 0)
         close(mf_pe.epfd);
     mf_pe.epfd = -1;
+    if (mf_pe.kick.fd >= 0)
+        close(mf_pe.kick.fd);
+    mf_pe.kick.fd = -1;
     for (int i = 0; i < mf_pe.nsources; i++)
         mf_pe.sources[i]->watched = mf_pe.sources[i]->added = false;
     free(mf_pe.sources);
@@ -321,6 +362,7 @@ static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns, bool *ca
         for (int i = 0; i < nf; i++)
             fabrics[i]->ops->sleep_end(fabrics[i]);
         mf_pe.waking = false;
+        mf_progress_kick_drain();
     }
     *capped = r == 0 && ns >= MF_PROGRESS_MAX_SLEEP_MS * 1000000ll;
     if (r < 0 && err != EINTR)
@@ -399,19 +441,23 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
     long long spin_now = spin_ns < 0 ? mf_pe.spin_cur_ns : spin_ns;
     long long idle_since = -1; /* read the clock only once polling finds nothing */
     unsigned idle_polls = 0;
-    /* The last sleep ran out at the cap: if the pass after it finds work, a wake-up was lost
-     * (the work was there, its descriptor did not ring). Only that pass decides: a cap sleep
-     * with nothing to do is an idle wait, whatever wakes the next one. */
-    bool capped = false;
+    /* The last sleep ran out at the cap, and no pass found work since. A wake-up was lost (the
+     * work was there, nothing rang for it) if the first pass after that sleep finds work, or if
+     * the wait ends before any pass finds work: its condition came true unseen (a completion
+     * no descriptor announced) or a pass of the caller's own noticed it without counting it
+     * as work (the direct receive finding its message queued as unexpected). A cap sleep
+     * followed by work that later passes find was an idle wait, whatever wakes the next one. */
+    bool capped = false, first_pass = false;
     /* Still within the spin of this idle stretch (its budget not yet run out). */
     bool spinning = true;
     while (!done(arg)) {
         int n = poll(arg);
-        if (capped) {
-            capped = false;
-            if (n > 0)
+        if (capped && n > 0) {
+            if (first_pass)
                 mf_progress_count(&mf_pe.stats.late_wakeups, 1);
+            capped = false;
         }
+        first_pass = false;
         if (n > 0) {
             if (idle_polls > 0 && spinning && spin_ns < 0)
                 mf_progress_spin_hit();
@@ -464,10 +510,13 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
             continue;
         }
         int rc = mf_progress_sleep(fabrics, nf, ns, &capped);
+        first_pass = capped;
         if (rc)
             return rc;
         idle_since = -1;
     }
+    if (capped) /* done after a cap sleep, no pass having found work since (above) */
+        mf_progress_count(&mf_pe.stats.late_wakeups, 1);
     return MPI_SUCCESS;
 }
 
@@ -508,15 +557,6 @@ static int mf_progress_thread_pass(void *arg)
     return n;
 }
 
-/* Drains the stop eventfd (a wake-up only). */
-static int mf_progress_thread_drain(void *arg)
-{
-    uint64_t v;
-    while (read(mf_pe.thread_wake.fd, &v, sizeof v) > 0)
-        ;
-    return 0;
-}
-
 static void *mf_progress_thread_main(void *arg)
 {
     mf_pt_self = true;
@@ -534,29 +574,14 @@ int mf_progress_thread_start(void)
 {
     if (!mf_config_bool("MANIFOLD_ASYNC_PROGRESS") || mf_pe.thread_running)
         return MPI_SUCCESS;
-    mf_pe.thread_wake = (mf_progress_source){.fd = -1, .poll = mf_progress_thread_drain};
-    mf_pe.thread_wake.fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (mf_pe.thread_wake.fd < 0)
-        return mf_error(MPI_ERR_OTHER, "MPI_Init: eventfd for the progress thread: %s",
-                        strerror(errno));
-    int rc = mf_progress_source_add(&mf_pe.thread_wake);
-    if (rc)
-        goto fail;
     atomic_store(&mf_pe.thread_stop, false);
     int err = pthread_create(&mf_pe.thread, NULL, mf_progress_thread_main, NULL);
-    if (err) {
-        mf_progress_source_remove(&mf_pe.thread_wake);
-        rc = mf_error(MPI_ERR_OTHER, "MPI_Init: cannot start the progress thread: %s",
-                      strerror(err));
-        goto fail;
-    }
+    if (err)
+        return mf_error(MPI_ERR_OTHER, "MPI_Init: cannot start the progress thread: %s",
+                        strerror(err));
     mf_pe.thread_running = true;
     mf_verbose("progress thread started (MANIFOLD_ASYNC_PROGRESS=1)");
     return MPI_SUCCESS;
-fail:
-    close(mf_pe.thread_wake.fd);
-    mf_pe.thread_wake.fd = -1;
-    return rc;
 }
 
 void mf_progress_thread_stop(void)
@@ -564,9 +589,7 @@ void mf_progress_thread_stop(void)
     if (!mf_pe.thread_running)
         return;
     atomic_store(&mf_pe.thread_stop, true);
-    uint64_t one = 1;
-    if (write(mf_pe.thread_wake.fd, &one, sizeof one) < 0)
-        mf_warn("progress thread: cannot wake it to stop: %s", strerror(errno));
+    mf_progress_kick_ring(); /* whether or not it sleeps yet: it looks at the flag after */
     /* The caller may hold the lock (recursively): the thread never blocks on it, see
      * mf_progress_thread_relock. */
     pthread_join(mf_pe.thread, NULL);
@@ -580,7 +603,6 @@ void mf_progress_thread_stop(void)
             for (int i = 0; i < nf; i++)
                 fabrics[i]->ops->sleep_end(fabrics[i]);
     }
-    mf_progress_source_remove(&mf_pe.thread_wake);
-    close(mf_pe.thread_wake.fd);
-    mf_pe.thread_wake.fd = -1;
+    if (mf_pe.sleepers == 0)
+        mf_progress_kick_drain(); /* the stop's ring, if the thread was not asleep to take it */
 }

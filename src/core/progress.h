@@ -83,14 +83,24 @@ typedef struct mf_progress_source {
 int mf_progress_source_add(mf_progress_source *src);
 void mf_progress_source_remove(mf_progress_source *src);
 
+/* Wakes the threads asleep in the engine, if any, so that each looks at its condition again:
+ * for what one thread makes ready that another may be waiting for, where no descriptor rings
+ * for the sleeper: a request completed outside the waiter's own passes (mf_request_finish: in
+ * another thread's pass, which may have taken the descriptor's wake-up with the frame, or by
+ * MPI_Grequest_complete or MPI_Cancel), an unexpected message queued (a thread in MPI_Probe),
+ * a frame to self. A write to an eventfd when some thread sleeps, else nothing; the last
+ * sleeper to wake empties it. Library lock held. */
+void mf_progress_kick(void);
+
 /* What the engine did, for tests and MPI_T: counts since the process started (never reset, so
  * they only grow, across MPI sessions too). */
 typedef struct mf_progress_stats {
     uint64_t sleeps;   /* sleeps entered */
     uint64_t sleep_ns; /* nanoseconds asked for, summed (unbounded sleeps count the cap) */
-    /* Sleeps that ran into MF_PROGRESS_MAX_SLEEP_MS while work was waiting: the waiter's first
-     * pass after such a sleep found work (a lost wake-up). A capped sleep after which the pass
-     * finds nothing was an idle wait and is not counted. */
+    /* Sleeps that ran into MF_PROGRESS_MAX_SLEEP_MS while work was waiting (a lost wake-up):
+     * the waiter's first pass after such a sleep found work, or the wait ended before any
+     * pass found work. A capped sleep after which passes find nothing, and later work, was an
+     * idle wait and is not counted. */
     uint64_t late_wakeups;
     uint64_t thread_passes; /* passes made by the progress thread that handled events */
     /* Sleeps at whose end a fabric found work that had arrived without ringing its wait fd

@@ -11,6 +11,11 @@
  *                   out at the cap: one late wake-up. Work that arrives, rung, after sleeps ran
  *                   out idle is found at once: none (the engine before this one counted the
  *                   prompt wake-up as late, its flag left over from an idle capped sleep).
+ *   kick            a condition another thread makes true outside any pass (no source, no
+ *                   descriptor): with mf_progress_kick the sleeper wakes at once, no late
+ *                   wake-up; without it the sleep runs out at the cap, and the waiter, done
+ *                   before any pass, counts one late wake-up (the engine before this one did
+ *                   not count it: only a pass finding work did).
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -21,6 +26,7 @@
 #include <unistd.h>
 
 #include "core/progress.h"
+#include "core/state.h"
 #include "unit_check.h"
 
 static double clock_s(clockid_t id)
@@ -220,6 +226,63 @@ static void test_late_wakeups(void)
     CHECK(sleeps >= 3 && prompt == 0);
 }
 
+/* ---- kick ---- */
+
+typedef struct kick_cond {
+    atomic_int set;
+    bool kick;
+} kick_cond;
+
+static bool kick_cond_set(void *arg)
+{
+    return atomic_load(&((kick_cond *)arg)->set) != 0;
+}
+
+static void *set_later(void *arg)
+{
+    kick_cond *c = arg;
+    usleep(20000);
+    mf_lock();
+    atomic_store(&c->set, 1);
+    if (c->kick)
+        mf_progress_kick();
+    mf_unlock();
+    return NULL;
+}
+
+static uint64_t late_wakeups_of_cond(bool kick, uint64_t *sleeps, double *wall)
+{
+    kick_cond c = {.kick = kick};
+    mf_progress_stats before, after;
+    mf_progress_get_stats(&before);
+    double t0 = clock_s(CLOCK_MONOTONIC);
+    pthread_t t;
+    CHECK(pthread_create(&t, NULL, set_later, &c) == 0);
+    CHECK(mf_progress_wait(kick_cond_set, &c) == 0);
+    *wall = clock_s(CLOCK_MONOTONIC) - t0;
+    pthread_join(t, NULL);
+    mf_progress_get_stats(&after);
+    *sleeps = after.sleeps - before.sleeps;
+    return after.late_wakeups - before.late_wakeups;
+}
+
+static void test_kick(void)
+{
+    uint64_t sleeps;
+    double wall;
+    mf_lock_enable(); /* as with MPI_THREAD_MULTIPLE: the kick reads who sleeps under the lock */
+    mf_lock();
+    uint64_t late = late_wakeups_of_cond(false, &sleeps, &wall);
+    printf("kick: condition set without a kick: %llu sleeps, %llu late, %.1f ms\n",
+           (unsigned long long)sleeps, (unsigned long long)late, wall * 1e3);
+    CHECK(sleeps >= 1 && late == 1);
+    late = late_wakeups_of_cond(true, &sleeps, &wall);
+    printf("kick: condition set and kicked: %llu sleeps, %llu late, %.1f ms\n",
+           (unsigned long long)sleeps, (unsigned long long)late, wall * 1e3);
+    CHECK(sleeps >= 1 && late == 0);
+    mf_unlock();
+}
+
 int main(void)
 {
     setenv("MANIFOLD_SPIN_US", "0", 1); /* sleep as soon as a pass finds nothing */
@@ -227,6 +290,7 @@ int main(void)
     test_submillisecond();
     test_many_sources();
     test_late_wakeups();
+    test_kick();
     mf_progress_finalize();
     printf("progress_test: %s\n", unit_check_failures ? "FAILED" : "ok");
     return unit_check_failures ? 1 : 0;

@@ -2,13 +2,15 @@
  * The self fabric: frames a process sends to itself.
  *
  * A frame is queued (header copied, payload iovecs kept) and delivered on the next progress pass,
- * because upcalls may only run inside progress. Rendezvous pulls are a memcpy: the rkey is the
+ * because upcalls may only run inside progress; a thread asleep in the engine is kicked awake
+ * for it. Rendezvous pulls are a memcpy: the rkey is the
  * buffer's address, so large messages to self are copied once, straight into the receive buffer.
  */
 #include <stdlib.h>
 #include <string.h>
 
 #include "core/error.h"
+#include "core/progress.h"
 #include "core/state.h"
 #include "fabric/fabric.h"
 
@@ -118,6 +120,9 @@ static int mf_self_send(mf_fabric *f, int peer, const mf_wire_hdr *hdr, const st
         s->s_head = fr;
     s->s_tail = fr;
     mf_fabric_count_tx(f, hdr);
+    /* Another thread may sleep waiting for this frame: nothing else would wake it (the self
+     * fabric has no descriptor). */
+    mf_progress_kick();
     return rc;
 }
 
