@@ -60,9 +60,10 @@ static struct {
     int nsources, sources_cap;
     mf_progress_watch *watch; /* instances' wait fds in the epoll set */
     int nwatch, watch_cap;
-    int sleepers;     /* threads inside a sleep: the first arms the instances, the last disarms */
-    bool waking;      /* calling sleep_end after a real sleep (mf_progress_missed_wakeup) */
-    bool have_pwait2; /* epoll_pwait2 works here (nanosecond timeouts) */
+    int sleepers;       /* threads inside a sleep: the first arms the instances, the last disarms */
+    bool thread_asleep; /* the progress thread is one of them (mf_progress_kick skips it) */
+    bool waking;        /* calling sleep_end after a real sleep (mf_progress_missed_wakeup) */
+    bool have_pwait2;   /* epoll_pwait2 works here (nanosecond timeouts) */
     mf_progress_stats stats; /* for the life of the process: see mf_progress_stats_live */
     /* The progress thread. */
     pthread_t thread;
@@ -126,9 +127,12 @@ static void mf_progress_kick_ring(void)
         mf_warn("progress: cannot wake the sleeping threads: %s", strerror(errno));
 }
 
+/* Application threads only: the progress thread waits for nothing a kick announces (what it
+ * drives arrives through descriptors, or sources keep it awake), and waking it for every
+ * unexpected message the application's own passes queue would cost a system call each. */
 void mf_progress_kick(void)
 {
-    if (mf_pe.sleepers > 0 && mf_pe.kick.fd >= 0)
+    if (mf_pe.sleepers > (int)mf_pe.thread_asleep && mf_pe.kick.fd >= 0)
         mf_progress_kick_ring();
 }
 
@@ -341,6 +345,8 @@ static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns, bool *ca
 {
     struct epoll_event evs[MF_PROGRESS_EVENTS];
     mf_pe.sleepers++;
+    if (mf_progress_in_thread())
+        mf_pe.thread_asleep = true;
     for (int i = 0; i < nf; i++)
         fabrics[i]->sleepers++;
     mf_progress_count(&mf_pe.stats.sleeps, 1);
@@ -355,6 +361,8 @@ static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns, bool *ca
         atomic_store(&mf_pe.thread_left_asleep, true); /* the stopper ends the sleep for us */
         return MF_PROGRESS_STOPPED;
     }
+    if (mf_progress_in_thread())
+        mf_pe.thread_asleep = false;
     for (int i = 0; i < nf; i++)
         fabrics[i]->sleepers--;
     if (--mf_pe.sleepers == 0) {
@@ -595,6 +603,7 @@ void mf_progress_thread_stop(void)
     pthread_join(mf_pe.thread, NULL);
     mf_pe.thread_running = false;
     if (atomic_exchange(&mf_pe.thread_left_asleep, false)) {
+        mf_pe.thread_asleep = false;
         mf_fabric **fabrics;
         int nf = mf_fabrics_active(&fabrics);
         for (int i = 0; i < nf; i++)

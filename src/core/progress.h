@@ -88,8 +88,8 @@ void mf_progress_source_remove(mf_progress_source *src);
  * for the sleeper: a request completed outside the waiter's own passes (mf_request_finish: in
  * another thread's pass, which may have taken the descriptor's wake-up with the frame, or by
  * MPI_Grequest_complete or MPI_Cancel), an unexpected message queued (a thread in MPI_Probe),
- * a frame to self. A write to an eventfd when some thread sleeps, else nothing; the last
- * sleeper to wake empties it. Library lock held. */
+ * a frame to self. A write to an eventfd when some application thread sleeps (not only the
+ * progress thread), else nothing; the last sleeper to wake empties it. Library lock held. */
 void mf_progress_kick(void);
 
 /* What the engine did, for tests and MPI_T: counts since the process started (never reset, so
