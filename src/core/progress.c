@@ -308,11 +308,11 @@ static long long mf_progress_prepare_sleep(mf_fabric **fabrics, int nf)
         int fd = f->ops->wait_fd(f);
         if (fd >= 0)
             mf_progress_watch_fd(f, fd);
-        if (f->poll_interval_us > 0)
-            mf_progress_bound(&ns, (long long)f->poll_interval_us * 1000);
         armed++;
         if (!f->ops->sleep_prepare(f))
             ns = 0;
+        else if (f->poll_interval_us > 0) /* read after sleep_prepare, which may set it */
+            mf_progress_bound(&ns, (long long)f->poll_interval_us * 1000);
     }
     for (int i = 0; i < mf_pe.nsources && ns > 0; i++)
         if (mf_pe.sources[i]->sleep_ns)

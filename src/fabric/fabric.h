@@ -241,7 +241,9 @@ typedef struct mf_fabric_ops {
      *                  while the engine sleeps (self: only its own sends queue work);
      *   sleep_prepare: arm wake-ups (e.g. set "I sleep" in shared memory, fi_trywait) and return
      *                  true if it is safe to sleep, false if work arrived meanwhile; may be
-     *                  called again while armed (each sleeping thread arms);
+     *                  called again while armed (each sleeping thread arms); may set
+     *                  poll_interval_us for the sleep it prepares (a timer of the instance's
+     *                  own: tcp's handshake deadlines);
      *   sleep_end:     called once the last sleeping thread woke (disarm). Between the two,
      *                  `sleepers` > 0 and progress may run in another thread: it must leave
      *                  the wake-ups armed. */

@@ -387,13 +387,15 @@ static int mf_tcp_wait_fd(mf_fabric *f)
     return (mf_tcp_of(f))->t_epfd;
 }
 
-/* A failure noticed inside send is reported by the next progress: do not sleep past it.
+/* A failure noticed inside send is reported by the next progress: do not sleep past it. Nor past
+ * a handshake deadline or the listeners' pause (the sleep is bounded while there is one).
  * Quiet connections rejoin the epoll set first; epoll_ctl reports data that came meanwhile, so
  * the engine's wait returns at once for it. */
 static bool mf_tcp_sleep_prepare(mf_fabric *f)
 {
     mf_tcp *t = mf_tcp_of(f);
     mf_tcp_set_quiet(t, false);
+    f->poll_interval_us = mf_tcp_timer_us(t);
     return t->t_fails.npending == 0 && !t->t_staged;
 }
 

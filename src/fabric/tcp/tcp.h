@@ -185,6 +185,11 @@ void mf_tcp_accept(mf_tcp *t, mf_tcp_listener *l);
 /* Enforces the deadline of pending connections and resumes paused listeners; cheap when there
  * is nothing to do. Returns events handled. */
 int mf_tcp_housekeeping(mf_tcp *t);
+/* How long the engine may sleep before mf_tcp_housekeeping has work (microseconds; 0: no
+ * bound), while connections wait for their handshake deadline or the listeners are paused:
+ * the sweep's period, so that a deadline is enforced when due rather than when the engine's
+ * sleep runs out at its cap. */
+int mf_tcp_timer_us(const mf_tcp *t);
 /* Handles epoll events of a connection; returns events handled. */
 int mf_tcp_conn_event(mf_tcp *t, mf_tcp_conn *c, uint32_t ev);
 /* Sets the epoll mask of an up connection: EPOLLIN unless the fabric is quiet, EPOLLOUT while

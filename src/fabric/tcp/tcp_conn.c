@@ -339,6 +339,11 @@ static void mf_tcp_accept_failed(mf_tcp *t, mf_tcp_listener *l, int err)
     t->t_listen_resume = mf_tcp_now() + MF_TCP_LISTEN_BACKOFF;
 }
 
+int mf_tcp_timer_us(const mf_tcp *t)
+{
+    return t->t_npending || t->t_listen_paused ? (int)(MF_TCP_SWEEP_EVERY * 1e6) : 0;
+}
+
 int mf_tcp_housekeeping(mf_tcp *t)
 {
     if (!t->t_npending && !t->t_listen_paused)
