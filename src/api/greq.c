@@ -5,6 +5,7 @@
  * retired or freed; the cancel callback runs on MPI_Cancel (see p2p_complete.c).
  */
 #include "api/p2p_args.h"
+#include "core/progress.h"
 
 int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
                         MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
@@ -53,6 +54,7 @@ int PMPI_Grequest_complete(MPI_Request request)
                       (unsigned)request);
     if (!rc) {
         mf_request_complete(r);
+        mf_progress_kick();   /* outside any pass: a thread may sleep in MPI_Wait on it */
         if (r->rq_released) { /* MPI_Request_free came first: retire it now */
             rc = r->rq_greq_free(r->rq_greq_state);
             mf_request_handle_free(r);

@@ -116,16 +116,6 @@ typedef struct mf_req_set {
     int all_to; /* Waitall: requests [0, all_to) are known done or inactive */
 } mf_req_set;
 
-/* The waits on a set say that this thread waits on its operations (mf_request_watch). */
-static void mf_req_set_watch(const mf_req_set *s)
-{
-    if (!mf_lock_used)
-        return; /* one thread: nobody else completes them */
-    for (int i = 0; i < s->n; i++)
-        if (!mf_req_inactive(s->r[i]))
-            mf_request_watch(mf_req_op(s->r[i]));
-}
-
 static int mf_req_set_done_count(mf_req_set *s, int *active)
 {
     int done = 0;
@@ -194,10 +184,8 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
     int rc = r ? mf_req_lookup_all(count, array_of_requests, r, "MPI_Waitall")
                : mf_error(MPI_ERR_NO_MEM, "MPI_Waitall: no memory for %d requests", count);
     mf_req_set s = {count, r, count, 0};
-    if (!rc) {
-        mf_req_set_watch(&s);
+    if (!rc)
         rc = mf_progress_wait(mf_req_set_all_ready, &s);
-    }
     if (!rc)
         rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false);
     if (r != stack)
@@ -243,10 +231,9 @@ static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_
                     : mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d requests", fn, count);
     mf_req_set s = {count, r, 1};
     if (!rc) {
-        if (blocking) {
-            mf_req_set_watch(&s);
+        if (blocking)
             rc = mf_progress_wait(mf_req_set_ready, &s);
-        } else
+        else
             mf_progress_poll();
     }
     if (!rc) {
@@ -301,10 +288,9 @@ static int mf_req_some(int incount, MPI_Request reqs[], int *outcount, int indic
                  : mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d requests", fn, incount);
     mf_req_set s = {incount, r, 1};
     if (!rc) {
-        if (blocking) {
-            mf_req_set_watch(&s);
+        if (blocking)
             rc = mf_progress_wait(mf_req_set_ready, &s);
-        } else
+        else
             mf_progress_poll();
     }
     if (!rc) {
@@ -403,6 +389,8 @@ int PMPI_Cancel(MPI_Request *request)
         rc = r->rq_greq_cancel(r->rq_greq_state, r->pub.r_complete);
     else if (!rc && mf_req_op(r))
         mf_p2p_cancel(mf_req_op(r)); /* a send, or a matched receive, completes normally */
+    if (!rc)
+        mf_progress_kick(); /* outside any pass: a thread may sleep in MPI_Wait on it */
     MF_API_EXIT();
     return mf_err_world(rc, "MPI_Cancel");
 }

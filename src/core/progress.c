@@ -250,6 +250,12 @@ int mf_progress_poll(void)
     for (int i = 0; i < mf_pe.nsources; i++)
         if (mf_pe.sources[i]->poll)
             n += mf_pe.sources[i]->poll(mf_pe.sources[i]->arg);
+    /* What this pass did may be what another thread sleeps waiting for (a request it
+     * completed, a message it queued, a window operation it served), and the pass may have
+     * taken the descriptor's readiness that would have woken that thread: wake it. Two loads
+     * when no other application thread sleeps (always, with one thread). */
+    if (n > 0 && mf_pe.sleepers > (int)mf_pe.thread_asleep)
+        mf_progress_kick_ring();
     return n;
 }
 

@@ -83,13 +83,14 @@ typedef struct mf_progress_source {
 int mf_progress_source_add(mf_progress_source *src);
 void mf_progress_source_remove(mf_progress_source *src);
 
-/* Wakes the threads asleep in the engine, if any, so that each looks at its condition again:
- * for what one thread makes ready that another may be waiting for, where no descriptor rings
- * for the sleeper: a request completed outside the waiter's own passes (mf_request_finish: in
- * another thread's pass, which may have taken the descriptor's wake-up with the frame, or by
- * MPI_Grequest_complete or MPI_Cancel), an unexpected message queued (a thread in MPI_Probe),
- * a frame to self. A write to an eventfd when some application thread sleeps (not only the
- * progress thread), else nothing; the last sleeper to wake empties it. Library lock held. */
+/* Wakes the application threads asleep in the engine, if any, so that each looks at its
+ * condition again: for what a thread makes ready outside any progress pass that another may
+ * be waiting for, where no descriptor rings for the sleeper (MPI_Grequest_complete and
+ * MPI_Cancel complete a request, the self fabric queues a frame in memory). A pass that
+ * handled events does the same itself (mf_progress_poll): it may have completed what another
+ * thread waits for, and taken the descriptor's readiness that would have woken it. A write to
+ * an eventfd when an application thread sleeps (not only the progress thread), else nothing;
+ * the last sleeper to wake empties it. Library lock held. */
 void mf_progress_kick(void);
 
 /* What the engine did, for tests and MPI_T: counts since the process started (never reset, so

@@ -157,8 +157,8 @@ static int mf_p2p_direct_poll(void *arg)
     /* On an oversubscribed host every idle pass yields the core: a full pass costs nothing
      * next to that, and other ranks may be waiting for what only it moves (queued frames). */
     /* With threads in the library (MPI_THREAD_MULTIPLE, the progress thread) too: another
-     * thread's pass may have queued our message as unexpected (and kicked us awake for it,
-     * mf_match_add_unexpected), and only a full pass looks there. */
+     * thread's pass may have queued our message as unexpected (and woken us for it,
+     * mf_progress_poll), and only a full pass looks there. */
     if (got == 0 && !mf_g.oversubscribed && !mf_lock_used && ++d->idle % MF_P2P_DIRECT_SPIN != 0)
         return 0;
     if (got == 1 && h.flags == 0 && h.context == d->context && h.src == d->src &&

@@ -5,7 +5,6 @@
 
 #include "core/bufcache.h"
 #include "core/error.h"
-#include "core/progress.h"
 
 #define MF_MATCH_BUCKETS 64
 
@@ -133,9 +132,6 @@ int mf_match_add_unexpected(uint32_t context, mf_unexpected *u)
     else
         c->mc_unexp_head = u;
     c->mc_unexp_tail = u;
-    /* A thread asleep in MPI_Probe may wait for it, and this pass may be another thread's
-     * (MPI_THREAD_MULTIPLE, the progress thread), which took the descriptor's wake-up. */
-    mf_progress_kick();
     return MPI_SUCCESS;
 }
 

@@ -89,10 +89,6 @@ int mf_request_wait(mf_request *r, MPI_Status *status);
 int mf_request_waitall(int n, mf_request **reqs);
 bool mf_request_test(mf_request *r);
 void mf_request_free(mf_request *r);
-/* Says that the calling thread is about to wait on r (NULL: nothing), for waits that are not
- * mf_request_wait(all), which say it themselves: with MPI_THREAD_MULTIPLE, another thread
- * completing r then wakes the sleepers of the progress engine (mf_progress_kick). */
-void mf_request_watch(mf_request *r);
 
 /* Decides, once the routes are built (MPI_Init), whether point-to-point matching is offloaded
  * to a fabric (src/p2p/offload.h); tells each capable instance the outcome. MPI_SUCCESS, or the

@@ -10,7 +10,6 @@
 #include "core/handle.h"
 #include "core/log.h"
 #include "core/progress.h"
-#include "core/state.h"
 #include "p2p/match.h"
 #include "p2p/p2p_internal.h"
 
@@ -177,25 +176,12 @@ static void mf_request_maybe_destroy(mf_request *r)
 
 size_t mf_p2p_rndv_out_bytes;
 
-/* The calling thread, as an address (each thread has its own): who waits on a request. */
-static _Thread_local char mf_request_thread;
-
-void mf_request_watch(mf_request *r)
-{
-    /* Only when threads share the library (the lock is in use): otherwise the waiter is the
-     * only thread, and completions happen in its own passes. */
-    if (r && mf_lock_used)
-        r->rq_waiter = &mf_request_thread;
-}
-
 void mf_request_finish(mf_request *r)
 {
     if (r->pub.r_complete)
         return;
     r->pub.r_status.MPI_ERROR = r->rq_error;
     r->pub.r_complete = true;
-    if (__builtin_expect(r->rq_waiter != NULL, 0) && r->rq_waiter != &mf_request_thread)
-        mf_progress_kick(); /* its waiter may sleep: nothing else would wake it */
     if (r->rq_rndv_out) {
         r->rq_rndv_out = false;
         mf_p2p_rndv_out_bytes -= r->rq_bytes;
@@ -276,7 +262,6 @@ bool mf_request_test(mf_request *r)
 int mf_request_wait(mf_request *r, MPI_Status *status)
 {
     if (!r->pub.r_complete) {
-        mf_request_watch(r);
         int rc = mf_progress_wait(mf_request_is_complete, r);
         if (rc)
             return rc;
@@ -302,8 +287,6 @@ static bool mf_request_all_complete(void *arg)
 int mf_request_waitall(int n, mf_request **reqs)
 {
     mf_waitall_arg a = {n, reqs};
-    for (int i = 0; mf_lock_used && i < n; i++)
-        mf_request_watch(reqs[i]);
     int rc = mf_progress_wait(mf_request_all_complete, &a);
     if (rc)
         return rc;

@@ -60,10 +60,6 @@ struct mf_request {
     bool rq_awaits_peer;     /* send: the peer's CTS, FIN or SYNC_ACK is one rq_busy step */
     bool rq_cancel_asked;    /* send: MPI_Cancel sent CANCEL; its answer is one rq_busy step */
     bool rq_rndv_out;        /* send: rq_bytes counted in mf_p2p_rndv_out_bytes until finished */
-    /* The thread waiting on it (mf_request_watch; with MPI_THREAD_MULTIPLE only, else NULL):
-     * another thread that completes it kicks the engine's sleepers awake (mf_progress_kick),
-     * since a completion in that thread's pass, or outside any pass, rings no descriptor. */
-    const void *rq_waiter;
 
     /* Tag matching offloaded (offload.c): the fabric's operation for this request (rq_tmsg,
      * or a claimed message's); NULL on the message path. */
