@@ -11,8 +11,9 @@
  * the request only when its sleep runs out, counted as a late wake-up (MPI_T
  * progress_late_wakeups), and rank 2 waits about 100 ms instead of HOLD_MS.
  *
- * Checks: rank 0 counts no late wake-ups; it did sleep (progress_sleeps), so the check cannot
- * pass by never sleeping; rank 2's lock waited at least half of HOLD_MS, so the request was
+ * Checks: rank 0 counts no late wake-ups; it did sleep (progress_sleeps, at least once: on a
+ * loaded host a wait may end within its spin or yield), so the check cannot pass by never
+ * sleeping; rank 2's lock waited at least half of HOLD_MS, so the request was
  * queued (the path under test ran). No upper bound on time is asserted: the count decides.
  */
 #include <time.h>
@@ -76,8 +77,7 @@ int main(int argc, char **argv)
         unsigned long long nsleeps = mftest_counter_read(&sleeps) - sleeps0;
         MF_CHECK(nlate == 0, "%llu late wake-ups in %d rounds: the unlock did not wake us", nlate,
                  ROUNDS);
-        MF_CHECK(nsleeps >= ROUNDS, "only %llu sleeps in %d rounds of %d ms waits", nsleeps, ROUNDS,
-                 HOLD_MS);
+        MF_CHECK(nsleeps >= 1, "no sleep in %d rounds of %d ms waits", ROUNDS, HOLD_MS);
     }
     mftest_counter_close(&late);
     mftest_counter_close(&sleeps);
