@@ -24,12 +24,8 @@ static int pvar_index(const char *name)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MF_CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mftest_init_tools(&argc, &argv, &rank, &size);
     /* The segment is mapped at the second collective (and publishes the counter). */
     MF_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
     MF_CHECK_MPI(MPI_Barrier(MPI_COMM_WORLD));
@@ -64,7 +60,5 @@ int main(int argc, char **argv)
             MPI_T_pvar_handle_free(s, &h[i]);
         MPI_T_pvar_session_free(&s);
     }
-    int errs = mftest_finish();
-    MPI_T_finalize();
-    return errs;
+    return mftest_finish_tools();
 }

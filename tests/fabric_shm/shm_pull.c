@@ -61,12 +61,8 @@ static int expect(const char *var)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MF_CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mftest_init_tools(&argc, &argv, &rank, &size);
     MF_CHECK(size % 2 == 0, "needs an even number of ranks");
     int want_pp = expect("EXPECT_PINGPONG"), want_ex = expect("EXPECT_EXCHANGE");
     int peer = rank ^ 1;
@@ -161,7 +157,5 @@ int main(int argc, char **argv)
     MF_CHECK_MPI(MPI_T_pvar_session_free(&s));
     free(sbuf);
     free(rbuf);
-    int rc = mftest_finish();
-    MPI_T_finalize();
-    return rc;
+    return mftest_finish_tools();
 }

@@ -36,12 +36,8 @@ static unsigned long long readp(MPI_T_pvar_session s, MPI_T_pvar_handle h)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MF_CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mftest_init_tools(&argc, &argv, &rank, &size);
     const char *shm = getenv("MANIFOLD_SHM");
     const char *inst = shm && strcmp(shm, "0") == 0 ? "tcp0" : "shm0";
     const char *what[] = {"frames_sent",         "bytes_sent",     "eager_sent",

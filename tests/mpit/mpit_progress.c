@@ -20,12 +20,8 @@ static const char *const names[NV] = {"progress_sleeps", "progress_sleep_ns",
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MF_CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mftest_init_tools(&argc, &argv, &rank, &size);
 
     /* Each is a counter of category "progress". */
     int cat, ncvars, npvars, nsub, idx[NV];
@@ -81,7 +77,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < NV; i++)
         MPI_T_pvar_handle_free(s, &h[i]);
     MPI_T_pvar_session_free(&s);
-    int errs = mftest_finish();
-    MPI_T_finalize();
-    return errs;
+    return mftest_finish_tools();
 }

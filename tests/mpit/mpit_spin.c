@@ -68,12 +68,8 @@ static long own_preemptions(void)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MF_CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mftest_init_tools(&argc, &argv, &rank, &size);
     const char *mode = argc > 1 ? argv[1] : "adaptive";
     int fixed = !strcmp(mode, "fixed"), contended = !strcmp(mode, "contended");
 
@@ -183,7 +179,5 @@ int main(int argc, char **argv)
     for (int i = 0; i < NPVAR; i++)
         MPI_T_pvar_handle_free(s, &h[i]);
     MPI_T_pvar_session_free(&s);
-    int errs = mftest_finish();
-    MPI_T_finalize();
-    return errs;
+    return mftest_finish_tools();
 }

@@ -31,12 +31,8 @@ static void sleep_ms(int ms)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MF_CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mftest_init_tools(&argc, &argv, &rank, &size);
     MF_CHECK(size >= 3, "needs 3 ranks (0 and 1 on one host, 2 on another), got %d", size);
     int *base;
     MPI_Win win;
@@ -88,7 +84,5 @@ int main(int argc, char **argv)
         MF_CHECK_MPI(MPI_Win_unlock(0, win));
     }
     MF_CHECK_MPI(MPI_Win_free(&win));
-    int errs = mftest_finish();
-    MPI_T_finalize();
-    return errs;
+    return mftest_finish_tools();
 }

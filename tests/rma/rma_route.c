@@ -224,12 +224,8 @@ static void bulk(int rank, int size)
 
 int main(int argc, char **argv)
 {
-    int provided;
-    MF_CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
-    MPI_Init(&argc, &argv);
     int rank, size;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mftest_init_tools(&argc, &argv, &rank, &size);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     if (argc > 1 && strcmp(argv[1], "bulk") == 0) {
         bulk(rank, size);

@@ -46,6 +46,22 @@ int mftest_finish(void)
     return mftest_errors == 0 ? 0 : 1;
 }
 
+void mftest_init_tools(int *argc, char ***argv, int *rank, int *size)
+{
+    int provided;
+    MF_CHECK_MPI(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    MPI_Init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, size);
+}
+
+int mftest_finish_tools(void)
+{
+    int errs = mftest_finish();
+    MPI_T_finalize();
+    return errs;
+}
+
 void mftest_matmul(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;

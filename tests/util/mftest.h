@@ -34,6 +34,10 @@ void mftest_fail(const char *file, int line, const char *fmt, ...)
 
 const char *mftest_error_text(int code);
 int mftest_finish(void);
+/* For tests that read MPI_T variables: MPI_T_init_thread, then MPI_Init (single thread), and the
+ * rank and size in MPI_COMM_WORLD; mftest_finish_tools is mftest_finish, then MPI_T_finalize. */
+void mftest_init_tools(int *argc, char ***argv, int *rank, int *size);
+int mftest_finish_tools(void);
 
 /* An MPI_User_function for tests of non-commutative reductions: `len` 2x2 integer matrices
  * (4 ints each, row-major) mod 9973, inout[k] = in[k] * inout[k]: associative, not commutative.
