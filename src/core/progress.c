@@ -25,6 +25,10 @@
 #define MF_PROGRESS_CLOCK_EVERY 32
 /* Events taken from epoll per sleep: the engine only needs to know that something is ready. */
 #define MF_PROGRESS_EVENTS 16
+/* A capped sleep's evidence of a lost wake-up counts only if seen within this long after the
+ * cap ran out: a thread that ran later (preempted on a loaded host, or waiting for the lock)
+ * cannot tell work that waited through the sleep from work that came in the gap. */
+#define MF_PROGRESS_LATE_SLACK_NS 1000000ll
 /* The adaptive spin never falls below spin_ns / this (so a hit can still grow it back). */
 #define MF_PROGRESS_SPIN_SHRINK 16
 
@@ -448,6 +452,14 @@ static void mf_progress_spin_miss(long long budget)
         mf_pe.spin_cur_ns = mf_pe.spin_cur_ns / 2 < floor ? floor : mf_pe.spin_cur_ns / 2;
 }
 
+/* Evidence of a lost wake-up after a sleep that ran out at cap_due: counted if seen promptly
+ * (MF_PROGRESS_LATE_SLACK_NS). */
+static void mf_progress_late(long long cap_due)
+{
+    if (mf_now_ns() - cap_due < MF_PROGRESS_LATE_SLACK_NS)
+        mf_progress_count(&mf_pe.stats.late_wakeups, 1);
+}
+
 /* spin_ns < 0: the adaptive budget (mf_pe.spin_cur_ns, read at each clock look). */
 static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), void *arg,
                             long long spin_ns, long long yield_ns)
@@ -462,13 +474,14 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
      * as work (the direct receive finding its message queued as unexpected). A cap sleep
      * followed by work that later passes find was an idle wait, whatever wakes the next one. */
     bool capped = false, first_pass = false;
+    long long cap_due = 0; /* when the capped sleep was to end */
     /* Still within the spin of this idle stretch (its budget not yet run out). */
     bool spinning = true;
     while (!done(arg)) {
         int n = poll(arg);
         if (capped && n > 0) {
             if (first_pass)
-                mf_progress_count(&mf_pe.stats.late_wakeups, 1);
+                mf_progress_late(cap_due);
             capped = false;
         }
         first_pass = false;
@@ -523,14 +536,16 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
             }
             continue;
         }
+        long long slept_from = mf_now_ns();
         int rc = mf_progress_sleep(fabrics, nf, ns, &capped);
         first_pass = capped;
+        cap_due = slept_from + ns;
         if (rc)
             return rc;
         idle_since = -1;
     }
     if (capped) /* done after a cap sleep, no pass having found work since (above) */
-        mf_progress_count(&mf_pe.stats.late_wakeups, 1);
+        mf_progress_late(cap_due);
     return MPI_SUCCESS;
 }
 

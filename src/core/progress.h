@@ -100,8 +100,9 @@ typedef struct mf_progress_stats {
     uint64_t sleep_ns; /* nanoseconds asked for, summed (unbounded sleeps count the cap) */
     /* Sleeps that ran into MF_PROGRESS_MAX_SLEEP_MS while work was waiting (a lost wake-up):
      * the waiter's first pass after such a sleep found work, or the wait ended before any
-     * pass found work. A capped sleep after which passes find nothing, and later work, was an
-     * idle wait and is not counted. */
+     * pass found work, within a millisecond of the cap (a waiter that ran later cannot tell
+     * work that waited from work that came meanwhile, and does not count it). A capped sleep
+     * after which passes find nothing, and later work, was an idle wait and is not counted. */
     uint64_t late_wakeups;
     uint64_t thread_passes; /* passes made by the progress thread that handled events */
     /* Sleeps at whose end a fabric found work that had arrived without ringing its wait fd
