@@ -156,10 +156,7 @@ static int mf_p2p_direct_poll(void *arg)
     int got = f->ops->rx_peek(f, d->peer, &h);
     /* On an oversubscribed host every idle pass yields the core: a full pass costs nothing
      * next to that, and other ranks may be waiting for what only it moves (queued frames). */
-    /* With threads in the library (MPI_THREAD_MULTIPLE, the progress thread) too: another
-     * thread's pass may have queued our message as unexpected (and woken us for it,
-     * mf_progress_poll), and only a full pass looks there. */
-    if (got == 0 && !mf_g.oversubscribed && !mf_lock_used && ++d->idle % MF_P2P_DIRECT_SPIN != 0)
+    if (got == 0 && !mf_g.oversubscribed && ++d->idle % MF_P2P_DIRECT_SPIN != 0)
         return 0;
     if (got == 1 && h.flags == 0 && h.context == d->context && h.src == d->src &&
         (d->tag == MPI_ANY_TAG || h.tag == d->tag)) {
@@ -191,7 +188,12 @@ mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag,
                unsigned ctx, MPI_Status *status, const mf_fabric_mover *in_place)
 {
     const struct mf_datatype_public *t = mf_datatype_info(dt);
-    if (source < 0 || !t->dt_contig || mf_p2p_offload(comm))
+    /* Not when threads share the library (MPI_THREAD_MULTIPLE, the progress thread): between
+     * two of our looks another thread's pass may take the peer's next frame into the
+     * unexpected queue, and the frame then at the ring's head would overtake it (MPI orders
+     * messages from one sender: bcast pieces landed at each other's offsets, coll_algo with
+     * MANIFOLD_ASYNC_PROGRESS=1). */
+    if (source < 0 || !t->dt_contig || mf_p2p_offload(comm) || mf_lock_used)
         return MF_FABRIC_UNAVAILABLE; /* MPI_ANY_SOURCE, MPI_PROC_NULL; the fabric matches */
     int peer = mf_comm_peer(comm, source);
     mf_fabric *f = mf_comm_fabric(comm, peer);
