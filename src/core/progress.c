@@ -65,7 +65,7 @@ static struct {
     mf_progress_watch *watch; /* instances' wait fds in the epoll set */
     int nwatch, watch_cap;
     int sleepers;       /* threads inside a sleep: the first arms the instances, the last disarms */
-    bool thread_asleep; /* the progress thread is one of them (mf_progress_kick skips it) */
+    bool thread_asleep; /* the progress thread is one of them (mf_progress_app_asleep) */
     bool waking;        /* calling sleep_end after a real sleep (mf_progress_missed_wakeup) */
     bool have_pwait2;   /* epoll_pwait2 works here (nanosecond timeouts) */
     mf_progress_stats stats; /* for the life of the process: see mf_progress_stats_live */
@@ -131,12 +131,18 @@ static void mf_progress_kick_ring(void)
         mf_warn("progress: cannot wake the sleeping threads: %s", strerror(errno));
 }
 
-/* Application threads only: the progress thread waits for nothing a kick announces (what it
- * drives arrives through descriptors, or sources keep it awake), and waking it for every
- * unexpected message the application's own passes queue would cost a system call each. */
+/* Whether an application thread sleeps in the engine: the ones a kick wakes. Not the progress
+ * thread: it waits for nothing a kick announces (what it drives arrives through descriptors,
+ * or sources keep it awake), and waking it for every pass the application makes would cost a
+ * system call each. */
+static inline bool mf_progress_app_asleep(void)
+{
+    return mf_pe.sleepers > (int)mf_pe.thread_asleep;
+}
+
 void mf_progress_kick(void)
 {
-    if (mf_pe.sleepers > (int)mf_pe.thread_asleep && mf_pe.kick.fd >= 0)
+    if (mf_progress_app_asleep() && mf_pe.kick.fd >= 0)
         mf_progress_kick_ring();
 }
 
@@ -258,7 +264,7 @@ int mf_progress_poll(void)
      * completed, a message it queued, a window operation it served), and the pass may have
      * taken the descriptor's readiness that would have woken that thread: wake it. Two loads
      * when no other application thread sleeps (always, with one thread). */
-    if (n > 0 && mf_pe.sleepers > (int)mf_pe.thread_asleep)
+    if (n > 0 && mf_progress_app_asleep())
         mf_progress_kick_ring();
     return n;
 }

@@ -47,9 +47,9 @@
  * see rma_native.c.
  *
  * All functions are called with the library lock held, the progress source included: a
- * progress thread (issue 12, MANIFOLD_ASYNC_PROGRESS) that polls sources must hold it too. With one, the
- * emulated passive target stops depending on the target's MPI calls (tests/rma/rma_passive.c,
- * "compute create", registered disabled until then).
+ * progress thread (issue 12, MANIFOLD_ASYNC_PROGRESS) that polls sources must hold it too. With
+ * one, the emulated passive target stops depending on the target's MPI calls
+ * (tests/rma/rma_passive.c, "compute create", registered disabled until then).
  */
 #ifndef MF_RMA_RMA_H
 #define MF_RMA_RMA_H

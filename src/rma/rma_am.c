@@ -81,7 +81,7 @@ static void rma_unpack(mf_datatype *dt, void *buf, MPI_Count count, const void *
  * last). */
 static int rma_serve_attach(mf_win *w)
 {
-    if (!rma_windows && !rma_source.added) {
+    if (!rma_source.added) {
         int rc = mf_progress_source_add(&rma_source);
         if (rc)
             return rc;
@@ -218,12 +218,19 @@ static int rma_reply(mf_win *w, const struct mf_rma_tgt *t, void *buf, size_t le
     return rma_send(w, buf, len, t->t_source, t->t_hdr.h_reply_tag);
 }
 
+/* Whether a lock word holding v admits a holder of `type` (MPI_LOCK_SHARED: no exclusive
+ * holder; exclusive: no holder at all). */
+static bool rma_lock_fits(int v, int type)
+{
+    return type == MPI_LOCK_SHARED ? v >= 0 : v == 0;
+}
+
 /* Takes a passive-target lock word for a shared (MPI_LOCK_SHARED) or exclusive holder if it
  * is free enough now. */
 static bool rma_lock_try(int *word, int type)
 {
     int v = __atomic_load_n(word, __ATOMIC_RELAXED);
-    if (type == MPI_LOCK_SHARED ? v < 0 : v != 0)
+    if (!rma_lock_fits(v, type))
         return false;
     return __atomic_compare_exchange_n(word, &v, type == MPI_LOCK_SHARED ? v + 1 : -1, false,
                                        __ATOMIC_ACQUIRE, __ATOMIC_RELAXED);
@@ -572,7 +579,7 @@ static long long rma_sleep_ns(void *arg)
             fence = true;
         }
         int v = __atomic_load_n(&mf_rma_own_slot(w)->s_rw, __ATOMIC_RELAXED);
-        if (rma_lock_type(w->w_lq_head) == MPI_LOCK_SHARED ? v >= 0 : v == 0)
+        if (rma_lock_fits(v, rma_lock_type(w->w_lq_head)))
             return 0;
     }
     return -1;

@@ -3,8 +3,8 @@
  *
  * A frame is queued (header copied, payload iovecs kept) and delivered on the next progress pass,
  * because upcalls may only run inside progress; a thread asleep in the engine is kicked awake
- * for it. Rendezvous pulls are a memcpy: the rkey is the
- * buffer's address, so large messages to self are copied once, straight into the receive buffer.
+ * for it. Rendezvous pulls are a memcpy: the rkey is the buffer's address, so large messages to
+ * self are copied once, straight into the receive buffer.
  */
 #include <stdlib.h>
 #include <string.h>
