@@ -125,6 +125,7 @@ typedef struct mf_p2p_direct {
     int rc;               /* the receive's error, once done */
     bool received;        /* taken from the fabric */
     mf_unexpected *found; /* or found in the unexpected queue: finish with a request */
+    uint64_t unexp_seen;  /* mf_match_unexpected_added when we last searched that queue */
 } mf_p2p_direct;
 
 /* Between two full progress passes, a direct receive looks this many times at its peer only.
@@ -138,6 +139,23 @@ static size_t mf_p2p_direct_accept(mf_p2p_direct *d, const mf_wire_hdr *h)
 {
     d->received = true;
     return mf_p2p_match_status(&d->status, h, (size_t)h->len, d->bytes, &d->rc);
+}
+
+/* Searches the unexpected queue for our message if anything joined it since we last did. With
+ * threads sharing the library (MPI_THREAD_MULTIPLE, the progress thread), another thread's pass
+ * may have queued our peer's earlier frames there between two of our looks at the ring; the frame
+ * now at the ring's head came after them and must not overtake one that matches (MPI orders one
+ * sender's messages: bcast pieces landed at each other's offsets, coll_algo with
+ * MANIFOLD_ASYNC_PROGRESS=1, when the direct receive did not look). Every pass holds the library
+ * lock, as this look does, so the queue and the ring are seen at one moment. */
+static bool mf_p2p_direct_queued_since(mf_p2p_direct *d)
+{
+    uint64_t added = mf_match_unexpected_added();
+    if (added == d->unexp_seen)
+        return false;
+    d->unexp_seen = added;
+    d->found = mf_match_unexpected(d->context, d->src, d->tag, true);
+    return d->found != NULL;
 }
 
 static bool mf_p2p_direct_done(void *arg)
@@ -171,9 +189,18 @@ static int mf_p2p_direct_poll(void *arg)
     /* Not ours (another tag, a rendezvous, a synchronous send) or time for everyone else: a
      * full pass, after which what matches us may wait in the unexpected queue. */
     int n = mf_progress_poll();
+    d->unexp_seen = mf_match_unexpected_added();
     d->found = mf_match_unexpected(d->context, d->src, d->tag, true);
     d->rc = mf_p2p_peer_status(d->peer);
     return n;
+}
+
+/* mf_p2p_direct_poll when threads share the library: before the ring, the queue other threads'
+ * passes fill (a pass that queued our message also woke us, and the ring is empty then). A poll
+ * of its own keeps the single-threaded look free of the test. */
+static int mf_p2p_direct_poll_threads(void *arg)
+{
+    return mf_p2p_direct_queued_since(arg) ? 1 : mf_p2p_direct_poll(arg);
 }
 
 /* The common blocking receive — a named source reached by a fabric with direct receive, a
@@ -181,24 +208,22 @@ static int mf_p2p_direct_poll(void *arg)
  * first, nothing matching queued as unexpected — waits by looking at that peer's next frame
  * itself and copies it straight into the buffer: no request, no matching queues, no upcall.
  * Anything else (a rendezvous, a synchronous send, a message a full pass queued as unexpected)
- * is finished through a request as usual. Returns MF_FABRIC_UNAVAILABLE when the receive does
- * not qualify. */
+ * is finished through a request as usual. While it waits it is announced on its context
+ * (mf_match_wait_begin): for MPI it is posted, so the send it will take can no longer be
+ * cancelled, even when a pass has queued the message as unexpected meanwhile. Returns
+ * MF_FABRIC_UNAVAILABLE when the receive does not qualify. */
 static inline __attribute__((always_inline)) int
 mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag, mf_comm *comm,
                unsigned ctx, MPI_Status *status, const mf_fabric_mover *in_place)
 {
     const struct mf_datatype_public *t = mf_datatype_info(dt);
-    /* Not when threads share the library (MPI_THREAD_MULTIPLE, the progress thread): between
-     * two of our looks another thread's pass may take the peer's next frame into the
-     * unexpected queue, and the frame then at the ring's head would overtake it (MPI orders
-     * messages from one sender: bcast pieces landed at each other's offsets, coll_algo with
-     * MANIFOLD_ASYNC_PROGRESS=1). */
-    if (source < 0 || !t->dt_contig || mf_p2p_offload(comm) || mf_lock_used)
+    if (source < 0 || !t->dt_contig || mf_p2p_offload(comm))
         return MF_FABRIC_UNAVAILABLE; /* MPI_ANY_SOURCE, MPI_PROC_NULL; the fabric matches */
     int peer = mf_comm_peer(comm, source);
     mf_fabric *f = mf_comm_fabric(comm, peer);
     uint32_t context = comm->c_context + ctx;
-    if (!f->ops->rx_peek || !mf_match_posted_empty(context))
+    mf_match_waiter w = {.mw_src = source, .mw_tag = tag};
+    if (!f->ops->rx_peek || !mf_match_wait_begin(context, &w))
         return MF_FABRIC_UNAVAILABLE;
     mf_p2p_direct d = {
         .buf = (char *)buf + t->dt_true_lb,
@@ -209,10 +234,13 @@ mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag,
         .peer = peer,
         .fabric = f,
         .in_place = in_place,
+        .unexp_seen = mf_match_unexpected_added(),
         .found = mf_match_unexpected(context, source, tag, true),
         .rc = mf_p2p_peer_status(peer),
     };
-    int rc = mf_progress_wait_poll(mf_p2p_direct_done, mf_p2p_direct_poll, &d);
+    int rc = mf_progress_wait_poll(
+        mf_p2p_direct_done, mf_lock_used ? mf_p2p_direct_poll_threads : mf_p2p_direct_poll, &d);
+    mf_match_wait_end(&w);
     if (rc)
         return rc;
     mf_unexpected *u = d.found;

@@ -13,12 +13,14 @@ typedef struct mf_match_ctx {
     uint32_t mc_context;
     mf_request *mc_posted_head, *mc_posted_tail;
     mf_unexpected *mc_unexp_head, *mc_unexp_tail;
+    mf_match_waiter *mc_waiters; /* mf_match_wait_begin, newest first */
 } mf_match_ctx;
 
 static mf_match_ctx *mf_match_table[MF_MATCH_BUCKETS];
 /* The context looked up last: a message is looked up about three times (receive, post, arrival),
  * mostly on one communicator. Contexts live until finalize, so the pointer never dangles. */
 static mf_match_ctx *mf_match_last;
+uint64_t mf_match_unexp_added; /* mf_match_unexpected_added */
 
 /* The hash lookup and creation behind mf_match_ctx_find, out of line so that the usual hit on
  * mf_match_last needs no stack frame. */
@@ -114,10 +116,23 @@ mf_request *mf_match_posted(uint32_t context, int src, int tag)
     return NULL;
 }
 
-bool mf_match_posted_empty(uint32_t context)
+bool mf_match_wait_begin(uint32_t context, mf_match_waiter *w)
 {
-    mf_match_ctx *c = mf_match_ctx_find(context, false);
-    return !c || !c->mc_posted_head;
+    mf_match_ctx *c = mf_match_ctx_find(context, true);
+    if (!c || c->mc_posted_head)
+        return false; /* no memory: the request path reports it */
+    w->mw_list = &c->mc_waiters;
+    w->mw_next = c->mc_waiters;
+    c->mc_waiters = w;
+    return true;
+}
+
+void mf_match_wait_unlink(mf_match_waiter *w)
+{
+    mf_match_waiter **at = w->mw_list;
+    while (*at != w)
+        at = &(*at)->mw_next;
+    *at = w->mw_next;
 }
 
 int mf_match_add_unexpected(uint32_t context, mf_unexpected *u)
@@ -132,6 +147,7 @@ int mf_match_add_unexpected(uint32_t context, mf_unexpected *u)
     else
         c->mc_unexp_head = u;
     c->mc_unexp_tail = u;
+    mf_match_unexp_added++;
     return MPI_SUCCESS;
 }
 
@@ -161,6 +177,16 @@ static mf_unexpected *mf_match_find_unexpected(mf_match_ctx *c, int src, int tag
     return NULL;
 }
 
+/* Whether a waiting receive of c will take u: u is the first unexpected message it fits. */
+static bool mf_match_awaited(mf_match_ctx *c, mf_unexpected *u)
+{
+    for (mf_match_waiter *w = c->mc_waiters; w; w = w->mw_next)
+        if (mf_match_fits(w->mw_src, w->mw_tag, u->ux_hdr.src, u->ux_hdr.tag) &&
+            mf_match_find_unexpected(c, w->mw_src, w->mw_tag, false) == u)
+            return true;
+    return false;
+}
+
 mf_unexpected *mf_match_cancel(uint32_t context, int peer, uint64_t sreq)
 {
     mf_match_ctx *c = sreq ? mf_match_ctx_find(context, false) : NULL;
@@ -169,6 +195,8 @@ mf_unexpected *mf_match_cancel(uint32_t context, int peer, uint64_t sreq)
             continue;
         if (!u->ux_arrived)
             return NULL; /* the fabric still writes its payload: too late to take back */
+        if (mf_match_awaited(c, u))
+            return NULL; /* a blocking receive waits for it: matched */
         mf_match_unlink_unexpected(c, u);
         return u;
     }

@@ -43,16 +43,44 @@ mf_request *mf_match_posted(uint32_t context, int src, int tag);
  * ctx, rq_rank, rq_tag), or posts r and returns NULL; one context lookup for both. */
 mf_unexpected *mf_match_take_or_post(mf_request *r, int *rc);
 
-/* Whether no receive is posted on the context (a new one would be first in line). */
-bool mf_match_posted_empty(uint32_t context);
+/* A blocking receive that waits without being posted (the direct receive, p2p/blocking.c)
+ * announces itself on its context while it waits. In MPI's terms it is posted: the message it
+ * will take is matched, so a cancel of that message's send must fail (mf_match_cancel). */
+typedef struct mf_match_waiter {
+    struct mf_match_waiter *mw_next;
+    struct mf_match_waiter **mw_list; /* the context's list, newest first */
+    int mw_src, mw_tag;
+} mf_match_waiter;
+
+/* Registers w (mw_src, mw_tag set) on the context if no receive is posted there, and returns
+ * true; false otherwise (a new receive would queue behind those, so it must be posted too). */
+bool mf_match_wait_begin(uint32_t context, mf_match_waiter *w);
+void mf_match_wait_unlink(mf_match_waiter *w);
+/* Unregisters w, once its receive has its message or was abandoned; inline, as the direct
+ * receive is a hot path: w is the newest unless threads wait on one context. */
+static inline void mf_match_wait_end(mf_match_waiter *w)
+{
+    if (*w->mw_list == w)
+        *w->mw_list = w->mw_next;
+    else
+        mf_match_wait_unlink(w);
+}
 
 /* Appends an unexpected message. */
 int mf_match_add_unexpected(uint32_t context, mf_unexpected *u);
+/* How many unexpected messages have been appended so far, on any context: a receive that
+ * checked the queue when this read n need not look again while it still reads n. */
+extern uint64_t mf_match_unexp_added;
+static inline uint64_t mf_match_unexpected_added(void)
+{
+    return mf_match_unexp_added;
+}
 /* The first unexpected message fitting (src, tag), removed from the queue if `take`. */
 mf_unexpected *mf_match_unexpected(uint32_t context, int src, int tag, bool take);
 
 /* Removes and returns the unexpected message that world rank `peer` sent with request id `sreq`
- * on `context`, if it is there whole (MPI_Cancel of that send); NULL otherwise. */
+ * on `context`, if it is there whole and no waiting receive will take it (MPI_Cancel of that
+ * send); NULL otherwise. */
 mf_unexpected *mf_match_cancel(uint32_t context, int peer, uint64_t sreq);
 
 /* Frees every queue (MPI_Finalize); unexpected messages left over are counted for a warning. */

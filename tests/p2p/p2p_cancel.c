@@ -5,7 +5,10 @@
  *   - a rendezvous send the receiver has not matched is cancelled (its RTS waits unmatched);
  *   - an eager send still queued at the sender (the receiver, asleep, left the queue full) is
  *     cancelled, also when the fabric has copied it and the request is complete locally;
- *   - a send the receiver has matched and received is not.
+ *   - a send the receiver has matched and received is not;
+ *   - nor an eager send a blocking receive already waits for (the receive is posted in MPI's
+ *     terms, even where it waits without a request: with the progress thread, a pass could
+ *     queue the message and then honour the cancel that follows it in one go).
  * Ranks pair up (0-1, 2-3, ...); the sender tells the receiver the outcome, and the receiver
  * checks that nothing of a cancelled message remains while the others arrive intact.
  */
@@ -111,6 +114,25 @@ static void matched(int peer, int sender, int n, int tag, const char *what)
     MPI_Barrier(MPI_COMM_WORLD);
 }
 
+/* An eager send for which the receiver already waits in MPI_Recv (given a head start). */
+static void awaited(int peer, int sender, int tag, const char *what)
+{
+    if (sender) {
+        usleep(200000);
+        MPI_Request r;
+        fill(big, SMALL, tag);
+        MF_CHECK_MPI(MPI_Isend(big, SMALL, MPI_CHAR, peer, tag, MPI_COMM_WORLD, &r));
+        sender_cancel(&r, peer, tag, MUST_NOT_CANCEL, what);
+    } else {
+        char b[SMALL];
+        MF_CHECK_MPI(MPI_Recv(b, SMALL, MPI_CHAR, peer, tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        MF_CHECK(filled(b, SMALL, tag), "%s: data", what);
+        int note[2];
+        MF_CHECK_MPI(MPI_Recv(note, 2, MPI_INT, peer, TAG_NOTE, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
 /* An eager send queued behind a flood the sleeping receiver has not drained. */
 static void queued_eager(int peer, int sender, int tag, int sync, const char *what)
 {
@@ -162,6 +184,7 @@ int main(int argc, char **argv)
     RUN(unmatched(peer, sender, BIG, 1, MUST_CANCEL, "unmatched rendezvous"));
     RUN(matched(peer, sender, BIG, 2, "matched rendezvous"));
     RUN(matched(peer, sender, SMALL, 3, "matched eager"));
+    RUN(awaited(peer, sender, 7, "awaited eager"));
     RUN(queued_eager(peer, sender, 4, 0, "queued eager"));
     RUN(queued_eager(peer, sender, 5, 1, "queued synchronous eager"));
     /* A small send the fabric may have delivered already: either outcome, consistently. */
