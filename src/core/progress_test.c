@@ -191,8 +191,17 @@ static void *flag_later(void *arg)
     return NULL;
 }
 
+/* A control whose only wake-up is the 100 ms cap: the wait must count one late wake-up, unless
+ * the scheduler ran it more than MF_PROGRESS_LATE_SLACK_NS (1 ms) after the cap was due, which
+ * the counter leaves out on purpose and a loaded machine does (CI once: 102.9 ms). The sleep
+ * began after the wait did, so such a wait lasted at least 101 ms; a shorter one must count. */
+static bool counted_as_late(uint64_t late, double wall)
+{
+    return late == 1 || (late == 0 && wall >= 0.101);
+}
+
 /* Waits for work that f's thread makes ready after after_us; returns the late wake-ups. */
-static uint64_t late_wakeups_of(useconds_t after_us, bool ring_it, uint64_t *sleeps)
+static uint64_t late_wakeups_of(useconds_t after_us, bool ring_it, uint64_t *sleeps, double *wall)
 {
     flag_source f = {.after_us = after_us, .ring = ring_it};
     f.src = (mf_progress_source){
@@ -201,8 +210,10 @@ static uint64_t late_wakeups_of(useconds_t after_us, bool ring_it, uint64_t *sle
     mf_progress_stats before, after;
     mf_progress_get_stats(&before);
     pthread_t t;
+    double t0 = clock_s(CLOCK_MONOTONIC);
     CHECK(pthread_create(&t, NULL, flag_later, &f) == 0);
     CHECK(mf_progress_wait(flag_taken, &f) == 0);
+    *wall = clock_s(CLOCK_MONOTONIC) - t0;
     pthread_join(t, NULL);
     mf_progress_get_stats(&after);
     mf_progress_source_remove(&f.src);
@@ -214,13 +225,14 @@ static uint64_t late_wakeups_of(useconds_t after_us, bool ring_it, uint64_t *sle
 static void test_late_wakeups(void)
 {
     uint64_t sleeps;
+    double wall;
     /* Not rung: only the 100 ms cap ends the sleep, and the pass after it finds the work. */
-    uint64_t lost = late_wakeups_of(20000, false, &sleeps);
-    printf("late-wakeups: unrung work found after %llu sleeps, %llu late\n",
-           (unsigned long long)sleeps, (unsigned long long)lost);
-    CHECK(lost == 1);
+    uint64_t lost = late_wakeups_of(20000, false, &sleeps, &wall);
+    printf("late-wakeups: unrung work found after %llu sleeps, %llu late, %.1f ms\n",
+           (unsigned long long)sleeps, (unsigned long long)lost, wall * 1e3);
+    CHECK(counted_as_late(lost, wall));
     /* Rung after 250 ms: at least two sleeps run out idle first; the wake-up is prompt. */
-    uint64_t prompt = late_wakeups_of(250000, true, &sleeps);
+    uint64_t prompt = late_wakeups_of(250000, true, &sleeps, &wall);
     printf("late-wakeups: rung work after %llu sleeps, %llu late\n", (unsigned long long)sleeps,
            (unsigned long long)prompt);
     CHECK(sleeps >= 3 && prompt == 0);
@@ -275,7 +287,7 @@ static void test_kick(void)
     uint64_t late = late_wakeups_of_cond(false, &sleeps, &wall);
     printf("kick: condition set without a kick: %llu sleeps, %llu late, %.1f ms\n",
            (unsigned long long)sleeps, (unsigned long long)late, wall * 1e3);
-    CHECK(sleeps >= 1 && late == 1);
+    CHECK(sleeps >= 1 && counted_as_late(late, wall));
     late = late_wakeups_of_cond(true, &sleeps, &wall);
     printf("kick: condition set and kicked: %llu sleeps, %llu late, %.1f ms\n",
            (unsigned long long)sleeps, (unsigned long long)late, wall * 1e3);
