@@ -24,6 +24,34 @@
         }                                                                                          \
     } while (0)
 
+/* MPI_Init, or with --thread-multiple (taken out of argv) MPI_Init_thread asking for
+ * MPI_THREAD_MULTIPLE: what a program that may call MPI from several threads pays when it uses
+ * one (a lock on every call, in most MPIs). Returns the level granted; says it on stdout. */
+static inline int bench_mpi_init(int *argc, char ***argv)
+{
+    int multiple = 0, provided = MPI_THREAD_SINGLE;
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp((*argv)[i], "--thread-multiple") != 0)
+            continue;
+        multiple = 1;
+        for (int k = i; k + 1 < *argc; k++)
+            (*argv)[k] = (*argv)[k + 1];
+        (*argc)--;
+        break;
+    }
+    if (!multiple) {
+        MPI_Init(argc, argv);
+        return MPI_THREAD_SINGLE;
+    }
+    MPI_Init_thread(argc, argv, MPI_THREAD_MULTIPLE, &provided);
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0)
+        printf("# thread level %s\n",
+               provided == MPI_THREAD_MULTIPLE ? "multiple" : "below multiple");
+    return provided;
+}
+
 /* Every process parses the same argv; a bad option ends the job quietly with status 2. */
 static inline void bench_mpi_parse(int argc, char **argv, bench_opts *o, size_t def_min,
                                    size_t def_max, const char *extra)

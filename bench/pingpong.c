@@ -1,18 +1,19 @@
 /*
  * pingpong — point-to-point latency: rank 0 sends `size` bytes to rank 1, which sends them back;
  * reported as half the round trip (latency_us). Also reported: bandwidth_MBps = size / latency.
- * Ranks beyond 1 wait at the final barrier.
+ * Ranks beyond 1 wait at the final barrier. --thread-multiple: initialised with
+ * MPI_THREAD_MULTIPLE, still one thread per rank.
  */
 #include "bench_mpi.h"
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
+    bench_mpi_init(&argc, &argv);
     int rank, np;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &np);
     bench_opts o;
-    bench_mpi_parse(argc, argv, &o, 1, 4u << 20, NULL);
+    bench_mpi_parse(argc, argv, &o, 1, 4u << 20, " [--thread-multiple]");
     if (np < 2) {
         if (rank == 0)
             fprintf(stderr, "pingpong needs at least 2 processes\n");
