@@ -141,7 +141,15 @@ static size_t mf_p2p_direct_accept(mf_p2p_direct *d, const mf_wire_hdr *h)
     return mf_p2p_match_status(&d->status, h, (size_t)h->len, d->bytes, &d->rc);
 }
 
-/* Searches the unexpected queue for our message if anything joined it since we last did. With
+/* Searches the unexpected queue for our message (taken out if there), noting how much had
+ * joined that queue by then. */
+static void mf_p2p_direct_search(mf_p2p_direct *d)
+{
+    d->unexp_seen = mf_match_unexpected_added();
+    d->found = mf_match_unexpected(d->context, d->src, d->tag, true);
+}
+
+/* mf_p2p_direct_search if anything joined the unexpected queue since we last did. With
  * threads sharing the library (MPI_THREAD_MULTIPLE, the progress thread), another thread's pass
  * may have queued our peer's earlier frames there between two of our looks at the ring; the frame
  * now at the ring's head came after them and must not overtake one that matches (MPI orders one
@@ -150,11 +158,9 @@ static size_t mf_p2p_direct_accept(mf_p2p_direct *d, const mf_wire_hdr *h)
  * lock, as this look does, so the queue and the ring are seen at one moment. */
 static bool mf_p2p_direct_queued_since(mf_p2p_direct *d)
 {
-    uint64_t added = mf_match_unexpected_added();
-    if (added == d->unexp_seen)
+    if (mf_match_unexpected_added() == d->unexp_seen)
         return false;
-    d->unexp_seen = added;
-    d->found = mf_match_unexpected(d->context, d->src, d->tag, true);
+    mf_p2p_direct_search(d);
     return d->found != NULL;
 }
 
@@ -189,8 +195,7 @@ static int mf_p2p_direct_poll(void *arg)
     /* Not ours (another tag, a rendezvous, a synchronous send) or time for everyone else: a
      * full pass, after which what matches us may wait in the unexpected queue. */
     int n = mf_progress_poll();
-    d->unexp_seen = mf_match_unexpected_added();
-    d->found = mf_match_unexpected(d->context, d->src, d->tag, true);
+    mf_p2p_direct_search(d);
     d->rc = mf_p2p_peer_status(d->peer);
     return n;
 }
@@ -234,10 +239,9 @@ mf_recv_direct(void *buf, MPI_Count count, mf_datatype *dt, int source, int tag,
         .peer = peer,
         .fabric = f,
         .in_place = in_place,
-        .unexp_seen = mf_match_unexpected_added(),
-        .found = mf_match_unexpected(context, source, tag, true),
         .rc = mf_p2p_peer_status(peer),
     };
+    mf_p2p_direct_search(&d);
     int rc = mf_progress_wait_poll(
         mf_p2p_direct_done, mf_lock_used ? mf_p2p_direct_poll_threads : mf_p2p_direct_poll, &d);
     mf_match_wait_end(&w);

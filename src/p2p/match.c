@@ -120,7 +120,8 @@ bool mf_match_wait_begin(uint32_t context, mf_match_waiter *w)
 {
     mf_match_ctx *c = mf_match_ctx_find(context, true);
     if (!c || c->mc_posted_head)
-        return false; /* no memory: the request path reports it */
+        return false; /* a receive is posted (ours queues behind it), or no memory (the request
+                       * path reports it) */
     w->mw_list = &c->mc_waiters;
     w->mw_next = c->mc_waiters;
     c->mc_waiters = w;
