@@ -448,6 +448,12 @@ struct mf_fabric {
      * a pull costs no CPU) always pulls; shm's copy costs the puller's core, which a push through
      * the rings shares with the sender's, so it pulls only when both cores copy anyway. */
     size_t rget_min_busy;
+    /* The same threshold while the receiving thread shares its core with other load
+     * (core/core_share.h). There the rings, which move a pushed frame only while both ranks hold
+     * a core at once, can collapse, and a pull needs only the receiver; so shm pulls from a lower
+     * threshold (any own send in flight, by default; SIZE_MAX, off, when the job itself has more
+     * ranks than cores). Only lower than rget_min_busy matters. */
+    size_t rget_min_busy_shared;
     mf_fabric_counters counters;
     /* Identity and settings, set by the registry before open. */
     const mf_fabric_class *cls;

@@ -219,7 +219,8 @@ void mf_p2p_release_rkey(mf_request *r);
 /* Receiver: r matched an RTS; pull the data, or ask the sender to push it. */
 void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr *h);
 /* Whether the receiver of RTS h on f could pull its data itself (rndv.c), which it then does
- * while this rank has f->rget_min_busy bytes of its own rendezvous sends in flight. */
+ * while this rank has f->rget_min_busy bytes of its own rendezvous sends in flight (or
+ * f->rget_min_busy_shared, while its core is shared with other load). */
 static inline bool mf_p2p_pull_possible(const mf_fabric *f, const mf_wire_hdr *h)
 {
     return (f->flags & MF_FABRIC_RGET) && h->rkey;

@@ -4,9 +4,10 @@
  * The sender sent an RTS with the envelope and size (send.c). When the receiver matches it,
  * it takes min(size, its buffer) bytes:
  *   - pull: if the fabric can rget, the RTS carries a key and the receiving rank's own
- *     rendezvous sends in flight reach the fabric's rget_min_busy (fabric.h), the receiver copies
- *     the data itself (CMA on shm: one copy) and sends FIN, on which the sender releases the key
- *     and completes;
+ *     rendezvous sends in flight reach the fabric's rget_min_busy (fabric.h; rget_min_busy_shared
+ *     while the receiving thread shares its core with other load), the receiver copies the data
+ *     itself (CMA on shm: one copy) and sends FIN, on which the sender releases the key and
+ *     completes;
  *   - push: otherwise it sends CTS with its request id and how much it takes, and the sender
  *     (releasing its key) streams DATA frames (at most max_frame bytes each) that land straight
  *     in the receive buffer.
@@ -15,6 +16,7 @@
  */
 #include <stdlib.h>
 
+#include "core/core_share.h"
 #include "core/error.h"
 #include "p2p/protocol.h"
 
@@ -93,6 +95,17 @@ static void mf_p2p_get_done(mf_fabric_done *done, int status)
     mf_request_unbusy(r);
 }
 
+/* Whether the receiver of RTS h on f pulls its data (see the top of this file). The core's
+ * sharing is read last: only a rank whose sends in flight fall between the two thresholds
+ * pays for the look (core_share.h: tens of nanoseconds, a few hundred once a millisecond). */
+static bool mf_p2p_pulls(const mf_fabric *f, const mf_wire_hdr *h)
+{
+    if (!mf_p2p_pull_possible(f, h))
+        return false;
+    size_t out = mf_p2p_rndv_out_bytes;
+    return out >= f->rget_min_busy || (out >= f->rget_min_busy_shared && mf_core_shared());
+}
+
 /* A receive matched an RTS: pull the data, or ask the sender to push it. */
 void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr *h)
 {
@@ -102,7 +115,7 @@ void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr 
     mf_p2p_accept(r, h, h->total);
     int rc = mf_p2p_stage_recv(r);
     r->rq_busy++;
-    if (!rc && mf_p2p_pull_possible(f, h) && mf_p2p_rndv_out_bytes >= f->rget_min_busy) {
+    if (!rc && mf_p2p_pulls(f, h)) {
         r->rq_get_done.fd_fn = mf_p2p_get_done;
         rc = f->ops->rget(f, peer, h->rkey, 0, r->rq_iovs, r->rq_niov, r->rq_accepted,
                           &r->rq_get_done);

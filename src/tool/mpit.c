@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/core_share.h"
 #include "core/log.h"
 #include "core/progress.h"
 
@@ -198,6 +199,12 @@ static void mf_t_progress_pvars_locked(void)
          "spins that found work while the adaptive spin budget was below its full size "
          "(MANIFOLD_SPIN_US unset), each doubling it back up to that size",
          &st->spins_grown},
+        {"progress_core_shared",
+         "windows of 20 ms of a thread's runnable time in which it waited for its core at least "
+         "a quarter of it (other load shares the core; from /proc/thread-self/schedstat, read "
+         "when shm decides how to receive a rendezvous message): until a window finds otherwise, "
+         "shm pulls from MANIFOLD_SHM_PULL_SHARED bytes of own sends in flight",
+         &mf_core_shared_windows},
     };
     for (size_t i = 0; i < sizeof pv / sizeof pv[0]; i++)
         mf_t_pvar_register_locked(&(mf_t_pvar_desc){

@@ -48,6 +48,7 @@ static const struct {
     {"MANIFOLD_TCP_EAGER_LIMIT", "tcp", TB},
     {"MANIFOLD_SHM_CMA", "shm", TD},
     {"MANIFOLD_SHM_PULL_BUSY", "shm", TD},
+    {"MANIFOLD_SHM_PULL_SHARED", "shm", TD},
     {"MANIFOLD_SHM_INDIRECT", "shm", TD},
     {"MANIFOLD_SHM_MEMBARRIER", "shm", DD},
     {"MANIFOLD_SPIN_US", "progress", TB},

@@ -12,6 +12,16 @@
  * pulled or none is: with MANIFOLD_SHM_CMA=auto that depends on MANIFOLD_SHM_PULL_BUSY against
  * the W MiB in flight, with 1 everything is pulled, with 0 nothing.
  *
+ * SHARE_CORE=1 makes every rank share its core with other load: a thread of the test spins on
+ * the same core from after MPI_Init to the end (the rank's own thread is pinned there too).
+ * Uncounted exchange rounds come first, until both ranks of a pair have found their core shared
+ * (MPI_T progress_core_shared, a window of 20 ms of runnable time; at most 200 rounds). Then
+ * MANIFOLD_SHM_PULL_SHARED (default: any own send in flight) decides instead of
+ * MANIFOLD_SHM_PULL_BUSY. Except where the job has more ranks than the host has cores: there the
+ * rule is off, no rank looks at its core's sharing, and no receive of the exchange may be
+ * pulled, whatever EXPECT_EXCHANGE says. Without SHARE_CORE, the tests that check the busy rule
+ * set MANIFOLD_SHM_PULL_SHARED out of the way, since ctest may run other load beside them.
+ *
  * Last, a receive whose start waits for the next progress pass must not wait for a sleep: the
  * even rank posts it after the RTS came, then blocks receiving a small message from the same
  * peer (the direct receive, which looks at that peer's ring and makes a full pass only now and
@@ -19,13 +29,17 @@
  * waiter sleeps at once: before the deferred start kept the engine awake, each round took 16
  * sleeps of 100 ms (1.5 s); it must take far less than a second for all STALL_ROUNDS.
  */
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "mftest.h"
 
-enum { MSG = 1 << 20, W = 8, ROUNDS = 3, PINGS = 4, STALL_ROUNDS = 5 };
+enum { MSG = 1 << 20, W = 8, ROUNDS = 3, PINGS = 4, STALL_ROUNDS = 5, SHARE_ROUNDS = 200 };
 
 static unsigned char pattern(int rank, int k, size_t i)
 {
@@ -52,6 +66,63 @@ static unsigned long long pulled(MPI_T_pvar_session s, MPI_T_pvar_handle h)
     return v;
 }
 
+static atomic_bool spin_stop;
+static pthread_t spinner;
+
+static void *spin(void *arg)
+{
+    (void)arg;
+    while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+/* Pins this thread to the core it is on and starts a thread spinning there (spinner). */
+static void share_core(void)
+{
+    int cpu = sched_getcpu();
+    MF_CHECK(cpu >= 0, "sched_getcpu failed");
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    MF_CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0, "cannot pin to cpu %d",
+             cpu);
+    pthread_attr_t attr;
+    MF_CHECK(pthread_attr_init(&attr) == 0 &&
+                 pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0 &&
+                 pthread_create(&spinner, &attr, spin, NULL) == 0,
+             "cannot start a spinning thread on cpu %d", cpu);
+    pthread_attr_destroy(&attr);
+}
+
+/* One round of the exchange: W messages each way, the odd rank's receives posted after the even
+ * rank's RTS came. */
+static void exchange(unsigned char *sbuf, unsigned char *rbuf, int peer, bool even)
+{
+    MPI_Request req[2 * W];
+    memset(rbuf, 0, (size_t)W * MSG);
+    if (even) {
+        for (int k = 0; k < W; k++)
+            MF_CHECK_MPI(MPI_Irecv(rbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
+                                   MPI_COMM_WORLD, &req[k]));
+        for (int k = 0; k < W; k++)
+            MF_CHECK_MPI(MPI_Isend(sbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
+                                   MPI_COMM_WORLD, &req[W + k]));
+        MF_CHECK_MPI(MPI_Send(NULL, 0, MPI_BYTE, peer, 99, MPI_COMM_WORLD)); /* behind the RTS */
+    } else {
+        MF_CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        for (int k = 0; k < W; k++) /* their RTS are here already */
+            MF_CHECK_MPI(MPI_Irecv(rbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
+                                   MPI_COMM_WORLD, &req[k]));
+        for (int k = 0; k < W; k++)
+            MF_CHECK_MPI(MPI_Isend(sbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
+                                   MPI_COMM_WORLD, &req[W + k]));
+    }
+    MF_CHECK_MPI(MPI_Waitall(2 * W, req, MPI_STATUSES_IGNORE));
+    for (int k = 0; k < W; k++)
+        check(rbuf + (size_t)k * MSG, peer, k, "exchange");
+}
+
 static int expect(const char *var)
 {
     const char *v = getenv(var);
@@ -65,6 +136,15 @@ int main(int argc, char **argv)
     mftest_init_tools(&argc, &argv, &rank, &size);
     MF_CHECK(size % 2 == 0, "needs an even number of ranks");
     int want_pp = expect("EXPECT_PINGPONG"), want_ex = expect("EXPECT_EXCHANGE");
+    const char *share = getenv("SHARE_CORE");
+    bool sharing = share && strcmp(share, "1") == 0;
+    const char *over_env = getenv("MANIFOLD_OVERSUBSCRIBED");
+    bool over = (over_env && strcmp(over_env, "1") == 0) || size > sysconf(_SC_NPROCESSORS_ONLN);
+    if (sharing) {
+        share_core();
+        if (over)
+            want_ex = 0;
+    }
     int peer = rank ^ 1;
     bool even = rank % 2 == 0;
 
@@ -97,33 +177,33 @@ int main(int argc, char **argv)
     MF_CHECK(pp == (want_pp ? PINGS : 0), "ping-pong: %llu of %d receives pulled, expected %s", pp,
              PINGS, want_pp ? "all" : "none");
 
+    /* Sharing: uncounted rounds until both ranks of the pair found their core shared. */
+    if (sharing && !over) {
+        int sidx = -1, found = 0, peer_found = 0, rounds = 0;
+        MPI_T_pvar_handle sh;
+        MF_CHECK_MPI(
+            MPI_T_pvar_get_index("progress_core_shared", MPI_T_PVAR_CLASS_COUNTER, &sidx));
+        MF_CHECK_MPI(MPI_T_pvar_handle_alloc(s, sidx, NULL, &sh, &count));
+        MF_CHECK_MPI(MPI_T_pvar_start(s, sh));
+        double t0 = MPI_Wtime();
+        while (!(found && peer_found) && rounds < SHARE_ROUNDS) { /* both ranks alike */
+            exchange(sbuf, rbuf, peer, even);
+            rounds++;
+            found = pulled(s, sh) > 0;
+            MF_CHECK_MPI(MPI_Sendrecv(&found, 1, MPI_INT, peer, 100, &peer_found, 1, MPI_INT, peer,
+                                      100, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
+        }
+        MF_CHECK(found,
+                 "a rank sharing its core with a spinning thread was not found sharing it in %d "
+                 "exchange rounds (%.1f s)",
+                 rounds, MPI_Wtime() - t0);
+        MF_CHECK_MPI(MPI_T_pvar_handle_free(s, &sh));
+    }
+
     /* Exchange: both sides have W MiB of sends in flight while they receive. */
     before = pulled(s, h);
-    for (int round = 0; round < ROUNDS; round++) {
-        MPI_Request req[2 * W];
-        memset(rbuf, 0, (size_t)W * MSG);
-        if (even) {
-            for (int k = 0; k < W; k++)
-                MF_CHECK_MPI(MPI_Irecv(rbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
-                                       MPI_COMM_WORLD, &req[k]));
-            for (int k = 0; k < W; k++)
-                MF_CHECK_MPI(MPI_Isend(sbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
-                                       MPI_COMM_WORLD, &req[W + k]));
-            MF_CHECK_MPI(
-                MPI_Send(NULL, 0, MPI_BYTE, peer, 99, MPI_COMM_WORLD)); /* behind the RTS */
-        } else {
-            MF_CHECK_MPI(MPI_Recv(NULL, 0, MPI_BYTE, peer, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
-            for (int k = 0; k < W; k++) /* their RTS are here already */
-                MF_CHECK_MPI(MPI_Irecv(rbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
-                                       MPI_COMM_WORLD, &req[k]));
-            for (int k = 0; k < W; k++)
-                MF_CHECK_MPI(MPI_Isend(sbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
-                                       MPI_COMM_WORLD, &req[W + k]));
-        }
-        MF_CHECK_MPI(MPI_Waitall(2 * W, req, MPI_STATUSES_IGNORE));
-        for (int k = 0; k < W; k++)
-            check(rbuf + (size_t)k * MSG, peer, k, "exchange");
-    }
+    for (int round = 0; round < ROUNDS; round++)
+        exchange(sbuf, rbuf, peer, even);
     unsigned long long ex = pulled(s, h) - before;
     MF_CHECK(ex == (want_ex ? ROUNDS * W : 0), "exchange: %llu of %d receives pulled, expected %s",
              ex, ROUNDS * W, want_ex ? "all" : "none");
@@ -157,5 +237,9 @@ int main(int argc, char **argv)
     MF_CHECK_MPI(MPI_T_pvar_session_free(&s));
     free(sbuf);
     free(rbuf);
+    if (sharing) {
+        atomic_store(&spin_stop, true);
+        pthread_join(spinner, NULL);
+    }
     return mftest_finish_tools();
 }

@@ -245,6 +245,7 @@ void mf_fault_wrap(mf_fabric *f, mf_fabric *inner, const mf_fault_settings *set)
     f->eager_limit = inner->eager_limit;
     f->max_frame = inner->max_frame;
     f->rget_min_busy = inner->rget_min_busy;
+    f->rget_min_busy_shared = inner->rget_min_busy_shared;
     /* Timed faults fire from progress: an idle rank wakes for them. */
     f->poll_interval_us = inner->poll_interval_us;
     if ((set->break_after_ms >= 0 || set->down_ms >= 0) &&

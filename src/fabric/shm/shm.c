@@ -33,6 +33,7 @@
  */
 #include <errno.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <linux/membarrier.h>
@@ -989,7 +990,14 @@ static int mf_shm_cma_wanted(mf_shm_state *s, const char *var, const char *fallb
  * messages to each other, both cores copy anyway, twice per byte through the rings against once
  * with a pull; once the data in flight outgrows the caches, the pull wins (docs/PERFORMANCE.md):
  * by default (auto) a receive pulls only while its rank has MANIFOLD_SHM_PULL_BUSY bytes of
- * rendezvous sends of its own in flight. */
+ * rendezvous sends of its own in flight. Unless the receiving thread's core is shared with load
+ * from outside the job (core/core_share.h): then the two ranks hold a core at the same moment
+ * only part of the time, the rings' two-core pipeline runs only then, and a receive pulls from
+ * MANIFOLD_SHM_PULL_SHARED bytes in flight (bibw 256 KiB, one busy loop per core: 1.0-1.2 GB/s
+ * through the rings in some runs, 5-7.5 in others, against 5.5-8.4 pulled; a loaded ping-pong of
+ * 128 KiB was twice as fast through the rings, so a receiver with nothing of its own in flight
+ * still asks for a push). Not when the job itself has more ranks than the host has cores: there
+ * the rings measured better (alltoall of 256 KiB at 8 ranks on 2 cores: median 1.2x faster). */
 static int mf_shm_cma_setup(mf_shm_state *s)
 {
     bool on, forced;
@@ -997,6 +1005,9 @@ static int mf_shm_cma_setup(mf_shm_state *s)
     if (on)
         s->base.flags |= MF_FABRIC_RGET;
     s->base.rget_min_busy = forced ? 0 : mf_config_size("MANIFOLD_SHM_PULL_BUSY");
+    s->base.rget_min_busy_shared = forced                                ? 0
+                                   : mf_host_oversubscribed(s->nlocal) ? SIZE_MAX
+                                   : mf_config_size("MANIFOLD_SHM_PULL_SHARED");
     return rc;
 }
 
