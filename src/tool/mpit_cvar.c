@@ -49,6 +49,7 @@ static const struct {
     {"MANIFOLD_SHM_CMA", "shm", TD},
     {"MANIFOLD_SHM_PULL_BUSY", "shm", TD},
     {"MANIFOLD_SHM_PULL_SHARED", "shm", TD},
+    {"MANIFOLD_SHM_STREAM_STORES", "shm", TD},
     {"MANIFOLD_SHM_INDIRECT", "shm", TD},
     {"MANIFOLD_SHM_MEMBARRIER", "shm", DD},
     {"MANIFOLD_SPIN_US", "progress", TB},

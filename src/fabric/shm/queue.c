@@ -10,7 +10,9 @@
  * cannot make us read or write outside the ring (the decoder also bounds it by max_len).
  */
 #include <string.h>
+#include <time.h>
 
+#include "fabric/shm/copy.h"
 #include "fabric/shm/shm.h"
 
 /* The consumer publishes tail at least every cap / MF_SHM_TAIL_LAZINESS bytes. */
@@ -31,13 +33,20 @@ void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *dat
     r->peek_addr = 0;
     r->head = 0;
     r->zeroed_to = r->head + cap; /* a new ring is all zeroes */
+    r->pick = (mf_shm_copy_pick){.way = MF_SHM_COPY_CACHED, .policy = MF_SHM_COPY_AUTO};
 }
 
-/* Copies n bytes into the ring at counter position pos, wrapping at cap. */
-static void mf_shm_ring_put(mf_shm_ring *r, uint64_t pos, const void *src, size_t n)
+/* Copies n bytes into the ring at counter position pos, wrapping at cap, `way` (copy.h). */
+static void mf_shm_ring_put(mf_shm_ring *r, uint64_t pos, const void *src, size_t n, int way)
 {
     size_t off = (size_t)(pos & (r->cap - 1));
     size_t first = r->cap - off < n ? r->cap - off : n;
+    if (way == MF_SHM_COPY_STREAMED) {
+        mf_shm_copy_streamed(r->data + off, src, first);
+        if (n > first)
+            mf_shm_copy_streamed(r->data, (const unsigned char *)src + first, n - first);
+        return;
+    }
     memcpy(r->data + off, src, first);
     if (n > first)
         memcpy(r->data, (const unsigned char *)src + first, n - first);
@@ -100,17 +109,41 @@ bool mf_shm_ring_fits(mf_shm_ring *r, uint8_t type, size_t len)
     return mf_shm_ring_room(r, mf_shm_frame_size(type, len));
 }
 
+void mf_shm_ring_set_copy_policy(mf_shm_ring *r, int policy)
+{
+    r->pick.policy = (uint8_t)policy;
+    r->pick.way = policy == MF_SHM_COPY_ALWAYS && mf_shm_copy_can_stream() ? MF_SHM_COPY_STREAMED
+                                                                            : MF_SHM_COPY_CACHED;
+}
+
+static long long mf_shm_ring_clock_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+}
+
 /* mf_shm_ring_push's general case: `left` bytes from the pieces of iov to ring position `at`,
- * wrapping as needed. Out of line so that the small copy needs no stack frame. */
+ * wrapping as needed; a large payload the way the ring's producer measures faster (copy.h).
+ * Out of line so that the small copy needs no stack frame. */
 static __attribute__((noinline)) void mf_shm_ring_put_iov(mf_shm_ring *r, uint64_t at, size_t left,
                                                           const struct iovec *iov, int niov)
 {
+    bool timed = false;
+    int way = left >= MF_SHM_COPY_PICK_MIN ? mf_shm_copy_pick_next(&r->pick, &timed)
+                                           : MF_SHM_COPY_CACHED;
+    size_t total = left;
+    long long t0 = timed ? mf_shm_ring_clock_ns() : 0;
     for (int i = 0; i < niov && left > 0; i++) {
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
-        mf_shm_ring_put(r, at, iov[i].iov_base, n);
+        mf_shm_ring_put(r, at, iov[i].iov_base, n, way);
         at += n;
         left -= n;
     }
+    if (way == MF_SHM_COPY_STREAMED)
+        mf_shm_copy_fence(); /* the streamed lines are visible before the marker that says so */
+    if (timed)
+        mf_shm_copy_pick_note(&r->pick, way, total, mf_shm_ring_clock_ns() - t0);
 }
 
 bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov)

@@ -1,8 +1,9 @@
 /*
  * Unit test of the shm frame ring (queue.c): wraparound, full ring, frames spanning many
  * 64-byte slots in both layouts, truncating sinks, the blocked flag and the lazy tail, payloads
- * forging markers, and a two-thread producer/consumer stress
- * whose payloads carry checksums. The ring lives in ordinary memory here: the code does not care
+ * forging markers, and two-thread producer/consumer stresses whose payloads carry checksums:
+ * small frames, and large ones from sources at any alignment, copied in with ordinary stores,
+ * streaming ones, or the measured choice (copy.h). The ring lives in ordinary memory here: the code does not care
  * whether the other side is a thread or a process.
  */
 #include <pthread.h>
@@ -232,6 +233,18 @@ static void test_truncating_sink(void)
 
 #define STRESS_FRAMES 200000
 #define STRESS_MAXLEN 3000
+/* The large-frame stress: payloads up to 80 KiB (most above MF_SHM_COPY_PICK_MIN, so copied
+ * the chosen way, streamed or not) through a 256 KiB ring, at any alignment. */
+#define BIG_FRAMES 2500
+#define BIG_MAXLEN (80u << 10)
+#define BIG_CAP (256u << 10)
+
+typedef struct stress_arg {
+    mf_shm_ring *r;
+    uint64_t frames;
+    size_t maxlen;
+    unsigned char *buf; /* maxlen bytes */
+} stress_arg;
 
 static uint64_t stress_sum(const unsigned char *p, size_t n)
 {
@@ -243,19 +256,23 @@ static uint64_t stress_sum(const unsigned char *p, size_t n)
 
 static void *stress_producer(void *arg)
 {
-    mf_shm_ring *r = arg;
-    unsigned char buf[STRESS_MAXLEN];
+    stress_arg *a = arg;
+    mf_shm_ring *r = a->r;
+    unsigned char *buf = a->buf;
     unsigned seed = 12345;
-    for (uint64_t seq = 0; seq < STRESS_FRAMES; seq++) {
-        size_t len = (size_t)rand_r(&seed) % STRESS_MAXLEN;
+    for (uint64_t seq = 0; seq < a->frames; seq++) {
+        size_t len = (size_t)rand_r(&seed) % a->maxlen;
         if (seq % 7 == 0)
             len %= 64; /* plenty of small frames */
         for (size_t i = 0; i < len; i++)
             buf[i] = (unsigned char)rand_r(&seed);
-        /* Both layouts: the checksum travels in sreq, which both carry. */
+        /* Both layouts: the checksum travels in sreq, which both carry. The source starts at
+         * any offset (seq % 61) into buf, where the frame's bytes are moved first. */
+        size_t shift = seq % 61 < a->maxlen - len ? seq % 61 : 0;
+        memmove(buf + shift, buf, len);
         mf_wire_hdr h = frame_hdr(seq, len);
-        h.sreq = stress_sum(buf, len);
-        struct iovec iov = {buf, len};
+        h.sreq = stress_sum(buf + shift, len);
+        struct iovec iov = {buf + shift, len};
         /* Yield while full: on a loaded machine the consumer may need this very CPU. */
         while (!mf_shm_ring_push(r, &h, &iov, 1))
             sched_yield();
@@ -263,14 +280,19 @@ static void *stress_producer(void *arg)
     return NULL;
 }
 
-static void test_stress(void)
+/* A producer thread and this one as consumer, `frames` frames of up to maxlen bytes through a
+ * ring of cap, the producer copying large payloads as `policy` says (copy.h). */
+static void test_stress(size_t cap, uint64_t frames, size_t maxlen, int policy)
 {
     test_ring t;
-    test_ring_init(&t, 16384);
+    test_ring_init(&t, cap);
+    mf_shm_ring_set_copy_policy(&t.prod, policy);
+    stress_arg a = {&t.prod, frames, maxlen, malloc(maxlen + 64)};
+    unsigned char *buf = malloc(maxlen);
+    CHECK(a.buf && buf);
     pthread_t th;
-    CHECK(pthread_create(&th, NULL, stress_producer, &t.prod) == 0);
-    unsigned char buf[STRESS_MAXLEN];
-    for (uint64_t seq = 0; seq < STRESS_FRAMES;) {
+    CHECK(pthread_create(&th, NULL, stress_producer, &a) == 0);
+    for (uint64_t seq = 0; seq < frames;) {
         mf_wire_hdr h;
         const char *why;
         int got = mf_shm_ring_peek(&t.cons, &h, &why);
@@ -281,8 +303,8 @@ static void test_stress(void)
         }
         CHECK(got == 1);
         CHECK(frame_seq(&h) == seq);
-        CHECK(h.len < STRESS_MAXLEN);
-        struct iovec iov = {buf, sizeof buf};
+        CHECK(h.len < maxlen);
+        struct iovec iov = {buf, maxlen};
         CHECK(mf_shm_ring_copy_out(&t.cons, &h, &iov, 1) == h.len);
         CHECK(stress_sum(buf, h.len) == h.sreq);
         mf_shm_ring_pop(&t.cons, &h);
@@ -292,6 +314,8 @@ static void test_stress(void)
     mf_wire_hdr h;
     const char *why;
     CHECK(mf_shm_ring_peek(&t.cons, &h, &why) == 0);
+    free(a.buf);
+    free(buf);
     test_ring_free(&t);
 }
 
@@ -302,7 +326,10 @@ int main(void)
     test_lazy_tail();
     test_forged_markers();
     test_truncating_sink();
-    test_stress();
+    test_stress(16384, STRESS_FRAMES, STRESS_MAXLEN, MF_SHM_COPY_AUTO);
+    test_stress(BIG_CAP, BIG_FRAMES, BIG_MAXLEN, MF_SHM_COPY_AUTO);
+    test_stress(BIG_CAP, BIG_FRAMES, BIG_MAXLEN, MF_SHM_COPY_ALWAYS);
+    test_stress(BIG_CAP, BIG_FRAMES, BIG_MAXLEN, MF_SHM_COPY_NEVER);
     printf("queue_test: ok\n");
     return 0;
 }

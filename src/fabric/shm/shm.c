@@ -1129,6 +1129,10 @@ static int mf_shm_start(mf_fabric *f)
     s->asym_fence = true;
     for (int li = 0; li < nlocal; li++)
         s->asym_fence &= mf_shm_segment_info(&s->seg, li)->membarrier_ok != 0;
+    const char *stream = mf_config_str("MANIFOLD_SHM_STREAM_STORES");
+    int copy_policy = strcmp(stream, "1") == 0   ? MF_SHM_COPY_ALWAYS
+                      : strcmp(stream, "0") == 0 ? MF_SHM_COPY_NEVER
+                                                 : MF_SHM_COPY_AUTO;
     for (int li = 0; li < nlocal; li++) {
         if (li == me)
             continue;
@@ -1140,6 +1144,7 @@ static int mf_shm_start(mf_fabric *f)
         p->pid = (pid_t)p->info->pid;
         ctl = mf_shm_segment_ring(&s->seg, me, li, &data);
         mf_shm_ring_attach(&p->out, ctl, data, s->seg.ring_cap, f->max_frame);
+        mf_shm_ring_set_copy_policy(&p->out, copy_policy);
         ctl = mf_shm_segment_ring(&s->seg, li, me, &data);
         mf_shm_ring_attach(&p->in, ctl, data, s->seg.ring_cap, f->max_frame);
     }

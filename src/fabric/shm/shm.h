@@ -58,6 +58,7 @@
 #include <sys/types.h>
 #include <sys/uio.h>
 
+#include "fabric/shm/copy.h"
 #include "fabric/wire.h"
 
 #define MF_SHM_CACHELINE 64
@@ -223,6 +224,7 @@ typedef struct mf_shm_ring {
     uint64_t tail_pub;   /* consumer: last tail published */
     uint64_t peek_addr;  /* consumer: the peeked frame's payload address in the sender if it is
                             indirect (frame.c), else 0; set by every peek that returns 1 */
+    mf_shm_copy_pick pick; /* producer: how large payloads are copied in (copy.h) */
 } mf_shm_ring;
 
 /* max_len: the largest payload of a frame; a frame of it plus 64 bytes must fit in cap. */
@@ -243,6 +245,8 @@ static inline bool mf_shm_ring_idle(const mf_shm_ring *r)
  * untouched until used. */
 void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *data, size_t cap,
                         size_t max_len);
+/* Producer: how it copies large payloads in (enum mf_shm_copy_policy; attach sets AUTO). */
+void mf_shm_ring_set_copy_policy(mf_shm_ring *r, int policy);
 /* Producer: appends one frame (header h, then h->len bytes gathered from iov) if it fits whole,
  * and publishes it. Returns false when the ring lacks room (nothing written). */
 bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov);
