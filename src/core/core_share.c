@@ -4,8 +4,9 @@
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "core/clock.h"
 
 uint64_t mf_core_shared_windows;
 
@@ -64,13 +65,6 @@ static bool mf_core_share_read(uint64_t *run_ns, uint64_t *delay_ns)
     return true;
 }
 
-static long long mf_core_share_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
 /* Per thread: the counters are the thread's own. */
 static _Thread_local mf_core_share mf_cs_mine;
 static _Thread_local bool mf_cs_unreadable;
@@ -79,7 +73,7 @@ bool mf_core_shared(void)
 {
     if (mf_cs_unreadable)
         return false;
-    long long now = mf_core_share_now();
+    long long now = mf_clock_ns();
     if (!mf_core_share_due(&mf_cs_mine, now))
         return mf_core_share_verdict(&mf_cs_mine, now);
     uint64_t run, delay;

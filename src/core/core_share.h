@@ -40,11 +40,11 @@
 #define MF_CORE_SHARE_STALE_NS 1000000000ll
 
 typedef struct mf_core_share {
-    bool cs_seen;          /* a window began (the three fields below hold its start) */
-    long long cs_look_ns;  /* the last reading (the caller's clock) */
-    uint64_t cs_run_ns;    /* the thread's time on a core when the window began */
-    uint64_t cs_delay_ns;  /* its time waiting for a core then */
-    bool cs_shared;        /* the last closed window's verdict */
+    bool cs_seen;           /* a window began (the three fields below hold its start) */
+    long long cs_look_ns;   /* the last reading (the caller's clock) */
+    uint64_t cs_run_ns;     /* the thread's time on a core when the window began */
+    uint64_t cs_delay_ns;   /* its time waiting for a core then */
+    bool cs_shared;         /* the last closed window's verdict */
     long long cs_judged_ns; /* when that window closed */
 } mf_core_share;
 

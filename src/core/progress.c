@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -79,13 +80,6 @@ static struct {
      * wake (mf_progress_kick_drain says why not by a pass). */
     mf_progress_source kick;
 } mf_pe = {.epfd = -1, .spin_ns = -1, .kick = {.fd = -1}};
-
-static long long mf_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
 
 /* Grows *arr (of *cap elements of size sz) to hold n + 1. */
 static int mf_progress_grow(void **arr, int *cap, int n, size_t sz)
@@ -462,7 +456,7 @@ static void mf_progress_spin_miss(long long budget)
  * (MF_PROGRESS_LATE_SLACK_NS). */
 static void mf_progress_late(long long cap_due)
 {
-    if (mf_now_ns() - cap_due < MF_PROGRESS_LATE_SLACK_NS)
+    if (mf_clock_ns() - cap_due < MF_PROGRESS_LATE_SLACK_NS)
         mf_progress_count(&mf_pe.stats.late_wakeups, 1);
 }
 
@@ -507,8 +501,8 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
         if (++idle_polls % MF_PROGRESS_CLOCK_EVERY != 0 && idle_since >= 0 && spin_now > 0)
             continue;
         if (idle_since < 0)
-            idle_since = mf_now_ns();
-        long long idle = mf_now_ns() - idle_since;
+            idle_since = mf_clock_ns();
+        long long idle = mf_clock_ns() - idle_since;
         if (spin_ns < 0) /* the adaptive budget, read now: a hit in this wait may have grown it */
             spin_now = mf_pe.spin_cur_ns;
         if (idle < spin_now) {
@@ -542,7 +536,7 @@ static int mf_progress_loop(bool (*done)(void *arg), int (*poll)(void *arg), voi
             }
             continue;
         }
-        long long slept_from = mf_now_ns();
+        long long slept_from = mf_clock_ns();
         int rc = mf_progress_sleep(fabrics, nf, ns, &capped);
         first_pass = capped;
         cap_due = slept_from + ns;

@@ -181,8 +181,7 @@ int main(int argc, char **argv)
     if (sharing && !over) {
         int sidx = -1, found = 0, peer_found = 0, rounds = 0;
         MPI_T_pvar_handle sh;
-        MF_CHECK_MPI(
-            MPI_T_pvar_get_index("progress_core_shared", MPI_T_PVAR_CLASS_COUNTER, &sidx));
+        MF_CHECK_MPI(MPI_T_pvar_get_index("progress_core_shared", MPI_T_PVAR_CLASS_COUNTER, &sidx));
         MF_CHECK_MPI(MPI_T_pvar_handle_alloc(s, sidx, NULL, &sh, &count));
         MF_CHECK_MPI(MPI_T_pvar_start(s, sh));
         double t0 = MPI_Wtime();

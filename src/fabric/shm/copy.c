@@ -32,9 +32,8 @@ int mf_shm_copy_pick_next(mf_shm_copy_pick *p, bool *timed)
         p->settle = p->burst == 0;
         return other;
     }
-    uint32_t every = p->timed[other] < MF_SHM_COPY_PICK_HISTORY
-                         ? MF_SHM_COPY_PICK_LEARN_EVERY
-                         : MF_SHM_COPY_PICK_PROBE_EVERY;
+    uint32_t every = p->timed[other] < MF_SHM_COPY_PICK_HISTORY ? MF_SHM_COPY_PICK_LEARN_EVERY
+                                                                : MF_SHM_COPY_PICK_PROBE_EVERY;
     if (c % every == every - 1) {
         p->burst = MF_SHM_COPY_PICK_BURST - 1;
         return other;
@@ -46,7 +45,8 @@ int mf_shm_copy_pick_next(mf_shm_copy_pick *p, bool *timed)
 
 float mf_shm_copy_pick_speed(const mf_shm_copy_pick *p, int way)
 {
-    uint32_t n = p->timed[way] < MF_SHM_COPY_PICK_HISTORY ? p->timed[way] : MF_SHM_COPY_PICK_HISTORY;
+    uint32_t n =
+        p->timed[way] < MF_SHM_COPY_PICK_HISTORY ? p->timed[way] : MF_SHM_COPY_PICK_HISTORY;
     if (n == 0)
         return 0.0f;
     float v[MF_SHM_COPY_PICK_HISTORY];
@@ -65,8 +65,7 @@ void mf_shm_copy_pick_note(mf_shm_copy_pick *p, int way, size_t bytes, long long
     p->speed[way][p->timed[way] % MF_SHM_COPY_PICK_HISTORY] =
         (float)bytes / (float)(ns > 0 ? ns : 1);
     p->timed[way]++;
-    if (p->policy != MF_SHM_COPY_AUTO ||
-        p->timed[MF_SHM_COPY_CACHED] < MF_SHM_COPY_PICK_HISTORY ||
+    if (p->policy != MF_SHM_COPY_AUTO || p->timed[MF_SHM_COPY_CACHED] < MF_SHM_COPY_PICK_HISTORY ||
         p->timed[MF_SHM_COPY_STREAMED] < MF_SHM_COPY_PICK_HISTORY)
         return;
     float cached = mf_shm_copy_pick_speed(p, MF_SHM_COPY_CACHED);

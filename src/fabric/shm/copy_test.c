@@ -26,8 +26,8 @@ static void test_streamed_copy(void)
                 memset(dst, 0xee, MAXLEN + 2 * PAD);
                 mf_shm_copy_streamed(dst + PAD + d_o, src + so, n);
                 mf_shm_copy_fence();
-                CHECKF(memcmp(dst + PAD + d_o, src + so, n) == 0, "len %zu, offsets %zu/%zu", n,
-                       so, d_o);
+                CHECKF(memcmp(dst + PAD + d_o, src + so, n) == 0, "len %zu, offsets %zu/%zu", n, so,
+                       d_o);
                 for (size_t i = 0; i < PAD + d_o; i++)
                     CHECK(dst[i] == 0xee);
                 for (size_t i = PAD + d_o + n; i < MAXLEN + 2 * PAD; i++)

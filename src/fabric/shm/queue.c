@@ -10,8 +10,8 @@
  * cannot make us read or write outside the ring (the decoder also bounds it by max_len).
  */
 #include <string.h>
-#include <time.h>
 
+#include "core/clock.h"
 #include "fabric/shm/copy.h"
 #include "fabric/shm/shm.h"
 
@@ -113,14 +113,7 @@ void mf_shm_ring_set_copy_policy(mf_shm_ring *r, int policy)
 {
     r->pick.policy = (uint8_t)policy;
     r->pick.way = policy == MF_SHM_COPY_ALWAYS && mf_shm_copy_can_stream() ? MF_SHM_COPY_STREAMED
-                                                                            : MF_SHM_COPY_CACHED;
-}
-
-static long long mf_shm_ring_clock_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
+                                                                           : MF_SHM_COPY_CACHED;
 }
 
 /* mf_shm_ring_push's general case: `left` bytes from the pieces of iov to ring position `at`,
@@ -130,10 +123,10 @@ static __attribute__((noinline)) void mf_shm_ring_put_iov(mf_shm_ring *r, uint64
                                                           const struct iovec *iov, int niov)
 {
     bool timed = false;
-    int way = left >= MF_SHM_COPY_PICK_MIN ? mf_shm_copy_pick_next(&r->pick, &timed)
-                                           : MF_SHM_COPY_CACHED;
+    int way =
+        left >= MF_SHM_COPY_PICK_MIN ? mf_shm_copy_pick_next(&r->pick, &timed) : MF_SHM_COPY_CACHED;
     size_t total = left;
-    long long t0 = timed ? mf_shm_ring_clock_ns() : 0;
+    long long t0 = timed ? mf_clock_ns() : 0;
     for (int i = 0; i < niov && left > 0; i++) {
         size_t n = iov[i].iov_len < left ? iov[i].iov_len : left;
         mf_shm_ring_put(r, at, iov[i].iov_base, n, way);
@@ -143,7 +136,7 @@ static __attribute__((noinline)) void mf_shm_ring_put_iov(mf_shm_ring *r, uint64
     if (way == MF_SHM_COPY_STREAMED)
         mf_shm_copy_fence(); /* the streamed lines are visible before the marker that says so */
     if (timed)
-        mf_shm_copy_pick_note(&r->pick, way, total, mf_shm_ring_clock_ns() - t0);
+        mf_shm_copy_pick_note(&r->pick, way, total, mf_clock_ns() - t0);
 }
 
 bool mf_shm_ring_push(mf_shm_ring *r, const mf_wire_hdr *h, const struct iovec *iov, int niov)

@@ -44,6 +44,7 @@
 #include <mpi.h>
 
 #include "core/bufcache.h"
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -306,13 +307,6 @@ static int mf_shm_queue(mf_shm_state *s, mf_shm_peer *p, const mf_wire_hdr *hdr,
     return MF_FABRIC_PENDING;
 }
 
-static long long mf_shm_now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec;
-}
-
 /* Whether a frame may travel indirect: its payload is one piece that stays put until done. */
 static bool mf_shm_indirect_ok(const mf_shm_state *s, const mf_wire_hdr *hdr,
                                const struct iovec *iov, int niov, const mf_fabric_done *done)
@@ -443,7 +437,7 @@ static bool mf_shm_go_indirect(mf_shm_state *s, mf_shm_peer *p, bool sleepy)
         return false;
     if (s->indirect == MF_SHM_INDIRECT_ALWAYS)
         return true;
-    long long now = mf_shm_now_ns();
+    long long now = mf_clock_ns();
     uint64_t tail = mf_shm_ring_tail(&p->out);
     if (p->stall_since == 0 || tail != p->stall_tail || p->stall_handed >= MF_SHM_INDIRECT_BURST) {
         p->stall_since = now;
@@ -463,7 +457,7 @@ static bool mf_shm_indirect_soon(mf_shm_state *s)
         mf_shm_pending *q = p->pend_head;
         if (li != s->me && q && !p->failed &&
             mf_shm_indirect_ok(s, &q->hdr, q->iov, q->niov, q->done) &&
-            (p->stall_since == 0 || mf_shm_now_ns() - p->stall_since < MF_SHM_INDIRECT_SLEEP_NS))
+            (p->stall_since == 0 || mf_clock_ns() - p->stall_since < MF_SHM_INDIRECT_SLEEP_NS))
             return true;
     }
     return false;
@@ -1005,9 +999,10 @@ static int mf_shm_cma_setup(mf_shm_state *s)
     if (on)
         s->base.flags |= MF_FABRIC_RGET;
     s->base.rget_min_busy = forced ? 0 : mf_config_size("MANIFOLD_SHM_PULL_BUSY");
-    s->base.rget_min_busy_shared = forced                                ? 0
-                                   : mf_host_oversubscribed(s->nlocal) ? SIZE_MAX
-                                   : mf_config_size("MANIFOLD_SHM_PULL_SHARED");
+    s->base.rget_min_busy_shared = forced ? 0
+                                   : mf_host_oversubscribed(s->nlocal)
+                                       ? SIZE_MAX
+                                       : mf_config_size("MANIFOLD_SHM_PULL_SHARED");
     return rc;
 }
 

@@ -216,13 +216,13 @@ static inline uint32_t mf_shm_marker(uint64_t pos)
 typedef struct mf_shm_ring {
     mf_shm_ring_ctl *ctl;
     unsigned char *data;
-    size_t cap;          /* power of two, multiple of 64 */
-    size_t max_len;      /* largest payload a frame may carry (consumer's validation) */
-    uint64_t head;       /* producer: bytes written */
-    uint64_t zeroed_to;  /* producer: marker slots in [head, zeroed_to) are zero */
-    uint64_t tail_cache; /* producer: last tail read; consumer: bytes consumed */
-    uint64_t tail_pub;   /* consumer: last tail published */
-    uint64_t peek_addr;  /* consumer: the peeked frame's payload address in the sender if it is
+    size_t cap;            /* power of two, multiple of 64 */
+    size_t max_len;        /* largest payload a frame may carry (consumer's validation) */
+    uint64_t head;         /* producer: bytes written */
+    uint64_t zeroed_to;    /* producer: marker slots in [head, zeroed_to) are zero */
+    uint64_t tail_cache;   /* producer: last tail read; consumer: bytes consumed */
+    uint64_t tail_pub;     /* consumer: last tail published */
+    uint64_t peek_addr;    /* consumer: the peeked frame's payload address in the sender if it is
                             indirect (frame.c), else 0; set by every peek that returns 1 */
     mf_shm_copy_pick pick; /* producer: how large payloads are copied in (copy.h) */
 } mf_shm_ring;
