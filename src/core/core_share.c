@@ -2,7 +2,6 @@
 #include "core/core_share.h"
 
 #include <fcntl.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 

@@ -2,7 +2,7 @@
  * core_share_test.c — unit test of core_share.c: the judgement on given readings (windows of
  * 20 ms of runnable time, shared if a quarter of it was waiting; the first reading and counters
  * that go back only begin a window; an open window keeps the last verdict until it is a second
- * old; readings are due once a millisecond), and
+ * old; readings are due once in 4 ms), and
  * the real thing: a thread that shares its core with a spinning thread pinned beside it is found
  * sharing within 500 ms. (The opposite, a thread alone on its core found alone, is not asserted
  * on the real counters: the test may run beside other load, which is what they measure.)
@@ -43,8 +43,8 @@ static void judge_cases(void)
     CHECK(mf_core_share_due(&cs, t));
     /* the first reading begins a window, whatever the thread's life so far (8 ms of 10 waiting) */
     CHECK(!mf_core_share_judge(&cs, t, 2 * MS, 8 * MS));
-    CHECK(!mf_core_share_due(&cs, t + MS / 2));
-    CHECK(mf_core_share_due(&cs, t + MS));
+    CHECK(!mf_core_share_due(&cs, t + MF_CORE_SHARE_LOOK_NS - 1));
+    CHECK(mf_core_share_due(&cs, t + MF_CORE_SHARE_LOOK_NS));
     /* 4 ms of runnable time: the window stays open */
     CHECK(!mf_core_share_judge(&cs, t + 5 * MS, 5 * MS, 9 * MS));
     /* 22 ms, 4 of them waiting (a blip: under a quarter): closed, not shared */

@@ -97,7 +97,7 @@ static void mf_p2p_get_done(mf_fabric_done *done, int status)
 
 /* Whether the receiver of RTS h on f pulls its data (see the top of this file). The core's
  * sharing is read last: only a rank whose sends in flight fall between the two thresholds
- * pays for the look (core_share.h: tens of nanoseconds, a few hundred once a millisecond). */
+ * pays for the look (core_share.h: tens of nanoseconds, a few microseconds once in 4 ms). */
 static bool mf_p2p_pulls(const mf_fabric *f, const mf_wire_hdr *h)
 {
     if (!mf_p2p_pull_possible(f, h))

@@ -1,4 +1,5 @@
-/* Large frame copies into a ring, cached or streamed, whichever measures faster: see copy.h. */
+/* Large frame copies into a ring: ordinary stores, or streaming ones where the producer measures
+ * the two cores far apart. See copy.h. */
 #include "fabric/shm/copy.h"
 
 #include <stdatomic.h>

@@ -83,9 +83,9 @@ void mf_shm_copy_pick_note(mf_shm_copy_pick *p, int way, size_t bytes, long long
 /* A way's speed (bytes per ns): the median of its last timings; 0 with none. */
 float mf_shm_copy_pick_speed(const mf_shm_copy_pick *p, int way);
 
-/* Copies n bytes with streaming stores where the destination allows (16-byte aligned runs;
- * ordinary stores for the ragged ends). The stores are weakly ordered: call mf_shm_copy_fence
- * before publishing what they wrote. */
+/* Copies n bytes with streaming stores to the whole 64-byte lines of the destination, ordinary
+ * ones to the partial lines at its ends. The streaming stores are weakly ordered: call
+ * mf_shm_copy_fence before publishing what they wrote. */
 void mf_shm_copy_streamed(void *dst, const void *src, size_t n);
 void mf_shm_copy_fence(void);
 

@@ -117,8 +117,8 @@ void mf_shm_ring_set_copy_policy(mf_shm_ring *r, int policy)
 }
 
 /* mf_shm_ring_push's general case: `left` bytes from the pieces of iov to ring position `at`,
- * wrapping as needed; a large payload the way the ring's producer measures faster (copy.h).
- * Out of line so that the small copy needs no stack frame. */
+ * wrapping as needed; a large payload the way the ring's producer chose (copy.h), some of them
+ * timed for that choice. Out of line so that the small copy needs no stack frame. */
 static __attribute__((noinline)) void mf_shm_ring_put_iov(mf_shm_ring *r, uint64_t at, size_t left,
                                                           const struct iovec *iov, int niov)
 {
