@@ -31,8 +31,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: %s [--cpus A,B]\n", argv[0]);
         return 2;
     }
-    _Atomic uint64_t *word = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
-                                  -1, 0);
+    _Atomic uint64_t *word =
+        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (word == MAP_FAILED) {
         perror("line: mmap");
         return 1;
