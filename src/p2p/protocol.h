@@ -216,8 +216,9 @@ void mf_p2p_on_cts(mf_request *r, const mf_wire_hdr *h);
 void mf_p2p_on_fin(mf_request *r);
 /* Sender: gives back the key that let the receiver pull (none: nothing). */
 void mf_p2p_release_rkey(mf_request *r);
-/* Receiver: r matched an RTS; pull the data, or ask the sender to push it. */
-void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr *h);
+/* Receiver: r matched an RTS; pull the data, or ask the sender to push it, judging by `busy`
+ * bytes of this rank's own rendezvous sends in flight (rndv.c). */
+void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr *h, size_t busy);
 /* Whether the receiver of RTS h on f could pull its data itself (rndv.c), which it then does
  * while this rank has f->rget_min_busy bytes of its own rendezvous sends in flight (or
  * f->rget_min_busy_shared, while its core is shared with other load). */

@@ -175,6 +175,7 @@ static void mf_request_maybe_destroy(mf_request *r)
 }
 
 size_t mf_p2p_rndv_out_bytes;
+size_t mf_p2p_rndv_out_peak;
 
 void mf_request_finish(mf_request *r)
 {

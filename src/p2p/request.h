@@ -103,6 +103,10 @@ struct mf_request {
 /* Bytes of this rank's rendezvous sends from their RTS until they finish (rq_rndv_out): how
  * busy its own sends keep it, which decides pull or push for its receives (rget_min_busy). */
 extern size_t mf_p2p_rndv_out_bytes;
+/* The most mf_p2p_rndv_out_bytes reached since the receives now waiting for a deferred start
+ * (protocol.c) began waiting: the sends posted right after such a receive count for its choice
+ * even if the peer pulled them, and they finished, before the pass that starts it. */
+extern size_t mf_p2p_rndv_out_peak;
 
 /* Allocation and wire ids. */
 mf_request *mf_request_alloc(mf_request_kind kind, mf_comm *comm);

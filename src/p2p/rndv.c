@@ -98,16 +98,15 @@ static void mf_p2p_get_done(mf_fabric_done *done, int status)
 /* Whether the receiver of RTS h on f pulls its data (see the top of this file). The core's
  * sharing is read last: only a rank whose sends in flight fall between the two thresholds
  * pays for the look (core_share.h: tens of nanoseconds, a few microseconds once in 4 ms). */
-static bool mf_p2p_pulls(const mf_fabric *f, const mf_wire_hdr *h)
+static bool mf_p2p_pulls(const mf_fabric *f, const mf_wire_hdr *h, size_t busy)
 {
     if (!mf_p2p_pull_possible(f, h))
         return false;
-    size_t out = mf_p2p_rndv_out_bytes;
-    return out >= f->rget_min_busy || (out >= f->rget_min_busy_shared && mf_core_shared());
+    return busy >= f->rget_min_busy || (busy >= f->rget_min_busy_shared && mf_core_shared());
 }
 
 /* A receive matched an RTS: pull the data, or ask the sender to push it. */
-void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr *h)
+void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr *h, size_t busy)
 {
     r->rq_peer = peer;
     r->rq_fabric = f;
@@ -115,7 +114,7 @@ void mf_p2p_start_rndv(mf_request *r, mf_fabric *f, int peer, const mf_wire_hdr 
     mf_p2p_accept(r, h, h->total);
     int rc = mf_p2p_stage_recv(r);
     r->rq_busy++;
-    if (!rc && mf_p2p_pulls(f, h)) {
+    if (!rc && mf_p2p_pulls(f, h, busy)) {
         r->rq_get_done.fd_fn = mf_p2p_get_done;
         rc = f->ops->rget(f, peer, h->rkey, 0, r->rq_iovs, r->rq_niov, r->rq_accepted,
                           &r->rq_get_done);

@@ -166,6 +166,8 @@ int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int ta
         } else {
             r->rq_rndv_out = true;
             mf_p2p_rndv_out_bytes += r->rq_bytes;
+            if (mf_p2p_rndv_out_bytes > mf_p2p_rndv_out_peak)
+                mf_p2p_rndv_out_peak = mf_p2p_rndv_out_bytes;
         }
     }
     mf_request_unbusy(r);
