@@ -7,7 +7,9 @@
  *   - ping-pong of 1 MiB messages: a receiver with no sends of its own in flight;
  *   - an exchange of W messages of 1 MiB each way (W MiB of sends in flight on each side). The
  *     odd rank posts its receives after the even rank's RTS came (it waited for a token sent
- *     behind them), the case where the choice is deferred to the next progress pass.
+ *     behind them), the case where the choice is deferred to the next progress pass; then it
+ *     stays out of MPI for 30 ms after its sends, so that a peer that pulls them has finished
+ *     them by that pass (the choice must still count them).
  * EXPECT_PINGPONG and EXPECT_EXCHANGE (0 or 1) say whether every receive of that pattern is
  * pulled or none is: with MANIFOLD_SHM_CMA=auto that depends on MANIFOLD_SHM_PULL_BUSY against
  * the W MiB in flight, with 1 everything is pulled, with 0 nothing.
@@ -117,6 +119,9 @@ static void exchange(unsigned char *sbuf, unsigned char *rbuf, int peer, bool ev
         for (int k = 0; k < W; k++)
             MF_CHECK_MPI(MPI_Isend(sbuf + (size_t)k * MSG, MSG, MPI_BYTE, peer, 2 + k,
                                    MPI_COMM_WORLD, &req[W + k]));
+        /* Out of MPI for a while: a peer that pulls our sends meanwhile has their FINs waiting
+         * for the pass that also starts our deferred receives, and finishes them first. */
+        usleep(30000);
     }
     MF_CHECK_MPI(MPI_Waitall(2 * W, req, MPI_STATUSES_IGNORE));
     for (int k = 0; k < W; k++)
