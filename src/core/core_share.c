@@ -38,6 +38,21 @@ bool mf_core_share_verdict(const mf_core_share *cs, long long now)
     return cs->cs_shared && now - cs->cs_judged_ns < MF_CORE_SHARE_STALE_NS;
 }
 
+bool mf_core_share_parse(const char *text, uint64_t *run_ns, uint64_t *delay_ns)
+{
+    char *end;
+    unsigned long long run = strtoull(text, &end, 10);
+    if (end == text)
+        return false;
+    const char *p = end;
+    unsigned long long delay = strtoull(p, &end, 10);
+    if (end == p)
+        return false;
+    *run_ns = run;
+    *delay_ns = delay;
+    return true;
+}
+
 /* The calling thread's time on a core and waiting for one (ns, since it started); false if the
  * kernel does not give them (no /proc, or a kernel without scheduler statistics). */
 static bool mf_core_share_read(uint64_t *run_ns, uint64_t *delay_ns)
@@ -51,17 +66,7 @@ static bool mf_core_share_read(uint64_t *run_ns, uint64_t *delay_ns)
     if (n <= 0)
         return false;
     buf[n] = '\0';
-    char *end;
-    unsigned long long run = strtoull(buf, &end, 10);
-    if (end == buf)
-        return false;
-    char *p = end;
-    unsigned long long delay = strtoull(p, &end, 10);
-    if (end == p)
-        return false;
-    *run_ns = run;
-    *delay_ns = delay;
-    return true;
+    return mf_core_share_parse(buf, run_ns, delay_ns);
 }
 
 /* Per thread: the counters are the thread's own. */

@@ -58,6 +58,9 @@ bool mf_core_share_due(const mf_core_share *cs, long long now);
 bool mf_core_share_judge(mf_core_share *cs, long long now, uint64_t run_ns, uint64_t delay_ns);
 /* The verdict at `now` without a reading. */
 bool mf_core_share_verdict(const mf_core_share *cs, long long now);
+/* The first two numbers of a schedstat line ("RUN DELAY SLICES\n", NUL-terminated): the
+ * thread's time on a core and waiting for one, ns. False if either is missing. */
+bool mf_core_share_parse(const char *text, uint64_t *run_ns, uint64_t *delay_ns);
 
 /* The calling thread's verdict now, from its own scheduler counters (read at most every
  * MF_CORE_SHARE_LOOK_NS; a clock read otherwise, tens of nanoseconds). False

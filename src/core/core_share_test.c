@@ -1,5 +1,6 @@
 /*
- * core_share_test.c — unit test of core_share.c: the judgement on given readings (windows of
+ * core_share_test.c — unit test of core_share.c: the schedstat line's parser (two numbers, or
+ * refused with the outputs untouched); the judgement on given readings (windows of
  * 20 ms of runnable time, shared if a quarter of it was waiting; the first reading and counters
  * that go back only begin a window; an open window keeps the last verdict until it is a second
  * old; readings are due once in 4 ms), and
@@ -67,9 +68,24 @@ static void judge_cases(void)
     CHECK(!mf_core_share_judge(&cs, t + 22 * MS, 21 * MS, 0));
 }
 
+static void parse_cases(void)
+{
+    uint64_t run = 7, delay = 7;
+    CHECK(mf_core_share_parse("286095322 288261128 74\n", &run, &delay));
+    CHECK(run == 286095322u && delay == 288261128u);
+    CHECK(mf_core_share_parse("5 6", &run, &delay) && run == 5 && delay == 6);
+    run = delay = 7;
+    CHECK(!mf_core_share_parse("", &run, &delay));
+    CHECK(!mf_core_share_parse("123", &run, &delay));
+    CHECK(!mf_core_share_parse("123 x", &run, &delay));
+    CHECK(!mf_core_share_parse("x 1 2", &run, &delay));
+    CHECK(run == 7 && delay == 7); /* a refused line leaves the outputs alone */
+}
+
 int main(void)
 {
     judge_cases();
+    parse_cases();
 
     /* The real counters: share this thread's core with a spinner. */
     int cpu = sched_getcpu();
