@@ -31,9 +31,6 @@
  * waiter sleeps at once: before the deferred start kept the engine awake, each round took 16
  * sleeps of 100 ms (1.5 s); it must take far less than a second for all STALL_ROUNDS.
  */
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
@@ -59,42 +56,6 @@ static void check(const unsigned char *p, int from, int k, const char *what)
     for (size_t i = 0; i < MSG; i++)
         MF_CHECK(p[i] == pattern(from, k, i), "%s: message %d from rank %d wrong at byte %zu", what,
                  k, from, i);
-}
-
-static unsigned long long pulled(MPI_T_pvar_session s, MPI_T_pvar_handle h)
-{
-    unsigned long long v = 0;
-    MF_CHECK_MPI(MPI_T_pvar_read(s, h, &v));
-    return v;
-}
-
-static atomic_bool spin_stop;
-static pthread_t spinner;
-
-static void *spin(void *arg)
-{
-    (void)arg;
-    while (!atomic_load_explicit(&spin_stop, memory_order_relaxed))
-        ;
-    return NULL;
-}
-
-/* Pins this thread to the core it is on and starts a thread spinning there (spinner). */
-static void share_core(void)
-{
-    int cpu = sched_getcpu();
-    MF_CHECK(cpu >= 0, "sched_getcpu failed");
-    cpu_set_t one;
-    CPU_ZERO(&one);
-    CPU_SET(cpu, &one);
-    MF_CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0, "cannot pin to cpu %d",
-             cpu);
-    pthread_attr_t attr;
-    MF_CHECK(pthread_attr_init(&attr) == 0 &&
-                 pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0 &&
-                 pthread_create(&spinner, &attr, spin, NULL) == 0,
-             "cannot start a spinning thread on cpu %d", cpu);
-    pthread_attr_destroy(&attr);
 }
 
 /* One round of the exchange: W messages each way, the odd rank's receives posted after the even
@@ -146,20 +107,15 @@ int main(int argc, char **argv)
     const char *over_env = getenv("MANIFOLD_OVERSUBSCRIBED");
     bool over = (over_env && strcmp(over_env, "1") == 0) || size > sysconf(_SC_NPROCESSORS_ONLN);
     if (sharing) {
-        share_core();
+        mftest_share_core();
         if (over)
             want_ex = 0;
     }
     int peer = rank ^ 1;
     bool even = rank % 2 == 0;
 
-    int idx = -1, count;
-    MF_CHECK_MPI(MPI_T_pvar_get_index("shm0_rendezvous_pulled", MPI_T_PVAR_CLASS_COUNTER, &idx));
-    MPI_T_pvar_session s;
-    MPI_T_pvar_handle h;
-    MF_CHECK_MPI(MPI_T_pvar_session_create(&s));
-    MF_CHECK_MPI(MPI_T_pvar_handle_alloc(s, idx, NULL, &h, &count));
-    MF_CHECK_MPI(MPI_T_pvar_start(s, h));
+    mftest_counter pulled;
+    mftest_counter_open(&pulled, "shm0_rendezvous_pulled");
 
     unsigned char *sbuf = malloc((size_t)W * MSG), *rbuf = malloc((size_t)W * MSG);
     MF_CHECK(sbuf && rbuf, "out of memory");
@@ -167,7 +123,7 @@ int main(int argc, char **argv)
         fill(sbuf + (size_t)k * MSG, rank, k);
 
     /* Ping-pong: every receive finds its rank with nothing of its own in flight. */
-    unsigned long long before = pulled(s, h);
+    unsigned long long before = mftest_counter_read(&pulled);
     for (int i = 0; i < PINGS; i++) {
         if (even) {
             MF_CHECK_MPI(MPI_Send(sbuf, MSG, MPI_BYTE, peer, 1, MPI_COMM_WORLD));
@@ -178,22 +134,20 @@ int main(int argc, char **argv)
         }
         check(rbuf, peer, 0, "ping-pong");
     }
-    unsigned long long pp = pulled(s, h) - before;
+    unsigned long long pp = mftest_counter_read(&pulled) - before;
     MF_CHECK(pp == (want_pp ? PINGS : 0), "ping-pong: %llu of %d receives pulled, expected %s", pp,
              PINGS, want_pp ? "all" : "none");
 
     /* Sharing: uncounted rounds until both ranks of the pair found their core shared. */
     if (sharing && !over) {
-        int sidx = -1, found = 0, peer_found = 0, rounds = 0;
-        MPI_T_pvar_handle sh;
-        MF_CHECK_MPI(MPI_T_pvar_get_index("progress_core_shared", MPI_T_PVAR_CLASS_COUNTER, &sidx));
-        MF_CHECK_MPI(MPI_T_pvar_handle_alloc(s, sidx, NULL, &sh, &count));
-        MF_CHECK_MPI(MPI_T_pvar_start(s, sh));
+        int found = 0, peer_found = 0, rounds = 0;
+        mftest_counter shared;
+        mftest_counter_open(&shared, "progress_core_shared");
         double t0 = MPI_Wtime();
         while (!(found && peer_found) && rounds < SHARE_ROUNDS) { /* both ranks alike */
             exchange(sbuf, rbuf, peer, even);
             rounds++;
-            found = pulled(s, sh) > 0;
+            found = mftest_counter_read(&shared) > 0;
             MF_CHECK_MPI(MPI_Sendrecv(&found, 1, MPI_INT, peer, 100, &peer_found, 1, MPI_INT, peer,
                                       100, MPI_COMM_WORLD, MPI_STATUS_IGNORE));
         }
@@ -201,14 +155,14 @@ int main(int argc, char **argv)
                  "a rank sharing its core with a spinning thread was not found sharing it in %d "
                  "exchange rounds (%.1f s)",
                  rounds, MPI_Wtime() - t0);
-        MF_CHECK_MPI(MPI_T_pvar_handle_free(s, &sh));
+        mftest_counter_close(&shared);
     }
 
     /* Exchange: both sides have W MiB of sends in flight while they receive. */
-    before = pulled(s, h);
+    before = mftest_counter_read(&pulled);
     for (int round = 0; round < ROUNDS; round++)
         exchange(sbuf, rbuf, peer, even);
-    unsigned long long ex = pulled(s, h) - before;
+    unsigned long long ex = mftest_counter_read(&pulled) - before;
     MF_CHECK(ex == (want_ex ? ROUNDS * W : 0), "exchange: %llu of %d receives pulled, expected %s",
              ex, ROUNDS * W, want_ex ? "all" : "none");
 
@@ -237,13 +191,10 @@ int main(int argc, char **argv)
     MF_CHECK(took < 1.0, "%d rounds of a deferred start beside a blocking receive took %.2f s",
              STALL_ROUNDS, took);
 
-    MF_CHECK_MPI(MPI_T_pvar_handle_free(s, &h));
-    MF_CHECK_MPI(MPI_T_pvar_session_free(&s));
+    mftest_counter_close(&pulled);
     free(sbuf);
     free(rbuf);
-    if (sharing) {
-        atomic_store(&spin_stop, true);
-        pthread_join(spinner, NULL);
-    }
+    if (sharing)
+        mftest_share_core_end();
     return mftest_finish_tools();
 }

@@ -19,9 +19,6 @@
  * Usage: mpit_spin adaptive|contended|fixed (2 ranks, not oversubscribed: there the spin is 0).
  */
 
-#include <pthread.h>
-#include <sched.h>
-#include <stdatomic.h>
 #include <stdbool.h>
 #include <string.h>
 #include <sys/resource.h>
@@ -32,17 +29,6 @@
 
 enum { DELAY_MS = 5, WORK_MS = 10, NWAIT = 12, SPIN_NS = 50000, FLOOR_NS = SPIN_NS / 16 };
 enum { EXPIRED, BUDGET, PREEMPTED, GROWN, NPVAR };
-
-static atomic_bool stop;
-
-/* Spins on the core it was pinned to until told to stop: load the scheduler must share. */
-static void *busy(void *arg)
-{
-    (void)arg;
-    while (!atomic_load_explicit(&stop, memory_order_relaxed))
-        ;
-    return NULL;
-}
 
 static double now_ms(void)
 {
@@ -84,18 +70,8 @@ int main(int argc, char **argv)
         MF_CHECK_MPI(MPI_T_pvar_handle_alloc(s, idx, NULL, &h[i], &count));
         MF_CHECK_MPI(MPI_T_pvar_start(s, h[i]));
     }
-    pthread_t loader;
-    if (size == 2 && rank == 1 && contended) { /* this thread and the loader share one core */
-        cpu_set_t one;
-        CPU_ZERO(&one);
-        CPU_SET(sched_getcpu(), &one);
-        MF_CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0, "pinning");
-        pthread_attr_t a;
-        pthread_attr_init(&a);
-        pthread_attr_setaffinity_np(&a, sizeof one, &one);
-        MF_CHECK(pthread_create(&loader, &a, busy, NULL) == 0, "starting the loader");
-        pthread_attr_destroy(&a);
-    }
+    if (size == 2 && rank == 1 && contended) /* this thread and a spinner share one core */
+        mftest_share_core();
     if (size == 2) {
         char b = 0;
         MF_CHECK_MPI(MPI_Sendrecv_replace(&b, 1, MPI_BYTE, 1 - rank, 1, 1 - rank, 1, MPI_COMM_WORLD,
@@ -164,8 +140,7 @@ int main(int argc, char **argv)
             MF_CHECK_MPI(MPI_Send(&b, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD));
         }
         if (rank == 1 && contended) {
-            atomic_store(&stop, true);
-            pthread_join(loader, NULL);
+            mftest_share_core_end();
             MF_CHECK(preempted > 0, "no wait was preempted beside a thread spinning on its core");
             MF_CHECK(least_budget < SPIN_NS, "contended: every spin had the full %d ns", SPIN_NS);
         }

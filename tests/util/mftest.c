@@ -1,5 +1,10 @@
 #include "mftest.h"
 
+#include <pthread.h>
+#include <sched.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -123,4 +128,39 @@ void mftest_counter_close(mftest_counter *c)
     MPI_T_pvar_handle_free(c->session, &c->handle);
     MPI_T_pvar_session_free(&c->session);
     c->ok = 0;
+}
+
+static atomic_bool mftest_spin_stop;
+static pthread_t mftest_spinner;
+
+static void *mftest_spin(void *arg)
+{
+    (void)arg;
+    while (!atomic_load_explicit(&mftest_spin_stop, memory_order_relaxed))
+        ;
+    return NULL;
+}
+
+void mftest_share_core(void)
+{
+    int cpu = sched_getcpu();
+    MF_CHECK(cpu >= 0, "sched_getcpu failed");
+    cpu_set_t one;
+    CPU_ZERO(&one);
+    CPU_SET(cpu, &one);
+    MF_CHECK(pthread_setaffinity_np(pthread_self(), sizeof one, &one) == 0, "cannot pin to cpu %d",
+             cpu);
+    pthread_attr_t attr;
+    atomic_store(&mftest_spin_stop, false);
+    MF_CHECK(pthread_attr_init(&attr) == 0 &&
+                 pthread_attr_setaffinity_np(&attr, sizeof one, &one) == 0 &&
+                 pthread_create(&mftest_spinner, &attr, mftest_spin, NULL) == 0,
+             "cannot start a spinning thread on cpu %d", cpu);
+    pthread_attr_destroy(&attr);
+}
+
+void mftest_share_core_end(void)
+{
+    atomic_store(&mftest_spin_stop, true);
+    pthread_join(mftest_spinner, NULL);
 }

@@ -62,4 +62,9 @@ void mftest_counter_open(mftest_counter *c, const char *name);
 unsigned long long mftest_counter_read(const mftest_counter *c);
 void mftest_counter_close(mftest_counter *c);
 
+/* Load the scheduler must share with the calling thread: pins it to the core it runs on and
+ * starts a thread spinning on that core until mftest_share_core_end (one at a time). */
+void mftest_share_core(void);
+void mftest_share_core_end(void);
+
 #endif
