@@ -7,7 +7,9 @@
  * communicator's rank 0 creates a named POSIX shared-memory object (O_EXCL, mode 0600,
  * zero-filled by ftruncate), tells the others its name, every rank maps it, and once all ranks
  * agreed that they have it mapped rank 0 unlinks it, so nothing stays in /dev/shm even if the
- * job dies later. The exchanges use point-to-point collectives, never a segment.
+ * job dies later. A job killed before that unlink leaves the name; it carries the job's prefix
+ * and the creator's pid (fabric/shm/shm_name.h), so mpiexec removes it at the job's end, and the
+ * next job's shm creator on the host if mpiexec was killed too (mf_shm_segment_reap). The exchanges use point-to-point collectives, never a segment.
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -17,6 +19,7 @@
 #include "coll/coll_impl.h"
 #include "core/error.h"
 #include "core/state.h"
+#include "fabric/shm/shm_name.h"
 
 int mf_host_segment_map(mf_comm *node, size_t len, const char *kind, void **out)
 {
@@ -28,8 +31,8 @@ int mf_host_segment_map(mf_comm *node, size_t len, const char *kind, void **out)
     int fd = -1, rc;
     *out = NULL;
     if (node->c_rank == 0) {
-        snprintf(msg.name, sizeof msg.name, "/manifold-%s-%016llx-%d-%u", kind,
-                 (unsigned long long)mf_g.job_hash, (int)getpid(), seq++);
+        mf_shm_host_segment_name(msg.name, sizeof msg.name, (unsigned)getuid(), mf_g.job_hash, kind,
+                                 (int)getpid(), seq++);
         fd = shm_open(msg.name, O_CREAT | O_EXCL | O_RDWR, 0600);
         if (fd < 0 || ftruncate(fd, (off_t)len) != 0)
             msg.err = 1;

@@ -16,16 +16,21 @@
  *     the name until the fresh one appears. The last rank to count itself in unlinks the name;
  *     detach unlinks if nobody did (a rank that never arrived). A job killed before all its
  *     local ranks mapped such a file leaves the name behind; the next creator on the host reaps
- *     such leftovers (mf_shm_segment_reap), and mpiexec removes its job's at the end.
+ *     such leftovers (mf_shm_segment_reap), and mpiexec removes its job's at the end. The reaper
+ *     also takes the communicators' host segments (src/coll/host_segment.c) whose creator died,
+ *     for the case where mpiexec was killed with its ranks.
  *   - Every rank checks that a segment it maps is owned by its uid and carries this job's secret.
  * Why the creator is chosen by local rank rather than by an O_EXCL race: local rank 0 is known
  * to every rank after the fence, and a fixed creator makes the stale-file case decidable.
  */
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -419,6 +424,37 @@ mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int re
     return (mf_shm_ring_ctl *)ring;
 }
 
+/* The creator's pid if `rest` (a name after "manifold-<uid>-") is a host segment's
+ * "<16 hex>-<kind>-<pid>-<seq>" (shm_name.h), else 0. */
+static pid_t host_segment_creator(const char *rest)
+{
+    const char *c = rest;
+    for (int i = 0; i < 16; i++, c++)
+        if (!isxdigit((unsigned char)*c))
+            return 0;
+    if (*c++ != '-' || !islower((unsigned char)*c))
+        return 0;
+    while (islower((unsigned char)*c))
+        c++;
+    if (*c++ != '-' || !isdigit((unsigned char)*c))
+        return 0;
+    char *end;
+    long pid = strtol(c, &end, 10);
+    if (*end != '-' || !isdigit((unsigned char)end[1]) || pid <= 0 || pid > INT_MAX)
+        return 0;
+    for (c = end + 1; isdigit((unsigned char)*c); c++)
+        ;
+    return *c ? 0 : (pid_t)pid;
+}
+
+/* Whether a leftover of the given age, uid and creator may go: old enough that no live job can
+ * still be attaching (that wait is bounded), ours, and its creator is gone. */
+static bool leftover_is_stale(const struct stat *st, time_t now, int min_age_s, pid_t creator)
+{
+    return st->st_uid == getuid() && now - st->st_mtime >= min_age_s && creator > 0 &&
+           kill(creator, 0) != 0 && errno == ESRCH;
+}
+
 int mf_shm_segment_reap(const char *dir, int min_age_s)
 {
     char prefix[64];
@@ -434,12 +470,20 @@ int mf_shm_segment_reap(const char *dir, int min_age_s)
             continue;
         char name[300];
         snprintf(name, sizeof name, "/%s", e->d_name);
+        struct stat st;
+        /* A communicator's host segment names its creator; it has no header to read. */
+        pid_t host_creator = host_segment_creator(e->d_name + plen);
+        if (host_creator) {
+            if (fstatat(dirfd(d), e->d_name, &st, AT_SYMLINK_NOFOLLOW) == 0 &&
+                S_ISREG(st.st_mode) && leftover_is_stale(&st, now, min_age_s, host_creator) &&
+                shm_unlink(name) == 0)
+                reaped++;
+            continue;
+        }
         int fd = shm_open(name, O_RDONLY, 0);
         if (fd < 0)
             continue;
-        struct stat st;
         bool stale = false;
-        /* Old enough that no live job can still be attaching (that wait is bounded)... */
         if (fstat(fd, &st) == 0 && st.st_uid == getuid() && now - st.st_mtime >= min_age_s &&
             (size_t)st.st_size >= MF_SHM_HDR_BYTES) {
             /* A failed creation left only the header page; a real segment has rank records. */
@@ -452,11 +496,11 @@ int mf_shm_segment_reap(const char *dir, int min_age_s)
                 const mf_shm_seg_hdr *h = m;
                 const mf_shm_rank_info *creator =
                     (const mf_shm_rank_info *)((const unsigned char *)m + MF_SHM_HDR_BYTES);
-                /* ...ours, and failed or its creator is gone. */
+                /* ...a segment that failed, or whose creator is gone. */
                 if (atomic_load(&h->magic) == MF_SHM_MAGIC) {
                     pid_t pid = full ? (pid_t)creator->pid : 0;
                     stale = atomic_load(&h->status) == MF_SHM_SEG_FAILED ||
-                            (pid > 0 && kill(pid, 0) != 0 && errno == ESRCH);
+                            leftover_is_stale(&st, now, min_age_s, pid);
                 }
                 munmap(m, len);
             }

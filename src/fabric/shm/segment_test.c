@@ -22,6 +22,7 @@
 
 #include "core/error.h"
 #include "fabric/shm/shm.h"
+#include "fabric/shm/shm_name.h"
 #define UNIT_CHECK_FATAL
 #include "unit_check.h"
 
@@ -173,7 +174,46 @@ static void leave_segment(const char *name, pid_t pid, int age_s)
     CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
 }
 
-static void test_reap(const char *name)
+/* Leaves an empty /dev/shm file called `name`, aged by `age_s` seconds (a communicator's host
+ * segment of a killed job: no header, only its name says who made it). */
+static void leave_file(const char *name, int age_s)
+{
+    int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
+    CHECK(fd >= 0 && ftruncate(fd, 8192) == 0);
+    close(fd);
+    char path[128];
+    snprintf(path, sizeof path, "/dev/shm%s", name);
+    struct timespec t[2];
+    clock_gettime(CLOCK_REALTIME, &t[0]);
+    t[0].tv_sec -= age_s;
+    t[1] = t[0];
+    CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
+}
+
+/* Host segments of communicators are judged by the creator's pid in their name. */
+static void test_reap_host_segments(pid_t dead, uint64_t job_hash)
+{
+    unsigned uid = (unsigned)getuid();
+    char dead_old[128], dead_new[128], live_old[128], odd[128];
+    mf_shm_host_segment_name(dead_old, sizeof dead_old, uid, job_hash, "coll", (int)dead, 0);
+    mf_shm_host_segment_name(dead_new, sizeof dead_new, uid, job_hash, "rma", (int)dead, 1);
+    mf_shm_host_segment_name(live_old, sizeof live_old, uid, job_hash, "coll", (int)getpid(), 2);
+    /* Not a host segment's name (a digit in the kind): judged as a host's segment, which it is
+     * not either (no header), so kept. */
+    snprintf(odd, sizeof odd, "/manifold-%u-%016llx-c0ll-%d-3", uid, (unsigned long long)job_hash,
+             (int)dead);
+    leave_file(dead_old, 600);
+    leave_file(dead_new, 0);
+    leave_file(live_old, 600);
+    leave_file(odd, 600);
+    CHECK(mf_shm_segment_reap("/dev/shm", 120) >= 1);
+    CHECK(!shm_exists(dead_old) && shm_exists(dead_new) && shm_exists(live_old) && shm_exists(odd));
+    shm_unlink(dead_new);
+    shm_unlink(live_old);
+    shm_unlink(odd);
+}
+
+static void test_reap(const char *name, uint64_t job_hash)
 {
     pid_t dead = fork();
     CHECK(dead >= 0);
@@ -193,6 +233,7 @@ static void test_reap(const char *name)
     CHECK(!shm_exists(a) && shm_exists(b) && shm_exists(c));
     shm_unlink(b);
     shm_unlink(c);
+    test_reap_host_segments(dead, job_hash);
 }
 
 static void test_timeout(const char *name)
@@ -291,7 +332,7 @@ int main(void)
     test_stale(name);
     test_too_big(name);
     test_timeout(name);
-    test_reap(name);
+    test_reap(name, job_hash + 3);
     CHECK(!shm_exists(name));
     printf("segment_test: ok\n");
     return 0;

@@ -141,9 +141,10 @@ int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, 
 /* Counts this rank in, unlinks the name if it was the last, then waits (at most timeout_ms)
  * until every local rank has mapped it; the creator meanwhile answers requests on ch. */
 int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms, const mf_shm_channel *ch);
-/* Removes this uid's segments in `dir` (/dev/shm) left by jobs killed during MPI_Init: older
- * than min_age_s (longer than any attach wait) and whose creator is dead or failed. Returns the
- * number removed. */
+/* Removes this uid's segments in `dir` (/dev/shm) left by killed jobs: older than min_age_s
+ * (longer than any attach wait) and whose creator is dead or failed. Those are host segments
+ * (shm_name.h) of jobs killed during MPI_Init, and communicators' host segments of jobs killed
+ * while a communicator mapped one. Returns the number removed. */
 int mf_shm_segment_reap(const char *dir, int min_age_s);
 /* Unmaps; unlinks the name first if nobody did yet. */
 void mf_shm_segment_detach(mf_shm_segment *s);
