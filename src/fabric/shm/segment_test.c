@@ -157,14 +157,9 @@ static void test_too_big(const char *name)
     CHECK(!shm_exists(name));
 }
 
-/* Makes a READY segment whose creator record says `pid`, then drops it without unlinking (as
- * a job killed during MPI_Init would), aged by `age_s` seconds. */
-static void leave_segment(const char *name, pid_t pid, int age_s)
+/* Sets the times of /dev/shm`name` back by `age_s` seconds. */
+static void age_file(const char *name, int age_s)
 {
-    mf_shm_segment s;
-    CHECK(mf_shm_segment_create(&s, name, 2, 4096, 3, false) == 0);
-    mf_shm_segment_info(&s, 0)->pid = (int32_t)pid;
-    munmap(s.base, s.size);
     char path[128];
     snprintf(path, sizeof path, "/dev/shm%s", name);
     struct timespec t[2];
@@ -174,6 +169,17 @@ static void leave_segment(const char *name, pid_t pid, int age_s)
     CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
 }
 
+/* Makes a READY segment whose creator record says `pid`, then drops it without unlinking (as
+ * a job killed during MPI_Init would), aged by `age_s` seconds. */
+static void leave_segment(const char *name, pid_t pid, int age_s)
+{
+    mf_shm_segment s;
+    CHECK(mf_shm_segment_create(&s, name, 2, 4096, 3, false) == 0);
+    mf_shm_segment_info(&s, 0)->pid = (int32_t)pid;
+    munmap(s.base, s.size);
+    age_file(name, age_s);
+}
+
 /* Leaves an empty /dev/shm file called `name`, aged by `age_s` seconds (a communicator's host
  * segment of a killed job: no header, only its name says who made it). */
 static void leave_file(const char *name, int age_s)
@@ -181,13 +187,7 @@ static void leave_file(const char *name, int age_s)
     int fd = shm_open(name, O_CREAT | O_EXCL | O_RDWR, 0600);
     CHECK(fd >= 0 && ftruncate(fd, 8192) == 0);
     close(fd);
-    char path[128];
-    snprintf(path, sizeof path, "/dev/shm%s", name);
-    struct timespec t[2];
-    clock_gettime(CLOCK_REALTIME, &t[0]);
-    t[0].tv_sec -= age_s;
-    t[1] = t[0];
-    CHECK(utimensat(AT_FDCWD, path, t, 0) == 0);
+    age_file(name, age_s);
 }
 
 /* Host segments of communicators are judged by the creator's pid in their name. */
