@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "api/api.h"
+#include "core/clock.h"
 
 int PMPI_Get_version(int *version, int *subversion)
 {
@@ -61,9 +62,7 @@ MF_API_ALIAS(Get_processor_name);
  * (MPI_WTIME_IS_GLOBAL is 0). */
 double PMPI_Wtime(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return mf_clock_s();
 }
 MF_API_ALIAS(Wtime);
 

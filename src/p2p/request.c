@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "core/bufcache.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/log.h"
@@ -378,16 +379,12 @@ static bool mf_sends_drained(void *arg)
         d->deadline_ns = 0; /* drained */
         return true;
     }
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long long)ts.tv_sec * 1000000000ll + ts.tv_nsec > d->deadline_ns;
+    return mf_clock_ns() > d->deadline_ns;
 }
 
 int mf_p2p_drain_sends(double seconds)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    mf_drain d = {(long long)ts.tv_sec * 1000000000ll + ts.tv_nsec + (long long)(seconds * 1e9)};
+    mf_drain d = {mf_clock_ns() + (long long)(seconds * 1e9)};
     int rc = mf_progress_wait(mf_sends_drained, &d);
     if (rc)
         return rc;

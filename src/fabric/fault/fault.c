@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
@@ -45,13 +46,6 @@ static mf_fault *mf_fault_of(mf_fabric *f)
     return MF_FABRIC_CONTAINER(f, mf_fault, base);
 }
 
-static double mf_fault_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static void mf_fault_sleep_s(double s)
 {
     if (s <= 0)
@@ -64,7 +58,7 @@ static void mf_fault_sleep_s(double s)
 /* Milliseconds since the wrapper was made. */
 static double mf_fault_elapsed_ms(const mf_fault *w)
 {
-    return (mf_fault_now() - w->t0) * 1e3;
+    return (mf_clock_s() - w->t0) * 1e3;
 }
 
 static bool mf_fault_down(const mf_fault *w)
@@ -240,7 +234,7 @@ void mf_fault_wrap(mf_fabric *f, mf_fabric *inner, const mf_fault_settings *set)
     w->inner = inner;
     f->inner = inner;
     w->set = *set;
-    w->t0 = mf_fault_now();
+    w->t0 = mf_clock_s();
     f->flags = inner->flags;
     f->eager_limit = inner->eager_limit;
     f->max_frame = inner->max_frame;

@@ -22,6 +22,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/state.h"
@@ -88,13 +89,6 @@ const mf_fabric_class mf_ofi_class = {
     .instance_size = sizeof(mf_ofi),
     .init = mf_ofi_init,
 };
-
-double mf_ofi_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* An error code naming the instance, its provider, the operation and libfabric's reason. */
 int mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
@@ -241,8 +235,8 @@ static int mf_ofi_close(mf_fabric *f)
         return MPI_SUCCESS;
     }
     /* Let what was handed over complete, for a bounded time (peers progress in their close). */
-    double deadline = mf_ofi_now() + MF_OFI_FLUSH_S;
-    while (!mf_ofi_tx_idle(f) && mf_ofi_now() < deadline)
+    double deadline = mf_clock_s() + MF_OFI_FLUSH_S;
+    while (!mf_ofi_tx_idle(f) && mf_clock_s() < deadline)
         if (mf_ofi_progress(f) == 0)
             nanosleep(&(struct timespec){.tv_nsec = 100000}, NULL); /* no spin while peers work */
     int rc = MPI_SUCCESS;

@@ -302,7 +302,6 @@ int mf_ofi_err(mf_ofi *o, int err_class, ssize_t fi_rc, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 int mf_ofi_reg_local(mf_ofi *o, void *buf, size_t len, uint64_t access, struct fid_mr **mr,
                      void **desc);
-double mf_ofi_now(void);
 
 /* Provider selection and set-up (ofi_setup.c): the provider and domain into o_info; then
  * fabric, domain, CQ, AV and the enabled endpoint with its receive buffers posted. */

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/iov.h"
 #include "core/log.h"
@@ -277,7 +278,7 @@ void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata)
         why = mf_ofi_parse(b->b_data, len, (uint32_t)cqdata & MF_OFI_CQ_SHORT, &h, &payload);
     if (why) {
         unsigned held;
-        if (mf_ratelimit_pass(&o->o_rl_stranger, mf_ofi_now(), &held))
+        if (mf_ratelimit_pass(&o->o_rl_stranger, mf_clock_s(), &held))
             mf_warn("%s (libfabric provider %s): dropped a message of %zu bytes: %s (%u more "
                     "dropped)",
                     o->o_base.name, o->o_prov, len, why, held);

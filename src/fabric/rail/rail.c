@@ -65,6 +65,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -253,18 +254,11 @@ static const char *mf_rail_name(const mf_rail *w, int r)
     return f->inner ? f->inner->name : f->name;
 }
 
-static double mf_rail_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* w->now, read again if this progress pass has not yet. */
 static void mf_rail_fresh(mf_rail *w)
 {
     if (w->stale) {
-        w->now = mf_rail_clock();
+        w->now = mf_clock_s();
         w->stale = false;
     }
 }
@@ -1404,7 +1398,7 @@ static void mf_rail_sleep_end(mf_fabric *f)
 static bool mf_rail_tx_idle(mf_fabric *f)
 {
     mf_rail *w = mf_rail_of(f);
-    w->now = mf_rail_clock();
+    w->now = mf_clock_s();
     bool idle = true, carried[MF_ROUTE_MAX_RAILS] = {false};
     for (int i = 0; i < w->nactive; i++) {
         mf_rail_peer *p = &w->peers[w->active[i]];

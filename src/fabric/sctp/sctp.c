@@ -18,9 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/config.h"
-#include "core/iov.h"
 #include "core/error.h"
+#include "core/iov.h"
 #include "core/log.h"
 #include "core/netif.h"
 #include "core/progress.h"
@@ -97,13 +98,6 @@ const mf_fabric_class mf_sctp_class = {
     .instance_size = sizeof(mf_sctp),
     .init = mf_sctp_init,
 };
-
-double mf_sctp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
 
 /* ---- The process's usrsctp stack ----
  * usrsctp keeps global state (its threads, its UDP socket, its sysctls): the first instance
@@ -777,8 +771,8 @@ static int mf_sctp_close(mf_fabric *f)
     if (!s->s_peers)
         return MPI_SUCCESS;
     /* 1. Let queued frames go to usrsctp, for a bounded time (the peers must be progressing). */
-    double deadline = mf_sctp_now() + MF_SCTP_FLUSH_MS / 1000.0;
-    while (s->s_nqueued && mf_sctp_now() < deadline)
+    double deadline = mf_clock_s() + MF_SCTP_FLUSH_MS / 1000.0;
+    while (s->s_nqueued && mf_clock_s() < deadline)
         mf_sctp_wait_progress(s, 10);
     int rc = MPI_SUCCESS;
     if (s->s_nqueued) {
@@ -795,8 +789,8 @@ static int mf_sctp_close(mf_fabric *f)
         /* (usrsctp wants a buffer even for no data) */
         usrsctp_sendv(s->s_sock, "", 0, NULL, 0, &si, sizeof si, SCTP_SENDV_SNDINFO, 0);
     }
-    deadline = mf_sctp_now() + MF_SCTP_SHUTDOWN_MS / 1000.0;
-    while (s->s_assocs && mf_sctp_now() < deadline)
+    deadline = mf_clock_s() + MF_SCTP_SHUTDOWN_MS / 1000.0;
+    while (s->s_assocs && mf_clock_s() < deadline)
         mf_sctp_wait_progress(s, 10);
     mf_sctp_release(s);
     return rc;

@@ -243,7 +243,6 @@ void mf_sctp_peer_drop(mf_sctp_peer *p, int code);
 void mf_sctp_peer_fail(mf_sctp *s, int peer, int code);
 int mf_sctp_report_failures(mf_sctp *s);
 void mf_sctp_assoc_free_all(mf_sctp *s);
-double mf_sctp_now(void);
 /* The stream a frame travels on: from (context, tag), never 0 (the handshake's). */
 uint16_t mf_sctp_stream_of(const mf_wire_hdr *h, int nout);
 /* The sequence state of (peer, context), created on first use; NULL without memory. */

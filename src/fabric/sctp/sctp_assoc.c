@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
@@ -72,7 +73,7 @@ static mf_sctp_assoc *mf_sctp_assoc_get(mf_sctp *s, sctp_assoc_t id)
         return NULL;
     a->a_id = id;
     a->a_peer = a->a_dial_peer = a->a_claim = -1;
-    a->a_since = mf_sctp_now();
+    a->a_since = mf_clock_s();
     a->a_counted = true;
     s->s_npending++;
     a->a_next = s->s_assocs;
@@ -185,7 +186,7 @@ static void mf_sctp_refuse(mf_sctp *s, mf_sctp_assoc *a, const char *why)
                                    s->s_base.name, peer, why));
     } else {
         unsigned held;
-        if (mf_ratelimit_pass(&s->s_rl_refused, mf_sctp_now(), &held))
+        if (mf_ratelimit_pass(&s->s_rl_refused, mf_clock_s(), &held))
             mf_warn("%s: refused an unauthenticated association: %s (%u more since the last "
                     "report)",
                     s->s_base.name, why, held);
@@ -809,7 +810,7 @@ static void mf_sctp_notification_in(mf_sctp *s, mf_sctp_piece *pc)
         if (sin->sin_family == AF_INET)
             inet_ntop(AF_INET, &sin->sin_addr, ip, sizeof ip);
         unsigned held;
-        if (mf_ratelimit_pass(&s->s_rl_path, mf_sctp_now(), &held))
+        if (mf_ratelimit_pass(&s->s_rl_path, mf_clock_s(), &held))
             mf_verbose("%s: path to rank %d via %s %s (%u more path changes)", s->s_base.name,
                        a->a_peer, ip, mf_sctp_path_state(n->sn_paddr_change.spc_state), held);
         uint32_t st = n->sn_paddr_change.spc_state;
@@ -839,7 +840,7 @@ int mf_sctp_piece_in(mf_sctp *s, mf_sctp_piece *pc)
 
 int mf_sctp_housekeeping(mf_sctp *s)
 {
-    double now = mf_sctp_now();
+    double now = mf_clock_s();
     if (now < s->s_next_sweep)
         return 0;
     s->s_next_sweep = now + 0.25;

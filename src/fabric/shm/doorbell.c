@@ -31,6 +31,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/log.h"
 #include "core/ratelimit.h"
 #include "fabric/shm/shm.h"
@@ -108,18 +109,11 @@ typedef struct mf_shm_dgram {
     socklen_t fromlen;
 } mf_shm_dgram;
 
-static double mf_shm_doorbell_clock(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
-}
-
 static void mf_shm_doorbell_foreign(uid_t uid, pid_t pid)
 {
     unsigned held;
     mf_shm_foreign_count++;
-    if (mf_ratelimit_pass(&mf_shm_foreign_rl, mf_shm_doorbell_clock(), &held)) {
+    if (mf_ratelimit_pass(&mf_shm_foreign_rl, mf_clock_s(), &held)) {
         char more[64] = "";
         if (held)
             snprintf(more, sizeof more, " (and %u more since the last report)", held);

@@ -40,9 +40,10 @@
 
 #include <mpi.h>
 
-#include "fabric/shm/shm_name.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "fabric/shm/shm.h"
+#include "fabric/shm/shm_name.h"
 
 #define MF_SHM_HDR_BYTES MF_SHM_PAGE
 /* All rings together should stay within this budget (half of Docker's default /dev/shm);
@@ -261,13 +262,6 @@ int mf_shm_segment_create(mf_shm_segment *s, const char *name, int nlocal, size_
     return MPI_SUCCESS;
 }
 
-static long mf_shm_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static void mf_shm_pause(void)
 {
     struct timespec ts = {0, 200 * 1000};
@@ -329,9 +323,9 @@ int mf_shm_segment_attach(mf_shm_segment *s, const char *name, uint64_t secret, 
     memset(s, 0, sizeof *s);
     s->fd = -1;
     snprintf(s->name, sizeof s->name, "%s", name);
-    long deadline = mf_shm_now_ms() + timeout_ms, next_request = 0;
+    long deadline = mf_clock_ms() + timeout_ms, next_request = 0;
     for (;; mf_shm_pause()) {
-        long now = mf_shm_now_ms();
+        long now = mf_clock_ms();
         if (now > deadline)
             return mf_error(MPI_ERR_OTHER,
                             "shm: local rank 0 did not create /dev/shm%s within %d s", name,
@@ -372,9 +366,9 @@ int mf_shm_segment_arrive(mf_shm_segment *s, int timeout_ms, const mf_shm_channe
         s->unlinked_by_us = true;
         atomic_store_explicit(&h->unlinked, 1, memory_order_release);
     }
-    long deadline = mf_shm_now_ms() + timeout_ms;
+    long deadline = mf_clock_ms() + timeout_ms;
     while (atomic_load_explicit(&h->arrived, memory_order_acquire) < (uint32_t)s->nlocal) {
-        if (mf_shm_now_ms() > deadline)
+        if (mf_clock_ms() > deadline)
             return mf_error(MPI_ERR_OTHER,
                             "shm: only %u of %d local ranks mapped the shared segment within %d s",
                             atomic_load(&h->arrived), s->nlocal, timeout_ms / 1000);

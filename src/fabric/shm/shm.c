@@ -1180,13 +1180,6 @@ static bool mf_shm_reachable(mf_fabric *f, int peer)
            mf_g.node_of[peer] == mf_g.node;
 }
 
-static long mf_shm_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (long)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static int mf_shm_close(mf_fabric *f)
 {
     mf_shm_state *s = mf_shm_of(f);
@@ -1195,8 +1188,8 @@ static int mf_shm_close(mf_fabric *f)
          * what is still queued are protocol leftovers (acks) nobody waits for. Push them out
          * while the rings have room for a short while, but deliver nothing inbound any more: the
          * p2p layer above is already torn down. */
-        long deadline = mf_shm_ms() + MF_SHM_CLOSE_FLUSH_MS;
-        while ((s->pending || s->inflight) && mf_shm_ms() < deadline) {
+        long deadline = mf_clock_ms() + MF_SHM_CLOSE_FLUSH_MS;
+        while ((s->pending || s->inflight) && mf_clock_ms() < deadline) {
             mf_shm_flush(s, false);
             for (int li = 0; s->inflight && li < s->nlocal; li++)
                 if (li != s->me)

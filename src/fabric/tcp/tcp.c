@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -406,13 +407,6 @@ static void mf_tcp_sleep_end(mf_fabric *f)
     (mf_tcp_of(f))->t_epoll_due = true;
 }
 
-double mf_tcp_now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 static bool mf_tcp_all_flushed(mf_tcp *t)
 {
     for (int r = 0; r < t->t_npeers; r++) {
@@ -434,8 +428,8 @@ static int mf_tcp_close(mf_fabric *f)
     if (!t->t_peers)
         return MPI_SUCCESS;
     /* 1. Let queued frames drain, for a bounded time (the peers must be progressing). */
-    double deadline = mf_tcp_now() + MF_TCP_FLUSH_MS / 1000.0;
-    while (!mf_tcp_all_flushed(t) && mf_tcp_now() < deadline) {
+    double deadline = mf_clock_s() + MF_TCP_FLUSH_MS / 1000.0;
+    while (!mf_tcp_all_flushed(t) && mf_clock_s() < deadline) {
         struct pollfd pfd = {.fd = t->t_epfd, .events = POLLIN};
         poll(&pfd, 1, 10);
         mf_tcp_progress(f);

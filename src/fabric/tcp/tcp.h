@@ -150,7 +150,7 @@ typedef struct mf_tcp {
     double t_next_sweep;       /* when pending connections are next checked for the deadline */
     int t_reserve_fd;          /* /dev/null, given up to accept and drop when out of fds */
     bool t_listen_paused;      /* listeners out of the epoll set until t_listen_resume */
-    double t_listen_resume;    /* mf_tcp_now() */
+    double t_listen_resume;    /* mf_clock_s() */
     mf_ratelimit t_rl_refused; /* "refused an unauthenticated connection" */
     mf_ratelimit t_rl_shed;    /* "closed pending connections" (deadline, cap) */
     mf_ratelimit t_rl_accept;  /* accept failures, descriptors exhausted */
@@ -174,7 +174,6 @@ int mf_tcp_rail_pair(mf_tcp *t, int peer, struct sockaddr_in *addrs, int *n);
 /* "a.b.c.d:port" */
 void mf_tcp_addr_str(const struct sockaddr_in *a, char *buf, size_t len);
 /* Seconds on the monotonic clock. */
-double mf_tcp_now(void);
 /* TCP_NODELAY, buffer sizes, close-on-exec/nonblocking already set by the caller. */
 void mf_tcp_tune(mf_tcp *t, int fd);
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "core/auth.h"
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
@@ -157,7 +158,7 @@ int mf_tcp_peer_revive(mf_tcp *t, int peer)
          * the network returns dials at once. */
         mf_tcp_conn *c = p->p_dialing;
         if (t->t_base.upcalls && c && c->c_state == MF_TCP_CONNECTING &&
-            mf_tcp_now() - c->c_since > 1.0)
+            mf_clock_s() - c->c_since > 1.0)
             mf_tcp_conn_close(t, c, MPI_ERR_OTHER);
         return MPI_SUCCESS;
     }
@@ -263,7 +264,7 @@ static int mf_tcp_hs_flush(mf_tcp *t, mf_tcp_conn *c, uint32_t want)
 static void mf_tcp_note(mf_ratelimit *rl, mf_tcp_conn *c, const char *done, const char *why)
 {
     unsigned held;
-    if (mf_ratelimit_pass(rl, mf_tcp_now(), &held))
+    if (mf_ratelimit_pass(rl, mf_clock_s(), &held))
         mf_warn("tcp: %s an unauthenticated connection from %s: %s (%u more %s since the last "
                 "report)",
                 done, c->c_where, why, held, done);
@@ -330,13 +331,13 @@ static void mf_tcp_accept_failed(mf_tcp *t, mf_tcp_listener *l, int err)
         t->t_reserve_fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
     }
     unsigned held;
-    if (mf_ratelimit_pass(&t->t_rl_accept, mf_tcp_now(), &held))
+    if (mf_ratelimit_pass(&t->t_rl_accept, mf_clock_s(), &held))
         mf_warn("tcp: accept failed: %s; %s, not accepting for %g s (%u more failures since the "
                 "last report)",
                 strerror(err), dropped ? "dropped the incoming connection" : "nothing dropped",
                 MF_TCP_LISTEN_BACKOFF, held);
     mf_tcp_listeners_arm(t, false);
-    t->t_listen_resume = mf_tcp_now() + MF_TCP_LISTEN_BACKOFF;
+    t->t_listen_resume = mf_clock_s() + MF_TCP_LISTEN_BACKOFF;
 }
 
 int mf_tcp_timer_us(const mf_tcp *t)
@@ -348,7 +349,7 @@ int mf_tcp_housekeeping(mf_tcp *t)
 {
     if (!t->t_npending && !t->t_listen_paused)
         return 0;
-    double now = mf_tcp_now();
+    double now = mf_clock_s();
     int n = 0;
     if (t->t_listen_paused && now >= t->t_listen_resume) {
         mf_tcp_listeners_arm(t, true);
@@ -464,7 +465,7 @@ static int mf_tcp_connect_from(mf_tcp *t, int peer, int idx)
             return mf_error(MPI_ERR_NO_MEM, "tcp: no memory for a connection");
         }
         c->c_state = MF_TCP_CONNECTING;
-        c->c_since = mf_tcp_now();
+        c->c_since = mf_clock_s();
         c->c_addr_idx = idx;
         snprintf(c->c_where, sizeof c->c_where, "%s", where);
         p->p_dialing = c;
@@ -535,7 +536,7 @@ static int mf_tcp_redial(mf_tcp *t, mf_tcp_conn *c, int idx, int retries)
 static int mf_tcp_hs_broken(mf_tcp *t, mf_tcp_conn *c, const char *why, int err)
 {
     bool cut = err == 0 || err == ECONNRESET || err == EPIPE;
-    bool timed_out = mf_tcp_now() - c->c_since >= t->t_auth_timeout;
+    bool timed_out = mf_clock_s() - c->c_since >= t->t_auth_timeout;
     if (!cut || (!timed_out && c->c_retries >= MF_TCP_HS_RETRIES)) {
         mf_tcp_conn_lost(t, c, why, err);
         return 1;
@@ -696,7 +697,7 @@ void mf_tcp_accept(mf_tcp *t, mf_tcp_listener *l)
         c->c_state = MF_TCP_WAIT_HELLO;
         c->c_pending = true;
         c->c_claim = -1;
-        c->c_since = mf_tcp_now();
+        c->c_since = mf_clock_s();
         t->t_npending++;
         mf_tcp_addr_str(&from, c->c_where, sizeof c->c_where);
         if (mf_tcp_conn_events(t, c, EPOLLIN) != 0)
