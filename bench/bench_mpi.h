@@ -78,6 +78,29 @@ static inline void bench_header(const char *prog, int np)
     }
 }
 
+/* The start of every program that measures sizes: MPI_Init (bench_mpi_init, so every one takes
+ * --thread-multiple), rank and size, the common options (bench_mpi_parse; `extra` is the
+ * program's own part of the usage line), at least min_np processes (else a message and status
+ * 2), then the header line. */
+static inline void bench_mpi_start(int *argc, char ***argv, const char *prog, int min_np,
+                                   bench_opts *o, size_t def_min, size_t def_max, const char *extra,
+                                   int *rank, int *np)
+{
+    bench_mpi_init(argc, argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, rank);
+    MPI_Comm_size(MPI_COMM_WORLD, np);
+    char usage[512];
+    snprintf(usage, sizeof usage, " [--thread-multiple]%s", extra ? extra : "");
+    bench_mpi_parse(*argc, *argv, o, def_min, def_max, usage);
+    if (*np < min_np) {
+        if (*rank == 0)
+            fprintf(stderr, "%s needs at least %d processes\n", prog, min_np);
+        MPI_Finalize();
+        exit(2);
+    }
+    bench_header(prog, *np);
+}
+
 /* The end of every program: all ranks meet, rank 0 prints "# done" (the runner then knows the
  * results are complete even if the MPI hangs in MPI_Finalize, as Debian's MPICH over UCX tcp
  * sometimes does), then MPI_Finalize. */

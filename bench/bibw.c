@@ -20,19 +20,9 @@ static void one_window(unsigned char *sbuf, unsigned char *rbuf, size_t size, lo
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, np;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
     bench_opts o;
-    bench_mpi_parse(argc, argv, &o, 1, 4u << 20, NULL);
-    if (np < 2) {
-        if (rank == 0)
-            fprintf(stderr, "bibw needs at least 2 processes\n");
-        MPI_Finalize();
-        return 2;
-    }
-    bench_header("bibw", np);
+    bench_mpi_start(&argc, &argv, "bibw", 2, &o, 1, 4u << 20, NULL, &rank, &np);
     size_t cap = bench_window_bytes(&o, SLICES_BYTES);
     unsigned char *sbuf = bench_alloc(o.max_size);
     unsigned char *rbuf = bench_alloc(cap);

@@ -133,14 +133,11 @@ static void check_op(int op, unsigned char *sbuf, unsigned char *rbuf, size_t si
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, np;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
     bench_opts o;
-    bench_mpi_parse(argc, argv, &o, 8, 1u << 20,
-                    " [--only barrier,bcast,allreduce,alltoall,ibcast,iallreduce,ialltoall]");
-    bench_header("coll", np);
+    bench_mpi_start(&argc, &argv, "coll", 1, &o, 8, 1u << 20,
+                    " [--only barrier,bcast,allreduce,alltoall,ibcast,iallreduce,ialltoall]", &rank,
+                    &np);
     pvar_init();
     size_t cap = o.max_size * (size_t)np;
     unsigned char *sbuf = bench_alloc(cap);

@@ -11,19 +11,9 @@
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, np;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
     bench_opts o;
-    bench_mpi_parse(argc, argv, &o, 1, 4u << 20, NULL);
-    if (np < 2) {
-        if (rank == 0)
-            fprintf(stderr, "multipair needs at least 2 processes\n");
-        MPI_Finalize();
-        return 2;
-    }
-    bench_header("multipair", np);
+    bench_mpi_start(&argc, &argv, "multipair", 2, &o, 1, 4u << 20, NULL, &rank, &np);
     int pairs = np / 2;
     int active = rank < 2 * pairs;
     int sender = (rank % 2) == 0;

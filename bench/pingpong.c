@@ -8,19 +8,9 @@
 
 int main(int argc, char **argv)
 {
-    bench_mpi_init(&argc, &argv);
     int rank, np;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
     bench_opts o;
-    bench_mpi_parse(argc, argv, &o, 1, 4u << 20, " [--thread-multiple]");
-    if (np < 2) {
-        if (rank == 0)
-            fprintf(stderr, "pingpong needs at least 2 processes\n");
-        MPI_Finalize();
-        return 2;
-    }
-    bench_header("pingpong", np);
+    bench_mpi_start(&argc, &argv, "pingpong", 2, &o, 1, 4u << 20, NULL, &rank, &np);
     unsigned char *buf = bench_alloc(o.max_size);
 
     for (size_t size = o.min_size; size; size = bench_next_size(&o, size)) {

@@ -266,10 +266,7 @@ static void mixed(rma_ctx *c)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     rma_ctx c = {0};
-    MPI_Comm_rank(MPI_COMM_WORLD, &c.rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &c.np);
     /* --win is ours: taken out before the common parser sees the rest */
     int keep = 1;
     for (int i = 1; i < argc; i++) {
@@ -280,16 +277,10 @@ int main(int argc, char **argv)
         argv[keep++] = argv[i];
     }
     argc = keep;
-    bench_mpi_parse(argc, argv, &c.o, 8, 1u << 20,
-                    "[--win create|allocate] [--only put_lock,get_lock,put_fence,get_fence,"
-                    "put_bw,get_bw,acc_lock,fop,mixed]");
-    if (c.np < 2) {
-        if (c.rank == 0)
-            fprintf(stderr, "rma needs at least 2 processes\n");
-        MPI_Finalize();
-        return 2;
-    }
-    bench_header("rma", c.np);
+    bench_mpi_start(&argc, &argv, "rma", 2, &c.o, 8, 1u << 20,
+                    " [--win create|allocate] [--only put_lock,get_lock,put_fence,get_fence,"
+                    "put_bw,get_bw,acc_lock,fop,mixed]",
+                    &c.rank, &c.np);
     size_t need =
         c.o.max_size > (size_t)MIX_PUT * MIX_PUTS ? c.o.max_size : (size_t)MIX_PUT * MIX_PUTS;
     c.buf = bench_alloc(need);

@@ -11,19 +11,9 @@
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, np;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
     bench_opts o;
-    bench_mpi_parse(argc, argv, &o, 1, 4u << 20, NULL);
-    if (np < 2) {
-        if (rank == 0)
-            fprintf(stderr, "stream needs at least 2 processes\n");
-        MPI_Finalize();
-        return 2;
-    }
-    bench_header("stream", np);
+    bench_mpi_start(&argc, &argv, "stream", 2, &o, 1, 4u << 20, NULL, &rank, &np);
     size_t cap = bench_window_bytes(&o, SLICES_BYTES);
     unsigned char *buf = bench_alloc(rank == 1 ? cap : o.max_size);
     MPI_Request *req = malloc(sizeof(MPI_Request) * (size_t)(o.window > 0 ? o.window : 1));

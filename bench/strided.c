@@ -94,19 +94,9 @@ static int halo_ok(const double *mat, long rows, double seed)
 
 int main(int argc, char **argv)
 {
-    MPI_Init(&argc, &argv);
     int rank, np;
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &np);
     bench_opts o;
-    bench_mpi_parse(argc, argv, &o, 8, 512u << 10, NULL);
-    if (np < 2) {
-        if (rank == 0)
-            fprintf(stderr, "strided needs at least 2 processes\n");
-        MPI_Finalize();
-        return 2;
-    }
-    bench_header("strided", np);
+    bench_mpi_start(&argc, &argv, "strided", 2, &o, 8, 512u << 10, NULL, &rank, &np);
     long maxrows = (long)(o.max_size / sizeof(double));
     if (maxrows < 1)
         maxrows = 1;
