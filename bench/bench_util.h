@@ -214,6 +214,15 @@ static inline long bench_iters(const bench_opts *o, size_t size)
     return n < lo ? lo : n;
 }
 
+/* Iterations per batch of windows of w messages of `size` bytes: bench_iters of a window's
+ * bytes, but at most an eighth of o->iters (at least 3), since a window is many messages. */
+static inline long bench_window_iters(const bench_opts *o, size_t size, long w)
+{
+    long n = bench_iters(o, size * (size_t)w);
+    long most = o->iters / 8 > 3 ? o->iters / 8 : 3;
+    return n > most && !o->smoke ? most : n;
+}
+
 static inline double bench_now(void)
 {
     struct timespec ts;

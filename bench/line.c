@@ -8,50 +8,24 @@
  * 420-600 ns told a fast run of the shm rings from a slow one (docs/PERFORMANCE.md).
  * Usage: line [--cpus A,B] (default 0,1).
  */
-#include "bench_util.h"
+#include "bench_raw.h"
 
-#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 enum { ROUNDS = 20000, SETS = 5 };
 
 int main(int argc, char **argv)
 {
-    int cpus[2] = {0, 1};
-    for (int i = 1; i < argc; i++) {
-        if (!strcmp(argv[i], "--cpus") && i + 1 < argc &&
-            sscanf(argv[i + 1], "%d,%d", &cpus[0], &cpus[1]) == 2) {
-            i++;
-            continue;
-        }
+    int cpus[2];
+    bench_take_cpus(&argc, argv, cpus);
+    if (argc != 1) {
         fprintf(stderr, "usage: %s [--cpus A,B]\n", argv[0]);
         return 2;
     }
-    _Atomic uint64_t *word =
-        mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (word == MAP_FAILED) {
-        perror("line: mmap");
-        return 1;
-    }
-    atomic_store(word, 0);
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("line: fork");
-        return 1;
-    }
+    _Atomic uint64_t *word = bench_shared("line", 4096);
+    pid_t pid = bench_fork_pinned("line", cpus);
     bool lead = pid != 0;
-    if (bench_pin(lead ? cpus[0] : cpus[1]) != 0) {
-        perror("line: sched_setaffinity");
-        if (!lead)
-            _exit(1);
-        kill(pid, SIGKILL);
-        waitpid(pid, NULL, 0);
-        return 1;
-    }
     /* The lead writes odd values, the other even ones: each waits for the other's. */
     uint64_t v = 0;
     double best = 1e30;
@@ -74,11 +48,7 @@ int main(int argc, char **argv)
         if (dt < best)
             best = dt;
     }
-    if (!lead)
-        _exit(0);
-    int status;
-    waitpid(pid, &status, 0);
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    if (bench_join(pid) != 0)
         return 1;
     printf("# line cpus=%d,%d\n", cpus[0], cpus[1]);
     bench_emit("line", 64, "rtt_ns", best * 1e9);

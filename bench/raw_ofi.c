@@ -17,14 +17,13 @@
  * Options as bench_util.h plus --cpus A,B, --prov NAME (default tcp: tcp;ofi_rxm) and --domain
  * NAME (default lo for IP providers, as Manifold's bench config sets MANIFOLD_OFI_DOMAIN).
  */
-#include "bench_util.h"
+#include "bench_raw.h"
 
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
 #include <rdma/fi_endpoint.h>
 #include <rdma/fi_errno.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 typedef struct raw_ep {
@@ -198,9 +197,7 @@ static void run(raw_ep *e, int lead, const bench_opts *o, unsigned char *sbuf, u
         }
         /* Stream: the follower sends a window, the lead receives, acknowledges and times. */
         long w = bench_window_for(o, size, WINDOW_BYTES);
-        long witers = bench_iters(o, size * (size_t)w);
-        if (witers > o->iters / 8 && !o->smoke)
-            witers = o->iters / 8 > 3 ? o->iters / 8 : 3;
+        long witers = bench_window_iters(o, size, w);
         best = 1e30;
         for (int rep = -1; rep < o->reps; rep++) {
             long n = rep < 0 ? 1 : witers;
@@ -244,15 +241,12 @@ static void run(raw_ep *e, int lead, const bench_opts *o, unsigned char *sbuf, u
 
 int main(int argc, char **argv)
 {
-    int cpus[2] = {0, 1};
+    int cpus[2];
+    bench_take_cpus(&argc, argv, cpus);
     const char *prov = "tcp", *domain = "lo";
     char *args[64];
     int nargs = 0;
     for (int i = 0; i < argc && nargs < 63; i++) {
-        if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-            sscanf(argv[++i], "%d,%d", &cpus[0], &cpus[1]);
-            continue;
-        }
         if (!strcmp(argv[i], "--prov") && i + 1 < argc) {
             prov = argv[++i];
             continue;
@@ -273,14 +267,8 @@ int main(int argc, char **argv)
         perror("raw_ofi: pipe");
         return 1;
     }
-    fflush(stdout);
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("raw_ofi: fork");
-        return 1;
-    }
+    pid_t pid = bench_fork_pinned("raw_ofi", cpus);
     int lead = pid != 0;
-    bench_pin(cpus[lead ? 0 : 1]);
     raw_ep e = {0};
     setup(&e, prov, domain);
     if (lead)
@@ -321,10 +309,7 @@ int main(int argc, char **argv)
     wait_for(&e, e.recvs + 1, s);
     teardown(&e);
     free(mem);
-    if (!lead)
-        _exit(0);
-    printf("# done\n");
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    if (lead)
+        printf("# done\n");
+    return bench_join(pid);
 }

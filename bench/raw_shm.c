@@ -12,11 +12,9 @@
  *             (what a CMA or XPMEM transfer can reach at best).
  * Options as bench_util.h plus --cpus A,B.
  */
-#include "bench_util.h"
+#include "bench_raw.h"
 
 #include <stdatomic.h>
-#include <sys/mman.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #define SLOTS 8
@@ -46,43 +44,24 @@ static inline void spin_until(_Atomic uint64_t *f, uint64_t v)
 
 int main(int argc, char **argv)
 {
-    int cpus[2] = {0, 1};
-    char *args[64];
-    int nargs = 0;
-    for (int i = 0; i < argc && nargs < 63; i++) {
-        if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-            sscanf(argv[++i], "%d,%d", &cpus[0], &cpus[1]);
-            continue;
-        }
-        args[nargs++] = argv[i];
-    }
-    args[nargs] = NULL;
+    int cpus[2];
+    bench_take_cpus(&argc, argv, cpus);
     bench_opts o;
-    if (bench_parse(nargs, args, &o, 1, 4u << 20, " [--cpus A,B]") != 0)
+    if (bench_parse(argc, argv, &o, 1, 4u << 20, " [--cpus A,B]") != 0)
         return 2;
     printf("# raw_shm cpus=%d,%d\n", cpus[0], cpus[1]);
     fflush(stdout);
 
     size_t data = 2 * o.max_size + SLOTS * SLOT_MAX;
-    unsigned char *shm = mmap(NULL, sizeof(ctl_t) + data + 4096, PROT_READ | PROT_WRITE,
-                              MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (shm == MAP_FAILED) {
-        perror("raw_shm: mmap");
-        return 1;
-    }
+    unsigned char *shm = bench_shared("raw_shm", sizeof(ctl_t) + data + 4096);
     ctl_t *c = (ctl_t *)shm;
     unsigned char *ab = shm + ((sizeof(ctl_t) + 4095) & ~(size_t)4095); /* 0 -> 1 */
     unsigned char *ba = ab + o.max_size;                                /* 1 -> 0 */
     unsigned char *ring = ba + o.max_size;
     memset(ab, 0, data);
 
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("raw_shm: fork");
-        return 1;
-    }
+    pid_t pid = bench_fork_pinned("raw_shm", cpus);
     int lead = pid != 0;
-    bench_pin(lead ? cpus[0] : cpus[1]);
     unsigned char *buf = bench_alloc(o.max_size);
     unsigned char *buf2 = bench_alloc(o.max_size);
     uint64_t seq = 0, chunk_seq = 0, windows = 0, go = 0;
@@ -124,9 +103,7 @@ int main(int argc, char **argv)
 
         /* Stream through the ring: the child produces, the lead consumes and times. */
         long w = bench_window_for(&o, size, WINDOW_BYTES);
-        long witers = bench_iters(&o, size * (size_t)w);
-        if (witers > o.iters / 8 && !o.smoke)
-            witers = o.iters / 8 > 3 ? o.iters / 8 : 3;
+        long witers = bench_window_iters(&o, size, w);
         size_t slot = size < SLOT_MAX ? size : SLOT_MAX;
         best = 1e30;
         if (!lead)
@@ -193,9 +170,5 @@ int main(int argc, char **argv)
     }
     free(buf2);
     free(buf);
-    if (!lead)
-        _exit(0);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    return bench_join(pid);
 }

@@ -8,7 +8,7 @@
  * Options as bench_util.h plus --cpus A,B and --poll: non-blocking sockets polled in a busy loop
  * (as MPIs do) instead of blocking read/write, which pay a sleep and a wake-up per message.
  */
-#include "bench_util.h"
+#include "bench_raw.h"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -16,7 +16,6 @@
 #include <netinet/tcp.h>
 #include <signal.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 static int poll_mode; /* --poll: spin on EAGAIN instead of sleeping in read/write */
@@ -96,9 +95,7 @@ static void run(int fd, int lead, const bench_opts *o, unsigned char *buf)
         }
         /* Stream: the non-lead side sends, the lead receives and times. */
         long w = bench_window_for(o, size, WINDOW_BYTES);
-        long witers = bench_iters(o, size * (size_t)w);
-        if (witers > o->iters / 8 && !o->smoke)
-            witers = o->iters / 8 > 3 ? o->iters / 8 : 3;
+        long witers = bench_window_iters(o, size, w);
         best = 1e30;
         for (int rep = -1; rep < o->reps; rep++) {
             long n = rep < 0 ? 1 : witers;
@@ -129,15 +126,12 @@ static void run(int fd, int lead, const bench_opts *o, unsigned char *buf)
 
 int main(int argc, char **argv)
 {
-    int cpus[2] = {0, 1};
-    /* --cpus is ours; the rest goes to the common parser. */
+    int cpus[2];
+    bench_take_cpus(&argc, argv, cpus);
+    /* --poll is ours; the rest goes to the common parser. */
     char *args[64];
     int nargs = 0;
     for (int i = 0; i < argc && nargs < 63; i++) {
-        if (!strcmp(argv[i], "--cpus") && i + 1 < argc) {
-            sscanf(argv[++i], "%d,%d", &cpus[0], &cpus[1]);
-            continue;
-        }
         if (!strcmp(argv[i], "--poll")) {
             poll_mode = 1;
             continue;
@@ -160,18 +154,14 @@ int main(int argc, char **argv)
     if (bind(ls, (struct sockaddr *)&sa, sizeof(sa)) != 0 || listen(ls, 1) != 0 ||
         getsockname(ls, (struct sockaddr *)&sa, &sl) != 0)
         die("raw_tcp: listen");
-    pid_t pid = fork();
-    if (pid < 0)
-        die("raw_tcp: fork");
+    pid_t pid = bench_fork_pinned("raw_tcp", cpus);
     int one = 1, fd;
     if (pid == 0) {
         close(ls);
-        bench_pin(cpus[1]);
         fd = socket(AF_INET, SOCK_STREAM, 0);
         if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)) != 0)
             die("raw_tcp: connect");
     } else {
-        bench_pin(cpus[0]);
         fd = accept(ls, NULL, NULL);
         if (fd < 0)
             die("raw_tcp: accept");
@@ -184,9 +174,5 @@ int main(int argc, char **argv)
     run(fd, pid != 0, &o, buf);
     close(fd);
     free(buf);
-    if (pid == 0)
-        _exit(0);
-    int st = 0;
-    waitpid(pid, &st, 0);
-    return WIFEXITED(st) && WEXITSTATUS(st) == 0 ? 0 : 1;
+    return bench_join(pid);
 }

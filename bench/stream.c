@@ -21,9 +21,7 @@ int main(int argc, char **argv)
 
     for (size_t size = o.min_size; size; size = bench_next_size(&o, size)) {
         long w = bench_window_for(&o, size, SLICES_BYTES);
-        long iters = bench_iters(&o, size * (size_t)w);
-        if (iters > o.iters / 8 && !o.smoke)
-            iters = o.iters / 8 > 3 ? o.iters / 8 : 3; /* a window is many messages */
+        long iters = bench_window_iters(&o, size, w);
         int sz = (int)size;
         double best = 1e30;
         /* Checked window. */
