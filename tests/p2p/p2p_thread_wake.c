@@ -8,7 +8,10 @@
  *   greq    MPI_Grequest_complete on a generalized request;
  *   cancel  MPI_Cancel on a receive nothing matches (the wait returns it cancelled);
  *   self    MPI_Send to this rank, for a receive posted before (the self fabric queues the
- *           frame in memory and has no descriptor).
+ *           frame in memory and has no descriptor);
+ *   isend   MPI_Isend to this rank, then no MPI call for LINGER_MS: the sending thread makes
+ *           no pass that would complete the receive for the sleeper (MPI_Send's does), so only
+ *           the self fabric's own kick can wake it.
  * Nothing arrives on any descriptor for these, so only the library's own wake-up ends the
  * sleep. With a partner rank (np >= 2; ranks pair up 0-1, 2-3, ...; an odd last rank skips
  * these), the partner sends DELAY_MS later while a second thread of the waiting rank polls
@@ -28,10 +31,13 @@
 
 #include "mftest.h"
 
-enum { DELAY_MS = 30, ROUNDS = 3 };
+/* LINGER_MS: longer than the 100 ms cap after DELAY_MS, so that a sleeper nobody wakes runs
+ * into the cap before the sending thread's MPI_Wait makes a pass. */
+enum { DELAY_MS = 30, LINGER_MS = 120, ROUNDS = 3 };
 
-enum kind { GREQ, CANCEL, SELF, WAIT, RECV, PROBE };
-static const char *const kind_names[] = {"greq", "cancel", "self", "wait", "recv", "probe"};
+enum kind { GREQ, CANCEL, SELF, ISEND, WAIT, RECV, PROBE };
+static const char *const kind_names[] = {"greq", "cancel", "self", "isend",
+                                         "wait", "recv",   "probe"};
 
 static MPI_Request shared_req;
 static enum kind kind;
@@ -71,8 +77,15 @@ static void *complete_later(void *arg)
         MF_CHECK_MPI(MPI_Cancel(&shared_req));
     else if (kind == GREQ)
         MF_CHECK_MPI(MPI_Grequest_complete(shared_req));
-    else
+    else if (kind == SELF)
         MF_CHECK_MPI(MPI_Send(&v, 1, MPI_INT, rank, 777, MPI_COMM_WORLD));
+    else {
+        MPI_Request rq;
+        MF_CHECK_MPI(MPI_Isend(&v, 1, MPI_INT, rank, 777, MPI_COMM_WORLD, &rq));
+        struct timespec linger = {0, LINGER_MS * 1000000L};
+        nanosleep(&linger, NULL);
+        MF_CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+    }
     return NULL;
 }
 
@@ -134,7 +147,7 @@ static void rounds(enum kind k)
         if (k == CANCEL)
             MF_CHECK_MPI(
                 MPI_Irecv(&buf, 1, MPI_INT, MPI_ANY_SOURCE, 12345, MPI_COMM_WORLD, &shared_req));
-        else if (k == SELF)
+        else if (k == SELF || k == ISEND)
             MF_CHECK_MPI(MPI_Irecv(&buf, 1, MPI_INT, rank, 777, MPI_COMM_WORLD, &shared_req));
         else
             MF_CHECK_MPI(MPI_Grequest_start(greq_query, greq_free, greq_cancel, NULL, &shared_req));
@@ -148,7 +161,7 @@ static void rounds(enum kind k)
             MPI_Test_cancelled(&st, &cancelled);
             MF_CHECK(cancelled, "%s round %d: the receive was not cancelled", what, r);
         }
-        if (k == SELF)
+        if (k == SELF || k == ISEND)
             MF_CHECK(buf == 42, "%s round %d: received %d", what, r, buf);
     }
     unsigned long long nlate = mftest_counter_read(&late) - late0;
