@@ -331,6 +331,34 @@ descendants)
     expect_rc 0
     expect_out '^hello 1 of 2 '
     ;;
+sessions)
+    # Where the host has a usable core for each rank, every rank leads a session of its own (the
+    # autogroup scheduler then weighs it like other sessions' processes); with more ranks than
+    # cores they share one process group in mpiexec's session (a yielding rank must step aside
+    # for its peers). Children of ranks die with the job either way (see descendants).
+    cores=$(nproc)
+    ids='echo "ids $(ps -o sid=,pgid= -p $$) $$"; sleep 30 & echo "bg $!"'
+    run -n "$cores" sh -c "$ids"
+    expect_rc 0
+    [ "$(grep -c '^ids ' "$out")" -eq "$cores" ] || fail "expected $cores lines of ids"
+    awk '/^ids /{ if ($2 != $4 || $3 != $4) bad = 1 } END { exit bad }' "$out" ||
+        fail "with $cores ranks on $cores cores, a rank does not lead its own session"
+    bg=$(awk '/^bg /{print $2}' "$out")
+    run -n $((cores + 1)) sh -c "$ids"
+    expect_rc 0
+    [ "$(grep -c '^ids ' "$out")" -eq $((cores + 1)) ] || fail "expected $((cores + 1)) lines"
+    mysid=$(ps -o sid= -p $$ | tr -d ' ')
+    awk -v sid="$mysid" '/^ids /{ if ($2 != sid) bad = 1; g[$3] = 1 } END {
+        n = 0; for (k in g) n++; exit bad || n != 1 }' "$out" ||
+        fail "oversubscribed ranks are not one process group in mpiexec's session (sid $mysid)"
+    for p in $bg $(awk '/^bg /{print $2}' "$out"); do
+        i=0
+        while kill -0 "$p" 2>/dev/null && [ "$(ps -o stat= -p "$p" | cut -c1)" != Z ]; do
+            i=$((i + 1)); [ $i -lt 40 ] || fail "descendant pid $p outlived mpiexec"
+            sleep 0.05
+        done
+    done
+    ;;
 notfound)
     run -n 2 /nonexistent/program
     expect_rc 127

@@ -146,7 +146,10 @@ typedef struct mx_job {
     char secret[MF_AUTH_SECRET_HEX + 1]; /* printed form: ranks' MANIFOLD_JOB_SECRET */
     mf_auth_secret key;                  /* the same, for proofs on the proxy links */
     int oversubscribed;
-    pid_t pgid; /* process group of all local ranks */
+    /* How the local ranks are grouped (mx_proxy_launch): each in a session of its own (its
+     * process group's id is its pid), or all in one process group, pgid. */
+    int rank_sessions;
+    pid_t pgid;
 
     /* PMI server state */
     mx_kv **kv_buckets;
@@ -192,8 +195,11 @@ int mx_random_hex(char *out, size_t nbytes);
 void mx_say(mx_job *job, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* Starts all ranks. Returns 0, or an exit status after printing why (nothing left running). */
 int mx_proxy_launch(mx_job *job);
-/* Sends `sig` to every live rank (the process group and each pid). */
+/* Sends `sig` to every live rank (its process group and its pid). */
 void mx_proxy_signal(mx_job *job, int sig);
+/* SIGKILLs what is left of the local ranks' process groups, reaped ranks included: their
+ * descendants do not outlive the job. */
+void mx_proxy_kill_groups(mx_job *job);
 
 /* pmi_server.c */
 int mx_pmi_init(mx_job *job);

@@ -2,9 +2,18 @@
  * proxy.c — starts the ranks of this host (the "local proxy").
  *
  * Contract: mx_proxy_launch forks job->n processes running opt->argv, each
- *   - in the job's process group (led by rank 0), so one killpg reaches every process and any
- *     children they start; with PR_SET_PDEATHSIG=SIGKILL so that even a SIGKILLed mpiexec leaves
- *     no rank behind;
+ *   - when the host runs no more ranks than it has usable cores, each in a session and process
+ *     group of its own (setsid), otherwise all in the job's process group (led by the first);
+ *     either way killpg reaches every rank and any children it starts (mx_proxy_signal,
+ *     mx_proxy_kill_groups); with PR_SET_PDEATHSIG=SIGKILL so that even a SIGKILLed mpiexec
+ *     leaves no rank behind. Why sessions: Linux's autogroup scheduler (on by default) shares
+ *     the CPU between sessions, then between the processes of a session. Ranks in mpiexec's
+ *     session shared one share on a host loaded by other sessions' processes: two shm ranks
+ *     beside four busy loops moved 1.3-1.5x less in bibw (64 KiB - 1 MiB) than when each led a
+ *     session, as MPICH's launcher has its ranks do. Not when oversubscribed: a waiting rank
+ *     then yields its core (sched_yield), which only steps aside within its own session, so a
+ *     rank alone in its session kept the core from the peer it waited for (the mpi4py one-sided
+ *     suite with 4 ranks on 2 cores took 28-120 s against 16-31 s);
  *   - with stdin from rank 0's pipe (rank 0) or /dev/null, stdout/stderr into pipes of its own;
  *   - with one end of a PMI socketpair as PMI_FD and the environment described in --help;
  *   - with the signal mask and dispositions mpiexec started with.
@@ -239,7 +248,10 @@ static void mx_child(mx_job *job, mx_rank *r, int in_fd, int out_fd, int err_fd,
                      int report_fd, pid_t parent, char **env, const sigset_t *origmask,
                      const cpu_set_t *bind)
 {
-    (void)setpgid(0, job->pgid == 0 ? 0 : job->pgid);
+    if (job->rank_sessions)
+        (void)setsid(); /* fails only for a group leader, which a fresh child is not */
+    else
+        (void)setpgid(0, job->pgid == 0 ? 0 : job->pgid);
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(1); /* mpiexec already died */
@@ -278,6 +290,7 @@ int mx_proxy_launch(mx_job *job)
     for (int i = 0; i < job->n; i++)
         nlocal += job->ranks[i].remote == NULL;
     int oversubscribed = nlocal > mx_usable_cores();
+    job->rank_sessions = !oversubscribed;
     if (job->opt->bind_core && mx_bind_prepare(nlocal) != 0) {
         mx_say(job, "mpiexec: --bind-to core: cannot find the cores of host %s", job->host);
         close(devnull);
@@ -325,9 +338,11 @@ int mx_proxy_launch(mx_job *job)
         mx_env_free(&env);
         r->pid = pid;
         r->alive = 1;
-        if (job->pgid == 0)
-            job->pgid = pid;
-        (void)setpgid(pid, job->pgid); /* also here: whichever runs first wins the race */
+        if (!job->rank_sessions) {
+            if (job->pgid == 0)
+                job->pgid = pid;
+            (void)setpgid(pid, job->pgid); /* also here: whichever runs first wins the race */
+        }
         close(outp[1]);
         close(errp[1]);
         close(sp[1]);
@@ -372,10 +387,24 @@ void mx_proxy_signal(mx_job *job, int sig)
 {
     if (job->pgid > 0)
         (void)killpg(job->pgid, sig);
-    /* A rank may have left the group (setsid); reach it directly too. */
+    /* Each rank's own group; and the rank itself, which may have left its group (setsid of its
+     * own), or not reached it yet: before its setsid ran, no group bears its pid. */
     for (int i = 0; i < job->n; i++)
-        if (job->ranks[i].alive && !job->ranks[i].remote)
+        if (job->ranks[i].alive && !job->ranks[i].remote) {
+            if (job->rank_sessions)
+                (void)killpg(job->ranks[i].pid, sig);
             (void)kill(job->ranks[i].pid, sig);
+        }
     if (job->rm)
         mx_remote_signal(job, sig);
+}
+
+void mx_proxy_kill_groups(mx_job *job)
+{
+    /* A reaped leader's group id cannot be taken by another process while members remain. */
+    if (job->pgid > 0)
+        (void)killpg(job->pgid, SIGKILL);
+    for (int i = 0; i < job->n && job->rank_sessions; i++)
+        if (job->ranks[i].pid > 0 && !job->ranks[i].remote)
+            (void)killpg(job->ranks[i].pid, SIGKILL);
 }

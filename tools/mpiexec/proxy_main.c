@@ -482,8 +482,7 @@ int mx_proxy_main(int argc, char **argv)
     for (int i = 0; i < job.n; i++)
         if (job.ranks[i].alive)
             (void)waitpid(job.ranks[i].pid, NULL, 0);
-    if (job.pgid > 0)
-        (void)killpg(job.pgid, SIGKILL);
+    mx_proxy_kill_groups(&job);
     for (int c = 0; c < d.nkids; c++)
         if (d.kids[c].k_pid > 0)
             (void)waitpid(d.kids[c].k_pid, NULL, 0);

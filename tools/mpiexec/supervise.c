@@ -374,10 +374,8 @@ int mx_supervise(mx_job *job, int sigfd)
         mx_pmi_close(job, r);
     }
     mx_stdin_close(job);
-    /* Descendants of the ranks (still in the job's process group) do not outlive the job. The
-     * group leader has been reaped, but its pgid cannot be reused while members remain. */
-    if (job->pgid > 0)
-        (void)killpg(job->pgid, SIGKILL);
+    /* Descendants of the ranks (still in the ranks' process groups) do not outlive the job. */
+    mx_proxy_kill_groups(job);
     if (job->rm)
         mx_remote_finish(job);
     free(pfd);
