@@ -81,12 +81,12 @@ static inline void bench_header(const char *prog, int np)
 /* The start of every program that measures sizes: MPI_Init (bench_mpi_init, so every one takes
  * --thread-multiple), rank and size, the common options (bench_mpi_parse; `extra` is the
  * program's own part of the usage line), at least min_np processes (else a message and status
- * 2), then the header line. */
-static inline void bench_mpi_start(int *argc, char ***argv, const char *prog, int min_np,
-                                   bench_opts *o, size_t def_min, size_t def_max, const char *extra,
-                                   int *rank, int *np)
+ * 2), then the header line. Returns the thread level granted. */
+static inline int bench_mpi_start(int *argc, char ***argv, const char *prog, int min_np,
+                                  bench_opts *o, size_t def_min, size_t def_max, const char *extra,
+                                  int *rank, int *np)
 {
-    bench_mpi_init(argc, argv);
+    int provided = bench_mpi_init(argc, argv);
     MPI_Comm_rank(MPI_COMM_WORLD, rank);
     MPI_Comm_size(MPI_COMM_WORLD, np);
     char usage[512];
@@ -99,6 +99,7 @@ static inline void bench_mpi_start(int *argc, char ***argv, const char *prog, in
         exit(2);
     }
     bench_header(prog, *np);
+    return provided;
 }
 
 /* The end of every program: all ranks meet, rank 0 prints "# done" (the runner then knows the
