@@ -8,7 +8,9 @@
 
 #include "bench_util.h"
 
+#include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -42,11 +44,32 @@ static inline void *bench_shared(const char *prog, size_t len)
     return p;
 }
 
+/* SIGCHLD in the lead: a second process that ended with a failure (a die() on its side, a core
+ * it could no longer have) ends the lead at once with status 1, since the lead would otherwise
+ * wait forever for a partner that is gone. Peeks with WNOWAIT, so that a second process that
+ * ended well is still reaped by bench_join. */
+static inline void bench_partner_ended(int sig)
+{
+    (void)sig;
+    siginfo_t info;
+    memset(&info, 0, sizeof(info));
+    if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
+        return;
+    if (info.si_code == CLD_EXITED && info.si_status == 0)
+        return;
+    static const char msg[] = "bench: the second process failed; the first ends too\n";
+    ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
+    (void)w;
+    _exit(1);
+}
+
 /* Forks the second process (stdout flushed first, so nothing is printed twice) and pins each to
  * its core. Returns the child's pid in the first process (the lead), 0 in the second. Both
  * cores are tried before the fork, so that neither process is left waiting for a partner that
  * could not start; a baseline on the wrong core is no baseline, so a core that cannot be had
- * ends the program with status 1, as does a failed fork. */
+ * ends the program with status 1, as does a failed fork. Neither process outlives a failure of
+ * the other: the lead ends when the second fails (bench_partner_ended), the second is killed
+ * when the lead goes. */
 static inline pid_t bench_fork_pinned(const char *prog, const int cpus[2])
 {
     for (int i = 1; i >= 0; i--)
@@ -54,14 +77,28 @@ static inline pid_t bench_fork_pinned(const char *prog, const int cpus[2])
             fprintf(stderr, "%s: cannot pin to core %d: %s\n", prog, cpus[i], strerror(errno));
             exit(1);
         }
+    struct sigaction sa;
+    memset(&sa, 0, sizeof(sa));
+    sa.sa_handler = bench_partner_ended;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGCHLD, &sa, NULL);
     fflush(stdout);
+    pid_t lead = getpid();
     pid_t pid = fork();
     if (pid < 0) {
         fprintf(stderr, "%s: fork: %s\n", prog, strerror(errno));
         exit(1);
     }
-    if (pid == 0 && bench_pin(cpus[1]) != 0)
-        _exit(1); /* was possible a moment ago */
+    if (pid == 0) {
+        signal(SIGCHLD, SIG_DFL);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) != 0 || getppid() != lead)
+            _exit(1); /* the lead is already gone */
+        if (bench_pin(cpus[1]) != 0) {
+            fprintf(stderr, "%s: cannot pin to core %d: %s\n", prog, cpus[1], strerror(errno));
+            _exit(1); /* was possible a moment ago */
+        }
+    }
     return pid;
 }
 
