@@ -29,7 +29,9 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "core/clock.h"
 #include "fabric/fabric.h"
+#include "fabric/fabric_test_util.h"
 #include "runtime/pm.h"
 
 /* ---- Upcalls ---- */
@@ -90,35 +92,11 @@ void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
 
 /* ---- Helpers ---- */
 
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
-/* Sleeps like the engine: on the wait fd (after sleep_prepare), bounded by poll_interval_us.
- * Returns false when a sleep ran into `limit_ms`. */
-static bool sleep_once(mf_fabric *f, int limit_ms)
-{
-    int fd = f->ops->wait_fd(f), ms = limit_ms;
-    if (f->poll_interval_us > 0)
-        ms = (f->poll_interval_us + 999) / 1000;
-    bool timed_out = false;
-    if (f->ops->sleep_prepare(f)) {
-        struct pollfd p = {.fd = fd, .events = POLLIN};
-        timed_out = poll(&p, fd >= 0 ? 1 : 0, ms) == 0 && f->poll_interval_us == 0;
-    }
-    f->ops->sleep_end(f);
-    return !timed_out;
-}
-
 static void wait_frames(mf_fabric *f, int n)
 {
-    double t0 = now();
-    while (rx_frames < n && failed_peer < 0 && now() - t0 < 30)
-        if (f->ops->progress(f) == 0)
-            sleep_once(f, 10);
+    double t0 = mf_clock_s();
+    while (rx_frames < n && failed_peer < 0 && mf_clock_s() - t0 < 30)
+        mf_ftest_pump(f, 0);
 }
 
 static uint64_t tx_seq;
@@ -132,17 +110,6 @@ static int send_frame(mf_fabric *f, unsigned char *buf, size_t len, int tag, uin
     tx_seq++;
     struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
     return f->ops->send(f, 1 - mf_g.rank, &h, v, 2, NULL);
-}
-
-typedef struct get_wait {
-    mf_fabric_done d;
-    int calls, status;
-} get_wait;
-
-static void get_fn(mf_fabric_done *d, int status)
-{
-    ((get_wait *)d)->calls++;
-    ((get_wait *)d)->status = status;
 }
 
 /* ---- One process ---- */
@@ -184,11 +151,10 @@ static int traffic(mf_fabric *f, int rank, unsigned char *tx)
         wait_frames(f, total + 1);
         size_t len = big - off, a = len / 3;
         struct iovec iov[3] = {{dst, a}, {dst + a + 7, a}, {dst + 2 * a + 14, len - 2 * a}};
-        get_wait g = {.d.fd_fn = get_fn};
+        mf_ftest_tx g = {.d.fd_fn = mf_ftest_tx_done};
         int r = rx_rkey ? f->ops->rget(f, 0, rx_rkey, off, iov, 3, len, &g.d) : -100;
         while (r == MF_FABRIC_PENDING && !g.calls && failed_peer < 0)
-            if (f->ops->progress(f) == 0)
-                sleep_once(f, 10);
+            mf_ftest_pump(f, 0);
         if (r == MF_FABRIC_PENDING)
             r = g.calls == 1 ? g.status : -101;
         if (r != MF_FABRIC_DONE) {
@@ -209,7 +175,7 @@ static int traffic(mf_fabric *f, int rank, unsigned char *tx)
             rc = 35;
     }
     /* Both idle before closing: everything handed over has left. */
-    for (double t0 = now(); !f->ops->tx_idle(f) && now() - t0 < 10;)
+    for (double t0 = mf_clock_s(); !f->ops->tx_idle(f) && mf_clock_s() - t0 < 10;)
         f->ops->progress(f);
     free(mem);
     free(dst);
@@ -228,20 +194,25 @@ static int sleeper(mf_fabric *f, int rank, unsigned char *tx)
         while (rx_frames <= i && failed_peer < 0) {
             if (f->ops->progress(f) > 0)
                 continue;
-            if (!sleep_once(f, 2000)) {
+            if (!mf_ftest_sleep(f, 2000)) {
                 fprintf(stderr, "rank 0: slept 2 s while frame %d was on its way\n", i);
                 return 41;
             }
         }
     }
     if (rank == 1) /* stay until rank 0 has everything (it sends nothing back) */
-        for (double t0 = now(); now() - t0 < 0.5;)
+        for (double t0 = mf_clock_s(); mf_clock_s() - t0 < 0.5;)
             f->ops->progress(f);
     return rx_bad ? 42 : 0;
 }
 
-static int child(const char *prov, const char *scenario, int rank, int wfd, int rfd)
+typedef struct ofi_case {
+    const char *prov, *scenario;
+} ofi_case;
+
+static int child(int rank, int np, void *arg, int wfd, int rfd)
 {
+    const char *prov = ((ofi_case *)arg)->prov, *scenario = ((ofi_case *)arg)->scenario;
     mf_log_set_rank(rank);
     setenv("MANIFOLD_OFI_PROVIDER", strcmp(scenario, "badprov") ? prov : "nosuch", 1);
     setenv("MANIFOLD_OFI_DOMAIN", strcmp(prov, "tcp") ? "" : "lo", 1);
@@ -271,14 +242,8 @@ static int child(const char *prov, const char *scenario, int rank, int wfd, int 
     }
     if (rc != MPI_SUCCESS)
         return 13;
-    char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX] = "";
-    snprintf(key, sizeof key, "mf.ofi0.%d", rank);
-    mf_pm_get(key, val, sizeof val);
-    if (write(wfd, val, sizeof val) != (ssize_t)sizeof val ||
-        read(rfd, val, sizeof val) != (ssize_t)sizeof val)
+    if (mf_ftest_exchange("mf.ofi0", rank, np, wfd, rfd) != 0)
         return 14;
-    snprintf(key, sizeof key, "mf.ofi0.%d", 1 - rank);
-    mf_pm_put(key, val);
     if (f->ops->start(f) != MPI_SUCCESS || !f->ops->reachable(f, 1 - rank) ||
         f->ops->reachable(f, rank))
         return 15;
@@ -299,40 +264,12 @@ static int child(const char *prov, const char *scenario, int rank, int wfd, int 
 
 static int run(const char *prov, const char *scenario)
 {
-    int up[2][2], down[2][2];
-    pid_t pid[2];
-    int np = strcmp(scenario, "badprov") ? 2 : 1;
-    for (int r = 0; r < np; r++) {
-        if (pipe(up[r]) || pipe(down[r]))
-            return 1;
-        fflush(stdout);
-        pid[r] = fork();
-        if (pid[r] == 0)
-            _exit(child(prov, scenario, r, up[r][1], down[r][0]));
-    }
-    /* Relay: each rank's value to the other. */
-    static char val[2][MF_PM_VAL_MAX];
-    for (int r = 0; r < np && np == 2; r++)
-        if (read(up[r][0], val[r], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
-            memset(val[r], 0, MF_PM_VAL_MAX);
-    for (int r = 0; r < np && np == 2; r++)
-        if (write(down[r][1], val[1 - r], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
-            break;
-    int bad = 0;
-    for (int r = 0; r < np; r++) {
-        int st;
-        waitpid(pid[r], &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            fprintf(stderr, "%s %s: rank %d exited with status %d\n", prov, scenario, r,
-                    WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
-            bad = 1;
-        }
-        close(up[r][0]);
-        close(up[r][1]);
-        close(down[r][0]);
-        close(down[r][1]);
-    }
-    return bad;
+    ofi_case c = {prov, scenario};
+    char label[64];
+    snprintf(label, sizeof label, "%s %s", prov, scenario);
+    mf_ftest_job job;
+    int bad = mf_ftest_start(&job, strcmp(scenario, "badprov") ? 2 : 1, child, &c);
+    return mf_ftest_finish(&job, label) | bad;
 }
 
 int main(void)

@@ -30,7 +30,9 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "core/clock.h"
 #include "fabric/fabric.h"
+#include "fabric/fabric_test_util.h"
 #include "fabric/sctp/sctp.h"
 #include "runtime/pm.h"
 
@@ -91,34 +93,10 @@ void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
     mf_error_string(code, failed_msg, &len);
 }
 
-typedef struct tx {
-    mf_fabric_done d;
-    int calls, status;
-} tx;
-
-static void tx_fn(mf_fabric_done *d, int status)
-{
-    ((tx *)d)->calls++;
-    ((tx *)d)->status = status;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* As the engine does: progress, and sleep on the wait fd when idle. */
 static void pump(mf_fabric *f)
 {
-    if (f->ops->progress(f) > 0)
-        return;
-    struct pollfd p = {.fd = f->ops->wait_fd(f), .events = POLLIN};
-    int ms = f->poll_interval_us > 0 ? (f->poll_interval_us + 999) / 1000 : 10;
-    if (f->ops->sleep_prepare(f))
-        poll(&p, 1, ms);
-    f->ops->sleep_end(f);
+    mf_ftest_pump(f, 0);
 }
 
 static uint64_t tx_seq[MAXP];
@@ -135,11 +113,11 @@ static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, in
         buf[i] = pat(tx_seq[peer], i);
     tx_seq[peer]++;
     struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
-    tx t = {.d.fd_fn = tx_fn};
+    mf_ftest_tx t = {.d.fd_fn = mf_ftest_tx_done};
     int rc = f->ops->send(f, peer, &h, v, 2, &t.d);
     if (rc == MF_FABRIC_PENDING) {
-        double t0 = now();
-        while (!t.calls && now() - t0 < 8)
+        double t0 = mf_clock_s();
+        while (!t.calls && mf_clock_s() - t0 < 8)
             pump(f);
         if (!t.calls)
             fprintf(stderr, "rank %d: send of %zu bytes (seq %llu) to %d not done; %d frames in\n",
@@ -151,13 +129,14 @@ static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, in
 
 static void wait_frames(mf_fabric *f, int n, double limit)
 {
-    double t0 = now();
-    while (rx_frames < n && failed_peer < 0 && now() - t0 < limit)
+    double t0 = mf_clock_s();
+    while (rx_frames < n && failed_peer < 0 && mf_clock_s() - t0 < limit)
         pump(f);
 }
 
-static int child(int rank, int np, const char *scenario, int wfd, int rfd)
+static int child(int rank, int np, void *arg, int wfd, int rfd)
 {
+    const char *scenario = arg;
     if (getenv("SCTP_TEST_DEBUG"))
         mf_verbose_level = 2;
     mf_log_set_rank(rank);
@@ -186,18 +165,8 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
     mf_fabric *f = mf_fabric_instance_new(&mf_sctp_class, 0, ifs);
     if (!f || f->ops->open(f) != MPI_SUCCESS)
         return 11;
-    char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX] = "";
-    snprintf(key, sizeof key, "mf.sctp0.%d", rank);
-    mf_pm_get(key, val, sizeof val);
-    if (write(wfd, val, sizeof val) != (ssize_t)sizeof val)
+    if (mf_ftest_exchange("mf.sctp0", rank, np, wfd, rfd) != 0)
         return 12;
-    for (int r = 0; r < np; r++) {
-        if (read(rfd, val, sizeof val) != (ssize_t)sizeof val)
-            return 13;
-        snprintf(key, sizeof key, "mf.sctp0.%d", r);
-        if (r != rank)
-            mf_pm_put(key, val);
-    }
     if (f->ops->start(f) != MPI_SUCCESS)
         return 14;
     int rc = 0;
@@ -230,7 +199,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             fprintf(stderr, "rank %d: traffic checked\n", rank);
         if (strcmp(scenario, "traffic") == 0) { /* 8-byte ping-pong, rank 0 measures */
             int iters = 500, base = total;      /* (the first ping may have come already) */
-            double t0 = now();
+            double t0 = mf_clock_s();
             for (int i = 0; i < iters; i++) {
                 if (rank == 0 && send_frame(f, peer, tx_buf, 8, 5) != MF_FABRIC_DONE)
                     return 23;
@@ -245,7 +214,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             }
             if (rank == 0)
                 printf("sctp_test: 8 B round trip %.1f us (loopback, busy-ish polling)\n",
-                       (now() - t0) / iters * 1e6);
+                       (mf_clock_s() - t0) / iters * 1e6);
         }
         /* Both finish before either closes (the other's frames must not be cut off). */
         wait_frames(f, rx_frames, 0.5);
@@ -273,7 +242,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             if (rx_frames != 1 || read(rfd, &b, 1) != 1) /* the parent: rank 1 has stopped */
                 return 61;
             static unsigned char big[BIG][1u << 20];
-            static tx t[BIG];
+            static mf_ftest_tx t[BIG];
             mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 7, .src = 0, .tag = 3};
             for (int i = 0; i < BIG; i++) {
                 h.len = sizeof big[i];
@@ -281,11 +250,11 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
                 for (size_t k = 0; k < h.len; k += (k < 4096 ? 1 : 4093))
                     big[i][k] = pat(h.sreq, k);
                 struct iovec v = {big[i], h.len};
-                t[i].d.fd_fn = tx_fn;
+                t[i].d.fd_fn = mf_ftest_tx_done;
                 if (f->ops->send(f, 1, &h, &v, 1, &t[i].d) != MF_FABRIC_PENDING)
                     return 62;
             }
-            for (double t0 = now(); now() - t0 < 0.3;) /* until the window is full */
+            for (double t0 = mf_clock_s(); mf_clock_s() - t0 < 0.3;) /* until the window is full */
                 pump(f);
             int passes = 200, busy = 0;
             for (int i = 0; i < passes; i++) {
@@ -301,7 +270,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
                         busy, passes);
                 rc = 64;
             }
-            for (double t0 = now(); now() - t0 < 20 && t[BIG - 1].calls == 0;)
+            for (double t0 = mf_clock_s(); mf_clock_s() - t0 < 20 && t[BIG - 1].calls == 0;)
                 pump(f);
             for (int i = 0; i < BIG; i++)
                 if (t[i].calls != 1 || t[i].status != MPI_SUCCESS)
@@ -311,7 +280,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             wait_frames(f, 1, 10);
             if (rx_frames != 1 || send_frame(f, 0, tx_buf, 8, 1) != MF_FABRIC_DONE)
                 return 66;
-            for (double t0 = now(); now() - t0 < 0.2;) /* the answer leaves */
+            for (double t0 = mf_clock_s(); mf_clock_s() - t0 < 0.2;) /* the answer leaves */
                 pump(f);
             raise(SIGSTOP);
             wait_frames(f, 1 + BIG, 20);
@@ -324,16 +293,16 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
     } else if (strcmp(scenario, "secret") == 0) {
         if (impostor) {
             int r = send_frame(f, 0, tx_buf, 100, 1);
-            double t0 = now();
-            while (failed_peer < 0 && now() - t0 < 10)
+            double t0 = mf_clock_s();
+            while (failed_peer < 0 && mf_clock_s() - t0 < 10)
                 pump(f);
             if (failed_peer != 0 || !strstr(failed_msg, "refused")) {
                 fprintf(stderr, "impostor: send %d, failed %d: %s\n", r, failed_peer, failed_msg);
                 return 40;
             }
         } else {
-            double t0 = now();
-            while (now() - t0 < 2)
+            double t0 = mf_clock_s();
+            while (mf_clock_s() - t0 < 2)
                 pump(f);
             if (rx_frames || failed_peer >= 0) {
                 fprintf(stderr, "rank 0: took %d frames from the impostor (failed %d: %s)\n",
@@ -358,55 +327,25 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
 static int run(const char *scenario, int np)
 {
     printf("sctp_test: %s, %d ranks\n", scenario, np);
-    int up[MAXP][2], down[MAXP][2];
-    pid_t pid[MAXP];
-    for (int r = 0; r < np; r++) {
-        if (pipe(up[r]) || pipe(down[r]))
-            return 1;
-        pid[r] = fork();
-        if (pid[r] == 0) {
-            fflush(stdout);
-            _exit(child(r, np, scenario, up[r][1], down[r][0]));
-        }
-    }
-    static char table[MAXP][MF_PM_VAL_MAX];
-    for (int r = 0; r < np; r++)
-        if (read(up[r][0], table[r], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
-            memset(table[r], 0, MF_PM_VAL_MAX);
-    for (int r = 0; r < np; r++)
-        for (int k = 0; k < np; k++)
-            if (write(down[r][1], table[k], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
-                break;
+    mf_ftest_job job;
+    if (mf_ftest_start(&job, np, child, (void *)scenario) != 0)
+        return mf_ftest_finish(&job, scenario) | 1;
     if (strcmp(scenario, "blocked") == 0) {
         /* rank 1 stops itself; rank 0 measures while it is stopped, then it continues */
         int st;
         char b = 1;
-        struct pollfd p = {.fd = up[0][0], .events = POLLIN};
-        if (waitpid(pid[1], &st, WUNTRACED) != pid[1] || !WIFSTOPPED(st)) {
+        struct pollfd p = {.fd = job.up[0][0], .events = POLLIN};
+        if (waitpid(job.pid[1], &st, WUNTRACED) != job.pid[1] || !WIFSTOPPED(st)) {
             fprintf(stderr, "blocked: rank 1 ended before stopping\n");
-            kill(pid[0], SIGKILL);
-        } else if (write(down[0][1], &b, 1) != 1 || poll(&p, 1, 30000) != 1 ||
-                   read(up[0][0], &b, 1) != 1) {
+            kill(job.pid[0], SIGKILL);
+        } else if (write(job.down[0][1], &b, 1) != 1 || poll(&p, 1, 30000) != 1 ||
+                   read(job.up[0][0], &b, 1) != 1) {
             fprintf(stderr, "blocked: rank 0 did not measure\n");
-            kill(pid[0], SIGKILL);
+            kill(job.pid[0], SIGKILL);
         }
-        kill(pid[1], SIGCONT);
+        kill(job.pid[1], SIGCONT);
     }
-    int bad = 0;
-    for (int r = 0; r < np; r++) {
-        int st;
-        waitpid(pid[r], &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            fprintf(stderr, "%s: rank %d exited with status %d\n", scenario, r,
-                    WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
-            bad = 1;
-        }
-        close(up[r][0]);
-        close(up[r][1]);
-        close(down[r][0]);
-        close(down[r][1]);
-    }
-    return bad;
+    return mf_ftest_finish(&job, scenario);
 }
 
 /* Arguments: the scenarios to run (default: all). */

@@ -31,7 +31,9 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "core/clock.h"
 #include "fabric/fabric.h"
+#include "fabric/fabric_test_util.h"
 #include "runtime/pm.h"
 
 mf_fabric *mf_tcp_fabric(void);
@@ -101,38 +103,10 @@ void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
 
 /* ---- Helpers ---- */
 
-typedef struct tx {
-    mf_fabric_done d;
-    int calls, status;
-} tx;
-
-static void tx_fn(mf_fabric_done *d, int status)
-{
-    ((tx *)d)->calls++;
-    ((tx *)d)->status = status;
-}
-
-static double now(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
-}
-
 /* Polls like the progress engine: spins a while, then sleeps on the wait fd. */
 static void pump(mf_fabric *f)
 {
-    static int idle;
-    if (f->ops->progress(f) > 0) {
-        idle = 0;
-        return;
-    }
-    if (++idle < 20000)
-        return;
-    struct pollfd p = {.fd = f->ops->wait_fd(f), .events = POLLIN};
-    if (f->ops->sleep_prepare(f))
-        poll(&p, 1, 10);
-    f->ops->sleep_end(f);
+    mf_ftest_pump(f, 20000);
 }
 
 static uint64_t tx_seq[MAXP];
@@ -151,7 +125,7 @@ static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, in
             buf[i] = pat(tx_seq[peer], i);
     tx_seq[peer]++;
     struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
-    tx t = {.d.fd_fn = tx_fn};
+    mf_ftest_tx t = {.d.fd_fn = mf_ftest_tx_done};
     int rc = f->ops->send(f, peer, &h, v, 2, &t.d);
     if (rc == MF_FABRIC_PENDING) {
         while (!t.calls)
@@ -163,15 +137,16 @@ static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, in
 
 static void wait_frames(mf_fabric *f, int n)
 {
-    double t0 = now();
-    while (rx_frames < n && failed_peer < 0 && now() - t0 < 30)
+    double t0 = mf_clock_s();
+    while (rx_frames < n && failed_peer < 0 && mf_clock_s() - t0 < 30)
         pump(f);
 }
 
 /* ---- One process ---- */
 
-static int child(int rank, int np, const char *scenario, int wfd, int rfd)
+static int child(int rank, int np, void *arg, int wfd, int rfd)
 {
+    const char *scenario = arg;
     signal(SIGPIPE, SIG_DFL); /* MSG_NOSIGNAL must make this irrelevant */
     if (getenv("TCP_TEST_DEBUG"))
         mf_verbose_level = 2;
@@ -204,19 +179,8 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
         return 11;
     if (f->ops->open(f) != MPI_SUCCESS)
         return 11;
-    /* Address exchange through the parent: ours up, everyone's down. */
-    char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX] = "";
-    snprintf(key, sizeof key, "mf.tcp0.%d", rank);
-    mf_pm_get(key, val, sizeof val);
-    if (write(wfd, val, sizeof val) != (ssize_t)sizeof val)
+    if (mf_ftest_exchange("mf.tcp0", rank, np, wfd, rfd) != 0)
         return 12;
-    for (int r = 0; r < np; r++) {
-        if (read(rfd, val, sizeof val) != (ssize_t)sizeof val)
-            return 13;
-        snprintf(key, sizeof key, "mf.tcp0.%d", r);
-        if (r != rank)
-            mf_pm_put(key, val);
-    }
     if (f->ops->start(f) != MPI_SUCCESS || !f->ops->reachable(f, (rank + 1) % np) ||
         f->ops->reachable(f, rank))
         return 14;
@@ -239,7 +203,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
         /* Ping-pong: rank 0 measures. */
         for (size_t len = 8; len <= (64u << 20); len *= len < 65536 ? 8192 : 16) {
             int iters = len <= 65536 ? 2000 : len <= (4u << 20) ? 50 : 5;
-            double t0 = now();
+            double t0 = mf_clock_s();
             for (int i = 0; i < iters; i++) {
                 if (rank == 0 && send_frame(f, peer, tx_buf, len, 2) != MF_FABRIC_DONE)
                     return 22;
@@ -248,7 +212,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
                 if (rank == 1 && send_frame(f, peer, tx_buf, len, 2) != MF_FABRIC_DONE)
                     return 22;
             }
-            double dt = (now() - t0) / iters / 2;
+            double dt = (mf_clock_s() - t0) / iters / 2;
             if (rank == 0)
                 printf("tcp loopback: %9zu bytes  one-way %8.2f us  %8.1f MB/s\n", len, dt * 1e6,
                        (double)len / dt / 1e6);
@@ -259,7 +223,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
         /* Everyone sends to everyone at once: every pair's connections cross. Small frames
          * complete at once (copied), bigger ones stay queued while others are sent. */
         enum { PER_PEER = 300 };
-        tx *t = calloc((size_t)np * PER_PEER, sizeof *t);
+        mf_ftest_tx *t = calloc((size_t)np * PER_PEER, sizeof *t);
         unsigned char *src = malloc(256 * 1024 + 1);
         int pending = 0;
         for (int i = 0; i < PER_PEER; i++) {
@@ -273,8 +237,8 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
                                  .len = len,
                                  .sreq = tx_seq[dst]++};
                 struct iovec v = {src, len};
-                tx *d = &t[dst * PER_PEER + i];
-                d->d.fd_fn = tx_fn;
+                mf_ftest_tx *d = &t[dst * PER_PEER + i];
+                d->d.fd_fn = mf_ftest_tx_done;
                 int r = f->ops->send(f, dst, &h, &v, 1, &d->d);
                 if (r == MF_FABRIC_PENDING)
                     pending++;
@@ -284,12 +248,13 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             }
         }
         int expect = PER_PEER * (np - 1);
-        double t0 = now();
+        double t0 = mf_clock_s();
         for (;;) {
             int done = 0;
             for (int k = 0; k < np * PER_PEER; k++)
                 done += t[k].calls;
-            if ((done == pending && rx_frames >= expect) || failed_peer >= 0 || now() - t0 > 60)
+            if ((done == pending && rx_frames >= expect) || failed_peer >= 0 ||
+                mf_clock_s() - t0 > 60)
                 break;
             pump(f);
         }
@@ -301,6 +266,7 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
     } else if (strcmp(scenario, "remote") == 0) {
         /* Another host must not be given loopback: without a real interface the send fails
          * with a message saying so; with one, frames flow over it. */
+        char key[MF_PM_KEY_MAX], val[MF_PM_VAL_MAX] = "";
         snprintf(key, sizeof key, "mf.tcp0.%d", peer);
         mf_pm_get(key, val, sizeof val);
         bool routable = false;
@@ -327,8 +293,8 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
         if (rank == 1) {
             if (send_frame(f, peer, tx_buf, 10, 1) != MF_FABRIC_DONE)
                 return 30;
-            double t0 = now();
-            while (failed_peer < 0 && now() - t0 < 10)
+            double t0 = mf_clock_s();
+            while (failed_peer < 0 && mf_clock_s() - t0 < 10)
                 pump(f);
             if (failed_peer != 0 || !strstr(failed_msg, "refused")) {
                 fprintf(stderr, "secret: expected a refusal, got peer %d: %s\n", failed_peer,
@@ -339,8 +305,8 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
             if (f->ops->send(f, peer, &h, NULL, 0, NULL) != failed_code)
                 return 32; /* later sends fail at once with the same code */
         } else {
-            double t0 = now();
-            while (now() - t0 < 1)
+            double t0 = mf_clock_s();
+            while (mf_clock_s() - t0 < 1)
                 pump(f);
             if (rx_frames || failed_peer >= 0)
                 return 33;
@@ -380,8 +346,8 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
         wait_frames(f, 1);
         if (rank == 1)
             _exit(0); /* no goodbye */
-        double t0 = now();
-        while (failed_peer < 0 && now() - t0 < 10)
+        double t0 = mf_clock_s();
+        while (failed_peer < 0 && mf_clock_s() - t0 < 10)
             pump(f);
         if (failed_peer != 1 || !strstr(failed_msg, "rank 1") || !strstr(failed_msg, "lost")) {
             fprintf(stderr, "death: expected a lost peer, got %d: %s\n", failed_peer, failed_msg);
@@ -403,41 +369,9 @@ static int child(int rank, int np, const char *scenario, int wfd, int rfd)
 
 static int run(const char *scenario, int np)
 {
-    int up[MAXP][2], down[MAXP][2];
-    pid_t pid[MAXP];
-    for (int r = 0; r < np; r++) {
-        if (pipe(up[r]) || pipe(down[r]))
-            return 1;
-        pid[r] = fork();
-        if (pid[r] == 0) {
-            fflush(stdout);
-            _exit(child(r, np, scenario, up[r][1], down[r][0]));
-        }
-    }
-    /* Relay: gather every published value, hand the table to everyone. */
-    static char table[MAXP][MF_PM_VAL_MAX];
-    for (int r = 0; r < np; r++)
-        if (read(up[r][0], table[r], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
-            memset(table[r], 0, MF_PM_VAL_MAX);
-    for (int r = 0; r < np; r++)
-        for (int k = 0; k < np; k++)
-            if (write(down[r][1], table[k], MF_PM_VAL_MAX) != MF_PM_VAL_MAX)
-                break;
-    int bad = 0;
-    for (int r = 0; r < np; r++) {
-        int st;
-        waitpid(pid[r], &st, 0);
-        if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-            fprintf(stderr, "%s: rank %d exited with status %d\n", scenario, r,
-                    WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
-            bad = 1;
-        }
-        close(up[r][0]);
-        close(up[r][1]);
-        close(down[r][0]);
-        close(down[r][1]);
-    }
-    return bad;
+    mf_ftest_job job;
+    int bad = mf_ftest_start(&job, np, child, (void *)scenario);
+    return mf_ftest_finish(&job, scenario) | bad;
 }
 
 int main(void)
