@@ -5,7 +5,11 @@
 # is gone afterwards; no process is left.
 set -u
 mpiexec=$1 prog=$2 np=$3
-out=$(timeout 60 "$mpiexec" -n "$np" "$prog" 2>&1)
+# The ranks carry an argument naming this run, so that the check for processes left below
+# sees only this job's (by full path and tag: this test at another process count may be running
+# beside it).
+run_tag=run-$$
+out=$(timeout 60 "$mpiexec" -n "$np" "$prog" "$run_tag" 2>&1)
 rc=$?
 echo "$out"
 fail=0
@@ -21,6 +25,7 @@ if [ -z "$seg" ]; then
 elif [ -e "$seg" ]; then
     echo "FAIL: $seg is still there"; rm -f "$seg"; fail=1
 fi
-if pgrep -f -- "^$prog" >/dev/null; then echo "FAIL: processes left: $(pgrep -af -- "^$prog")"; fail=1; fi
+left=$(pgrep -af -- "^$prog $run_tag( |$)")
+[ -z "$left" ] || { echo "FAIL: processes left: $left"; fail=1; }
 [ $fail -eq 0 ] && echo "PASS"
 exit $fail

@@ -12,7 +12,11 @@ before=$(ls /dev/shm | grep -c manifold || true)
 ofi_regions() { ls /dev/shm | grep -cE '^[0-9]+:[0-9]+:[0-9]+$' || true; }
 ofi_before=$(ofi_regions)
 start=$(date +%s)
-out=$(timeout 60 "$mpiexec" -n "$np" "$prog" 2>&1)
+# The ranks carry an argument naming this run, so that the check for processes left below
+# sees only this job's (by full path and tag: another build tree's copy, or this test at another
+# process count, may be running beside it).
+run_tag=run-$$
+out=$(timeout 60 "$mpiexec" -n "$np" "$prog" "$run_tag" 2>&1)
 rc=$?
 elapsed=$(( $(date +%s) - start ))
 echo "$out"
@@ -30,7 +34,7 @@ after=$(ls /dev/shm | grep -c manifold || true)
 [ "$after" -le "$before" ] || { echo "FAIL: /dev/shm: $(ls /dev/shm | grep manifold)"; fail=1; }
 [ "$(ofi_regions)" -le "$ofi_before" ] ||
     { echo "FAIL: libfabric regions left in /dev/shm: $(ls /dev/shm | grep -E '^[0-9]+:')"; fail=1; }
-# By full path: another build tree's copy of the program may be running its own tests.
-if pgrep -f -- "^$prog" >/dev/null; then echo "FAIL: processes left: $(pgrep -af -- "^$prog")"; fail=1; fi
+left=$(pgrep -af -- "^$prog $run_tag( |$)")
+[ -z "$left" ] || { echo "FAIL: processes left: $left"; fail=1; }
 [ $fail -eq 0 ] && echo "PASS"
 exit $fail
