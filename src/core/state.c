@@ -9,28 +9,14 @@
 #include <unistd.h>
 
 #include "core/config.h"
-#include "core/cpu_quota.h"
-#include "core/log.h"
 #include "core/state.h"
 
 mf_state mf_g;
 
 bool mf_host_oversubscribed(long local_size)
 {
-    if (mf_config_bool("MANIFOLD_OVERSUBSCRIBED"))
-        return true;
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    int quota = mf_cpu_quota_cores();
-    if (quota > 0 && (cores <= 0 || quota < cores)) {
-        static bool said; /* once per process, from whichever layer asks first */
-        if (local_size > quota && !said) {
-            said = true;
-            mf_verbose("host: %ld local ranks on a CPU quota of %d cores (cgroup): oversubscribed",
-                       local_size, quota);
-        }
-        return local_size > quota;
-    }
-    return cores > 0 && local_size > cores;
+    return mf_config_bool("MANIFOLD_OVERSUBSCRIBED") || (cores > 0 && local_size > cores);
 }
 
 pthread_mutex_t mf_big_lock;

@@ -41,8 +41,7 @@ extern mf_state mf_g;
 
 /* Whether a host running `local_size` ranks is oversubscribed: the launcher says so
  * (MANIFOLD_OVERSUBSCRIBED), or they outnumber its online cores (not this process's affinity
- * mask: ranks pinned one per core are not), or the whole cores of its control group's CPU
- * limit (core/cpu_quota.h: a container's limit binds all of its ranks together). mf_g.oversubscribed is this at MPI_Init; what opens
+ * mask: ranks pinned one per core are not). mf_g.oversubscribed is this at MPI_Init; what opens
  * before the world is known (ofi's CQ) asks with the launcher's MANIFOLD_LOCAL_SIZE. */
 bool mf_host_oversubscribed(long local_size);
 

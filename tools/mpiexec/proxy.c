@@ -33,7 +33,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "core/cpu_quota.h"
 #include "link.h"
 #include "mpiexec.h"
 
@@ -58,20 +57,14 @@ void mx_say(mx_job *job, const char *fmt, ...)
     mx_write_all(2, line, (size_t)n);
 }
 
-/* Usable cores: the affinity mask we run with (what a cpuset or taskset allows), and no more
- * than the whole cores of our control group's CPU limit (a container's --cpus). */
+/* Usable cores: the affinity mask we run with (what a container or taskset allows). */
 static int mx_usable_cores(void)
 {
     cpu_set_t set;
-    int n;
-    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0) {
-        n = CPU_COUNT(&set);
-    } else {
-        long online = sysconf(_SC_NPROCESSORS_ONLN);
-        n = online > 0 ? (int)online : 1;
-    }
-    int quota = mf_cpu_quota_cores();
-    return quota > 0 && quota < n ? quota : n;
+    if (sched_getaffinity(0, sizeof set, &set) == 0 && CPU_COUNT(&set) > 0)
+        return CPU_COUNT(&set);
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
 }
 
 int mx_random_hex(char *out, size_t nbytes)
