@@ -41,8 +41,11 @@ extern mf_state mf_g;
 
 /* Whether a host running `local_size` ranks is oversubscribed: the launcher says so
  * (MANIFOLD_OVERSUBSCRIBED), or they outnumber its online cores (not this process's affinity
- * mask: ranks pinned one per core are not). mf_g.oversubscribed is this at MPI_Init; what opens
- * before the world is known (ofi's CQ) asks with the launcher's MANIFOLD_LOCAL_SIZE. */
+ * mask: ranks pinned one per core are not). Nor a control group's CPU quota: ranks on separate
+ * cores under a quota they outnumber ran 1.4-4x slower with the oversubscribed waits (which
+ * hand a shared core to the peer) than spinning and being throttled (reverted 8d43b96).
+ * mf_g.oversubscribed is this at MPI_Init; what opens before the world is known (ofi's CQ) asks
+ * with the launcher's MANIFOLD_LOCAL_SIZE. */
 bool mf_host_oversubscribed(long local_size);
 
 /* The library lock (state.c). Taken by API entry points only when the thread level is
