@@ -45,6 +45,14 @@
 #include "fabric/shm/shm.h"
 #include "fabric/shm/shm_name.h"
 
+/* Linux 5.14's madvise advice (the kernel's values), for C libraries before glibc 2.35. */
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 #define MF_SHM_HDR_BYTES MF_SHM_PAGE
 /* All rings together should stay within this budget (half of Docker's default /dev/shm);
  * each ring is clamped to [min, max]. A 1 MiB ring holds 16 frames of 64 KiB (the default eager
@@ -416,6 +424,28 @@ mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int re
     unsigned char *ring = (unsigned char *)s->base + s->rings_off + k * s->ring_stride;
     *data = ring + MF_SHM_PAGE;
     return (mf_shm_ring_ctl *)ring;
+}
+
+/* Up to this many local ranks a rank maps each of its rings whole on first use. A rank that
+ * talks to every peer then holds 2 (nlocal - 1) rings: at most 10 MiB (6 ranks, 1 MiB rings),
+ * 7.1 MiB at 8, 3.9 MiB at 16, 4.1 MiB at 32 (64 KiB rings beyond 16 ranks). Beyond, memory
+ * stays proportional to traffic, as many ranks per host need (issue #17: 64 and 128). */
+#define MF_SHM_PREFAULT_RANKS 32
+
+bool mf_shm_segment_prefaults(const mf_shm_segment *s)
+{
+    return !mf_shm_segment_populated(s->nlocal) && s->nlocal <= MF_SHM_PREFAULT_RANKS;
+}
+
+void mf_shm_segment_prefault(const mf_shm_segment *s, int sender, int receiver, bool writer)
+{
+    if (!mf_shm_segment_prefaults(s))
+        return;
+    unsigned char *data;
+    void *ring = mf_shm_segment_ring(s, sender, receiver, &data);
+    /* Errors are left alone: a kernel before 5.14 (EINVAL) or a full /dev/shm (the populate
+     * stops short instead of raising SIGBUS) leaves the pages to fault in one by one. */
+    (void)madvise(ring, s->ring_stride, writer ? MADV_POPULATE_WRITE : MADV_POPULATE_READ);
 }
 
 /* The creator's pid if `rest` (a name after "manifold-<uid>-") is a host segment's

@@ -279,6 +279,7 @@ static int mf_shm_died_error(const mf_shm_peer *p)
 static void mf_shm_announce(mf_shm_state *s, mf_shm_peer *p)
 {
     int li = (int)(p - s->peers);
+    mf_shm_segment_prefault(&s->seg, s->me, li, true);
     atomic_fetch_or_explicit(&mf_shm_segment_senders(&s->seg, li)[s->me / 64],
                              (uint64_t)1 << (s->me % 64), memory_order_seq_cst);
     p->announced = true;
@@ -534,8 +535,10 @@ static bool mf_shm_discover(mf_shm_state *s, memory_order order)
         added = true;
         for (; fresh; fresh &= fresh - 1) {
             int li = w * 64 + __builtin_ctzll(fresh);
-            if (li < s->nlocal && li != s->me)
+            if (li < s->nlocal && li != s->me) {
+                mf_shm_segment_prefault(&s->seg, li, s->me, false);
                 s->poll[s->npoll++] = &s->peers[li];
+            }
         }
     }
     return added;
