@@ -426,12 +426,17 @@ static void t_shape(long short_msg, long long_msg)
                  "rank %d of %d: short iallgather took %llu rounds (recursive doubling: %d)", rank,
                  n, d[ROUNDS], ceil_log2(n));
     }
-    /* alltoall, long blocks: pairwise, one peer (two transfers) per round */
+    /* alltoall, long blocks: pairwise, one peer (two transfers) per round; on an oversubscribed
+     * host (mpiexec says so: more ranks than cores) linear, every peer in one round */
     long blk = long_msg / (long)sizeof(int) + 1;
+    const char *over_env = getenv("MANIFOLD_OVERSUBSCRIBED");
+    bool over = over_env && strcmp(over_env, "1") == 0;
+    int rounds = over ? 1 : n - 1;
     MEASURE(d, MPI_Ialltoall(s, (int)blk, MPI_INT, r, (int)blk, MPI_INT, MPI_COMM_WORLD, &q_));
-    MF_CHECK(d[ROUNDS] == (unsigned long long)(n - 1) && d[TRANSFERS] == 2ULL * (n - 1),
-             "rank %d of %d: long ialltoall took %llu rounds, %llu transfers (pairwise: %d, %d)",
-             rank, n, d[ROUNDS], d[TRANSFERS], n - 1, 2 * (n - 1));
+    MF_CHECK(d[ROUNDS] == (unsigned long long)rounds && d[TRANSFERS] == 2ULL * (n - 1),
+             "rank %d of %d: long ialltoall took %llu rounds, %llu transfers (%s: %d, %d)", rank, n,
+             d[ROUNDS], d[TRANSFERS], over ? "linear, oversubscribed" : "pairwise", rounds,
+             2 * (n - 1));
     /* bcast, long: the root sends at most 2(n-1)/n of the message (scatter + allgather; the
      * chain sends it once), not a copy per child */
     MEASURE(d, MPI_Ibcast(s, (int)big, MPI_INT, 0, MPI_COMM_WORLD, &q_));
