@@ -993,19 +993,28 @@ static int mf_shm_cma_wanted(mf_shm_state *s, const char *var, const char *fallb
  * MANIFOLD_SHM_PULL_SHARED bytes in flight (bibw 256 KiB, one busy loop per core: 1.0-1.2 GB/s
  * through the rings in some runs, 5-7.5 in others, against 5.5-8.4 pulled; a loaded ping-pong of
  * 128 KiB was twice as fast through the rings, so a receiver with nothing of its own in flight
- * still asks for a push). Not when the job itself has more ranks than the host has cores: there
- * the rings measured better (alltoall of 256 KiB at 8 ranks on 2 cores: median 1.2x faster). */
+ * still asks for a push). Not by that measure when the job itself has more ranks than the host
+ * has cores (every rank then waits for its core). There, on a host whose ranks outnumber its
+ * cores more than twice, a rank always shares its core with ranks of the job, the two-core
+ * pipeline is the exception, and a receive pulls from MANIFOLD_SHM_PULL_SHARED bytes in flight;
+ * alltoall (linear, each rank with all its sends in flight), medians of 3-5 interleaved runs,
+ * rings / pull: 8 ranks on 2 cores 603 / 426 us at 128 KiB, 1324 / 1257 at 256 KiB, 7231 /
+ * 6014 at 1 MiB; 16 ranks 3235 / 3162 at 128 KiB, 7352 / 6340 at 256 KiB. At 4 ranks on 2 cores
+ * the rings stayed as good (256 KiB 136 / 155, 512 KiB 354 / 321, 1 MiB 1020 / 1083), and
+ * with pairwise alltoall at 8 ranks (before 99589cc) they were better. */
 static int mf_shm_cma_setup(mf_shm_state *s)
 {
     bool on, forced;
     int rc = mf_shm_cma_wanted(s, "MANIFOLD_SHM_CMA", "large messages are streamed", &on, &forced);
     if (on)
         s->base.flags |= MF_FABRIC_RGET;
-    s->base.rget_min_busy = forced ? 0 : mf_config_size("MANIFOLD_SHM_PULL_BUSY");
-    s->base.rget_min_busy_shared = forced ? 0
-                                   : mf_host_oversubscribed(s->nlocal)
-                                       ? SIZE_MAX
-                                       : mf_config_size("MANIFOLD_SHM_PULL_SHARED");
+    bool over = mf_host_oversubscribed(s->nlocal);
+    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    bool crowded = over && cores > 0 && s->nlocal > 2 * cores;
+    size_t shared = mf_config_size("MANIFOLD_SHM_PULL_SHARED");
+    size_t busy = mf_config_size("MANIFOLD_SHM_PULL_BUSY");
+    s->base.rget_min_busy = forced ? 0 : crowded && shared < busy ? shared : busy;
+    s->base.rget_min_busy_shared = forced ? 0 : over ? SIZE_MAX : shared;
     return rc;
 }
 
