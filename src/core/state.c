@@ -13,9 +13,15 @@
 
 mf_state mf_g;
 
-bool mf_host_oversubscribed(long local_size)
+long mf_host_cores(void)
 {
     long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    return cores > 0 ? cores : 0;
+}
+
+bool mf_host_oversubscribed(long local_size)
+{
+    long cores = mf_host_cores();
     return mf_config_bool("MANIFOLD_OVERSUBSCRIBED") || (cores > 0 && local_size > cores);
 }
 

@@ -47,6 +47,9 @@ extern mf_state mf_g;
  * mf_g.oversubscribed is this at MPI_Init; what opens before the world is known (ofi's CQ) asks
  * with the launcher's MANIFOLD_LOCAL_SIZE. */
 bool mf_host_oversubscribed(long local_size);
+/* The host's online cores, the count mf_host_oversubscribed weighs ranks against (and layers
+ * that ask how crowded an oversubscribed host is); 0 when unknown. */
+long mf_host_cores(void);
 
 /* The library lock (state.c). Taken by API entry points only when the thread level is
  * MPI_THREAD_MULTIPLE or the progress thread runs (MANIFOLD_ASYNC_PROGRESS=1); a coarse lock

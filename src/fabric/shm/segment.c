@@ -432,7 +432,9 @@ mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int re
  * stays proportional to traffic, as many ranks per host need (issue #17: 64 and 128). */
 #define MF_SHM_PREFAULT_RANKS 32
 
-bool mf_shm_segment_prefaults(const mf_shm_segment *s)
+/* Whether rings are mapped whole on first use here: a segment mapped page by page (not
+ * populated) of at most MF_SHM_PREFAULT_RANKS ranks. */
+static bool mf_shm_segment_prefaults(const mf_shm_segment *s)
 {
     return !mf_shm_segment_populated(s->nlocal) && s->nlocal <= MF_SHM_PREFAULT_RANKS;
 }

@@ -1009,7 +1009,7 @@ static int mf_shm_cma_setup(mf_shm_state *s)
     if (on)
         s->base.flags |= MF_FABRIC_RGET;
     bool over = mf_host_oversubscribed(s->nlocal);
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
+    long cores = mf_host_cores();
     bool crowded = over && cores > 0 && s->nlocal > 2 * cores;
     size_t shared = mf_config_size("MANIFOLD_SHM_PULL_SHARED");
     size_t busy = mf_config_size("MANIFOLD_SHM_PULL_BUSY");

@@ -162,19 +162,16 @@ bool mf_shm_segment_populated(int nlocal);
 /* The control block of ring sender -> receiver (local indices, distinct) and its data. */
 mf_shm_ring_ctl *mf_shm_segment_ring(const mf_shm_segment *s, int sender, int receiver,
                                      unsigned char **data);
-/* Whether a segment mapped page by page (not populated) has each ring mapped whole by a rank
- * when it starts using it (mf_shm_segment_prefault): from 5 to 32 local ranks, where a rank's
- * own rings, in and out, come to at most 10 MiB (segment.c). */
-bool mf_shm_segment_prefaults(const mf_shm_segment *s);
-/* Where mf_shm_segment_prefaults, maps ring sender -> receiver whole into this process: writable
- * for its sender (announcing itself, before its first frame), readable for its receiver (on
- * finding the announcement). Otherwise each 4 KiB of a ring's first lap costs each side a page
- * fault, the sender's allocating the page, on the path of the message that reaches it: with 8
- * ranks on 2 cores, back-to-back bcasts of 0.5-2 KiB took 1.8-5.6 us through their first
- * 512 KiB per ring, against 0.6-1.6 us once mapped (30 operations per batch, every run). Mapping
- * the ring in stretches as traffic reached them (one madvise per 4-64 KiB) did not help: the
- * page allocations, not the traps, are the cost. Beyond the budget (many local ranks) rings
- * stay mapped page by page, memory proportional to traffic. */
+/* In a segment mapped page by page (not populated) of 5 to 32 local ranks, where a rank's own
+ * rings, in and out, come to at most 10 MiB (segment.c), maps ring sender -> receiver whole
+ * into this process: writable for its sender (announcing itself, before its first frame),
+ * readable for its receiver (on finding the announcement). Otherwise each 4 KiB of a ring's
+ * first lap costs each side a page fault, the sender's allocating the page, on the path of the
+ * message that reaches it: with 8 ranks on 2 cores, back-to-back bcasts of 0.5-2 KiB took
+ * 1.8-5.6 us through their first 512 KiB per ring, against 0.6-1.6 us once mapped (30
+ * operations per batch, every run). Mapping the ring in stretches as traffic reached them (one
+ * madvise per 4-64 KiB) did not help: the page allocations, not the traps, are the cost. Beyond
+ * 32 ranks rings stay mapped page by page, memory proportional to traffic. Elsewhere a no-op. */
 void mf_shm_segment_prefault(const mf_shm_segment *s, int sender, int receiver, bool writer);
 
 /* ---- frame.c ---- */
