@@ -95,7 +95,8 @@ static inline int mf_ftest_exchange(const char *prefix, int rank, int np, int wf
  * rank r; the parent keeps only its own ends (up[r][0], down[r][1]), so a rank that dies before
  * writing is an end of file, not a hang. */
 typedef struct mf_ftest_job {
-    int np;
+    int np;      /* ranks forked (pipes open for each) */
+    bool failed; /* a pipe or a fork could not be had: the forked ranks were killed */
     pid_t pid[MF_FTEST_MAXP];
     int up[MF_FTEST_MAXP][2], down[MF_FTEST_MAXP][2];
 } mf_ftest_job;
@@ -111,6 +112,7 @@ typedef int (*mf_ftest_rank_fn)(int rank, int np, void *arg, int wfd, int rfd);
 static inline int mf_ftest_start(mf_ftest_job *j, int np, mf_ftest_rank_fn fn, void *arg)
 {
     j->np = 0;
+    j->failed = false;
     for (int r = 0; r < np; r++) {
         if (pipe(j->up[r]) != 0)
             goto fail;
@@ -128,10 +130,13 @@ static inline int mf_ftest_start(mf_ftest_job *j, int np, mf_ftest_rank_fn fn, v
         }
         close(j->up[r][1]);
         close(j->down[r][0]);
+        if (pid < 0) {
+            close(j->up[r][0]);
+            close(j->down[r][1]);
+            goto fail;
+        }
         j->pid[r] = pid;
         j->np = r + 1;
-        if (pid < 0)
-            goto fail;
     }
     static char table[MF_FTEST_MAXP][MF_PM_VAL_MAX];
     for (int r = 0; r < np; r++)
@@ -147,9 +152,8 @@ static inline int mf_ftest_start(mf_ftest_job *j, int np, mf_ftest_rank_fn fn, v
 fail:
     perror("fabric test: pipe or fork");
     for (int r = 0; r < j->np; r++)
-        if (j->pid[r] > 0)
-            kill(j->pid[r], SIGKILL);
-    j->np = -j->np; /* finish reaps them and fails */
+        kill(j->pid[r], SIGKILL); /* finish reaps them and fails */
+    j->failed = true;
     return 1;
 }
 
@@ -157,13 +161,10 @@ fail:
  * status 0, else 1, with a line naming `label` and each rank that did not. */
 static inline int mf_ftest_finish(mf_ftest_job *j, const char *label)
 {
-    int bad = j->np <= 0, np = j->np < 0 ? -j->np : j->np;
-    for (int r = 0; r < np; r++) {
+    int bad = j->failed;
+    for (int r = 0; r < j->np; r++) {
         int st = 0;
-        if (j->pid[r] > 0 && waitpid(j->pid[r], &st, 0) == j->pid[r] && WIFEXITED(st) &&
-            WEXITSTATUS(st) == 0) {
-            /* passed */
-        } else {
+        if (waitpid(j->pid[r], &st, 0) != j->pid[r] || !WIFEXITED(st) || WEXITSTATUS(st) != 0) {
             fprintf(stderr, "%s: rank %d exited with status %d\n", label, r,
                     WIFEXITED(st) ? WEXITSTATUS(st) : -WTERMSIG(st));
             bad = 1;

@@ -18,18 +18,15 @@
  *            operation (fi_getinfo) and libfabric's reason.
  * Exits 0 on success.
  */
-#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "core/clock.h"
 #include "fabric/fabric.h"
 #include "fabric/fabric_test_util.h"
 #include "runtime/pm.h"

@@ -24,13 +24,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "core/clock.h"
 #include "fabric/fabric.h"
 #include "fabric/fabric_test_util.h"
 #include "fabric/sctp/sctp.h"

@@ -24,14 +24,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
+#include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
-#include "core/clock.h"
 #include "fabric/fabric.h"
 #include "fabric/fabric_test_util.h"
 #include "runtime/pm.h"
