@@ -429,8 +429,7 @@ static void t_shape(long short_msg, long long_msg)
     /* alltoall, long blocks: pairwise, one peer (two transfers) per round; on an oversubscribed
      * host (mpiexec says so: more ranks than cores) linear, every peer in one round */
     long blk = long_msg / (long)sizeof(int) + 1;
-    const char *over_env = getenv("MANIFOLD_OVERSUBSCRIBED");
-    bool over = over_env && strcmp(over_env, "1") == 0;
+    bool over = mftest_oversubscribed(n, NULL);
     int rounds = over ? 1 : n - 1;
     MEASURE(d, MPI_Ialltoall(s, (int)blk, MPI_INT, r, (int)blk, MPI_INT, MPI_COMM_WORLD, &q_));
     MF_CHECK(d[ROUNDS] == (unsigned long long)rounds && d[TRANSFERS] == 2ULL * (n - 1),

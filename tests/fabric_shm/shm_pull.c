@@ -109,9 +109,9 @@ int main(int argc, char **argv)
     int want_pp = expect("EXPECT_PINGPONG"), want_ex = expect("EXPECT_EXCHANGE");
     const char *share = getenv("SHARE_CORE");
     bool sharing = share && strcmp(share, "1") == 0;
-    const char *over_env = getenv("MANIFOLD_OVERSUBSCRIBED"), *crowd = getenv("CROWDED");
-    long cores = sysconf(_SC_NPROCESSORS_ONLN);
-    bool over = (over_env && strcmp(over_env, "1") == 0) || size > cores;
+    const char *crowd = getenv("CROWDED");
+    long cores;
+    bool over = mftest_oversubscribed(size, &cores);
     if (crowd && strcmp(crowd, "1") == 0)
         want_ex = over && size > 2 * cores;
     if (sharing) {

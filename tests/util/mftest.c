@@ -8,6 +8,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 int mftest_errors;
 
@@ -163,4 +164,13 @@ void mftest_share_core_end(void)
 {
     atomic_store(&mftest_spin_stop, true);
     pthread_join(mftest_spinner, NULL);
+}
+
+int mftest_oversubscribed(int ranks, long *cores)
+{
+    const char *env = getenv("MANIFOLD_OVERSUBSCRIBED");
+    long online = sysconf(_SC_NPROCESSORS_ONLN);
+    if (cores)
+        *cores = online;
+    return (env && strcmp(env, "1") == 0) || (online > 0 && ranks > online);
 }

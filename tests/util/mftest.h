@@ -67,4 +67,9 @@ void mftest_counter_close(mftest_counter *c);
 void mftest_share_core(void);
 void mftest_share_core_end(void);
 
+/* Whether the library finds a one-host job of `ranks` ranks oversubscribed (core/state.h):
+ * mpiexec said so (MANIFOLD_OVERSUBSCRIBED=1) or the ranks outnumber the online cores, whose
+ * count goes to *cores when cores is not NULL. */
+int mftest_oversubscribed(int ranks, long *cores);
+
 #endif
