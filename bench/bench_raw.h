@@ -8,7 +8,9 @@
 
 #include "bench_util.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
@@ -51,11 +53,13 @@ static inline void *bench_shared(const char *prog, size_t len)
 static inline void bench_partner_ended(int sig)
 {
     (void)sig;
+    int saved_errno = errno; /* the interrupted code may be about to read it */
     siginfo_t info;
     memset(&info, 0, sizeof(info));
-    if (waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0 || info.si_pid == 0)
-        return;
-    if (info.si_code == CLD_EXITED && info.si_status == 0)
+    bool failed = waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid != 0 &&
+                  !(info.si_code == CLD_EXITED && info.si_status == 0);
+    errno = saved_errno;
+    if (!failed)
         return;
     static const char msg[] = "bench: the second process failed; the first ends too\n";
     ssize_t w = write(STDERR_FILENO, msg, sizeof(msg) - 1);
