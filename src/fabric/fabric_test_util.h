@@ -2,8 +2,10 @@
  * fabric_test_util.h — what the network fabrics' unit tests (tcp_test.c, sctp_test.c,
  * ofi_test.c) share. Test code only, never part of the library: ranks as forked processes whose
  * fabric addresses meet through their parent (no launcher, no PMI server), a record of one
- * send's completion, and the progress engine's way of waiting when idle. Each test still
- * provides the two upcalls (mf_fabric_rx_header, mf_fabric_peer_failed) and its scenarios.
+ * send's completion, the progress engine's way of waiting when idle, and checked frames (a
+ * pattern per frame, arrivals checked for order and content, failures recorded). Each test
+ * provides the two upcalls (mf_fabric_rx_header, mf_fabric_peer_failed), as one-line calls of
+ * mf_ftest_rx_header and mf_ftest_peer_failed, and its scenarios.
  */
 #ifndef MF_FABRIC_TEST_UTIL_H
 #define MF_FABRIC_TEST_UTIL_H
@@ -16,6 +18,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "core/clock.h"
+#include "core/error.h"
+#include "core/log.h"
+#include "core/state.h"
 #include "fabric/fabric.h"
 #include "runtime/pm.h"
 
@@ -66,6 +72,174 @@ static inline void mf_ftest_pump(mf_fabric *f, int spins)
     if (++idle < spins)
         return;
     mf_ftest_sleep(f, 10);
+}
+
+/* Makes the forked process rank `rank` of np in the library's global state, as MPI_Init would:
+ * its log prefix, a singleton key-value store, every rank on one host (or, when `remote`, each
+ * on a host of its own, so that a fabric must not use loopback) and the job's secret, which in
+ * an `impostor` differs by one bit. Returns 0, or 1 when the key-value store cannot be had. */
+static inline int mf_ftest_rank_init(int rank, int np, bool remote, bool impostor)
+{
+    static int node_of[MF_FTEST_MAXP];
+    mf_log_set_rank(rank);
+    if (mf_pm_init(&mf_g.pm) != MPI_SUCCESS)
+        return 1;
+    mf_g.rank = rank;
+    mf_g.size = np;
+    for (int r = 0; r < np; r++)
+        node_of[r] = remote ? r : 0;
+    mf_g.node_of = node_of;
+    mf_g.node = remote ? rank : 0;
+    mf_g.num_nodes = remote ? np : 1;
+    mf_g.job_hash = 0x5eed;
+    memset(&mf_g.job_secret, 0x60, sizeof mf_g.job_secret);
+    if (impostor)
+        mf_g.job_secret.as_key[MF_AUTH_SECRET_BYTES - 1] ^= 1;
+    return 0;
+}
+
+/* ---- Checked frames ---- */
+
+/* What a rank receives and how it waits. Frames from peer p land in buf[p] (the payloads of
+ * several peers interleave; one peer's frames arrive one after the other), scattered over
+ * `pieces` iovecs. Each frame must carry its peer's next sequence number (the header's sreq, one
+ * count per sender and receiver) and its sender's rank; frames whose tag is `checked_tag` (-1:
+ * every frame) must carry the pattern of their sequence number. */
+typedef struct mf_ftest_rank {
+    /* Set by the test before traffic. */
+    int pieces;      /* 1 to 3 */
+    int checked_tag; /* -1: all */
+    size_t cap;      /* bytes of each buf */
+    unsigned char *buf[MF_FTEST_MAXP];
+    int spins;           /* idle progress passes before a sleep (mf_ftest_pump) */
+    double send_limit_s; /* how long mf_ftest_send waits for a completion */
+    /* Kept by the helpers. */
+    uint64_t tx_seq[MF_FTEST_MAXP], rx_next[MF_FTEST_MAXP];
+    mf_wire_hdr hdr[MF_FTEST_MAXP]; /* the frame arriving from each peer (rreq: the peer) */
+    struct iovec iov[MF_FTEST_MAXP][3];
+    int frames, bad;              /* frames completed; frames out of order, torn or failed */
+    int failed_peer, failed_code; /* the last peer reported failed (-1: none), its error */
+    char failed_msg[MPI_MAX_ERROR_STRING];
+} mf_ftest_rank;
+
+static mf_ftest_rank mf_ftest_me = {
+    .checked_tag = -1, .pieces = 2, .send_limit_s = 30, .failed_peer = -1};
+
+/* The pattern of frame `seq`, written and checked at every byte of the first 4 KiB and at every
+ * 4093rd after (a prime stride, which no period of the pattern hides), so that frames of tens of
+ * MiB stay cheap to check. */
+static inline unsigned char mf_ftest_pat(uint64_t seq, size_t i)
+{
+    return (unsigned char)(seq * 31 + i + (i >> 9));
+}
+
+static inline size_t mf_ftest_stride(size_t i)
+{
+    return i < 4096 ? 1 : 4093;
+}
+
+static inline bool mf_ftest_checked(int tag)
+{
+    return mf_ftest_me.checked_tag < 0 || tag == mf_ftest_me.checked_tag;
+}
+
+static inline void mf_ftest_rx_done(mf_fabric_sink *s, int status)
+{
+    mf_ftest_rank *me = &mf_ftest_me;
+    const mf_wire_hdr *h = s->fs_ctx;
+    const unsigned char *buf = me->buf[h->rreq];
+    size_t len = h->len < me->cap ? h->len : me->cap;
+    if (status != MPI_SUCCESS) {
+        me->bad++;
+    } else if (mf_ftest_checked(h->tag)) {
+        for (size_t i = 0; i < len; i += mf_ftest_stride(i))
+            if (buf[i] != mf_ftest_pat(h->sreq, i)) {
+                fprintf(stderr, "rank %d: frame %llu from %d: byte %zu differs\n", mf_g.rank,
+                        (unsigned long long)h->sreq, (int)h->rreq, i);
+                me->bad++;
+                break;
+            }
+    }
+    me->frames++;
+}
+
+/* The body of mf_fabric_rx_header: checks the frame's place in its peer's sequence and gives
+ * the fabric a sink in the peer's buffer. */
+static inline void mf_ftest_rx_header(int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
+{
+    mf_ftest_rank *me = &mf_ftest_me;
+    if (hdr->sreq != me->rx_next[peer]++ || hdr->src != peer) {
+        fprintf(stderr, "rank %d: frame %llu (tag %d, sender %d) from %d arrived, expected %llu\n",
+                mf_g.rank, (unsigned long long)hdr->sreq, hdr->tag, hdr->src, peer,
+                (unsigned long long)me->rx_next[peer] - 1);
+        me->bad++;
+    }
+    size_t len = hdr->len;
+    if (len > me->cap) {
+        fprintf(stderr, "rank %d: frame of %zu bytes from %d, more than the test's %zu\n",
+                mf_g.rank, len, peer, me->cap);
+        me->bad++;
+        len = me->cap;
+    }
+    me->hdr[peer] = *hdr;
+    me->hdr[peer].rreq = (uint64_t)peer;
+    size_t part = len / (size_t)me->pieces;
+    for (int k = 0; k < me->pieces; k++)
+        me->iov[peer][k] = (struct iovec){me->buf[peer] + (size_t)k * part,
+                                          k == me->pieces - 1 ? len - (size_t)k * part : part};
+    sink->fs_iov = me->iov[peer];
+    sink->fs_niov = me->pieces;
+    sink->fs_done = mf_ftest_rx_done;
+    sink->fs_ctx = &me->hdr[peer];
+}
+
+/* The body of mf_fabric_peer_failed: records the peer and the error's text. */
+static inline void mf_ftest_peer_failed(int peer, int code)
+{
+    int len;
+    mf_ftest_me.failed_peer = peer;
+    mf_ftest_me.failed_code = code;
+    mf_error_string(code, mf_ftest_me.failed_msg, &len);
+}
+
+/* The header of this rank's next frame to peer, its pattern written into buf[0, len) when the
+ * tag is checked. */
+static inline mf_wire_hdr mf_ftest_next_frame(int peer, unsigned char *buf, size_t len, int tag)
+{
+    uint64_t seq = mf_ftest_me.tx_seq[peer]++;
+    if (mf_ftest_checked(tag))
+        for (size_t i = 0; i < len; i += mf_ftest_stride(i))
+            buf[i] = mf_ftest_pat(seq, i);
+    return (mf_wire_hdr){
+        .type = MF_MSG_DATA, .context = 1, .src = mf_g.rank, .tag = tag, .len = len, .sreq = seq};
+}
+
+/* Sends the next frame to peer (len bytes from buf, in two pieces) and waits up to send_limit_s
+ * for its completion. Returns MF_FABRIC_DONE or an error. */
+static inline int mf_ftest_send(mf_fabric *f, int peer, unsigned char *buf, size_t len, int tag)
+{
+    mf_wire_hdr h = mf_ftest_next_frame(peer, buf, len, tag);
+    struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
+    mf_ftest_tx t = {.d.fd_fn = mf_ftest_tx_done};
+    int rc = f->ops->send(f, peer, &h, v, 2, &t.d);
+    if (rc != MF_FABRIC_PENDING)
+        return rc;
+    for (double t0 = mf_clock_s(); !t.calls && mf_clock_s() - t0 < mf_ftest_me.send_limit_s;)
+        mf_ftest_pump(f, mf_ftest_me.spins);
+    if (!t.calls) {
+        fprintf(stderr, "rank %d: send of %zu bytes (seq %llu) to %d not done; %d frames in\n",
+                mf_g.rank, len, (unsigned long long)h.sreq, peer, mf_ftest_me.frames);
+        return MPI_ERR_OTHER;
+    }
+    return t.status == MPI_SUCCESS ? MF_FABRIC_DONE : t.status;
+}
+
+/* Progress until n frames have completed, a peer failed or limit_s passed. */
+static inline void mf_ftest_wait_frames(mf_fabric *f, int n, double limit_s)
+{
+    double t0 = mf_clock_s();
+    while (mf_ftest_me.frames < n && mf_ftest_me.failed_peer < 0 && mf_clock_s() - t0 < limit_s)
+        mf_ftest_pump(f, mf_ftest_me.spins);
 }
 
 /* The rank's side of the address exchange, after its instance is open: writes the value it

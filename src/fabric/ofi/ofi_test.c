@@ -25,94 +25,41 @@
 
 #include "core/clock.h"
 #include "core/error.h"
-#include "core/log.h"
 #include "core/state.h"
 #include "fabric/fabric.h"
 #include "fabric/fabric_test_util.h"
-#include "runtime/pm.h"
 
-/* ---- Upcalls ---- */
-
-static uint64_t rx_next;
-static int rx_frames, rx_bad, failed_peer = -1;
-static uint64_t rx_rkey; /* tag 2: the rkey rank 0 hands out */
-static unsigned char *rx_buf;
-static struct iovec rx_iov[3];
-static mf_wire_hdr rx_last;
-
-static unsigned char pat(uint64_t seq, size_t i)
-{
-    return (unsigned char)(seq * 31 + i + (i >> 9));
-}
-
-static void rx_done(mf_fabric_sink *s, int status)
-{
-    const mf_wire_hdr *h = &rx_last;
-    if (status != MPI_SUCCESS)
-        rx_bad++;
-    for (size_t i = 0; h->tag == 1 && i < h->len; i++)
-        if (rx_buf[i] != pat(h->sreq, i)) {
-            fprintf(stderr, "frame %llu: byte %zu differs\n", (unsigned long long)h->sreq, i);
-            rx_bad++;
-            break;
-        }
-    rx_frames++;
-}
+/* ---- Upcalls: received frames are checked (fabric_test_util.h) ---- */
 
 void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
 {
-    if (hdr->sreq != rx_next++ || peer != 1 - mf_g.rank) {
-        fprintf(stderr, "frame %llu from %d arrived, expected %llu\n",
-                (unsigned long long)hdr->sreq, peer, (unsigned long long)rx_next - 1);
-        rx_bad++;
-    }
-    rx_last = *hdr;
-    if (hdr->tag == 2)
-        rx_rkey = hdr->rkey;
-    size_t a = hdr->len / 3, b = hdr->len / 3; /* scattered into three pieces */
-    rx_iov[0] = (struct iovec){rx_buf, a};
-    rx_iov[1] = (struct iovec){rx_buf + a, b};
-    rx_iov[2] = (struct iovec){rx_buf + a + b, hdr->len - a - b};
-    sink->fs_iov = rx_iov;
-    sink->fs_niov = 3;
-    sink->fs_done = rx_done;
+    mf_ftest_rx_header(peer, hdr, sink);
 }
 
 void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
 {
-    char msg[MPI_MAX_ERROR_STRING];
-    int len;
-    mf_error_string(code, msg, &len);
-    fprintf(stderr, "rank %d: peer %d failed: %s\n", mf_g.rank, peer, msg);
-    failed_peer = peer;
+    mf_ftest_peer_failed(peer, code);
+    fprintf(stderr, "rank %d: peer %d failed: %s\n", mf_g.rank, peer, mf_ftest_me.failed_msg);
 }
 
 /* ---- Helpers ---- */
 
-static void wait_frames(mf_fabric *f, int n)
-{
-    double t0 = mf_clock_s();
-    while (rx_frames < n && failed_peer < 0 && mf_clock_s() - t0 < 30)
-        mf_ftest_pump(f, 0);
-}
-
-static uint64_t tx_seq;
-
+/* Sends the next frame to the other rank, carrying rkey, with no completion record: what ofi
+ * takes without one it must inject or copy at once (DONE or an error, never PENDING). */
 static int send_frame(mf_fabric *f, unsigned char *buf, size_t len, int tag, uint64_t rkey)
 {
-    mf_wire_hdr h = {
-        .type = MF_MSG_DATA, .context = 1, .tag = tag, .len = len, .sreq = tx_seq, .rkey = rkey};
-    for (size_t i = 0; tag == 1 && i < len; i++)
-        buf[i] = pat(tx_seq, i);
-    tx_seq++;
+    int peer = 1 - mf_g.rank;
+    mf_wire_hdr h = mf_ftest_next_frame(peer, buf, len, tag);
+    h.rkey = rkey;
     struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
-    return f->ops->send(f, 1 - mf_g.rank, &h, v, 2, NULL);
+    return f->ops->send(f, peer, &h, v, 2, NULL);
 }
 
 /* ---- One process ---- */
 
 static int traffic(mf_fabric *f, int rank, unsigned char *tx)
 {
+    mf_ftest_rank *me = &mf_ftest_me;
     static const size_t sizes[] = {0, 1, 8, 63, 64, 100, 4000, 4096, 16384, 16385, 65536, 5};
     const int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
     int total = 0;
@@ -121,9 +68,9 @@ static int traffic(mf_fabric *f, int rank, unsigned char *tx)
             if (send_frame(f, tx, sizes[i] < f->max_frame ? sizes[i] : f->max_frame, 1, 0) !=
                 MF_FABRIC_DONE)
                 return 20;
-    wait_frames(f, total);
-    if (rx_frames < total || rx_bad || failed_peer >= 0) {
-        fprintf(stderr, "rank %d: %d/%d frames, %d bad\n", rank, rx_frames, total, rx_bad);
+    mf_ftest_wait_frames(f, total, 30);
+    if (me->frames < total || me->bad || me->failed_peer >= 0) {
+        fprintf(stderr, "rank %d: %d/%d frames, %d bad\n", rank, me->frames, total, me->bad);
         return 21;
     }
     if (!(f->flags & MF_FABRIC_RGET))
@@ -140,17 +87,18 @@ static int traffic(mf_fabric *f, int rank, unsigned char *tx)
             rc = 30;
         if (!rc && send_frame(f, tx, 0, 2, rkey) != MF_FABRIC_DONE)
             rc = 31;
-        wait_frames(f, total + 1); /* rank 1's "done" */
-        if (!rc && rx_frames < total + 1)
+        mf_ftest_wait_frames(f, total + 1, 30); /* rank 1's "done" */
+        if (!rc && me->frames < total + 1)
             rc = 32;
         f->ops->rkey_release(f, rkey);
     } else {
-        wait_frames(f, total + 1);
+        mf_ftest_wait_frames(f, total + 1, 30);
         size_t len = big - off, a = len / 3;
         struct iovec iov[3] = {{dst, a}, {dst + a + 7, a}, {dst + 2 * a + 14, len - 2 * a}};
         mf_ftest_tx g = {.d.fd_fn = mf_ftest_tx_done};
-        int r = rx_rkey ? f->ops->rget(f, 0, rx_rkey, off, iov, 3, len, &g.d) : -100;
-        while (r == MF_FABRIC_PENDING && !g.calls && failed_peer < 0)
+        uint64_t rkey = me->hdr[0].tag == 2 ? me->hdr[0].rkey : 0; /* rank 0's offer */
+        int r = rkey ? f->ops->rget(f, 0, rkey, off, iov, 3, len, &g.d) : -100;
+        while (r == MF_FABRIC_PENDING && !g.calls && me->failed_peer < 0)
             mf_ftest_pump(f, 0);
         if (r == MF_FABRIC_PENDING)
             r = g.calls == 1 ? g.status : -101;
@@ -181,6 +129,7 @@ static int traffic(mf_fabric *f, int rank, unsigned char *tx)
 
 static int sleeper(mf_fabric *f, int rank, unsigned char *tx)
 {
+    mf_ftest_rank *me = &mf_ftest_me;
     for (int i = 0; i < 20; i++) {
         if (rank == 1) {
             usleep(3000);
@@ -188,7 +137,7 @@ static int sleeper(mf_fabric *f, int rank, unsigned char *tx)
                 return 40;
             continue;
         }
-        while (rx_frames <= i && failed_peer < 0) {
+        while (me->frames <= i && me->failed_peer < 0) {
             if (f->ops->progress(f) > 0)
                 continue;
             if (!mf_ftest_sleep(f, 2000)) {
@@ -200,7 +149,7 @@ static int sleeper(mf_fabric *f, int rank, unsigned char *tx)
     if (rank == 1) /* stay until rank 0 has everything (it sends nothing back) */
         for (double t0 = mf_clock_s(); mf_clock_s() - t0 < 0.5;)
             f->ops->progress(f);
-    return rx_bad ? 42 : 0;
+    return me->bad ? 42 : 0;
 }
 
 typedef struct ofi_case {
@@ -210,17 +159,16 @@ typedef struct ofi_case {
 static int child(int rank, int np, void *arg, int wfd, int rfd)
 {
     const char *prov = ((ofi_case *)arg)->prov, *scenario = ((ofi_case *)arg)->scenario;
-    mf_log_set_rank(rank);
     setenv("MANIFOLD_OFI_PROVIDER", strcmp(scenario, "badprov") ? prov : "nosuch", 1);
     setenv("MANIFOLD_OFI_DOMAIN", strcmp(prov, "tcp") ? "" : "lo", 1);
-    if (mf_pm_init(&mf_g.pm) != MPI_SUCCESS)
+    if (mf_ftest_rank_init(rank, 2, false, false))
         return 10;
-    static int node_of[2];
-    mf_g.rank = rank;
-    mf_g.size = 2;
-    mf_g.node_of = node_of;
-    mf_g.num_nodes = 1;
-    rx_buf = malloc(1 << 20);
+    /* Frames of tag 1 are checked, scattered into three pieces; waits sleep at once. */
+    mf_ftest_me.checked_tag = 1;
+    mf_ftest_me.pieces = 3;
+    mf_ftest_me.spins = 0;
+    mf_ftest_me.cap = 1 << 20;
+    mf_ftest_me.buf[1 - rank] = malloc(mf_ftest_me.cap);
     unsigned char *tx = malloc(1 << 20);
     mf_fabric *f = mf_fabric_instance_new(&mf_ofi_class, 0, "");
     if (!f)
@@ -251,10 +199,10 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
         printf("ofi_test %s %s: %s\n", prov, scenario, what);
     if (f->ops->close(f) != MPI_SUCCESS && !rc)
         rc = 50;
-    if (failed_peer >= 0 && !rc)
+    if (mf_ftest_me.failed_peer >= 0 && !rc)
         rc = 51;
     mf_fabric_instance_free(f);
-    free(rx_buf);
+    free(mf_ftest_me.buf[1 - rank]);
     free(tx);
     return rc;
 }

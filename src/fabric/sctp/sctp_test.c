@@ -27,139 +27,41 @@
 #include <unistd.h>
 
 #include "core/clock.h"
-#include "core/error.h"
 #include "core/log.h"
-#include "core/state.h"
 #include "fabric/fabric.h"
 #include "fabric/fabric_test_util.h"
 #include "fabric/sctp/sctp.h"
-#include "runtime/pm.h"
 
-#define MAXP 4
-static uint64_t rx_next[MAXP];
-static int rx_frames, rx_bad, failed_peer = -1;
-static char failed_msg[MPI_MAX_ERROR_STRING];
-static unsigned char *rx_buf[MAXP];
-static size_t rx_cap = 1u << 20;
-static struct iovec rx_iov[MAXP][2];
-static mf_wire_hdr rx_hdr[MAXP];
-
-static unsigned char pat(uint64_t seq, size_t i)
-{
-    return (unsigned char)(seq * 31 + i + (i >> 12));
-}
-
-static void rx_done(mf_fabric_sink *s, int status)
-{
-    mf_wire_hdr *h = s->fs_ctx;
-    unsigned char *buf = rx_buf[h->rreq];
-    if (status != MPI_SUCCESS) {
-        rx_bad++;
-    } else {
-        for (size_t i = 0; i < h->len; i += (i < 4096 ? 1 : 4093))
-            if (buf[i] != pat(h->sreq, i)) {
-                fprintf(stderr, "frame %llu: byte %zu differs\n", (unsigned long long)h->sreq, i);
-                rx_bad++;
-                break;
-            }
-    }
-    rx_frames++;
-}
+/* ---- Upcalls: received frames are checked (fabric_test_util.h) ---- */
 
 void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
 {
-    if (hdr->sreq != rx_next[peer]++ || hdr->src != peer) {
-        fprintf(stderr, "rank %d: frame %llu (tag %d) from %d arrived, expected %llu\n", mf_g.rank,
-                (unsigned long long)hdr->sreq, hdr->tag, peer,
-                (unsigned long long)rx_next[peer] - 1);
-        rx_bad++;
-    }
-    rx_hdr[peer] = *hdr;
-    rx_hdr[peer].rreq = (uint64_t)peer;
-    size_t len = hdr->len, a = len / 2;
-    rx_iov[peer][0] = (struct iovec){rx_buf[peer], a};
-    rx_iov[peer][1] = (struct iovec){rx_buf[peer] + a, len - a};
-    sink->fs_iov = rx_iov[peer];
-    sink->fs_niov = 2;
-    sink->fs_done = rx_done;
-    sink->fs_ctx = &rx_hdr[peer];
+    mf_ftest_rx_header(peer, hdr, sink);
 }
 
 void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
 {
-    int len;
-    failed_peer = peer;
-    mf_error_string(code, failed_msg, &len);
-}
-
-/* As the engine does: progress, and sleep on the wait fd when idle. */
-static void pump(mf_fabric *f)
-{
-    mf_ftest_pump(f, 0);
-}
-
-static uint64_t tx_seq[MAXP];
-
-static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, int tag)
-{
-    mf_wire_hdr h = {.type = MF_MSG_DATA,
-                     .context = 7,
-                     .src = mf_g.rank,
-                     .tag = tag,
-                     .len = len,
-                     .sreq = tx_seq[peer]};
-    for (size_t i = 0; i < len; i += (i < 4096 ? 1 : 4093))
-        buf[i] = pat(tx_seq[peer], i);
-    tx_seq[peer]++;
-    struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
-    mf_ftest_tx t = {.d.fd_fn = mf_ftest_tx_done};
-    int rc = f->ops->send(f, peer, &h, v, 2, &t.d);
-    if (rc == MF_FABRIC_PENDING) {
-        double t0 = mf_clock_s();
-        while (!t.calls && mf_clock_s() - t0 < 8)
-            pump(f);
-        if (!t.calls)
-            fprintf(stderr, "rank %d: send of %zu bytes (seq %llu) to %d not done; %d frames in\n",
-                    mf_g.rank, len, (unsigned long long)h.sreq, peer, rx_frames);
-        rc = t.calls && t.status == MPI_SUCCESS ? MF_FABRIC_DONE : MPI_ERR_OTHER;
-    }
-    return rc;
-}
-
-static void wait_frames(mf_fabric *f, int n, double limit)
-{
-    double t0 = mf_clock_s();
-    while (rx_frames < n && failed_peer < 0 && mf_clock_s() - t0 < limit)
-        pump(f);
+    mf_ftest_peer_failed(peer, code);
 }
 
 static int child(int rank, int np, void *arg, int wfd, int rfd)
 {
     const char *scenario = arg;
+    mf_ftest_rank *me = &mf_ftest_me;
     if (getenv("SCTP_TEST_DEBUG"))
         mf_verbose_level = 2;
-    mf_log_set_rank(rank);
-    if (mf_pm_init(&mf_g.pm) != MPI_SUCCESS)
-        return 10;
-    static int node_of[MAXP];
-    mf_g.rank = rank;
-    mf_g.size = np;
-    mf_g.node_of = node_of;
-    mf_g.num_nodes = 1;
-    if (strcmp(scenario, "remote") == 0) {
-        for (int r = 0; r < np; r++)
-            node_of[r] = r;
-        mf_g.node = rank;
-        mf_g.num_nodes = np;
-    }
-    mf_g.job_hash = 0x5c7b;
-    memset(&mf_g.job_secret, 0x42, sizeof mf_g.job_secret);
     bool impostor = strcmp(scenario, "secret") == 0 && rank == 1;
-    if (impostor)
-        mf_g.job_secret.as_key[0] ^= 1;
+    if (mf_ftest_rank_init(rank, np, strcmp(scenario, "remote") == 0, impostor))
+        return 10;
+    /* Every frame is checked, scattered into two pieces; waits sleep at once (usrsctp's threads
+     * need the core) and a send that does not complete within 8 s is reported. */
+    me->pieces = 2;
+    me->spins = 0;
+    me->send_limit_s = 8;
+    me->cap = 1u << 20;
     for (int r = 0; r < np; r++)
-        rx_buf[r] = malloc(rx_cap);
-    unsigned char *tx_buf = malloc(rx_cap);
+        me->buf[r] = malloc(me->cap);
+    unsigned char *tx_buf = malloc(me->cap);
     const char *ifs = strcmp(scenario, "remote") == 0 ? "" : "lo";
     mf_fabric *f = mf_fabric_instance_new(&mf_sctp_class, 0, ifs);
     if (!f || f->ops->open(f) != MPI_SUCCESS)
@@ -175,16 +77,16 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
         int nsizes = (int)(sizeof sizes / sizeof sizes[0]);
         for (int rep = 0; rep < 4; rep++)
             for (int i = 0; i < nsizes; i++, total++)
-                if (send_frame(f, peer, tx_buf, sizes[i], total * 7919 % 1000) != MF_FABRIC_DONE)
+                if (mf_ftest_send(f, peer, tx_buf, sizes[i], total * 7919 % 1000) != MF_FABRIC_DONE)
                     return 20;
         /* Many small frames, tags spread over the streams, not waited for one by one. */
         for (int i = 0; i < 2000; i++, total++)
-            if (send_frame(f, peer, tx_buf, (size_t)(i % 50), i % 97) != MF_FABRIC_DONE)
+            if (mf_ftest_send(f, peer, tx_buf, (size_t)(i % 50), i % 97) != MF_FABRIC_DONE)
                 return 21;
-        wait_frames(f, total, 15);
-        if (rx_frames < total || rx_bad || failed_peer >= 0) {
-            fprintf(stderr, "rank %d: %d/%d frames, %d bad, failed %d: %s\n", rank, rx_frames,
-                    total, rx_bad, failed_peer, failed_msg);
+        mf_ftest_wait_frames(f, total, 15);
+        if (me->frames < total || me->bad || me->failed_peer >= 0) {
+            fprintf(stderr, "rank %d: %d/%d frames, %d bad, failed %d: %s\n", rank, me->frames,
+                    total, me->bad, me->failed_peer, me->failed_msg);
             mf_sctp_dump(f);
             return 22;
         }
@@ -200,15 +102,15 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
             int iters = 500, base = total;      /* (the first ping may have come already) */
             double t0 = mf_clock_s();
             for (int i = 0; i < iters; i++) {
-                if (rank == 0 && send_frame(f, peer, tx_buf, 8, 5) != MF_FABRIC_DONE)
+                if (rank == 0 && mf_ftest_send(f, peer, tx_buf, 8, 5) != MF_FABRIC_DONE)
                     return 23;
-                wait_frames(f, base + i + 1, 5);
-                if (rx_frames < base + i + 1) {
+                mf_ftest_wait_frames(f, base + i + 1, 5);
+                if (me->frames < base + i + 1) {
                     fprintf(stderr, "rank %d: ping-pong %d: no frame\n", rank, i);
                     mf_sctp_dump(f);
                     return 24;
                 }
-                if (rank == 1 && send_frame(f, peer, tx_buf, 8, 5) != MF_FABRIC_DONE)
+                if (rank == 1 && mf_ftest_send(f, peer, tx_buf, 8, 5) != MF_FABRIC_DONE)
                     return 23;
             }
             if (rank == 0)
@@ -216,45 +118,41 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
                        (mf_clock_s() - t0) / iters * 1e6);
         }
         /* Both finish before either closes (the other's frames must not be cut off). */
-        wait_frames(f, rx_frames, 0.5);
+        mf_ftest_wait_frames(f, me->frames, 0.5);
     } else if (strcmp(scenario, "alltoall") == 0) {
         int per = 200;
         for (int i = 0; i < per; i++)
             for (int k = 1; k < np; k++)
-                if (send_frame(f, (rank + k) % np, tx_buf, (size_t)(i * 13 % 3000), i % 31) !=
+                if (mf_ftest_send(f, (rank + k) % np, tx_buf, (size_t)(i * 13 % 3000), i % 31) !=
                     MF_FABRIC_DONE)
                     return 30;
-        wait_frames(f, per * (np - 1), 60);
-        if (rx_frames != per * (np - 1) || rx_bad || failed_peer >= 0) {
-            fprintf(stderr, "rank %d: %d frames, %d bad, failed %d: %s\n", rank, rx_frames, rx_bad,
-                    failed_peer, failed_msg);
+        mf_ftest_wait_frames(f, per * (np - 1), 60);
+        if (me->frames != per * (np - 1) || me->bad || me->failed_peer >= 0) {
+            fprintf(stderr, "rank %d: %d frames, %d bad, failed %d: %s\n", rank, me->frames,
+                    me->bad, me->failed_peer, me->failed_msg);
             return 31;
         }
-        wait_frames(f, rx_frames + 1, 1.0); /* let the others finish */
+        mf_ftest_wait_frames(f, me->frames + 1, 1.0); /* let the others finish */
     } else if (strcmp(scenario, "blocked") == 0) {
         enum { BIG = 8 };
         char b = 0;
         if (rank == 0) {
-            if (send_frame(f, 1, tx_buf, 8, 1) != MF_FABRIC_DONE)
+            if (mf_ftest_send(f, 1, tx_buf, 8, 1) != MF_FABRIC_DONE)
                 return 60;
-            wait_frames(f, 1, 10); /* rank 1's answer: the association is up */
-            if (rx_frames != 1 || read(rfd, &b, 1) != 1) /* the parent: rank 1 has stopped */
+            mf_ftest_wait_frames(f, 1, 10); /* rank 1's answer: the association is up */
+            if (me->frames != 1 || read(rfd, &b, 1) != 1) /* the parent: rank 1 has stopped */
                 return 61;
             static unsigned char big[BIG][1u << 20];
             static mf_ftest_tx t[BIG];
-            mf_wire_hdr h = {.type = MF_MSG_DATA, .context = 7, .src = 0, .tag = 3};
             for (int i = 0; i < BIG; i++) {
-                h.len = sizeof big[i];
-                h.sreq = tx_seq[1]++;
-                for (size_t k = 0; k < h.len; k += (k < 4096 ? 1 : 4093))
-                    big[i][k] = pat(h.sreq, k);
+                mf_wire_hdr h = mf_ftest_next_frame(1, big[i], sizeof big[i], 3);
                 struct iovec v = {big[i], h.len};
                 t[i].d.fd_fn = mf_ftest_tx_done;
                 if (f->ops->send(f, 1, &h, &v, 1, &t[i].d) != MF_FABRIC_PENDING)
                     return 62;
             }
             for (double t0 = mf_clock_s(); mf_clock_s() - t0 < 0.3;) /* until the window is full */
-                pump(f);
+                mf_ftest_pump(f, me->spins);
             int passes = 200, busy = 0;
             for (int i = 0; i < passes; i++) {
                 busy += f->ops->progress(f) > 0;
@@ -270,42 +168,43 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
                 rc = 64;
             }
             for (double t0 = mf_clock_s(); mf_clock_s() - t0 < 20 && t[BIG - 1].calls == 0;)
-                pump(f);
+                mf_ftest_pump(f, me->spins);
             for (int i = 0; i < BIG; i++)
                 if (t[i].calls != 1 || t[i].status != MPI_SUCCESS)
                     return 65;
-            wait_frames(f, rx_frames + 1, 0.5); /* let rank 1 finish */
+            mf_ftest_wait_frames(f, me->frames + 1, 0.5); /* let rank 1 finish */
         } else {
-            wait_frames(f, 1, 10);
-            if (rx_frames != 1 || send_frame(f, 0, tx_buf, 8, 1) != MF_FABRIC_DONE)
+            mf_ftest_wait_frames(f, 1, 10);
+            if (me->frames != 1 || mf_ftest_send(f, 0, tx_buf, 8, 1) != MF_FABRIC_DONE)
                 return 66;
             for (double t0 = mf_clock_s(); mf_clock_s() - t0 < 0.2;) /* the answer leaves */
-                pump(f);
+                mf_ftest_pump(f, me->spins);
             raise(SIGSTOP);
-            wait_frames(f, 1 + BIG, 20);
-            if (rx_frames != 1 + BIG || rx_bad || failed_peer >= 0) {
-                fprintf(stderr, "rank 1: %d/%d frames, %d bad, failed %d: %s\n", rx_frames, 1 + BIG,
-                        rx_bad, failed_peer, failed_msg);
+            mf_ftest_wait_frames(f, 1 + BIG, 20);
+            if (me->frames != 1 + BIG || me->bad || me->failed_peer >= 0) {
+                fprintf(stderr, "rank 1: %d/%d frames, %d bad, failed %d: %s\n", me->frames,
+                        1 + BIG, me->bad, me->failed_peer, me->failed_msg);
                 return 67;
             }
         }
     } else if (strcmp(scenario, "secret") == 0) {
         if (impostor) {
-            int r = send_frame(f, 0, tx_buf, 100, 1);
+            int r = mf_ftest_send(f, 0, tx_buf, 100, 1);
             double t0 = mf_clock_s();
-            while (failed_peer < 0 && mf_clock_s() - t0 < 10)
-                pump(f);
-            if (failed_peer != 0 || !strstr(failed_msg, "refused")) {
-                fprintf(stderr, "impostor: send %d, failed %d: %s\n", r, failed_peer, failed_msg);
+            while (me->failed_peer < 0 && mf_clock_s() - t0 < 10)
+                mf_ftest_pump(f, me->spins);
+            if (me->failed_peer != 0 || !strstr(me->failed_msg, "refused")) {
+                fprintf(stderr, "impostor: send %d, failed %d: %s\n", r, me->failed_peer,
+                        me->failed_msg);
                 return 40;
             }
         } else {
             double t0 = mf_clock_s();
             while (mf_clock_s() - t0 < 2)
-                pump(f);
-            if (rx_frames || failed_peer >= 0) {
+                mf_ftest_pump(f, me->spins);
+            if (me->frames || me->failed_peer >= 0) {
                 fprintf(stderr, "rank 0: took %d frames from the impostor (failed %d: %s)\n",
-                        rx_frames, failed_peer, failed_msg);
+                        me->frames, me->failed_peer, me->failed_msg);
                 return 41;
             }
         }
@@ -318,7 +217,7 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
         fprintf(stderr, "rank %d: closed\n", rank);
     mf_fabric_instance_free(f);
     for (int r = 0; r < np; r++)
-        free(rx_buf[r]);
+        free(me->buf[r]);
     free(tx_buf);
     return rc;
 }

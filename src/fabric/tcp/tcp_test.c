@@ -18,7 +18,6 @@
  *   death     rank 1 dies abruptly after connecting: rank 0's peer fails with "lost".
  * Exits 0 on success.
  */
-#include <errno.h>
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -29,115 +28,22 @@
 #include "core/clock.h"
 #include "core/error.h"
 #include "core/log.h"
-#include "core/state.h"
 #include "fabric/fabric.h"
 #include "fabric/fabric_test_util.h"
 #include "runtime/pm.h"
 
 mf_fabric *mf_tcp_fabric(void);
 
-/* ---- Upcalls: received frames land in per-frame buffers and are checked on completion ---- */
-
-#define MAXP 10
-static uint64_t rx_next[MAXP]; /* expected sreq of the next frame from each peer */
-static int rx_frames, rx_bad, failed_peer = -1, failed_code;
-static char failed_msg[MPI_MAX_ERROR_STRING];
-static unsigned char *rx_buf[MAXP]; /* one per peer: payloads from several peers interleave */
-static size_t rx_cap;
-static struct iovec rx_iov[MAXP][3];
-
-static unsigned char pat(uint64_t seq, size_t i)
-{
-    return (unsigned char)(seq * 31 + i + (i >> 12));
-}
-
-static void rx_done(mf_fabric_sink *s, int status)
-{
-    mf_wire_hdr *h = s->fs_ctx;
-    unsigned char *buf = rx_buf[h->rreq]; /* the test keeps the source rank there */
-    if (status != MPI_SUCCESS) {
-        rx_bad++;
-    } else if (h->tag == 1) { /* checked frame */
-        for (size_t i = 0; i < h->len; i += (i < 4096 ? 1 : 4093))
-            if (buf[i] != pat(h->sreq, i)) {
-                fprintf(stderr, "frame %llu: byte %zu differs\n", (unsigned long long)h->sreq, i);
-                rx_bad++;
-                break;
-            }
-    }
-    rx_frames++;
-    free(h);
-}
+/* ---- Upcalls: received frames are checked (fabric_test_util.h) ---- */
 
 void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
 {
-    if (hdr->sreq != rx_next[peer]++ || hdr->src != peer) {
-        fprintf(stderr, "frame %llu from %d arrived, expected %llu\n",
-                (unsigned long long)hdr->sreq, peer, (unsigned long long)rx_next[peer] - 1);
-        rx_bad++;
-    }
-    mf_wire_hdr *copy = malloc(sizeof *copy);
-    *copy = *hdr;
-    copy->rreq = (uint64_t)peer;
-    unsigned char *rb = rx_buf[peer];
-    /* Three pieces, so that the payload is scattered. */
-    size_t len = hdr->len < rx_cap ? hdr->len : rx_cap, a = len / 3, b = len / 3;
-    rx_iov[peer][0] = (struct iovec){rb, a};
-    rx_iov[peer][1] = (struct iovec){rb + a, b};
-    rx_iov[peer][2] = (struct iovec){rb + a + b, len - a - b};
-    sink->fs_iov = rx_iov[peer];
-    sink->fs_niov = 3;
-    sink->fs_done = rx_done;
-    sink->fs_ctx = copy;
+    mf_ftest_rx_header(peer, hdr, sink);
 }
 
 void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
 {
-    int len;
-    failed_peer = peer;
-    failed_code = code;
-    mf_error_string(code, failed_msg, &len);
-}
-
-/* ---- Helpers ---- */
-
-/* Polls like the progress engine: spins a while, then sleeps on the wait fd. */
-static void pump(mf_fabric *f)
-{
-    mf_ftest_pump(f, 20000);
-}
-
-static uint64_t tx_seq[MAXP];
-
-/* Sends one frame of len bytes from buf and waits until it is written. */
-static int send_frame(mf_fabric *f, int peer, unsigned char *buf, size_t len, int tag)
-{
-    mf_wire_hdr h = {.type = MF_MSG_DATA,
-                     .context = 1,
-                     .src = mf_g.rank,
-                     .tag = tag,
-                     .len = len,
-                     .sreq = tx_seq[peer]};
-    if (tag == 1)
-        for (size_t i = 0; i < len; i += (i < 4096 ? 1 : 4093))
-            buf[i] = pat(tx_seq[peer], i);
-    tx_seq[peer]++;
-    struct iovec v[2] = {{buf, len / 2}, {buf + len / 2, len - len / 2}};
-    mf_ftest_tx t = {.d.fd_fn = mf_ftest_tx_done};
-    int rc = f->ops->send(f, peer, &h, v, 2, &t.d);
-    if (rc == MF_FABRIC_PENDING) {
-        while (!t.calls)
-            pump(f);
-        rc = t.status == MPI_SUCCESS ? MF_FABRIC_DONE : t.status;
-    }
-    return rc;
-}
-
-static void wait_frames(mf_fabric *f, int n)
-{
-    double t0 = mf_clock_s();
-    while (rx_frames < n && failed_peer < 0 && mf_clock_s() - t0 < 30)
-        pump(f);
+    mf_ftest_peer_failed(peer, code);
 }
 
 /* ---- One process ---- */
@@ -145,32 +51,22 @@ static void wait_frames(mf_fabric *f, int n)
 static int child(int rank, int np, void *arg, int wfd, int rfd)
 {
     const char *scenario = arg;
+    mf_ftest_rank *me = &mf_ftest_me;
     signal(SIGPIPE, SIG_DFL); /* MSG_NOSIGNAL must make this irrelevant */
     if (getenv("TCP_TEST_DEBUG"))
         mf_verbose_level = 2;
-    mf_log_set_rank(rank);
-    if (mf_pm_init(&mf_g.pm) != MPI_SUCCESS)
+    if (mf_ftest_rank_init(rank, np, strcmp(scenario, "remote") == 0,
+                           strcmp(scenario, "secret") == 0 && rank == 1))
         return 10;
-    static int node_of[MAXP];
-    mf_g.rank = rank;
-    mf_g.size = np;
-    mf_g.node = 0;
-    mf_g.num_nodes = 1;
-    mf_g.node_of = node_of;
-    if (strcmp(scenario, "remote") == 0) { /* pretend every rank is on its own host */
-        for (int r = 0; r < np; r++)
-            node_of[r] = r;
-        mf_g.node = rank;
-        mf_g.num_nodes = np;
-    }
-    mf_g.job_hash = 0x5eed;
-    memset(&mf_g.job_secret, 0x60, sizeof mf_g.job_secret);
-    if (strcmp(scenario, "secret") == 0 && rank == 1) /* one bit differs */
-        mf_g.job_secret.as_key[MF_AUTH_SECRET_BYTES - 1] ^= 1;
-    rx_cap = np == 2 ? 64u << 20 : 1u << 20;
+    /* Frames of tag 1 are checked (the ping-pong's tag 2 is not), scattered into three pieces;
+     * the sender spins a while before it sleeps, as the engine does. */
+    me->checked_tag = 1;
+    me->pieces = 3;
+    me->spins = 20000;
+    me->cap = np == 2 ? 64u << 20 : 1u << 20;
     for (int r = 0; r < np; r++)
-        rx_buf[r] = malloc(rx_cap);
-    unsigned char *tx_buf = malloc(rx_cap);
+        me->buf[r] = malloc(me->cap);
+    unsigned char *tx_buf = malloc(me->cap);
 
     mf_fabric *f = mf_fabric_instance_new(&mf_tcp_class, 0, getenv("MANIFOLD_IF"));
     if (!f)
@@ -190,12 +86,12 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
         int nsizes = (int)(sizeof sizes / sizeof sizes[0]), total = 0;
         for (int rep = 0; rep < 3; rep++)
             for (int i = 0; i < nsizes; i++, total++)
-                if (send_frame(f, peer, tx_buf, sizes[i], 1) != MF_FABRIC_DONE)
+                if (mf_ftest_send(f, peer, tx_buf, sizes[i], 1) != MF_FABRIC_DONE)
                     return 20;
-        wait_frames(f, total);
-        if (rx_frames < total || rx_bad || failed_peer >= 0) {
-            fprintf(stderr, "rank %d: %d/%d frames, %d bad, failed %d: %s\n", rank, rx_frames,
-                    total, rx_bad, failed_peer, failed_msg);
+        mf_ftest_wait_frames(f, total, 30);
+        if (me->frames < total || me->bad || me->failed_peer >= 0) {
+            fprintf(stderr, "rank %d: %d/%d frames, %d bad, failed %d: %s\n", rank, me->frames,
+                    total, me->bad, me->failed_peer, me->failed_msg);
             return 21;
         }
         /* Ping-pong: rank 0 measures. */
@@ -203,18 +99,18 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
             int iters = len <= 65536 ? 2000 : len <= (4u << 20) ? 50 : 5;
             double t0 = mf_clock_s();
             for (int i = 0; i < iters; i++) {
-                if (rank == 0 && send_frame(f, peer, tx_buf, len, 2) != MF_FABRIC_DONE)
+                if (rank == 0 && mf_ftest_send(f, peer, tx_buf, len, 2) != MF_FABRIC_DONE)
                     return 22;
-                wait_frames(f, total + 1);
+                mf_ftest_wait_frames(f, total + 1, 30);
                 total++;
-                if (rank == 1 && send_frame(f, peer, tx_buf, len, 2) != MF_FABRIC_DONE)
+                if (rank == 1 && mf_ftest_send(f, peer, tx_buf, len, 2) != MF_FABRIC_DONE)
                     return 22;
             }
             double dt = (mf_clock_s() - t0) / iters / 2;
             if (rank == 0)
                 printf("tcp loopback: %9zu bytes  one-way %8.2f us  %8.1f MB/s\n", len, dt * 1e6,
                        (double)len / dt / 1e6);
-            if (rx_bad || failed_peer >= 0)
+            if (me->bad || me->failed_peer >= 0)
                 return 23;
         }
     } else if (strcmp(scenario, "alltoall") == 0) {
@@ -228,12 +124,7 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
             for (int k = 1; k < np; k++) {
                 int dst = (rank + k) % np;
                 size_t len = (size_t)((i * 7919 + dst * 104729) % (i % 10 == 0 ? 262144 : 3000));
-                mf_wire_hdr h = {.type = MF_MSG_DATA,
-                                 .context = 1,
-                                 .src = rank,
-                                 .tag = 0,
-                                 .len = len,
-                                 .sreq = tx_seq[dst]++};
+                mf_wire_hdr h = mf_ftest_next_frame(dst, src, len, 0); /* tag 0: unchecked */
                 struct iovec v = {src, len};
                 mf_ftest_tx *d = &t[dst * PER_PEER + i];
                 d->d.fd_fn = mf_ftest_tx_done;
@@ -251,14 +142,14 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
             int done = 0;
             for (int k = 0; k < np * PER_PEER; k++)
                 done += t[k].calls;
-            if ((done == pending && rx_frames >= expect) || failed_peer >= 0 ||
+            if ((done == pending && me->frames >= expect) || me->failed_peer >= 0 ||
                 mf_clock_s() - t0 > 60)
                 break;
-            pump(f);
+            mf_ftest_pump(f, me->spins);
         }
-        if (rx_frames != expect || rx_bad || failed_peer >= 0) {
-            fprintf(stderr, "rank %d: %d/%d frames, %d bad, failed %d: %s\n", rank, rx_frames,
-                    expect, rx_bad, failed_peer, failed_msg);
+        if (me->frames != expect || me->bad || me->failed_peer >= 0) {
+            fprintf(stderr, "rank %d: %d/%d frames, %d bad, failed %d: %s\n", rank, me->frames,
+                    expect, me->bad, me->failed_peer, me->failed_msg);
             return 61;
         }
     } else if (strcmp(scenario, "remote") == 0) {
@@ -270,7 +161,7 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
         bool routable = false;
         for (char *p = val; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL)
             routable |= strncmp(p, "127.", 4) != 0;
-        rc = send_frame(f, peer, tx_buf, 1000, 1);
+        rc = mf_ftest_send(f, peer, tx_buf, 1000, 1);
         if (!routable) {
             char msg[MPI_MAX_ERROR_STRING];
             int len;
@@ -284,46 +175,46 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
         }
         if (rc != MF_FABRIC_DONE)
             return 71;
-        wait_frames(f, 1);
-        if (rx_frames != 1 || rx_bad || failed_peer >= 0)
+        mf_ftest_wait_frames(f, 1, 30);
+        if (me->frames != 1 || me->bad || me->failed_peer >= 0)
             return 72;
     } else if (strcmp(scenario, "secret") == 0) {
         if (rank == 1) {
-            if (send_frame(f, peer, tx_buf, 10, 1) != MF_FABRIC_DONE)
+            if (mf_ftest_send(f, peer, tx_buf, 10, 1) != MF_FABRIC_DONE)
                 return 30;
             double t0 = mf_clock_s();
-            while (failed_peer < 0 && mf_clock_s() - t0 < 10)
-                pump(f);
-            if (failed_peer != 0 || !strstr(failed_msg, "refused")) {
-                fprintf(stderr, "secret: expected a refusal, got peer %d: %s\n", failed_peer,
-                        failed_msg);
+            while (me->failed_peer < 0 && mf_clock_s() - t0 < 10)
+                mf_ftest_pump(f, me->spins);
+            if (me->failed_peer != 0 || !strstr(me->failed_msg, "refused")) {
+                fprintf(stderr, "secret: expected a refusal, got peer %d: %s\n", me->failed_peer,
+                        me->failed_msg);
                 return 31;
             }
             mf_wire_hdr h = {.type = MF_MSG_FIN};
-            if (f->ops->send(f, peer, &h, NULL, 0, NULL) != failed_code)
+            if (f->ops->send(f, peer, &h, NULL, 0, NULL) != me->failed_code)
                 return 32; /* later sends fail at once with the same code */
         } else {
             double t0 = mf_clock_s();
             while (mf_clock_s() - t0 < 1)
-                pump(f);
-            if (rx_frames || failed_peer >= 0)
+                mf_ftest_pump(f, me->spins);
+            if (me->frames || me->failed_peer >= 0)
                 return 33;
         }
     } else if (strcmp(scenario, "sleep") == 0) {
-        if (send_frame(f, peer, tx_buf, 8, 1) != MF_FABRIC_DONE)
+        if (mf_ftest_send(f, peer, tx_buf, 8, 1) != MF_FABRIC_DONE)
             return 70;
-        wait_frames(f, 1);
+        mf_ftest_wait_frames(f, 1, 30);
         for (int i = 0; i < 20; i++) {
             if (rank == 1) {
                 usleep(3000);
-                if (send_frame(f, peer, tx_buf, 8 + (size_t)i, 1) != MF_FABRIC_DONE)
+                if (mf_ftest_send(f, peer, tx_buf, 8 + (size_t)i, 1) != MF_FABRIC_DONE)
                     return 71;
-                wait_frames(f, 2 + i); /* rank 0's answer */
+                mf_ftest_wait_frames(f, 2 + i, 30); /* rank 0's answer */
                 continue;
             }
             for (int k = 0; k < 1000; k++) /* the pass after a sleep made the fabric quiet */
                 f->ops->progress(f);
-            if (rx_frames < 2 + i) {
+            if (me->frames < 2 + i) {
                 struct pollfd p = {.fd = f->ops->wait_fd(f), .events = POLLIN};
                 int r = f->ops->sleep_prepare(f) ? poll(&p, 1, 2000) : 1;
                 f->ops->sleep_end(f);
@@ -332,34 +223,36 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
                     return 72;
                 }
             }
-            wait_frames(f, 2 + i);
-            if (send_frame(f, peer, tx_buf, 8, 1) != MF_FABRIC_DONE)
+            mf_ftest_wait_frames(f, 2 + i, 30);
+            if (mf_ftest_send(f, peer, tx_buf, 8, 1) != MF_FABRIC_DONE)
                 return 73;
         }
-        if (rx_frames != 21 || rx_bad || failed_peer >= 0)
+        if (me->frames != 21 || me->bad || me->failed_peer >= 0)
             return 74;
     } else if (strcmp(scenario, "death") == 0) {
-        if (send_frame(f, peer, tx_buf, 100, 1) != MF_FABRIC_DONE)
+        if (mf_ftest_send(f, peer, tx_buf, 100, 1) != MF_FABRIC_DONE)
             return 40;
-        wait_frames(f, 1);
+        mf_ftest_wait_frames(f, 1, 30);
         if (rank == 1)
             _exit(0); /* no goodbye */
         double t0 = mf_clock_s();
-        while (failed_peer < 0 && mf_clock_s() - t0 < 10)
-            pump(f);
-        if (failed_peer != 1 || !strstr(failed_msg, "rank 1") || !strstr(failed_msg, "lost")) {
-            fprintf(stderr, "death: expected a lost peer, got %d: %s\n", failed_peer, failed_msg);
+        while (me->failed_peer < 0 && mf_clock_s() - t0 < 10)
+            mf_ftest_pump(f, me->spins);
+        if (me->failed_peer != 1 || !strstr(me->failed_msg, "rank 1") ||
+            !strstr(me->failed_msg, "lost")) {
+            fprintf(stderr, "death: expected a lost peer, got %d: %s\n", me->failed_peer,
+                    me->failed_msg);
             return 41;
         }
-        printf("death: %s\n", failed_msg);
+        printf("death: %s\n", me->failed_msg);
     }
     rc = f->ops->close(f);
     mf_fabric_instance_free(f);
     if ((strcmp(scenario, "traffic") == 0 || strcmp(scenario, "alltoall") == 0 ||
          strcmp(scenario, "remote") == 0 || strcmp(scenario, "sleep") == 0) &&
-        (rc != MPI_SUCCESS || failed_peer >= 0)) {
-        fprintf(stderr, "rank %d: close rc %d, failed peer %d: %s\n", rank, rc, failed_peer,
-                failed_msg);
+        (rc != MPI_SUCCESS || me->failed_peer >= 0)) {
+        fprintf(stderr, "rank %d: close rc %d, failed peer %d: %s\n", rank, rc, me->failed_peer,
+                me->failed_msg);
         return 50;
     }
     return 0;
