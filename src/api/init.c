@@ -12,6 +12,7 @@
 #include "comm/comm.h"
 #include "core/bufcache.h"
 #include "core/config.h"
+#include "core/crash.h"
 #include "core/error.h"
 #include "core/errhandler.h"
 #include "core/log.h"
@@ -61,6 +62,7 @@ static int mf_runtime_start(const char *function)
     mf_g.rank = mf_g.pm.rank;
     mf_g.size = mf_g.pm.size;
     mf_log_set_rank(mf_g.rank);
+    mf_crash_report_install(mf_g.rank);
     if (mf_g.rank == 0) /* once per job: every rank has the same environment */
         mf_config_warn_unknown();
 

@@ -5,6 +5,9 @@
  *   hello                   print "hello <rank> of <size> on <host>"; rank 0 also "job ok"
  *   exit R CODE             rank R exits with CODE right after MPI_Init; the others wait
  *   signal R SIG            rank R raises SIG; the others wait
+ *   fault R                 rank R writes to address 0x8 (a real SIGSEGV); the others wait
+ *   ownsegv R               installs a SIGSEGV handler before MPI_Init that prints "own handler"
+ *                           and exits 7; then rank R raises SIGSEGV; the others wait
  *   abort R CODE            rank R calls MPI_Abort(MPI_COMM_WORLD, CODE); the others wait
  *   nofinalize R            rank R exits 0 without MPI_Finalize; the others wait
  *   peerdie R HOW           after a barrier, rank R dies while the others wait for a message
@@ -23,6 +26,7 @@
  */
 #include <mpi.h>
 #include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +42,19 @@ static void wait_to_be_killed(void)
     exit(99);
 }
 
+/* The program's own handler (ownsegv): the library must leave it in charge. */
+static void own_segv(int sig)
+{
+    (void)sig;
+    static const char msg[] = "own handler\n";
+    (void)!write(STDERR_FILENO, msg, sizeof msg - 1);
+    _exit(7);
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "ownsegv"))
+        signal(SIGSEGV, own_segv);
     if (MPI_Init(&argc, &argv) != MPI_SUCCESS)
         return 50;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -56,13 +71,17 @@ int main(int argc, char **argv)
         if (rank == 0)
             printf("job ok\n");
     } else if (!strcmp(mode, "exit") || !strcmp(mode, "signal") || !strcmp(mode, "abort") ||
-               !strcmp(mode, "nofinalize")) {
+               !strcmp(mode, "nofinalize") || !strcmp(mode, "fault") || !strcmp(mode, "ownsegv")) {
         if (rank != target)
             wait_to_be_killed();
         if (!strcmp(mode, "exit"))
             exit(value);
         if (!strcmp(mode, "signal"))
             raise(value);
+        if (!strcmp(mode, "fault"))
+            *(volatile int *)(uintptr_t)8 = 1;
+        if (!strcmp(mode, "ownsegv"))
+            raise(SIGSEGV);
         if (!strcmp(mode, "abort"))
             MPI_Abort(MPI_COMM_WORLD, value);
         exit(0); /* nofinalize */

@@ -69,6 +69,34 @@ segv)
     expect_err '^mpiexec: rank 1 (host .*, pid [0-9]*) killed by signal 11 (Segmentation fault)$'
     expect_one_verdict
     expect_fast 10
+    # Before it died, the rank said so with its stack (core/crash.h), down to the program.
+    expect_err '^manifold\[1\]: pid [0-9]* got SIGSEGV (signal 11); stack of the thread that got it:$'
+    expect_err 'launcher_rank(.*)\[0x[0-9a-f]*\]$'
+    ;;
+backtrace)
+    export ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}handle_segv=0:handle_abort=0"
+    # A real fault names its address; the verdict is the signal's, as without the handler.
+    run -n 2 "$PROG" fault 0
+    expect_rc 139
+    expect_err '^manifold\[0\]: pid [0-9]* got SIGSEGV (signal 11) at address 0x8; stack'
+    expect_err '^mpiexec: rank 0 (host .*) killed by signal 11 (Segmentation fault)$'
+    expect_one_verdict
+    # An abort (glibc's heap checks, assert) is reported the same way.
+    run -n 2 "$PROG" signal 1 6
+    expect_rc 134
+    expect_err '^manifold\[1\]: pid [0-9]* got SIGABRT (signal 6); stack'
+    expect_err '^mpiexec: rank 1 (host .*) killed by signal 6 (Aborted)$'
+    # MANIFOLD_BACKTRACE=0: no handler, the same verdict.
+    MANIFOLD_BACKTRACE=0 run -n 2 "$PROG" fault 1
+    expect_rc 139
+    expect_err '^mpiexec: rank 1 (host .*) killed by signal 11 (Segmentation fault)$'
+    ! grep -q 'got SIGSEGV' "$err" || fail "a stack with MANIFOLD_BACKTRACE=0"
+    # The program's own handler, installed before MPI_Init, stays in charge.
+    run -n 2 "$PROG" ownsegv 1
+    expect_rc 7
+    expect_err '^own handler$'
+    ! grep -q 'got SIGSEGV' "$err" || fail "the library replaced the program's handler"
+    expect_fast 20
     ;;
 sigkill)
     run -n 2 "$PROG" signal 0 9
