@@ -78,8 +78,10 @@ int main(int argc, char **argv)
             exit(value);
         if (!strcmp(mode, "signal"))
             raise(value);
-        if (!strcmp(mode, "fault"))
-            *(volatile int *)(uintptr_t)8 = 1;
+        if (!strcmp(mode, "fault")) {
+            volatile uintptr_t where = 8; /* (volatile: the compiler must not see the address) */
+            *(volatile int *)where = 1;
+        }
         if (!strcmp(mode, "ownsegv"))
             raise(SIGSEGV);
         if (!strcmp(mode, "abort"))
