@@ -1,11 +1,14 @@
 /*
  * iov.h — copying between a flat buffer and a list of pieces (struct iovec), the one loop every
  * layer that stages payloads needs: fabrics gathering a frame to send, receivers scattering a
- * payload into the pieces a receive staged.
+ * payload into the pieces a receive staged; and ranges of the byte stream a list of pieces
+ * spells (byte k of the stream is in the first piece whose end passes k), for fabrics that move
+ * a message in parts (rails).
  */
 #ifndef MF_CORE_IOV_H
 #define MF_CORE_IOV_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
 #include <sys/uio.h>
@@ -36,6 +39,47 @@ static inline size_t mf_iov_scatter(const struct iovec *iov, int niov, const voi
         off += n;
     }
     return off;
+}
+
+/* Where a piece holding stream bytes [a, b) meets the range [off, off + len): sets [*from, *to),
+ * offsets inside the piece, and returns true; false when they share no byte. */
+static inline bool mf_iov_overlap(size_t a, size_t b, size_t off, size_t len, size_t *from,
+                                  size_t *to)
+{
+    if (len == 0 || b <= off || a >= off + len)
+        return false;
+    *from = off > a ? off - a : 0;
+    *to = (off + len < b ? off + len : b) - a;
+    return true;
+}
+
+/* The pieces of stream bytes [off, off + len), cut to that range, into out (at most max of
+ * them). Returns how many pieces the range covers, whatever max is: with out NULL (max 0) it
+ * only counts them. */
+static inline int mf_iov_slice(const struct iovec *iov, int niov, size_t off, size_t len,
+                               struct iovec *out, int max)
+{
+    int n = 0;
+    size_t pos = 0, from, to;
+    for (int i = 0; i < niov; pos += iov[i].iov_len, i++)
+        if (mf_iov_overlap(pos, pos + iov[i].iov_len, off, len, &from, &to)) {
+            if (n < max)
+                out[n] = (struct iovec){(char *)iov[i].iov_base + from, to - from};
+            n++;
+        }
+    return n;
+}
+
+/* Copies `len` bytes from src into stream bytes [off, off + len) of the pieces; what lies
+ * beyond their end is dropped. */
+static inline void mf_iov_scatter_at(const struct iovec *iov, int niov, size_t off, const void *src,
+                                     size_t len)
+{
+    size_t pos = 0, from, to;
+    for (int i = 0; i < niov; pos += iov[i].iov_len, i++)
+        if (mf_iov_overlap(pos, pos + iov[i].iov_len, off, len, &from, &to))
+            memcpy((char *)iov[i].iov_base + from, (const char *)src + (pos + from - off),
+                   to - from);
 }
 
 #endif

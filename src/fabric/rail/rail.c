@@ -68,6 +68,7 @@
 #include "core/clock.h"
 #include "core/config.h"
 #include "core/error.h"
+#include "core/iov.h"
 #include "core/log.h"
 #include "core/state.h"
 #include "fabric/fabric_mpit.h"
@@ -346,14 +347,7 @@ static void mf_rail_idone(mf_fabric_done *done, int status)
 static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, size_t len,
                                         void *mem)
 {
-    int pieces = 0;
-    size_t pos = 0;
-    for (int i = 0; i < m->niov && len; i++) {
-        size_t a = pos, b = pos + m->iov[i].iov_len;
-        pos = b;
-        if (b > off && a < off + len)
-            pieces++;
-    }
+    int pieces = mf_iov_slice(m->iov, m->niov, off, len, NULL, 0);
     mf_rail_chunk *c = mem ? mem : malloc(MF_RAIL_CHUNK_SIZE(pieces));
     if (!c)
         return NULL;
@@ -370,16 +364,7 @@ static mf_rail_chunk *mf_rail_chunk_new(mf_rail *w, mf_rail_msg *m, size_t off, 
     c->niov = 0;
     mf_wire_encode(&m->hdr, c->ihdr);
     c->iov[c->niov++] = (struct iovec){c->ihdr, sizeof c->ihdr};
-    pos = 0;
-    for (int i = 0; i < m->niov && len; i++) {
-        size_t a = pos, b = pos + m->iov[i].iov_len;
-        pos = b;
-        if (b <= off || a >= off + len)
-            continue;
-        size_t from = off > a ? off - a : 0;
-        size_t to = (off + len < b ? off + len : b) - a;
-        c->iov[c->niov++] = (struct iovec){(char *)m->iov[i].iov_base + from, to - from};
-    }
+    c->niov += mf_iov_slice(m->iov, m->niov, off, len, c->iov + 1, pieces);
     m->live++;
     return c;
 }
@@ -700,33 +685,14 @@ static mf_rail_rxmsg *mf_rail_rxmsg_find(mf_rail_peer *p, uint64_t mseq)
 static int mf_rail_sink_range(const mf_fabric_sink *s, size_t off, size_t len, struct iovec *out,
                               int max)
 {
-    int n = 0;
-    size_t pos = 0;
-    for (int i = 0; i < s->fs_niov && n < max && len; i++) {
-        size_t a = pos, b = pos + s->fs_iov[i].iov_len;
-        pos = b;
-        if (b <= off || a >= off + len)
-            continue;
-        size_t from = off > a ? off - a : 0;
-        size_t to = (off + len < b ? off + len : b) - a;
-        out[n++] = (struct iovec){(char *)s->fs_iov[i].iov_base + from, to - from};
-    }
-    return n;
+    int n = mf_iov_slice(s->fs_iov, s->fs_niov, off, len, out, max);
+    return n < max ? n : max;
 }
 
 static void mf_rail_copy_in(const mf_fabric_sink *s, size_t off, const unsigned char *data,
                             size_t len)
 {
-    size_t pos = 0;
-    for (int i = 0; i < s->fs_niov && len; i++) {
-        size_t a = pos, b = pos + s->fs_iov[i].iov_len;
-        pos = b;
-        if (b <= off || a >= off + len)
-            continue;
-        size_t from = off > a ? off - a : 0;
-        size_t to = (off + len < b ? off + len : b) - a;
-        memcpy((char *)s->fs_iov[i].iov_base + from, data + (a + from - off), to - from);
-    }
+    mf_iov_scatter_at(s->fs_iov, s->fs_niov, off, data, len);
 }
 
 static void mf_rail_rx_check(mf_rail_peer *p, mf_rail_rxmsg *m)
