@@ -100,8 +100,9 @@ void mf_crash_report_install(int rank)
     void *warm[2];
     (void)backtrace(warm, 2); /* loads libgcc now, not in the handler */
     static char altstack[64 * 1024];
-    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack};
-    (void)sigaltstack(&ss, NULL);
+    stack_t ss = {.ss_sp = altstack, .ss_size = sizeof altstack}, had;
+    if (sigaltstack(NULL, &had) == 0 && (had.ss_flags & SS_DISABLE)) /* the program's stays */
+        (void)sigaltstack(&ss, NULL);
     struct sigaction sa;
     memset(&sa, 0, sizeof sa);
     sa.sa_sigaction = mf_crash_handler;
