@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <string.h>
 #include <sys/uio.h>
 
@@ -42,14 +43,16 @@ static inline size_t mf_iov_scatter(const struct iovec *iov, int niov, const voi
 }
 
 /* Where a piece holding stream bytes [a, b) meets the range [off, off + len): sets [*from, *to),
- * offsets inside the piece, and returns true; false when they share no byte. */
+ * offsets inside the piece, and returns true; false when they share no byte. A range that would
+ * run past the largest offset ends there (off and len may come from a peer's header). */
 static inline bool mf_iov_overlap(size_t a, size_t b, size_t off, size_t len, size_t *from,
                                   size_t *to)
 {
-    if (len == 0 || b <= off || a >= off + len)
+    size_t end = len > SIZE_MAX - off ? SIZE_MAX : off + len;
+    if (len == 0 || b <= off || a >= end)
         return false;
     *from = off > a ? off - a : 0;
-    *to = (off + len < b ? off + len : b) - a;
+    *to = (end < b ? end : b) - a;
     return true;
 }
 
