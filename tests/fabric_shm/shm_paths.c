@@ -33,8 +33,8 @@ int main(int argc, char **argv)
     if (peer >= size)
         return mftest_finish();
 
-    static const size_t sizes[] = {0,     1,     8,      63,      64,           65,
-                                   1000,  4095,  4096,   16383,   16384,        16385,
+    static const size_t sizes[] = {0,     1,     8,      63,      64,           65,    1000,
+                                   4095,  4096,  8191,   8193,    16383,        16384, 16385,
                                    32768, 65537, 200000, 1 << 20, (4 << 20) + 3};
     const size_t nsizes = sizeof sizes / sizeof sizes[0];
     size_t max = sizes[nsizes - 1];

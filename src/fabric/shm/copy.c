@@ -18,14 +18,13 @@ bool mf_shm_copy_can_stream(void)
 #endif
 }
 
-int mf_shm_copy_pick_next(mf_shm_copy_pick *p, bool *timed)
+int mf_shm_copy_pick_next(mf_shm_copy_pick *p, size_t bytes, bool *timed)
 {
     *timed = false;
     if (p->policy == MF_SHM_COPY_NEVER || !mf_shm_copy_can_stream())
         return MF_SHM_COPY_CACHED;
     if (p->policy == MF_SHM_COPY_ALWAYS)
         return MF_SHM_COPY_STREAMED;
-    uint32_t c = p->copies++;
     int other = !p->way;
     if (p->burst > 0) { /* inside a burst the other way: time all but its first copy */
         p->burst--;
@@ -33,13 +32,22 @@ int mf_shm_copy_pick_next(mf_shm_copy_pick *p, bool *timed)
         p->settle = p->burst == 0;
         return other;
     }
-    uint32_t every = p->timed[other] < MF_SHM_COPY_PICK_HISTORY ? MF_SHM_COPY_PICK_LEARN_EVERY
-                                                                : MF_SHM_COPY_PICK_PROBE_EVERY;
-    if (c % every == every - 1) {
+    bool learning = p->timed[other] < MF_SHM_COPY_PICK_HISTORY;
+    p->probe_copies++;
+    p->probe_bytes += bytes;
+    if (p->probe_copies >=
+            (learning ? MF_SHM_COPY_PICK_LEARN_EVERY : MF_SHM_COPY_PICK_PROBE_EVERY) &&
+        p->probe_bytes >=
+            (learning ? MF_SHM_COPY_PICK_LEARN_BYTES : MF_SHM_COPY_PICK_PROBE_BYTES)) {
+        p->probe_copies = 0;
+        p->probe_bytes = 0;
         p->burst = MF_SHM_COPY_PICK_BURST - 1;
         return other;
     }
-    *timed = !p->settle && c % MF_SHM_COPY_PICK_TIME_EVERY == 0;
+    p->untimed_bytes += bytes;
+    *timed = !p->settle && p->untimed_bytes >= MF_SHM_COPY_PICK_TIME_BYTES;
+    if (*timed)
+        p->untimed_bytes = 0;
     p->settle = false;
     return p->way;
 }

@@ -36,20 +36,29 @@
 #include <stdint.h>
 
 /* Payloads from this size are copied the chosen way; smaller ones always with ordinary stores
- * (the consumer of a small message wants it in a cache, and its copy is too short to time). */
-#define MF_SHM_COPY_PICK_MIN (32u << 10)
+ * (the consumer of a small message wants it in a cache, and its copy is too short to time).
+ * 8 KiB: in the far placement, bibw of 8-24 KiB through rings of ordinary stores moved 2.8-3.4
+ * GB/s (MPICH 2.7-8.6) and 11-15 streamed; at 4 KiB both libraries fell alike (3.3 against
+ * MPICH's 2.6), and a copy of a few lines is the consumer's to keep in its cache. */
+#define MF_SHM_COPY_PICK_MIN (8u << 10)
 /* Speeds kept per way; a way's speed is the median of them (a copy preempted midway, or one
  * into a buffer touched for the first time, reads slow once, and does not decide alone: single
  * timings in a bibw ranged 1-35 GB/s where the means were 16-35). */
 #define MF_SHM_COPY_PICK_HISTORY 8
-/* In the chosen way, one large copy in this many is timed (two clock reads, ~50 ns, against
- * ~2.5-25 us for 64 KiB). */
-#define MF_SHM_COPY_PICK_TIME_EVERY 4
-/* A burst of MF_SHM_COPY_PICK_BURST large copies goes the other way once in this many, so that
- * a change of placement is noticed; until the other way has a full history, once in
- * MF_SHM_COPY_PICK_LEARN_EVERY. */
+/* In the chosen way, a copy is timed once this many payload bytes went since the last timed one:
+ * one in 4 at 64 KiB, one in 32 at 8 KiB, every one from 256 KiB. A timing costs about 100 ns
+ * (two clock reads and the medians); paced by copies, one in 4 cost 4-5% of bibw at 8 KiB. */
+#define MF_SHM_COPY_PICK_TIME_BYTES (256u << 10)
+/* A burst of MF_SHM_COPY_PICK_BURST large copies goes the other way once at least
+ * MF_SHM_COPY_PICK_PROBE_EVERY copies and MF_SHM_COPY_PICK_PROBE_BYTES bytes went since the last
+ * one, so that a change of placement is noticed; until the other way has a full history, once
+ * in MF_SHM_COPY_PICK_LEARN_EVERY copies and MF_SHM_COPY_PICK_LEARN_BYTES. The copy count bounds
+ * the bursts' share of large copies (8 in 512), the bytes their share of small ones: paced by
+ * copies alone, bursts cost 4-6% of bibw at 8 KiB. */
 #define MF_SHM_COPY_PICK_PROBE_EVERY 512
+#define MF_SHM_COPY_PICK_PROBE_BYTES (32u << 20)
 #define MF_SHM_COPY_PICK_LEARN_EVERY 32
+#define MF_SHM_COPY_PICK_LEARN_BYTES (2u << 20)
 #define MF_SHM_COPY_PICK_BURST 8
 /* Streaming is chosen once streamed copies run this many times faster than ordinary ones, and
  * left once they run less than MF_SHM_COPY_PICK_CACHE_AT times faster. */
@@ -66,18 +75,20 @@ enum mf_shm_copy_policy {
 typedef struct mf_shm_copy_pick {
     float speed[2][MF_SHM_COPY_PICK_HISTORY]; /* bytes per ns of the last timed copies, per way */
     uint32_t timed[2];                        /* copies timed per way (index: timed % HISTORY) */
-    uint32_t copies;                          /* large copies so far */
-    uint8_t way;                              /* the chosen way (enum mf_shm_copy_way) */
-    uint8_t policy;                           /* enum mf_shm_copy_policy */
-    uint8_t burst; /* copies of the current burst the other way still to go */
-    bool settle;   /* the next copy the chosen way follows a burst: not timed */
+    uint32_t probe_copies; /* large copies since the last burst the other way began */
+    size_t probe_bytes;    /* and their bytes */
+    size_t untimed_bytes;  /* bytes of large copies since the last timed one */
+    uint8_t way;           /* the chosen way (enum mf_shm_copy_way) */
+    uint8_t policy;        /* enum mf_shm_copy_policy */
+    uint8_t burst;         /* copies of the current burst the other way still to go */
+    bool settle;           /* the next copy the chosen way follows a burst: not timed */
 } mf_shm_copy_pick;
 
 /* Whether this build can stream (x86-64: SSE2 non-temporal stores); else every way is CACHED. */
 bool mf_shm_copy_can_stream(void);
 
-/* The way to copy the next large payload, and whether to time it (*timed). */
-int mf_shm_copy_pick_next(mf_shm_copy_pick *p, bool *timed);
+/* The way to copy the next large payload, of `bytes` bytes, and whether to time it (*timed). */
+int mf_shm_copy_pick_next(mf_shm_copy_pick *p, size_t bytes, bool *timed);
 /* A timed copy of `bytes` in `ns` went `way`: kept, and the choice made again. */
 void mf_shm_copy_pick_note(mf_shm_copy_pick *p, int way, size_t bytes, long long ns);
 /* A way's speed (bytes per ns): the median of its last timings; 0 with none. */

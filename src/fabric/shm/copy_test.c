@@ -1,9 +1,10 @@
 /*
  * copy_test.c — unit test of copy.c: a streamed copy equals memcpy at every alignment of source
  * and destination and every length class, and writes nothing outside; the choice (policies
- * never and always; auto: ordinary stores first, a burst the other way once in 32 copies while
- * learning with its first copy untimed and the copy after it untimed, streaming taken only
- * past 5x and left under 3x, a single slow timing outvoted by the median). Exits 0 on success.
+ * never and always; auto: ordinary stores first, a burst the other way once in 32 copies and
+ * 2 MiB while learning and in 512 copies and 32 MiB after, its first copy and the copy after it
+ * untimed, other copies timed once per 256 KiB, streaming taken only past 5x and left under
+ * 3x, a single slow timing outvoted by the median). Exits 0 on success.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -52,46 +53,83 @@ static void test_policies(void)
     bool timed;
     mf_shm_copy_pick p = {.policy = MF_SHM_COPY_NEVER};
     for (int i = 0; i < 100; i++) {
-        CHECK(mf_shm_copy_pick_next(&p, &timed) == MF_SHM_COPY_CACHED);
+        CHECK(mf_shm_copy_pick_next(&p, 65536, &timed) == MF_SHM_COPY_CACHED);
         CHECK(!timed);
     }
     p = (mf_shm_copy_pick){.policy = MF_SHM_COPY_ALWAYS};
     int want = mf_shm_copy_can_stream() ? MF_SHM_COPY_STREAMED : MF_SHM_COPY_CACHED;
     for (int i = 0; i < 100; i++) {
-        CHECK(mf_shm_copy_pick_next(&p, &timed) == want);
+        CHECK(mf_shm_copy_pick_next(&p, 65536, &timed) == want);
         CHECK(!timed);
     }
     /* a fixed policy keeps its way whatever the timings */
     p = (mf_shm_copy_pick){.policy = MF_SHM_COPY_NEVER};
     feed(&p, MF_SHM_COPY_CACHED, 8, 1.0);
     feed(&p, MF_SHM_COPY_STREAMED, 8, 30.0);
-    CHECK(mf_shm_copy_pick_next(&p, &timed) == MF_SHM_COPY_CACHED);
+    CHECK(mf_shm_copy_pick_next(&p, 65536, &timed) == MF_SHM_COPY_CACHED);
+}
+
+/* Runs n copies of `bytes` through p's schedule: way[c] and timed[c] of each. A timed copy
+ * is noted at 10 GB/s cached, 12 streamed (the way stays). */
+static void run(mf_shm_copy_pick *p, size_t bytes, int n, int *way, bool *timed)
+{
+    for (int c = 0; c < n; c++) {
+        way[c] = mf_shm_copy_pick_next(p, bytes, &timed[c]);
+        if (timed[c])
+            mf_shm_copy_pick_note(p, way[c], bytes,
+                                  (long long)((double)bytes / (way[c] ? 12.0 : 10.0)));
+    }
 }
 
 static void test_auto_schedule(void)
 {
     if (!mf_shm_copy_can_stream())
         return;
+    enum { N = 4096 };
+    static int way[N];
+    static bool timed[N];
+
+    /* 64 KiB: a burst of 8 streamed copies after 32 copies (2 MiB) while learning; its first
+     * copy and the copy after it untimed; of the others, one in 4 timed (256 KiB) */
     mf_shm_copy_pick p = {.policy = MF_SHM_COPY_AUTO};
-    bool timed;
-    int streamed = 0, timed_cached = 0, timed_streamed = 0;
-    for (int c = 0; c < 64; c++) {
-        int way = mf_shm_copy_pick_next(&p, &timed);
-        if (c < 31 || (c >= 39 && c < 63)) {
-            CHECKF(way == MF_SHM_COPY_CACHED, "copy %d", c);
-            /* one in 4 timed, but not the first after a burst */
-            CHECKF(timed == (c % MF_SHM_COPY_PICK_TIME_EVERY == 0 && c != 39), "copy %d", c);
-        } else {
-            CHECKF(way == MF_SHM_COPY_STREAMED, "copy %d", c); /* 31..38, and 63 */
-            CHECKF(timed == (c != 31 && c != 63), "copy %d: the burst's first is not timed", c);
-        }
-        streamed += way == MF_SHM_COPY_STREAMED;
-        timed_cached += timed && way == MF_SHM_COPY_CACHED;
-        timed_streamed += timed && way == MF_SHM_COPY_STREAMED;
+    run(&p, 64u << 10, 78, way, timed);
+    for (int c = 0; c < 78; c++) {
+        bool burst = (c >= 31 && c < 39) || c >= 70;
+        CHECKF(way[c] == (burst ? MF_SHM_COPY_STREAMED : MF_SHM_COPY_CACHED), "64K copy %d", c);
+        if (burst)
+            CHECKF(timed[c] == (c != 31 && c != 70), "64K copy %d: a burst's first is untimed", c);
+        else
+            CHECKF(timed[c] == (c < 31 ? c % 4 == 3 : c != 39 && c % 4 == 0), "64K copy %d", c);
     }
-    CHECK(streamed == MF_SHM_COPY_PICK_BURST + 1);
-    CHECK(timed_streamed == MF_SHM_COPY_PICK_BURST - 1);
-    CHECK(timed_cached > 0);
+
+    /* 8 KiB: the burst waits for 2 MiB (256 copies), and one copy in 32 is timed */
+    p = (mf_shm_copy_pick){.policy = MF_SHM_COPY_AUTO};
+    run(&p, 8u << 10, 264, way, timed);
+    int ntimed = 0;
+    for (int c = 0; c < 264; c++) {
+        bool burst = c >= 255 && c < 263;
+        CHECKF(way[c] == (burst ? MF_SHM_COPY_STREAMED : MF_SHM_COPY_CACHED), "8K copy %d", c);
+        if (c < 255) {
+            CHECKF(timed[c] == (c % 32 == 31), "8K copy %d", c);
+            ntimed += timed[c];
+        }
+    }
+    CHECK(ntimed == 7);
+
+    /* 1 MiB: every copy timed but a burst's first and the one after it; once the other way is
+     * learned, bursts come once in 512 copies, not once per 32 MiB */
+    p = (mf_shm_copy_pick){.policy = MF_SHM_COPY_AUTO};
+    run(&p, 1u << 20, N, way, timed);
+    int streamed = 0, untimed = 0;
+    for (int c = 0; c < N; c++) {
+        streamed += way[c] == MF_SHM_COPY_STREAMED;
+        untimed += !timed[c];
+    }
+    /* learning: bursts at 31 and 70 (7 timed each: 14 >= 8); then 8 per 512 + 8 copies */
+    int learned_bursts = (N - 78) / (MF_SHM_COPY_PICK_PROBE_EVERY - 1 + MF_SHM_COPY_PICK_BURST);
+    CHECKF(streamed == (2 + learned_bursts) * MF_SHM_COPY_PICK_BURST, "%d streamed", streamed);
+    CHECKF(untimed == 2 * (2 + learned_bursts), "%d untimed", untimed);
+    CHECK(way[78 + 510] == MF_SHM_COPY_CACHED && way[78 + 511] == MF_SHM_COPY_STREAMED);
 }
 
 static void test_auto_choice(void)
@@ -107,10 +145,10 @@ static void test_auto_choice(void)
     /* far cores: ordinary copies at 2 GB/s, streamed 30: 15x */
     feed(&p, MF_SHM_COPY_STREAMED, 1, 30.0);
     CHECK(p.way == MF_SHM_COPY_STREAMED);
-    /* then learning is over: bursts the other way once in 512 copies */
+    /* then learning is over: bursts the other way once in 512 copies (and 32 MiB) */
     int other = 0;
-    for (int c = 0; c < 1024 + MF_SHM_COPY_PICK_BURST - 1; c++)
-        other += mf_shm_copy_pick_next(&p, &timed) == MF_SHM_COPY_CACHED;
+    for (int c = 0; c < 2 * (MF_SHM_COPY_PICK_PROBE_EVERY + MF_SHM_COPY_PICK_BURST); c++)
+        other += mf_shm_copy_pick_next(&p, 65536, &timed) == MF_SHM_COPY_CACHED;
     CHECK(other == 2 * MF_SHM_COPY_PICK_BURST);
     /* 4x: between the two thresholds, the way stays */
     feed(&p, MF_SHM_COPY_CACHED, 8, 7.5);

@@ -123,8 +123,8 @@ static __attribute__((noinline)) void mf_shm_ring_put_iov(mf_shm_ring *r, uint64
                                                           const struct iovec *iov, int niov)
 {
     bool timed = false;
-    int way =
-        left >= MF_SHM_COPY_PICK_MIN ? mf_shm_copy_pick_next(&r->pick, &timed) : MF_SHM_COPY_CACHED;
+    int way = left >= MF_SHM_COPY_PICK_MIN ? mf_shm_copy_pick_next(&r->pick, left, &timed)
+                                           : MF_SHM_COPY_CACHED;
     size_t total = left;
     long long t0 = timed ? mf_clock_ns() : 0;
     for (int i = 0; i < niov && left > 0; i++) {
