@@ -769,6 +769,18 @@ static bool mf_shm_has_work(mf_shm_state *s)
     return false;
 }
 
+/* A thread that armed and then does not sleep after all (work came, or no barrier) takes the
+ * flag down only when no other thread of this process sleeps in the engine on this instance:
+ * one that does was armed by the same flag, and would otherwise sleep through every frame
+ * still to come until its bound (fabric.h: wake-ups stay armed while `sleepers` > 0). Seen as
+ * the progress thread sleeping 100 ms with frames waiting, after an application thread's
+ * sleep_prepare found work. */
+static void mf_shm_sleep_abandon(mf_fabric *f, mf_shm_rank_info *mine)
+{
+    if (f->sleepers == 0)
+        atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
+}
+
 static bool mf_shm_sleep_prepare(mf_fabric *f)
 {
     mf_shm_state *s = mf_shm_of(f);
@@ -789,7 +801,7 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
     /* Producers skip their fence: make every running rank execute one now, so that a frame
      * published before they could see our flag is visible to the re-check below. */
     if (s->asym_fence && mf_shm_membarrier(MEMBARRIER_CMD_GLOBAL_EXPEDITED) != 0) {
-        atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
+        mf_shm_sleep_abandon(f, mine);
         return false; /* cannot sleep safely: keep polling */
     }
     /* Producers waiting for room get our tail first. */
@@ -810,7 +822,7 @@ static bool mf_shm_sleep_prepare(mf_fabric *f)
     /* Re-check after raising the flags: anything published before them is seen here, anything
      * after them rings the doorbell (a new sender's bit precedes its frame). */
     if (mf_shm_has_work(s)) {
-        atomic_store_explicit(&mine->sleeping, 0, memory_order_seq_cst);
+        mf_shm_sleep_abandon(f, mine);
         return false;
     }
     return true;
