@@ -240,8 +240,9 @@ typedef struct mf_fabric_ops {
      *                  0 leaves it to the wait fd, or, without one, says nothing can arrive
      *                  while the engine sleeps (self: only its own sends queue work);
      *   sleep_prepare: arm wake-ups (e.g. set "I sleep" in shared memory, fi_trywait) and return
-     *                  true if it is safe to sleep, false if work arrived meanwhile; may be
-     *                  called again while armed (each sleeping thread arms); may set
+     *                  true if it is safe to sleep, false if work arrived meanwhile (then it
+     *                  disarms only if `sleepers` is 0: other threads asleep rely on what it
+     *                  armed); may be called again while armed (each sleeping thread arms); may set
      *                  poll_interval_us for the sleep it prepares (a timer of the instance's
      *                  own: tcp's handshake deadlines);
      *   sleep_end:     called once the last sleeping thread woke (disarm). Between the two,

@@ -7,7 +7,8 @@
  *     other, through full rings (MF_FABRIC_PENDING and completions); receivers check order,
  *     payload bytes, and truncating sinks;
  *   - rget: every rank offers a 3 MiB buffer by rkey in an RTS; peers pull it with rget;
- *   - doorbell: a rank sleeping in poll() on wait_fd is woken by a peer's send;
+ *   - doorbell: a rank sleeping in poll() on wait_fd is woken by a peer's send, also after
+ *     another thread of it armed and did not sleep;
  *   - a peer that dies while we wait for ring space is reported through peer_failed;
  *   - inject (send without `done`): copied or refused, never queued, order kept;
  *   - nothing is left in /dev/shm;
@@ -583,6 +584,43 @@ static void scenario_blocked_wake(int rank, int n)
     _exit(0);
 }
 
+/* Two threads of rank 1 in the engine: one asleep (the progress thread), the other about to
+ * sleep. The second arms, finds a frame waiting, and does not sleep after all; the first must
+ * stay armed (fabric.h: wake-ups stay armed while `sleepers` > 0), so rank 0's next frame rings
+ * its doorbell. Before the fix sleep_prepare took the process's flag down, and the sleeper slept
+ * through the frame (here: the 2 s poll timeout; in the engine, its 100 ms bound). */
+static void scenario_second_sleeper(int rank, int n)
+{
+    setup_rank(rank, 2);
+    char b = 1;
+    if (rank == 0) {
+        CHECK(send_frame(1, MF_MSG_DATA, 0, &b, 1, 0) == MF_FABRIC_DONE);
+        atomic_store(blocked_step, 1);
+        step_wait(2);
+        usleep(100000); /* rank 1 is in poll() by now, unless the host descheduled it */
+        CHECK(send_frame(1, MF_MSG_DATA, 0, &b, 1, 0) == MF_FABRIC_DONE);
+        step_wait(3);
+    } else {
+        step_wait(1);
+        F->sleepers = 1;                  /* the other thread, asleep (the engine counts it) */
+        CHECK(!F->ops->sleep_prepare(F)); /* the frame is there: no sleep for this thread */
+        wait_data(1);
+        atomic_store(blocked_step, 2);
+        struct pollfd pfd = {F->ops->wait_fd(F), POLLIN, 0};
+        int r = poll(&pfd, 1, 2000); /* the sleeping thread's wait */
+        F->sleepers = 0;
+        F->ops->sleep_end(F);
+        CHECK(r == 1); /* woken by the doorbell, not by the timeout */
+        wait_data(2);
+        atomic_store(blocked_step, 3);
+    }
+    F->ops->close(F);
+    mf_fabric_instance_free(F);
+    if (rank == 0)
+        printf("shm_test: a thread that does not sleep after all leaves the sleeping one armed\n");
+    _exit(0);
+}
+
 static int run(int n, void (*scenario)(int, int))
 {
     static int round;
@@ -637,6 +675,8 @@ int main(void)
     blocked_step = mmap(NULL, 4096, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     CHECK(blocked_step != MAP_FAILED);
     bad += run(2, scenario_blocked_wake);
+    atomic_store(blocked_step, 0);
+    bad += run(2, scenario_second_sleeper);
     bad += run(2, scenario_perf);
     if (bad)
         return 1;
