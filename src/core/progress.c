@@ -364,6 +364,14 @@ static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns, bool *ca
     mf_unlock();
     int r = mf_progress_epoll_ns(evs, MF_PROGRESS_EVENTS, ns);
     int err = errno;
+    /* A sleep that ran to the cap while a descriptor is ready was not a lost wake-up: epoll
+     * wakes one of the threads waiting on a shared set per event, and one that times out
+     * meanwhile returns 0 without looking (measured: the progress thread timed out with shm's
+     * doorbell readable, its wake-up taken by an application thread the host had not yet
+     * run). A second look with no timeout, before a waker drains anything, tells the two
+     * apart; it costs a system call only after a capped sleep. */
+    bool at_cap = r == 0 && ns >= MF_PROGRESS_MAX_SLEEP_MS * 1000000ll;
+    bool ready_at_cap = at_cap && epoll_wait(mf_pe.epfd, evs, MF_PROGRESS_EVENTS, 0) > 0;
     if (!mf_progress_in_thread())
         mf_lock();
     else if (!mf_progress_thread_relock()) {
@@ -382,7 +390,7 @@ static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns, bool *ca
         mf_pe.waking = false;
         mf_progress_kick_drain();
     }
-    *capped = r == 0 && ns >= MF_PROGRESS_MAX_SLEEP_MS * 1000000ll;
+    *capped = at_cap && !ready_at_cap;
     if (r < 0 && err != EINTR)
         return mf_error(MPI_ERR_INTERN, "progress: epoll_wait failed: %s", strerror(err));
     return MPI_SUCCESS;
