@@ -312,7 +312,6 @@ static int mf_fabric_open_rails(void)
     w->opened = true;
     mf_reg.inst[mf_reg.ninst++] = w;
     mf_fabric_mpit_publish(w);
-    mf_rail_mpit_publish(w);
     /* The rails leave every list; the wrapper takes the place of the first. */
     for (int fn = 0; fn < MF_ROUTE_NFN; fn++) {
         int m = 0;

@@ -301,6 +301,10 @@ typedef struct mf_fabric_ops {
     /* Optional (may be NULL): one line saying what this instance runs on and how (ofi: the
      * provider and domain it got, its data path, how it sleeps), for --report-fabrics. */
     void (*describe)(mf_fabric *f, char *buf, size_t len);
+    /* Optional (may be NULL): publishes what the class counts beyond mf_fabric_counters as
+     * MPI_T counters, with mf_fabric_mpit_counter (fabric_mpit.h); the registry calls it right
+     * after the common ones (rail's failovers, shm's streamed copies). */
+    void (*mpit_publish)(mf_fabric *f);
 
     /* Optional (may be NULL; both or neither): native one-sided operations (src/rma/rma.h,
      * back end "native"), for fabrics that write a peer's memory (MF_FABRIC_CAP_RMA_WRITE).

@@ -28,12 +28,13 @@
 
 #include "fabric/fabric.h"
 
-/* Publishes instance f's counters. Failures (no memory) are reported by the MPI_T registry and
- * leave the instance unpublished; they never fail MPI_Init. */
+/* Publishes instance f's counters, and then its class's own (ops->mpit_publish). Failures (no
+ * memory) are reported by the MPI_T registry and leave the instance unpublished; they never
+ * fail MPI_Init. */
 void mf_fabric_mpit_publish(mf_fabric *f);
 /* Publishes one more counter of instance f, "<inst>_<what>", read from *src (written under the
  * library lock): what a class counts beyond mf_fabric_counters (the multirail wrapper's
- * failovers). After mf_fabric_mpit_publish(f); frozen with the others. */
+ * failovers). From the class's ops->mpit_publish; frozen with the others. */
 void mf_fabric_mpit_counter(mf_fabric *f, const char *what, const char *desc, uint64_t *src);
 /* Freezes every published counter at its current value (before the instances are freed). */
 void mf_fabric_mpit_detach_all(void);

@@ -1410,6 +1410,23 @@ static void mf_rail_describe_op(mf_fabric *f, char *buf, size_t len)
                  w->stripe, w->chunk);
 }
 
+static void mf_rail_mpit_publish(mf_fabric *f)
+{
+    mf_rail *w = mf_rail_of(f);
+    mf_fabric_mpit_counter(f, "rail_failovers",
+                           "rails given up on to a peer (a connection error, or silence while "
+                           "another rail to the peer was heard), each counted once per failure",
+                           &w->failovers);
+    mf_fabric_mpit_counter(f, "chunks_resent",
+                           "chunks (whole small frames or stripes of large ones) sent again on "
+                           "another rail because the rail they went on failed before the peer "
+                           "had them",
+                           &w->resent);
+    mf_fabric_mpit_counter(f, "rails_revived",
+                           "failed rails to a peer reconnected and taken back into use",
+                           &w->revived);
+}
+
 static const mf_fabric_ops mf_rail_ops = {
     .size = sizeof(mf_fabric_ops),
     .open = mf_rail_open,
@@ -1427,6 +1444,7 @@ static const mf_fabric_ops mf_rail_ops = {
     .tx_idle = mf_rail_tx_idle,
     .break_peer = mf_rail_break_peer,
     .describe = mf_rail_describe_op,
+    .mpit_publish = mf_rail_mpit_publish,
 };
 
 static void mf_rail_init(mf_fabric *f)
@@ -1491,23 +1509,6 @@ int mf_rail_wrap(mf_fabric *f, mf_fabric *const *rails, int n)
     mf_rail_describe(f, desc, sizeof desc);
     mf_verbose("%s stripes over its rails (%s)", f->name, desc);
     return MPI_SUCCESS;
-}
-
-void mf_rail_mpit_publish(mf_fabric *f)
-{
-    mf_rail *w = mf_rail_of(f);
-    mf_fabric_mpit_counter(f, "rail_failovers",
-                           "rails given up on to a peer (a connection error, or silence while "
-                           "another rail to the peer was heard), each counted once per failure",
-                           &w->failovers);
-    mf_fabric_mpit_counter(f, "chunks_resent",
-                           "chunks (whole small frames or stripes of large ones) sent again on "
-                           "another rail because the rail they went on failed before the peer "
-                           "had them",
-                           &w->resent);
-    mf_fabric_mpit_counter(f, "rails_revived",
-                           "failed rails to a peer reconnected and taken back into use",
-                           &w->revived);
 }
 
 void mf_rail_describe(mf_fabric *f, char *buf, size_t len)

@@ -15,11 +15,10 @@ extern const mf_fabric_class mf_rail_class;
  * classes with MF_FABRIC_CAP_RAIL, or fault wrappers over them); installs its upcalls on them.
  * MPI_SUCCESS or an error code (no memory, a bad setting). */
 int mf_rail_wrap(mf_fabric *f, mf_fabric *const *rails, int n);
-/* Publishes the wrapper's own MPI_T counters (after mf_fabric_mpit_publish(f)):
+/* Its own MPI_T counters (ops->mpit_publish), beside every instance's:
  *   <inst>_rail_failovers  rails given up on to a peer (a connection error or silence)
  *   <inst>_chunks_resent   chunks sent again on another rail after their rail failed
  *   <inst>_rails_revived   failed rails taken back into use */
-void mf_rail_mpit_publish(mf_fabric *f);
 /* "rail0(tcp0/tcp1)" into buf, for reports. */
 void mf_rail_describe(mf_fabric *f, char *buf, size_t len);
 
