@@ -3,6 +3,8 @@
  * around the eager limit and up to several MiB (rendezvous: CMA rget or streamed, as the
  * environment selects); many messages in flight at once (full rings, queued frames, ordering);
  * and a receiver that sleeps while its sender pauses (doorbell wake-up). Pairs: (0,1), (2,3)...
+ * With MANIFOLD_SHM_STREAM_STORES=1 or 0, MPI_T shm0_copies_streamed must count the payloads
+ * of 8 KiB or more written into the rings (some), or none.
  */
 #define _POSIX_C_SOURCE 200809L
 #include <stdlib.h>
@@ -26,12 +28,14 @@ static double now(void)
 int main(int argc, char **argv)
 {
     int rank, size;
-    MPI_Init(&argc, &argv);
-    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    mftest_init_tools(&argc, &argv, &rank, &size);
     int peer = rank ^ 1;
     if (peer >= size)
-        return mftest_finish();
+        return mftest_finish_tools();
+    const char *stream = getenv("MANIFOLD_SHM_STREAM_STORES");
+    mftest_counter streamed;
+    mftest_counter_open(&streamed, "shm0_copies_streamed");
+    unsigned long long streamed0 = mftest_counter_read(&streamed);
 
     static const size_t sizes[] = {0,     1,     8,      63,      64,           65,    1000,
                                    4095,  4096,  8191,   8193,    16383,        16384, 16385,
@@ -59,6 +63,15 @@ int main(int argc, char **argv)
                 break;
             }
     }
+    /* Five eager sizes of 8 KiB or more (8193 to 32768) and the rendezvous ones went out. */
+    unsigned long long nstreamed = mftest_counter_read(&streamed) - streamed0;
+    if (stream && strcmp(stream, "1") == 0)
+        MF_CHECK(nstreamed >= 5, "%llu payloads streamed with MANIFOLD_SHM_STREAM_STORES=1",
+                 nstreamed);
+    if (stream && strcmp(stream, "0") == 0)
+        MF_CHECK(nstreamed == 0, "%llu payloads streamed with MANIFOLD_SHM_STREAM_STORES=0",
+                 nstreamed);
+    mftest_counter_close(&streamed);
 
     /* 200 messages in flight from the lower rank, same tag: they must match in order. */
     enum { INFLIGHT = 200 };
@@ -107,5 +120,5 @@ int main(int argc, char **argv)
     }
     free(out);
     free(in);
-    return mftest_finish();
+    return mftest_finish_tools();
 }

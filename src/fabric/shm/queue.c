@@ -34,6 +34,7 @@ void mf_shm_ring_attach(mf_shm_ring *r, mf_shm_ring_ctl *ctl, unsigned char *dat
     r->head = 0;
     r->zeroed_to = r->head + cap; /* a new ring is all zeroes */
     r->pick = (mf_shm_copy_pick){.way = MF_SHM_COPY_CACHED, .policy = MF_SHM_COPY_AUTO};
+    r->streamed = NULL;
 }
 
 /* Copies n bytes into the ring at counter position pos, wrapping at cap, `way` (copy.h). */
@@ -133,8 +134,11 @@ static __attribute__((noinline)) void mf_shm_ring_put_iov(mf_shm_ring *r, uint64
         at += n;
         left -= n;
     }
-    if (way == MF_SHM_COPY_STREAMED)
+    if (way == MF_SHM_COPY_STREAMED) {
         mf_shm_copy_fence(); /* the streamed lines are visible before the marker that says so */
+        if (r->streamed)
+            (*r->streamed)++;
+    }
     if (timed)
         mf_shm_copy_pick_note(&r->pick, way, total, mf_clock_ns() - t0);
 }

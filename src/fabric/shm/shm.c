@@ -51,6 +51,7 @@
 #include "core/progress.h"
 #include "core/state.h"
 #include "fabric/fabric.h"
+#include "fabric/fabric_mpit.h"
 #include "fabric/shm/shm.h"
 #include "fabric/shm/shm_wake.h"
 
@@ -152,6 +153,7 @@ typedef struct mf_shm_state {
     /* Every local rank registered for membarrier(GLOBAL_EXPEDITED): sleepers pay the barrier
      * that producers then skip (see shm.h, "Wake-ups"). */
     bool membarrier_registered, asym_fence;
+    uint64_t copies_streamed; /* payloads our rings took with streaming stores (MPI_T) */
 } mf_shm_state;
 
 static int mf_shm_membarrier(int cmd)
@@ -1164,6 +1166,7 @@ static int mf_shm_start(mf_fabric *f)
         ctl = mf_shm_segment_ring(&s->seg, me, li, &data);
         mf_shm_ring_attach(&p->out, ctl, data, s->seg.ring_cap, f->max_frame);
         mf_shm_ring_set_copy_policy(&p->out, copy_policy);
+        p->out.streamed = &s->copies_streamed;
         ctl = mf_shm_segment_ring(&s->seg, li, me, &data);
         mf_shm_ring_attach(&p->in, ctl, data, s->seg.ring_cap, f->max_frame);
     }
@@ -1242,6 +1245,16 @@ static bool mf_shm_tx_idle(mf_fabric *f)
     return mf_shm_of(f)->pending == 0 && mf_shm_of(f)->inflight == 0;
 }
 
+/* shm's own MPI_T counter, beside every instance's (fabric_mpit.h). */
+static void mf_shm_mpit_publish(mf_fabric *f)
+{
+    mf_fabric_mpit_counter(f, "copies_streamed",
+                           "payloads written into this rank's outbound rings with streaming "
+                           "(non-temporal) stores, as the rings' producers choose when they "
+                           "measure the two cores far apart (MANIFOLD_SHM_STREAM_STORES)",
+                           &mf_shm_of(f)->copies_streamed);
+}
+
 static const mf_fabric_ops mf_shm_ops = {
     .size = sizeof(mf_fabric_ops),
     .open = mf_shm_open,
@@ -1262,6 +1275,7 @@ static const mf_fabric_ops mf_shm_ops = {
     .send_in_place = mf_shm_send_in_place,
     .rx_take_in_place = mf_shm_rx_take_in_place,
     .break_peer = mf_fabric_no_break_peer,
+    .mpit_publish = mf_shm_mpit_publish,
 };
 
 /* Defaults of a zeroed instance. */

@@ -237,6 +237,7 @@ typedef struct mf_shm_ring {
     uint64_t peek_addr;    /* consumer: the peeked frame's payload address in the sender if it is
                             indirect (frame.c), else 0; set by every peek that returns 1 */
     mf_shm_copy_pick pick; /* producer: how large payloads are copied in (copy.h) */
+    uint64_t *streamed;    /* producer: counts the payloads it streamed in (MPI_T), or NULL */
 } mf_shm_ring;
 
 /* max_len: the largest payload of a frame; a frame of it plus 64 bytes must fit in cap. */
