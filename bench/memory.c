@@ -5,9 +5,11 @@
  *   memory,<ranks>,rss_init_mean_kB,<v>
  *   memory,<ranks>,rss_alltoall_max_kB,<v>  the largest after the alltoall
  * VmRSS counts the shared pages a process has touched (its part of any shared segment) as well
- * as its private memory. Built unchanged by any MPI's compiler wrapper (bench/memory-run).
+ * as its private memory. Built unchanged by any MPI's compiler wrapper (bench/memory-run, and
+ * bench/run's memory64 and memory128, which check the library line against the MPI they meant).
  */
-#include <mpi.h>
+#include "bench_mpi.h" /* first: bench_util.h defines _GNU_SOURCE before any system header */
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +34,7 @@ int main(int argc, char **argv)
     int rank, size;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    bench_header("memory", size);
     MPI_Reduce(&init, &init_max, 1, MPI_LONG, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&init, &init_sum, 1, MPI_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
     enum { PER = 1024 };
