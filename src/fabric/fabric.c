@@ -598,7 +598,7 @@ static void mf_fabric_job_report(void)
     for (int i = 0; i < mf_reg.nused; i++) {
         mf_fabric *f = mf_reg.used[i];
         char what[1024];
-        if (f->ops->size < sizeof(mf_fabric_ops) || !f->ops->describe)
+        if (!f->ops->describe)
             continue;
         f->ops->describe(f, what, sizeof what);
         mf_info("fabrics: %s %s: %s", mf_g.hostname, f->name, what);

@@ -200,7 +200,10 @@ typedef struct mf_fabric_tmsg {
 } mf_fabric_tmsg;
 
 typedef struct mf_fabric_ops {
-    size_t size; /* sizeof(mf_fabric_ops) the fabric was built with, so the table can grow */
+    /* sizeof(mf_fabric_ops) the fabric was built with. Registration (mf_fabric_instance_new)
+     * refuses a table shorter than this header's, so every member below may be read from any
+     * registered fabric; an optional one that a fabric lacks is NULL. */
+    size_t size;
 
     /* See the lifecycle above. `open` must not block on other processes. */
     int (*open)(mf_fabric *f);

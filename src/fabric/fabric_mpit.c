@@ -84,7 +84,7 @@ void mf_fabric_mpit_publish(mf_fabric *f)
                        &c->tx_frames[MF_MSG_FIN]);
     if (f->cls->caps & MF_FABRIC_CAP_NETWORK)
         mf_fabric_mpit_one(f, "connections", "connections set up", one, &c->connections);
-    if (f->ops->size >= sizeof(mf_fabric_ops) && f->ops->mpit_publish)
+    if (f->ops->mpit_publish)
         f->ops->mpit_publish(f);
 }
 

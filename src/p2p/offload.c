@@ -81,7 +81,7 @@ int mf_p2p_offload_init(void)
     mf_p2p_toff = NULL;
     for (int i = 0; i < n; i++) {
         mf_fabric *f = all[i];
-        if (f->ops->size < sizeof(mf_fabric_ops) || !f->ops->tagged_enable)
+        if (!f->ops->tagged_enable)
             continue;
         char buf[160];
         const char *why = mf_p2p_toff ? "another instance offloads already"
