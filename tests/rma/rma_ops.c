@@ -278,7 +278,10 @@ static void ordered(void)
 {
     enum { NO = 16 * 1024, NSTEP = 6 };
     static const int len[NSTEP] = {NO, 5000, 4090, 3000, 1024, 256}; /* ints: 64 KiB .. 1 KiB */
-    int *wm = calloc(NO, sizeof(int)), *src = malloc(NO * sizeof(int));
+    /* One source buffer per replace: an origin buffer may not change until its operation
+     * completes locally (here: at unlock_all), and a back end may still read it until then
+     * (ofi's native atomics queue behind earlier ones). */
+    int *wm = calloc(NO, sizeof(int)), *src = malloc((size_t)NSTEP * NO * sizeof(int));
     int *back = malloc(NO * sizeof(int));
     MPI_Win ow;
     MF_CHECK_MPI(MPI_Win_create(wm, NO * (MPI_Aint)sizeof(int), sizeof(int), MPI_INFO_NULL,
@@ -286,9 +289,10 @@ static void ordered(void)
     int t = (rank + 1) % size, from = (rank + size - 1) % size;
     MPI_Win_lock_all(0, ow);
     for (int k = 0; k < NSTEP; k++) {
+        int *sk = src + (size_t)k * NO;
         for (int i = 0; i < len[k]; i++)
-            src[i] = rank * 1000000 + k * 100000 + i;
-        MF_CHECK_MPI(MPI_Accumulate(src, len[k], MPI_INT, t, 0, len[k], MPI_INT, MPI_REPLACE, ow));
+            sk[i] = rank * 1000000 + k * 100000 + i;
+        MF_CHECK_MPI(MPI_Accumulate(sk, len[k], MPI_INT, t, 0, len[k], MPI_INT, MPI_REPLACE, ow));
     }
     MPI_Win_unlock_all(ow);
     MPI_Barrier(MPI_COMM_WORLD);
