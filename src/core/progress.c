@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "core/clock.h"
+#include "core/counter.h"
 #include "core/config.h"
 #include "core/error.h"
 #include "core/log.h"
@@ -232,11 +233,10 @@ const mf_progress_stats *mf_progress_stats_live(void)
     return &mf_pe.stats;
 }
 
-/* Adds n to a field of mf_pe.stats. Writers hold the library lock; MPI_T reads without it, so
- * the store is a relaxed atomic one (a plain store on 64-bit hosts: no cost, no torn value). */
+/* Adds n to a field of mf_pe.stats. Writers hold the library lock; MPI_T reads without it. */
 static void mf_progress_count(uint64_t *field, uint64_t n)
 {
-    __atomic_store_n(field, __atomic_load_n(field, __ATOMIC_RELAXED) + n, __ATOMIC_RELAXED);
+    mf_counter_add(field, n);
 }
 
 void mf_progress_missed_wakeup(void)

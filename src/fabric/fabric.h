@@ -79,6 +79,7 @@
 #include <stdint.h>
 #include <sys/uio.h>
 
+#include "core/counter.h"
 #include "fabric/wire.h"
 
 typedef struct mf_fabric mf_fabric;
@@ -484,13 +485,13 @@ struct mf_fabric {
  * tx_frames[MF_MSG_RTS]. */
 static inline void mf_fabric_count_tx(mf_fabric *f, const mf_wire_hdr *hdr)
 {
-    f->counters.tx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)]++;
-    f->counters.tx_bytes += hdr->len;
+    mf_counter_add(&f->counters.tx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)], 1);
+    mf_counter_add(&f->counters.tx_bytes, hdr->len);
 }
 static inline void mf_fabric_count_rx(mf_fabric *f, const mf_wire_hdr *hdr)
 {
-    f->counters.rx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)]++;
-    f->counters.rx_bytes += hdr->len;
+    mf_counter_add(&f->counters.rx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)], 1);
+    mf_counter_add(&f->counters.rx_bytes, hdr->len);
 }
 
 /* ---- Stubs for unsupported optional ops ---- */

@@ -10,11 +10,11 @@
 static int *mf_fabric_mpit_idx;
 static int mf_fabric_mpit_n, mf_fabric_mpit_cap;
 
-/* A counter of mf_fabric_counters: written with plain stores under the library lock, read here
- * from any thread; a relaxed atomic load never sees a torn value on the 64-bit hosts we run on. */
+/* A counter of mf_fabric_counters (or a class's own): written under the library lock, read
+ * here from any thread (core/counter.h). */
 static void mf_fabric_mpit_read(void *arg, void *out)
 {
-    *(uint64_t *)out = __atomic_load_n((uint64_t *)arg, __ATOMIC_RELAXED);
+    *(uint64_t *)out = mf_counter_read(arg);
 }
 
 /* All frames of one direction: arg is tx_frames or rx_frames. */
@@ -22,7 +22,7 @@ static void mf_fabric_mpit_read_frames(void *arg, void *out)
 {
     uint64_t n = 0;
     for (int i = 0; i < MF_FABRIC_COUNT_TYPES; i++)
-        n += __atomic_load_n((uint64_t *)arg + i, __ATOMIC_RELAXED);
+        n += mf_counter_read((uint64_t *)arg + i);
     *(uint64_t *)out = n;
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "core/core_share.h"
+#include "core/counter.h"
 #include "core/log.h"
 #include "core/progress.h"
 
@@ -152,7 +153,7 @@ static void mf_t_builtin_pvars_locked(void)
 /* A field of the progress engine's live counters (mf_progress_stats_live). */
 static void mf_t_read_progress(void *arg, void *out)
 {
-    *(uint64_t *)out = __atomic_load_n((const uint64_t *)arg, __ATOMIC_RELAXED);
+    *(uint64_t *)out = mf_counter_read(arg);
 }
 
 /* The progress engine's counters (issue #17: lost wake-ups made visible). Read from the engine's

@@ -67,6 +67,7 @@
 
 #include "core/clock.h"
 #include "core/config.h"
+#include "core/counter.h"
 #include "core/error.h"
 #include "core/iov.h"
 #include "core/log.h"
@@ -470,7 +471,7 @@ static void mf_rail_pump(mf_rail *w, int peer)
         p->rhead = c->next;
         if (!p->rhead)
             p->rtail = NULL;
-        w->resent++;
+        mf_counter_add(&w->resent, 1);
         mf_rail_chunk_send(w, peer, c, r);
     }
     while (p->qhead && !p->failed) {
@@ -630,7 +631,7 @@ static void mf_rail_back(mf_rail *w, int peer, int r)
     mf_debug("%s: %s to rank %d back: sent %llu, received %llu", w->base.name, mf_rail_name(w, r),
              peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
     l->resync_sent = l->resync_got = false;
-    w->revived++;
+    mf_counter_add(&w->revived, 1);
     l->last_rx = l->run_start = w->now;
     l->rate_t0 = w->now;
     l->rate_bytes = 0;
@@ -652,7 +653,7 @@ static void mf_rail_fail(mf_rail *w, int peer, int r, int code)
     mf_debug("%s: %s to rank %d failed: sent %llu, received %llu", w->base.name, mf_rail_name(w, r),
              peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
     l->need_break = true;
-    w->failovers++;
+    mf_counter_add(&w->failovers, 1);
     mf_rail_mark(w, peer);
     if (mf_rail_nlive(w, p) == 0) {
         mf_rail_peer_lost(w, peer, code);

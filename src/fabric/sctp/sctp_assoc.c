@@ -541,7 +541,7 @@ static void mf_sctp_trust(mf_sctp *s, mf_sctp_assoc *a, int peer)
         p->p_assoc = a->a_id;
         p->p_nout = a->a_nout;
     }
-    s->s_base.counters.connections++;
+    mf_counter_add(&s->s_base.counters.connections, 1);
     mf_debug("%s: association %u with rank %d authenticated", s->s_base.name, (unsigned)a->a_id,
              peer);
     while (a->a_held) {

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "core/clock.h"
+#include "core/counter.h"
 #include "fabric/shm/copy.h"
 #include "fabric/shm/shm.h"
 
@@ -137,7 +138,7 @@ static __attribute__((noinline)) void mf_shm_ring_put_iov(mf_shm_ring *r, uint64
     if (way == MF_SHM_COPY_STREAMED) {
         mf_shm_copy_fence(); /* the streamed lines are visible before the marker that says so */
         if (r->streamed)
-            (*r->streamed)++;
+            mf_counter_add(r->streamed, 1);
     }
     if (timed)
         mf_shm_copy_pick_note(&r->pick, way, total, mf_clock_ns() - t0);

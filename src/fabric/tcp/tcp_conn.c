@@ -384,7 +384,7 @@ static int mf_tcp_conn_establish(mf_tcp *t, mf_tcp_conn *c)
     c->c_in_ready = true;
     c->c_state = MF_TCP_UP;
     t->t_nup++;
-    t->t_base.counters.connections++;
+    mf_counter_add(&t->t_base.counters.connections, 1);
     p->p_up = c;
     if (p->p_dialing == c)
         p->p_dialing = NULL;
