@@ -213,11 +213,16 @@ int PMPI_Scatter_c(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void 
 }
 MF_API_ALIAS(Scatter_c);
 
-/* At the root the v-forms' arrays are significant; elsewhere they are not even read. */
+/* At the root the v-forms' arrays are significant; elsewhere they are not even read. Called
+ * before the entry point's own MF_API_ENTER, so it takes the lock for its look-up: the progress
+ * thread retains and releases communicators under it. */
 static bool is_vec_root(MPI_Comm comm, int root)
 {
+    MF_API_ENTER();
     mf_comm *c = mf_g.initialized ? mf_comm_get(comm) : NULL;
-    return c && (c->c_is_inter ? root == MPI_ROOT : c->c_rank == root);
+    bool at_root = c && (c->c_is_inter ? root == MPI_ROOT : c->c_rank == root);
+    MF_API_EXIT();
+    return at_root;
 }
 
 /* Placeholders standing for "not significant here" in the v-forms' non-root calls. */

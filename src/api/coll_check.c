@@ -131,14 +131,22 @@ MPI_Aint *mf_coll_widen_displs(const int *a, int n, bool *failed)
     return w;
 }
 
+/* Both run before their entry point's MF_API_ENTER, so they take the lock for the look-up: the
+ * progress thread retains and releases communicators (and their handles) under it. */
 int mf_coll_vec_len(MPI_Comm handle)
 {
+    MF_API_ENTER();
     mf_comm *c = mf_g.initialized ? mf_comm_get(handle) : NULL;
-    return c ? mf_comm_peer_size(c) : 0;
+    int n = c ? mf_comm_peer_size(c) : 0;
+    MF_API_EXIT();
+    return n;
 }
 
 int mf_coll_local_len(MPI_Comm handle)
 {
+    MF_API_ENTER();
     mf_comm *c = mf_g.initialized ? mf_comm_get(handle) : NULL;
-    return c ? c->c_size : 0;
+    int n = c ? c->c_size : 0;
+    MF_API_EXIT();
+    return n;
 }

@@ -136,19 +136,24 @@ static int mf_nb_run(MPI_Comm comm, const void *sbuf, MPI_Count scount, const MP
     return mf_err_comm(c, rc, fn);
 }
 
-/* The int-array forms widen their arrays to the _c forms' types first. */
+/* The int-array forms widen their arrays to the _c forms' types first. Called before the entry
+ * point's MF_API_ENTER, so it takes the lock for the look-up (the progress thread retains and
+ * releases communicators under it). */
 static int mf_nb_len(MPI_Comm comm, bool in)
 {
-    mf_comm *c = mf_comm_get(comm);
-    int indeg = 0, outdeg = 0, *s, *d;
+    MF_API_ENTER();
+    mf_comm *c = mf_g.initialized ? mf_comm_get(comm) : NULL;
+    int indeg = 0, outdeg = 0, *s, *d, n = 0;
     bool owned = false;
-    if (!c || !c->c_topo || mf_topo_neighbors(c, &indeg, &s, &outdeg, &d, &owned))
-        return 0;
-    if (owned) {
-        free(s);
-        free(d);
+    if (c && c->c_topo && !mf_topo_neighbors(c, &indeg, &s, &outdeg, &d, &owned)) {
+        n = in ? indeg : outdeg;
+        if (owned) {
+            free(s);
+            free(d);
+        }
     }
-    return in ? indeg : outdeg;
+    MF_API_EXIT();
+    return n;
 }
 
 /* alltoallw: a datatype per neighbour and displacements in bytes. */
