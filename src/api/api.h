@@ -32,6 +32,23 @@
 
 #define MF_API_ENTER() mf_lock()
 #define MF_API_EXIT() mf_unlock()
+/* The body of an entry point that hands everything (checks, work, error dispatch) to one helper:
+ * returns `call`, evaluated under the lock. */
+#define MF_API_LOCKED(call)                                                                        \
+    do {                                                                                           \
+        MF_API_ENTER();                                                                            \
+        int mf_api_rc_ = (call);                                                                   \
+        MF_API_EXIT();                                                                             \
+        return mf_api_rc_;                                                                         \
+    } while (0)
+/* Leaves an entry point that entered with MF_API_ENTER: the lock is dropped before `code` is
+ * evaluated, so an error handler it dispatches to (mf_err_comm and kin) runs unlocked, as in
+ * the shape above. For entry points with several exits. */
+#define MF_API_RETURN(code)                                                                        \
+    do {                                                                                           \
+        MF_API_EXIT();                                                                             \
+        return (code);                                                                             \
+    } while (0)
 
 /* Dispatches a non-success code to comm's handler (comm may be NULL: MPI_COMM_WORLD's). Returns
  * the code when the handler returns. `function` names the MPI function for the fatal message.

@@ -21,17 +21,17 @@ int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                             MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                             void *extra_state)
 {
-    return mf_comm_keyval_create((void (*)(void))comm_copy_attr_fn,
-                                 (void (*)(void))comm_delete_attr_fn, comm_keyval, extra_state,
-                                 "MPI_Comm_create_keyval");
+    MF_API_LOCKED(mf_comm_keyval_create((void (*)(void))comm_copy_attr_fn,
+                                        (void (*)(void))comm_delete_attr_fn, comm_keyval,
+                                        extra_state, "MPI_Comm_create_keyval"));
 }
 MF_API_ALIAS(Comm_create_keyval);
 
 int PMPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                        void *extra_state)
 {
-    return mf_comm_keyval_create((void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
-                                 extra_state, "MPI_Keyval_create");
+    MF_API_LOCKED(mf_comm_keyval_create((void (*)(void))copy_fn, (void (*)(void))delete_fn, keyval,
+                                        extra_state, "MPI_Keyval_create"));
 }
 MF_API_ALIAS(Keyval_create);
 
@@ -45,13 +45,13 @@ static int mf_comm_keyval_free(int *keyval, const char *fn)
 
 int PMPI_Comm_free_keyval(int *comm_keyval)
 {
-    return mf_comm_keyval_free(comm_keyval, "MPI_Comm_free_keyval");
+    MF_API_LOCKED(mf_comm_keyval_free(comm_keyval, "MPI_Comm_free_keyval"));
 }
 MF_API_ALIAS(Comm_free_keyval);
 
 int PMPI_Keyval_free(int *keyval)
 {
-    return mf_comm_keyval_free(keyval, "MPI_Keyval_free");
+    MF_API_LOCKED(mf_comm_keyval_free(keyval, "MPI_Keyval_free"));
 }
 MF_API_ALIAS(Keyval_free);
 
@@ -89,13 +89,13 @@ static int mf_comm_get_attr(MPI_Comm comm, int keyval, void *value, int *flag, c
 
 int PMPI_Comm_get_attr(MPI_Comm comm, int comm_keyval, void *attribute_val, int *flag)
 {
-    return mf_comm_get_attr(comm, comm_keyval, attribute_val, flag, "MPI_Comm_get_attr");
+    MF_API_LOCKED(mf_comm_get_attr(comm, comm_keyval, attribute_val, flag, "MPI_Comm_get_attr"));
 }
 MF_API_ALIAS(Comm_get_attr);
 
 int PMPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    return mf_comm_get_attr(comm, keyval, attribute_val, flag, "MPI_Attr_get");
+    MF_API_LOCKED(mf_comm_get_attr(comm, keyval, attribute_val, flag, "MPI_Attr_get"));
 }
 MF_API_ALIAS(Attr_get);
 
@@ -137,21 +137,23 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
                             MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
                             void *extra_state)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Type_create_keyval";
     int rc = mf_check_initialized(fn);
     if (!rc)
         rc = mf_keyval_create(MF_ATTR_TYPE, (void (*)(void))type_copy_attr_fn,
                               (void (*)(void))type_delete_attr_fn, extra_state, type_keyval, fn);
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Type_create_keyval);
 
 int PMPI_Type_free_keyval(int *type_keyval)
 {
+    MF_API_ENTER();
     int rc = mf_check_initialized("MPI_Type_free_keyval");
     if (!rc)
         rc = mf_keyval_free(MF_ATTR_TYPE, type_keyval, "MPI_Type_free_keyval");
-    return mf_err_world(rc, "MPI_Type_free_keyval");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Type_free_keyval"));
 }
 MF_API_ALIAS(Type_free_keyval);
 
@@ -172,12 +174,13 @@ MF_API_ALIAS(Type_set_attr);
 
 int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Type_get_attr";
     int rc = mf_api_type(datatype, fn);
     if (!rc)
         rc = mf_attr_get(MF_ATTR_TYPE, datatype, mf_attr_side_list(MF_ATTR_TYPE, datatype, 0),
                          type_keyval, attribute_val, flag, fn);
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Type_get_attr);
 

@@ -328,6 +328,7 @@ MF_API_ALIAS(Comm_free);
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Comm_compare";
     mf_comm *a = NULL, *b = NULL;
     int rc = mf_check_comm(comm1, &a, fn);
@@ -347,31 +348,33 @@ int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
             *result = worst == MPI_IDENT ? MPI_CONGRUENT : worst;
         }
     }
-    return mf_err_comm(a, rc, fn);
+    MF_API_RETURN(mf_err_comm(a, rc, fn));
 }
 MF_API_ALIAS(Comm_compare);
 
 int PMPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Comm_group");
     if (!rc)
         rc = mf_api_out(group, "MPI_Comm_group", "group");
     if (!rc)
         rc = mf_group_to_handle(c->c_group, group);
-    return mf_err_comm(c, rc, "MPI_Comm_group");
+    MF_API_RETURN(mf_err_comm(c, rc, "MPI_Comm_group"));
 }
 MF_API_ALIAS(Comm_group);
 
 int PMPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Comm_test_inter");
     if (!rc)
         rc = mf_api_out(flag, "MPI_Comm_test_inter", "flag");
     if (!rc)
         *flag = c->c_is_inter;
-    return mf_err_comm(c, rc, "MPI_Comm_test_inter");
+    MF_API_RETURN(mf_err_comm(c, rc, "MPI_Comm_test_inter"));
 }
 MF_API_ALIAS(Comm_test_inter);
 
@@ -383,6 +386,7 @@ static int mf_api_inter(const mf_comm *c, const char *fn)
 
 int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Comm_remote_size");
     if (!rc)
@@ -391,12 +395,13 @@ int PMPI_Comm_remote_size(MPI_Comm comm, int *size)
         rc = mf_api_out(size, "MPI_Comm_remote_size", "size");
     if (!rc)
         *size = c->c_remote->g_size;
-    return mf_err_comm(c, rc, "MPI_Comm_remote_size");
+    MF_API_RETURN(mf_err_comm(c, rc, "MPI_Comm_remote_size"));
 }
 MF_API_ALIAS(Comm_remote_size);
 
 int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Comm_remote_group");
     if (!rc)
@@ -405,24 +410,26 @@ int PMPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
         rc = mf_api_out(group, "MPI_Comm_remote_group", "group");
     if (!rc)
         rc = mf_group_to_handle(c->c_remote, group);
-    return mf_err_comm(c, rc, "MPI_Comm_remote_group");
+    MF_API_RETURN(mf_err_comm(c, rc, "MPI_Comm_remote_group"));
 }
 MF_API_ALIAS(Comm_remote_group);
 
 int PMPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Comm_set_name");
     if (!rc)
         rc = mf_api_out((void *)comm_name, "MPI_Comm_set_name", "comm_name");
     if (!rc)
         snprintf(c->c_name, sizeof c->c_name, "%s", comm_name); /* longer names are truncated */
-    return mf_err_comm(c, rc, "MPI_Comm_set_name");
+    MF_API_RETURN(mf_err_comm(c, rc, "MPI_Comm_set_name"));
 }
 MF_API_ALIAS(Comm_set_name);
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Comm_get_name");
     if (!rc)
@@ -433,12 +440,13 @@ int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
         snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c->c_name);
         *resultlen = (int)strlen(comm_name);
     }
-    return mf_err_comm(c, rc, "MPI_Comm_get_name");
+    MF_API_RETURN(mf_err_comm(c, rc, "MPI_Comm_get_name"));
 }
 MF_API_ALIAS(Comm_get_name);
 
 int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Comm_set_info";
     mf_comm *c = NULL;
     mf_info *i = NULL, *copy = NULL;
@@ -449,12 +457,13 @@ int PMPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
         mf_info_release(c->c_info);
         c->c_info = copy;
     }
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Comm_set_info);
 
 int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Comm_get_info";
     mf_comm *c = NULL;
     mf_info *copy = NULL;
@@ -465,6 +474,6 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
         rc = mf_info_to_handle(copy, info_used);
         mf_info_release(copy);
     }
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Comm_get_info);

@@ -70,14 +70,15 @@ static int mf_comm_create_errhandler(MPI_Comm_errhandler_function *f, MPI_Errhan
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
                                 MPI_Errhandler *errhandler)
 {
-    return mf_comm_create_errhandler(comm_errhandler_fn, errhandler, "MPI_Comm_create_errhandler");
+    MF_API_LOCKED(
+        mf_comm_create_errhandler(comm_errhandler_fn, errhandler, "MPI_Comm_create_errhandler"));
 }
 MF_API_ALIAS(Comm_create_errhandler);
 
 int PMPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
 {
-    return mf_comm_create_errhandler((MPI_Comm_errhandler_function *)function, errhandler,
-                                     "MPI_Errhandler_create");
+    MF_API_LOCKED(mf_comm_create_errhandler((MPI_Comm_errhandler_function *)function, errhandler,
+                                            "MPI_Errhandler_create"));
 }
 MF_API_ALIAS(Errhandler_create);
 
@@ -102,13 +103,13 @@ static int mf_comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler, cons
 
 int PMPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
-    return mf_comm_set_errhandler(comm, errhandler, "MPI_Comm_set_errhandler");
+    MF_API_LOCKED(mf_comm_set_errhandler(comm, errhandler, "MPI_Comm_set_errhandler"));
 }
 MF_API_ALIAS(Comm_set_errhandler);
 
 int PMPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
-    return mf_comm_set_errhandler(comm, errhandler, "MPI_Errhandler_set");
+    MF_API_LOCKED(mf_comm_set_errhandler(comm, errhandler, "MPI_Errhandler_set"));
 }
 MF_API_ALIAS(Errhandler_set);
 
@@ -128,18 +129,19 @@ static int mf_comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler, con
 
 int PMPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    return mf_comm_get_errhandler(comm, errhandler, "MPI_Comm_get_errhandler");
+    MF_API_LOCKED(mf_comm_get_errhandler(comm, errhandler, "MPI_Comm_get_errhandler"));
 }
 MF_API_ALIAS(Comm_get_errhandler);
 
 int PMPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    return mf_comm_get_errhandler(comm, errhandler, "MPI_Errhandler_get");
+    MF_API_LOCKED(mf_comm_get_errhandler(comm, errhandler, "MPI_Errhandler_get"));
 }
 MF_API_ALIAS(Errhandler_get);
 
 int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    MF_API_ENTER();
     mf_errhandler *eh;
     int rc = errhandler ? mf_api_errhandler(*errhandler, &eh, "MPI_Errhandler_free")
                         : mf_error(MPI_ERR_ARG, "MPI_Errhandler_free: errhandler is NULL");
@@ -147,14 +149,16 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
         mf_errhandler_release(eh); /* objects still using it keep their own references */
         *errhandler = MPI_ERRHANDLER_NULL;
     }
-    return mf_err_world(rc, "MPI_Errhandler_free");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Errhandler_free"));
 }
 MF_API_ALIAS(Errhandler_free);
 
 int PMPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Comm_call_errhandler");
+    MF_API_EXIT(); /* the user's handler runs unlocked */
     if (rc)
         return mf_err_comm(c, rc, "MPI_Comm_call_errhandler");
     /* The handler runs (and may end the job); if it returns, the call succeeded. */

@@ -12,6 +12,7 @@
 
 int PMPI_Error_class(int errorcode, int *errorclass)
 {
+    MF_API_ENTER();
     int rc = MPI_SUCCESS;
     if (!errorclass)
         rc = mf_error(MPI_ERR_ARG, "MPI_Error_class: errorclass is NULL");
@@ -24,12 +25,13 @@ int PMPI_Error_class(int errorcode, int *errorclass)
                       errorcode);
     else
         *errorclass = mf_error_class(errorcode);
-    return mf_err_world(rc, "MPI_Error_class");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Error_class"));
 }
 MF_API_ALIAS(Error_class);
 
 int PMPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    MF_API_ENTER();
     int rc = MPI_SUCCESS;
     const char *text;
     if (!string || !resultlen)
@@ -41,23 +43,25 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     } else if (mf_error_string(errorcode, string, resultlen))
         rc = mf_error(MPI_ERR_ARG, "MPI_Error_string: errorcode=%d is not a valid error code",
                       errorcode);
-    return mf_err_world(rc, "MPI_Error_string");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Error_string"));
 }
 MF_API_ALIAS(Error_string);
 
 int PMPI_Add_error_class(int *errorclass)
 {
+    MF_API_ENTER();
     int rc = mf_check_initialized("MPI_Add_error_class");
     if (!rc && !errorclass)
         rc = mf_error(MPI_ERR_ARG, "MPI_Add_error_class: errorclass is NULL");
     if (!rc)
         rc = mf_error_add(-1, errorclass);
-    return mf_err_world(rc, "MPI_Add_error_class");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Add_error_class"));
 }
 MF_API_ALIAS(Add_error_class);
 
 int PMPI_Add_error_code(int errorclass, int *errorcode)
 {
+    MF_API_ENTER();
     int rc = mf_check_initialized("MPI_Add_error_code");
     if (!rc && !errorcode)
         rc = mf_error(MPI_ERR_ARG, "MPI_Add_error_code: errorcode is NULL");
@@ -66,12 +70,13 @@ int PMPI_Add_error_code(int errorclass, int *errorcode)
                       errorclass);
     if (!rc)
         rc = mf_error_add(errorclass, errorcode);
-    return mf_err_world(rc, "MPI_Add_error_code");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Add_error_code"));
 }
 MF_API_ALIAS(Add_error_code);
 
 int PMPI_Add_error_string(int errorcode, const char *string)
 {
+    MF_API_ENTER();
     int rc = mf_check_initialized("MPI_Add_error_string");
     if (!rc && !string)
         rc = mf_error(MPI_ERR_ARG, "MPI_Add_error_string: string is NULL");
@@ -87,6 +92,6 @@ int PMPI_Add_error_string(int errorcode, const char *string)
                       errorcode);
     if (!rc && mf_error_add_text(errorcode, string))
         rc = mf_error(MPI_ERR_NO_MEM, "MPI_Add_error_string: out of memory");
-    return mf_err_world(rc, "MPI_Add_error_string");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Add_error_string"));
 }
 MF_API_ALIAS(Add_error_string);

@@ -46,30 +46,33 @@ static int mf_group_publish(mf_group *g, MPI_Group *out)
 
 int PMPI_Group_size(MPI_Group group, int *size)
 {
+    MF_API_ENTER();
     mf_group *g;
     int rc = mf_api_group(group, &g, "MPI_Group_size", "group");
     if (!rc && !size)
         rc = mf_error(MPI_ERR_ARG, "MPI_Group_size: size is NULL");
     if (!rc)
         *size = g->g_size;
-    return mf_err_world(rc, "MPI_Group_size");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Group_size"));
 }
 MF_API_ALIAS(Group_size);
 
 int PMPI_Group_rank(MPI_Group group, int *rank)
 {
+    MF_API_ENTER();
     mf_group *g;
     int rc = mf_api_group(group, &g, "MPI_Group_rank", "group");
     if (!rc && !rank)
         rc = mf_error(MPI_ERR_ARG, "MPI_Group_rank: rank is NULL");
     if (!rc)
         *rank = g->g_rank;
-    return mf_err_world(rc, "MPI_Group_rank");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Group_rank"));
 }
 MF_API_ALIAS(Group_rank);
 
 int PMPI_Group_free(MPI_Group *group)
 {
+    MF_API_ENTER();
     mf_group *g = NULL;
     int rc = group ? mf_api_group(*group, &g, "MPI_Group_free", "group")
                    : mf_error(MPI_ERR_ARG, "MPI_Group_free: group is NULL");
@@ -77,13 +80,14 @@ int PMPI_Group_free(MPI_Group *group)
         mf_group_release(g); /* MPI_GROUP_EMPTY is permanent: releasing it is harmless */
         *group = MPI_GROUP_NULL;
     }
-    return mf_err_world(rc, "MPI_Group_free");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Group_free"));
 }
 MF_API_ALIAS(Group_free);
 
 int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                                int ranks2[])
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Group_translate_ranks";
     mf_group *g1, *g2;
     int *index = NULL;
@@ -116,12 +120,13 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
                                                           : MPI_UNDEFINED;
 out:
     free(index);
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Group_translate_ranks);
 
 int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Group_compare";
     mf_group *g1, *g2;
     int rc = mf_api_group(group1, &g1, fn, "group1");
@@ -131,7 +136,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
         rc = mf_error(MPI_ERR_ARG, "%s: result is NULL", fn);
     if (!rc)
         *result = mf_group_compare(g1, g2);
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Group_compare);
 
@@ -181,19 +186,20 @@ out:
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-    return mf_group_setop(group1, group2, newgroup, MF_UNION, "MPI_Group_union");
+    MF_API_LOCKED(mf_group_setop(group1, group2, newgroup, MF_UNION, "MPI_Group_union"));
 }
 MF_API_ALIAS(Group_union);
 
 int PMPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-    return mf_group_setop(group1, group2, newgroup, MF_INTERSECTION, "MPI_Group_intersection");
+    MF_API_LOCKED(
+        mf_group_setop(group1, group2, newgroup, MF_INTERSECTION, "MPI_Group_intersection"));
 }
 MF_API_ALIAS(Group_intersection);
 
 int PMPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
-    return mf_group_setop(group1, group2, newgroup, MF_DIFFERENCE, "MPI_Group_difference");
+    MF_API_LOCKED(mf_group_setop(group1, group2, newgroup, MF_DIFFERENCE, "MPI_Group_difference"));
 }
 MF_API_ALIAS(Group_difference);
 
@@ -259,13 +265,13 @@ static int mf_group_incl_excl(MPI_Group group, int n, const int ranks[], MPI_Gro
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-    return mf_group_incl_excl(group, n, ranks, newgroup, false, "MPI_Group_incl");
+    MF_API_LOCKED(mf_group_incl_excl(group, n, ranks, newgroup, false, "MPI_Group_incl"));
 }
 MF_API_ALIAS(Group_incl);
 
 int PMPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
-    return mf_group_incl_excl(group, n, ranks, newgroup, true, "MPI_Group_excl");
+    MF_API_LOCKED(mf_group_incl_excl(group, n, ranks, newgroup, true, "MPI_Group_excl"));
 }
 MF_API_ALIAS(Group_excl);
 
@@ -322,12 +328,12 @@ static int mf_group_range_api(MPI_Group group, int n, int ranges[][3], MPI_Group
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-    return mf_group_range_api(group, n, ranges, newgroup, false, "MPI_Group_range_incl");
+    MF_API_LOCKED(mf_group_range_api(group, n, ranges, newgroup, false, "MPI_Group_range_incl"));
 }
 MF_API_ALIAS(Group_range_incl);
 
 int PMPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
-    return mf_group_range_api(group, n, ranges, newgroup, true, "MPI_Group_range_excl");
+    MF_API_LOCKED(mf_group_range_api(group, n, ranges, newgroup, true, "MPI_Group_range_excl"));
 }
 MF_API_ALIAS(Group_range_excl);

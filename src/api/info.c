@@ -34,6 +34,7 @@ static int mf_api_info_key(const char *key, const char *fn)
 
 int PMPI_Info_create(MPI_Info *info)
 {
+    MF_API_ENTER();
     mf_info *i = NULL;
     int rc = MPI_SUCCESS;
     if (!info)
@@ -42,12 +43,13 @@ int PMPI_Info_create(MPI_Info *info)
         rc = mf_info_to_handle(i, info);
         mf_info_release(i);
     }
-    return mf_err_world(rc, "MPI_Info_create");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Info_create"));
 }
 MF_API_ALIAS(Info_create);
 
 int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
+    MF_API_ENTER();
     (void)argc;
     (void)argv; /* MPI_INFO_ENV already describes this process's start */
     mf_info *i = NULL;
@@ -58,12 +60,13 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
         rc = mf_info_to_handle(i, info);
         mf_info_release(i);
     }
-    return mf_err_world(rc, "MPI_Info_create_env");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Info_create_env"));
 }
 MF_API_ALIAS(Info_create_env);
 
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Info_set";
     mf_info *i;
     int rc = mf_api_info(info, &i, fn);
@@ -78,12 +81,13 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
                       fn, key, strlen(value), MPI_MAX_INFO_VAL);
     if (!rc)
         rc = mf_info_set(i, key, value);
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Info_set);
 
 int PMPI_Info_delete(MPI_Info info, const char *key)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Info_delete";
     mf_info *i;
     int rc = mf_api_info(info, &i, fn);
@@ -91,12 +95,13 @@ int PMPI_Info_delete(MPI_Info info, const char *key)
         rc = mf_api_info_key(key, fn);
     if (!rc && !mf_info_remove(i, key))
         rc = mf_error(MPI_ERR_INFO_NOKEY, "%s: key \"%s\" is not set", fn, key);
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Info_delete);
 
 int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Info_get";
     mf_info *i;
     int rc = mf_api_info(info, &i, fn);
@@ -118,12 +123,13 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
             value[n] = '\0';
         }
     }
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Info_get);
 
 int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Info_get_valuelen";
     mf_info *i;
     int rc = mf_api_info(info, &i, fn);
@@ -137,12 +143,13 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
         if (v)
             *valuelen = (int)strlen(v);
     }
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Info_get_valuelen);
 
 int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Info_get_string";
     mf_info *i;
     int rc = mf_api_info(info, &i, fn);
@@ -166,24 +173,26 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
             *buflen = (int)n + 1;
         }
     }
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Info_get_string);
 
 int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+    MF_API_ENTER();
     mf_info *i;
     int rc = mf_api_info(info, &i, "MPI_Info_get_nkeys");
     if (!rc && !nkeys)
         rc = mf_error(MPI_ERR_ARG, "MPI_Info_get_nkeys: nkeys is NULL");
     if (!rc)
         *nkeys = mf_info_nkeys(i);
-    return mf_err_world(rc, "MPI_Info_get_nkeys");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Info_get_nkeys"));
 }
 MF_API_ALIAS(Info_get_nkeys);
 
 int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Info_get_nthkey";
     mf_info *i;
     int rc = mf_api_info(info, &i, fn);
@@ -193,12 +202,13 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
         rc = mf_error(MPI_ERR_ARG, "%s: n=%d is not in 0..%d", fn, n, mf_info_nkeys(i) - 1);
     if (!rc)
         snprintf(key, MPI_MAX_INFO_KEY + 1, "%s", mf_info_nthkey(i, n));
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Info_get_nthkey);
 
 int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    MF_API_ENTER();
     mf_info *i, *n = NULL;
     int rc = mf_api_info(info, &i, "MPI_Info_dup");
     if (!rc && !newinfo)
@@ -207,12 +217,13 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
         rc = mf_info_to_handle(n, newinfo);
         mf_info_release(n);
     }
-    return mf_err_world(rc, "MPI_Info_dup");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Info_dup"));
 }
 MF_API_ALIAS(Info_dup);
 
 int PMPI_Info_free(MPI_Info *info)
 {
+    MF_API_ENTER();
     mf_info *i;
     int rc = info ? mf_api_info(*info, &i, "MPI_Info_free")
                   : mf_error(MPI_ERR_ARG, "MPI_Info_free: info is NULL");
@@ -222,6 +233,6 @@ int PMPI_Info_free(MPI_Info *info)
         mf_info_release(i);
         *info = MPI_INFO_NULL;
     }
-    return mf_err_world(rc, "MPI_Info_free");
+    MF_API_RETURN(mf_err_world(rc, "MPI_Info_free"));
 }
 MF_API_ALIAS(Info_free);

@@ -207,6 +207,7 @@ MF_API_ALIAS(Session_get_info);
 
 int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Session_get_num_psets";
     mf_session *s = NULL;
     int rc = mf_api_session(session, &s, fn);
@@ -215,13 +216,14 @@ int PMPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_na
     if (!rc)
         *npset_names = MF_NPSETS;
     (void)info; /* no hints select process sets */
-    return mf_err_session(s, rc, fn);
+    MF_API_RETURN(mf_err_session(s, rc, fn));
 }
 MF_API_ALIAS(Session_get_num_psets);
 
 int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
                               char *pset_name)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Session_get_nth_pset";
     mf_session *s = NULL;
     int rc = mf_api_session(session, &s, fn);
@@ -244,7 +246,7 @@ int PMPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *ps
             snprintf(pset_name, (size_t)*pset_len, "%s", name);
     }
     (void)info;
-    return mf_err_session(s, rc, fn);
+    MF_API_RETURN(mf_err_session(s, rc, fn));
 }
 MF_API_ALIAS(Session_get_nth_pset);
 
@@ -270,6 +272,7 @@ MF_API_ALIAS(Session_get_pset_info);
 int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
                                    MPI_Errhandler *errhandler)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Session_create_errhandler";
     mf_errhandler *eh;
     int rc = MPI_SUCCESS;
@@ -279,7 +282,7 @@ int PMPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errh
     if (!rc &&
         !(rc = mf_errhandler_new(MF_ERRH_SESSION, (void (*)(void))session_errhandler_fn, &eh)))
         *errhandler = eh->eh_handle;
-    return mf_err_session(NULL, rc, fn);
+    MF_API_RETURN(mf_err_session(NULL, rc, fn));
 }
 MF_API_ALIAS(Session_create_errhandler);
 
@@ -304,6 +307,7 @@ MF_API_ALIAS(Session_set_errhandler);
 
 int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Session_get_errhandler";
     mf_session *s = NULL;
     int rc = mf_api_session(session, &s, fn);
@@ -314,15 +318,17 @@ int PMPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
         mf_errhandler_retain(s->s_errhandler);
         *errhandler = s->s_errhandler->eh_handle;
     }
-    return mf_err_session(s, rc, fn);
+    MF_API_RETURN(mf_err_session(s, rc, fn));
 }
 MF_API_ALIAS(Session_get_errhandler);
 
 int PMPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Session_call_errhandler";
     mf_session *s = NULL;
     int rc = mf_api_session(session, &s, fn);
+    MF_API_EXIT(); /* the user's handler runs unlocked */
     if (rc)
         return mf_err_session(s, rc, fn);
     /* The handler's outcome is not this call's: it succeeds once the handler returns. */

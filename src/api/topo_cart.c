@@ -222,6 +222,7 @@ MF_API_ALIAS(Cart_create);
 
 int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Cart_map";
     mf_comm *c = NULL;
     long n = 0;
@@ -232,12 +233,13 @@ int PMPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[
         rc = mf_error(MPI_ERR_ARG, "%s: newrank is NULL", fn);
     if (!rc)
         *newrank = c->c_rank < n ? c->c_rank : MPI_UNDEFINED;
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Cart_map);
 
 int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     mf_topology *t = NULL;
     int rc = mf_topo_get(comm, MPI_CART, &c, &t, "MPI_Cartdim_get");
@@ -245,12 +247,13 @@ int PMPI_Cartdim_get(MPI_Comm comm, int *ndims)
         rc = mf_error(MPI_ERR_ARG, "MPI_Cartdim_get: ndims is NULL");
     if (!rc)
         *ndims = t->t_ndims;
-    return mf_err_comm(c, rc, "MPI_Cartdim_get");
+    MF_API_RETURN(mf_err_comm(c, rc, "MPI_Cartdim_get"));
 }
 MF_API_ALIAS(Cartdim_get);
 
 int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Cart_get";
     mf_comm *c = NULL;
     mf_topology *t = NULL;
@@ -267,12 +270,13 @@ int PMPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coo
         }
         mf_cart_coords(t, c->c_rank, coords);
     }
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Cart_get);
 
 int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Cart_rank";
     mf_comm *c = NULL;
     mf_topology *t = NULL;
@@ -296,12 +300,13 @@ int PMPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
     if (!rc)
         *rank = mf_cart_rank(t, wrapped);
     free(wrapped);
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Cart_rank);
 
 int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Cart_coords";
     mf_comm *c = NULL;
     mf_topology *t = NULL;
@@ -315,12 +320,13 @@ int PMPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
         rc = mf_error(MPI_ERR_ARG, "%s: coords is NULL", fn);
     if (!rc)
         mf_cart_coords(t, rank, coords);
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Cart_coords);
 
 int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Cart_shift";
     mf_comm *c = NULL;
     mf_topology *t = NULL;
@@ -350,7 +356,7 @@ int PMPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, in
         }
     }
     free(coords);
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Cart_shift);
 
@@ -398,12 +404,13 @@ MF_API_ALIAS(Cart_sub);
 
 int PMPI_Topo_test(MPI_Comm comm, int *status)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Topo_test");
     if (!rc && !status)
         rc = mf_error(MPI_ERR_ARG, "MPI_Topo_test: status is NULL");
     if (!rc)
         *status = c->c_topo ? c->c_topo->t_kind : MPI_UNDEFINED;
-    return mf_err_comm(c, rc, "MPI_Topo_test");
+    MF_API_RETURN(mf_err_comm(c, rc, "MPI_Topo_test"));
 }
 MF_API_ALIAS(Topo_test);

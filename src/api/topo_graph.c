@@ -77,6 +77,7 @@ MF_API_ALIAS(Graph_create);
 
 int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Graph_map";
     mf_comm *c = NULL;
     (void)index;
@@ -88,12 +89,13 @@ int PMPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges
         rc = mf_error(MPI_ERR_ARG, "%s: newrank is NULL", fn);
     if (!rc)
         *newrank = c->c_rank < nnodes ? c->c_rank : MPI_UNDEFINED;
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Graph_map);
 
 int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    MF_API_ENTER();
     mf_comm *c = NULL;
     mf_topology *t = NULL;
     int rc = mf_topo_get(comm, MPI_GRAPH, &c, &t, "MPI_Graphdims_get");
@@ -103,12 +105,13 @@ int PMPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
         *nnodes = t->t_nnodes;
         *nedges = t->t_nedges;
     }
-    return mf_err_comm(c, rc, "MPI_Graphdims_get");
+    MF_API_RETURN(mf_err_comm(c, rc, "MPI_Graphdims_get"));
 }
 MF_API_ALIAS(Graphdims_get);
 
 int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Graph_get";
     mf_comm *c = NULL;
     mf_topology *t = NULL;
@@ -124,7 +127,7 @@ int PMPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int e
         for (int e = 0; e < maxedges && e < t->t_nedges; e++)
             edges[e] = t->t_edges[e];
     }
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Graph_get);
 
@@ -139,6 +142,7 @@ static int mf_graph_node(const mf_comm *c, const mf_topology *t, int rank, const
 
 int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Graph_neighbors_count";
     mf_comm *c = NULL;
     mf_topology *t = NULL;
@@ -149,12 +153,13 @@ int PMPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
         rc = mf_error(MPI_ERR_ARG, "%s: nneighbors is NULL", fn);
     if (!rc)
         *nneighbors = t->t_index[rank] - (rank ? t->t_index[rank - 1] : 0);
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Graph_neighbors_count);
 
 int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Graph_neighbors";
     mf_comm *c = NULL;
     mf_topology *t = NULL;
@@ -168,7 +173,7 @@ int PMPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbor
         for (int i = 0; i < n && i < maxneighbors; i++)
             neighbors[i] = t->t_edges[first + i];
     }
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Graph_neighbors);
 
@@ -378,6 +383,7 @@ MF_API_ALIAS(Dist_graph_create);
 
 int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Dist_graph_neighbors_count";
     mf_comm *c = NULL;
     mf_topology *t = NULL;
@@ -389,13 +395,14 @@ int PMPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree
         *outdegree = t->t_outdegree;
         *weighted = t->t_weighted;
     }
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Dist_graph_neighbors_count);
 
 int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                               int maxoutdegree, int destinations[], int destweights[])
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Dist_graph_neighbors";
     mf_comm *c = NULL;
     mf_topology *t = NULL;
@@ -419,6 +426,6 @@ int PMPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int
                 destweights[i] = t->t_destweights[i];
         }
     }
-    return mf_err_comm(c, rc, fn);
+    MF_API_RETURN(mf_err_comm(c, rc, fn));
 }
 MF_API_ALIAS(Dist_graph_neighbors);

@@ -174,6 +174,7 @@ MF_API_ALIAS(Win_shared_query_c);
  * check the arguments; operations on memory not attached are the program's error. */
 int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Win_attach";
     mf_win *w = NULL;
     int rc = mf_check_win(win, &w, fn);
@@ -183,19 +184,20 @@ int PMPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
         rc = mf_error(MPI_ERR_SIZE, "%s: size=%ld is negative", fn, (long)size);
     if (!rc && size > 0 && !base)
         rc = mf_error(MPI_ERR_RMA_ATTACH, "%s: base is NULL", fn);
-    return mf_err_win(w, rc, fn);
+    MF_API_RETURN(mf_err_win(w, rc, fn));
 }
 MF_API_ALIAS(Win_attach);
 
 int PMPI_Win_detach(MPI_Win win, const void *base)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Win_detach";
     mf_win *w = NULL;
     int rc = mf_check_win(win, &w, fn);
     if (!rc && w->w_flavor != MPI_WIN_FLAVOR_DYNAMIC)
         rc = mf_error(MPI_ERR_RMA_FLAVOR, "%s: win was not created by MPI_Win_create_dynamic", fn);
     (void)base;
-    return mf_err_win(w, rc, fn);
+    MF_API_RETURN(mf_err_win(w, rc, fn));
 }
 MF_API_ALIAS(Win_detach);
 
@@ -241,22 +243,24 @@ MF_API_ALIAS(Win_get_group);
 int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                            MPI_Win_delete_attr_function *delete_fn, int *keyval, void *extra)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Win_create_keyval";
     int rc = mf_check_initialized(fn);
     if (!rc)
         rc = mf_keyval_create(MF_ATTR_WIN, (void (*)(void))copy_fn, (void (*)(void))delete_fn,
                               extra, keyval, fn);
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Win_create_keyval);
 
 int PMPI_Win_free_keyval(int *keyval)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Win_free_keyval";
     int rc = mf_check_initialized(fn);
     if (!rc)
         rc = mf_keyval_free(MF_ATTR_WIN, keyval, fn);
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Win_free_keyval);
 
@@ -335,6 +339,7 @@ MF_API_ALIAS(Win_delete_attr);
 
 int PMPI_Win_set_name(MPI_Win win, const char *name)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Win_set_name";
     mf_win *w = NULL;
     int rc = mf_check_win(win, &w, fn);
@@ -342,12 +347,13 @@ int PMPI_Win_set_name(MPI_Win win, const char *name)
         rc = mf_error(MPI_ERR_ARG, "%s: win_name is NULL", fn);
     if (!rc)
         snprintf(w->w_name, sizeof w->w_name, "%s", name);
-    return mf_err_win(w, rc, fn);
+    MF_API_RETURN(mf_err_win(w, rc, fn));
 }
 MF_API_ALIAS(Win_set_name);
 
 int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Win_get_name";
     mf_win *w = NULL;
     int rc = mf_check_win(win, &w, fn);
@@ -357,7 +363,7 @@ int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
         snprintf(name, MPI_MAX_OBJECT_NAME, "%s", w->w_name);
         *resultlen = (int)strlen(name);
     }
-    return mf_err_win(w, rc, fn);
+    MF_API_RETURN(mf_err_win(w, rc, fn));
 }
 MF_API_ALIAS(Win_get_name);
 
@@ -399,6 +405,7 @@ MF_API_ALIAS(Win_get_info);
 
 int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *f, MPI_Errhandler *errhandler)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Win_create_errhandler";
     mf_errhandler *eh;
     int rc = mf_check_initialized(fn);
@@ -406,7 +413,7 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *f, MPI_Errhandler *e
         rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !f ? "win_errhandler_fn" : "errhandler");
     if (!rc && !(rc = mf_errhandler_new(MF_ERRH_WIN, (void (*)(void))f, &eh)))
         *errhandler = eh->eh_handle;
-    return mf_err_world(rc, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
 }
 MF_API_ALIAS(Win_create_errhandler);
 
@@ -433,6 +440,7 @@ MF_API_ALIAS(Win_set_errhandler);
 
 int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Win_get_errhandler";
     mf_win *w = NULL;
     int rc = mf_check_win(win, &w, fn);
@@ -442,15 +450,17 @@ int PMPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
         mf_errhandler_retain(w->w_errhandler);
         *errhandler = w->w_errhandler->eh_handle;
     }
-    return mf_err_win(w, rc, fn);
+    MF_API_RETURN(mf_err_win(w, rc, fn));
 }
 MF_API_ALIAS(Win_get_errhandler);
 
 int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
+    MF_API_ENTER();
     const char *fn = "MPI_Win_call_errhandler";
     mf_win *w = NULL;
     int rc = mf_check_win(win, &w, fn);
+    MF_API_EXIT(); /* the user's handler runs unlocked */
     if (rc)
         return mf_err_world(rc, fn);
     mf_err_win(w, errorcode, fn);
