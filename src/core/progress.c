@@ -233,16 +233,10 @@ const mf_progress_stats *mf_progress_stats_live(void)
     return &mf_pe.stats;
 }
 
-/* Adds n to a field of mf_pe.stats. Writers hold the library lock; MPI_T reads without it. */
-static void mf_progress_count(uint64_t *field, uint64_t n)
-{
-    mf_counter_add(field, n);
-}
-
 void mf_progress_missed_wakeup(void)
 {
     if (mf_pe.waking)
-        mf_progress_count(&mf_pe.stats.missed_wakeups, 1);
+        mf_counter_add(&mf_pe.stats.missed_wakeups, 1);
 }
 
 int mf_progress_poll(void)
@@ -359,8 +353,8 @@ static int mf_progress_sleep(mf_fabric **fabrics, int nf, long long ns, bool *ca
         mf_pe.thread_asleep = true;
     for (int i = 0; i < nf; i++)
         fabrics[i]->sleepers++;
-    mf_progress_count(&mf_pe.stats.sleeps, 1);
-    mf_progress_count(&mf_pe.stats.sleep_ns, (uint64_t)ns);
+    mf_counter_add(&mf_pe.stats.sleeps, 1);
+    mf_counter_add(&mf_pe.stats.sleep_ns, (uint64_t)ns);
     mf_unlock();
     int r = mf_progress_epoll_ns(evs, MF_PROGRESS_EVENTS, ns);
     int err = errno;
@@ -429,7 +423,7 @@ static void mf_progress_spin_hit(void)
     if (mf_pe.spin_adapt && mf_pe.spin_cur_ns < mf_pe.spin_ns) {
         mf_pe.spin_cur_ns =
             mf_pe.spin_cur_ns > mf_pe.spin_ns / 2 ? mf_pe.spin_ns : mf_pe.spin_cur_ns * 2;
-        mf_progress_count(&mf_pe.stats.spins_grown, 1);
+        mf_counter_add(&mf_pe.stats.spins_grown, 1);
     }
 }
 
@@ -450,11 +444,11 @@ static bool mf_progress_preempted(void)
 
 static void mf_progress_spin_miss(long long budget)
 {
-    mf_progress_count(&mf_pe.stats.spins_expired, 1);
-    mf_progress_count(&mf_pe.stats.spin_budget_ns, (uint64_t)(budget > 0 ? budget : 0));
+    mf_counter_add(&mf_pe.stats.spins_expired, 1);
+    mf_counter_add(&mf_pe.stats.spin_budget_ns, (uint64_t)(budget > 0 ? budget : 0));
     if (!mf_pe.spin_adapt || !mf_progress_preempted())
         return; /* a set spin is kept; an unpreempted spinner took no one's core */
-    mf_progress_count(&mf_pe.stats.spins_preempted, 1);
+    mf_counter_add(&mf_pe.stats.spins_preempted, 1);
     int floor = mf_pe.spin_ns / MF_PROGRESS_SPIN_SHRINK;
     if (mf_pe.spin_cur_ns > floor)
         mf_pe.spin_cur_ns = mf_pe.spin_cur_ns / 2 < floor ? floor : mf_pe.spin_cur_ns / 2;
@@ -465,7 +459,7 @@ static void mf_progress_spin_miss(long long budget)
 static void mf_progress_late(long long cap_due)
 {
     if (mf_clock_ns() - cap_due < MF_PROGRESS_LATE_SLACK_NS)
-        mf_progress_count(&mf_pe.stats.late_wakeups, 1);
+        mf_counter_add(&mf_pe.stats.late_wakeups, 1);
 }
 
 /* spin_ns < 0: the adaptive budget (mf_pe.spin_cur_ns, read at each clock look). */
@@ -585,7 +579,7 @@ static int mf_progress_thread_pass(void *arg)
 {
     int n = mf_progress_poll();
     if (n > 0) {
-        mf_progress_count(&mf_pe.stats.thread_passes, 1);
+        mf_counter_add(&mf_pe.stats.thread_passes, 1);
         mf_unlock();
         sched_yield();
         if (!mf_progress_thread_relock())

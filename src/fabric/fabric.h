@@ -482,16 +482,25 @@ struct mf_fabric {
 
 /* Counting, for fabrics: a frame committed to the wire (not on MF_FABRIC_BUSY or an error), and
  * a frame delivered upward. Eager messages are tx_frames[MF_MSG_EAGER], rendezvous started
- * tx_frames[MF_MSG_RTS]. */
+ * tx_frames[MF_MSG_RTS]. The _as forms count a message that has no frame header (ofi's tagged
+ * messages, counted as eager frames of their length). */
+static inline void mf_fabric_count_tx_as(mf_fabric *f, unsigned type, uint64_t len)
+{
+    mf_counter_add(&f->counters.tx_frames[type & (MF_FABRIC_COUNT_TYPES - 1)], 1);
+    mf_counter_add(&f->counters.tx_bytes, len);
+}
+static inline void mf_fabric_count_rx_as(mf_fabric *f, unsigned type, uint64_t len)
+{
+    mf_counter_add(&f->counters.rx_frames[type & (MF_FABRIC_COUNT_TYPES - 1)], 1);
+    mf_counter_add(&f->counters.rx_bytes, len);
+}
 static inline void mf_fabric_count_tx(mf_fabric *f, const mf_wire_hdr *hdr)
 {
-    mf_counter_add(&f->counters.tx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)], 1);
-    mf_counter_add(&f->counters.tx_bytes, hdr->len);
+    mf_fabric_count_tx_as(f, hdr->type, hdr->len);
 }
 static inline void mf_fabric_count_rx(mf_fabric *f, const mf_wire_hdr *hdr)
 {
-    mf_counter_add(&f->counters.rx_frames[hdr->type & (MF_FABRIC_COUNT_TYPES - 1)], 1);
-    mf_counter_add(&f->counters.rx_bytes, hdr->len);
+    mf_fabric_count_rx_as(f, hdr->type, hdr->len);
 }
 
 /* ---- Stubs for unsupported optional ops ---- */

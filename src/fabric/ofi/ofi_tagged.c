@@ -323,9 +323,8 @@ int mf_ofi_tsend(mf_fabric *f, int peer, mf_fabric_tmsg *m)
                              : fi_tinject(o->o_ep, buf, len, o->o_addr[peer], tag);
             if (rc == 0) {
                 o->o_tseq_tx[peer]++;
-                mf_counter_add(&f->counters.tx_frames[MF_MSG_EAGER], 1);
+                mf_fabric_count_tx_as(f, MF_MSG_EAGER, len);
                 o->o_tinjects++;
-                mf_counter_add(&f->counters.tx_bytes, len);
                 return MF_FABRIC_DONE;
             }
             if (rc != -FI_EAGAIN) {
@@ -337,9 +336,8 @@ int mf_ofi_tsend(mf_fabric *f, int peer, mf_fabric_tmsg *m)
     }
     if (!m->tm_done)
         return MF_FABRIC_BUSY;
-    mf_counter_add(&f->counters.tx_frames[MF_MSG_EAGER], 1);
+    mf_fabric_count_tx_as(f, MF_MSG_EAGER, mf_ofi_iov_len(m->tm_iov, m->tm_niov));
     o->o_tseq_tx[peer]++;
-    mf_counter_add(&f->counters.tx_bytes, mf_ofi_iov_len(m->tm_iov, m->tm_niov));
     mf_ofi_top *t = mf_ofi_top_of(m);
     mf_ofi_t_start(t, MF_OFI_TSEND, peer, tag | (m->tm_sync ? o->o_tsync_bit : 0), 0);
     o->o_tsends++;
@@ -454,8 +452,7 @@ static void mf_ofi_tagged_end(mf_ofi *o, mf_ofi_op *op, const struct fi_cq_tagge
         free(t->t_bounce);
         t->t_bounce = NULL;
     }
-    mf_counter_add(&o->o_base.counters.rx_frames[MF_MSG_EAGER], 1);
-    mf_counter_add(&o->o_base.counters.rx_bytes, m->tm_len);
+    mf_fabric_count_rx_as(&o->o_base, MF_MSG_EAGER, m->tm_len);
     m->tm_done(m, MPI_SUCCESS);
 }
 
