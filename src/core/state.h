@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "core/auth.h"
+#include "core/lock.h" /* the library lock, which every layer takes through this header */
 #include "runtime/pm.h"
 
 typedef struct mf_state {
@@ -50,27 +51,5 @@ bool mf_host_oversubscribed(long local_size);
 /* The host's online cores, the count mf_host_oversubscribed weighs ranks against (and layers
  * that ask how crowded an oversubscribed host is); 0 when unknown. */
 long mf_host_cores(void);
-
-/* The library lock (state.c). Taken by API entry points only when the thread level is
- * MPI_THREAD_MULTIPLE or the progress thread runs (MANIFOLD_ASYNC_PROGRESS=1); a coarse lock
- * around the engine: correct first, fine-grained later. Recursive. mf_lock_enable() switches it
- * on for good (before the user or the library can start threads); until then lock and unlock
- * do nothing. */
-extern bool mf_lock_used; /* set by mf_lock_enable; read inline by every entry point */
-extern pthread_mutex_t mf_big_lock;
-static inline void mf_lock(void)
-{
-    if (__builtin_expect(mf_lock_used, 0))
-        pthread_mutex_lock(&mf_big_lock);
-}
-static inline void mf_unlock(void)
-{
-    if (__builtin_expect(mf_lock_used, 0))
-        pthread_mutex_unlock(&mf_big_lock);
-}
-/* Takes the lock if it is free (always true when the lock is not in use). */
-bool mf_trylock(void);
-void mf_lock_enable(void);
-bool mf_lock_enabled(void);
 
 #endif

@@ -95,8 +95,9 @@ int main(int argc, char **argv)
         pthread_create(&t[0], NULL, creator, NULL);
         pthread_create(&t[1], NULL, traffic, NULL);
         long passes = 0;
-        /* A pause between passes: the library lock is not fair, and a thread that takes it
-         * back to back can starve the others' waits on an oversubscribed host. */
+        /* A pause between passes, for CI's time: without it each rank's query thread keeps
+         * a core busy, and 4 ranks (12 threads) on 2 cores take 20-25 s instead of 0.1 s, most
+         * of it the cores' time slices (core/lock.c measures this case). */
         while (atomic_load(&busy) > 0 || passes < 100) {
             queries();
             passes++;

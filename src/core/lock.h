@@ -1,0 +1,45 @@
+/*
+ * lock.h — the library lock: one lock around the engine, taken by API entry points only when
+ * the thread level is MPI_THREAD_MULTIPLE or the progress thread runs
+ * (MANIFOLD_ASYNC_PROGRESS=1); coarse, correct first, fine-grained later.
+ *
+ * Contract:
+ * - Recursive: a thread that holds it may take it again (callbacks that call MPI); it is
+ *   released when every mf_lock has had its mf_unlock.
+ * - mf_lock_enable() switches it on for good, before the user or the library can start
+ *   threads; until then lock, unlock and trylock do nothing (trylock says yes), and entry
+ *   points pay one predictable branch.
+ * - A thread that has to wait for it sleeps in slices of at most MF_LOCK_SLICE_US and looks
+ *   again after each, rather than until a release wakes it (lock.c says why).
+ */
+#ifndef MF_CORE_LOCK_H
+#define MF_CORE_LOCK_H
+
+#include <stdbool.h>
+
+#define MF_LOCK_SLICE_US 50
+
+extern bool mf_lock_used; /* set by mf_lock_enable; read inline by every entry point */
+
+void mf_lock_take(void);
+void mf_lock_release(void);
+
+static inline void mf_lock(void)
+{
+    if (__builtin_expect(mf_lock_used, 0))
+        mf_lock_take();
+}
+
+static inline void mf_unlock(void)
+{
+    if (__builtin_expect(mf_lock_used, 0))
+        mf_lock_release();
+}
+
+/* Takes the lock if it is free or this thread holds it already (always true when the lock is
+ * not in use). */
+bool mf_trylock(void);
+void mf_lock_enable(void);
+bool mf_lock_enabled(void);
+
+#endif
