@@ -30,18 +30,18 @@ static mf_handle_table mf_comm_table = MF_HANDLE_TABLE_INIT(MF_CLASS_COMM);
 mf_comm *mf_comm_get_other(MPI_Comm handle)
 {
     if (handle == MPI_COMM_SELF)
-        return mf_comm_self_obj.c_refs ? &mf_comm_self_obj : NULL;
+        return mf_comm_refs(&mf_comm_self_obj) ? &mf_comm_self_obj : NULL;
     return mf_handle_lookup(&mf_comm_table, handle);
 }
 
 mf_comm *mf_comm_world(void)
 {
-    return mf_comm_world_obj.c_refs ? &mf_comm_world_obj : NULL;
+    return mf_comm_refs(&mf_comm_world_obj) ? &mf_comm_world_obj : NULL;
 }
 
 mf_comm *mf_comm_self(void)
 {
-    return mf_comm_self_obj.c_refs ? &mf_comm_self_obj : NULL;
+    return mf_comm_refs(&mf_comm_self_obj) ? &mf_comm_self_obj : NULL;
 }
 
 int mf_comm_new(mf_group *group, mf_group *remote, uint32_t context, mf_comm **out)
@@ -95,13 +95,13 @@ static int mf_comm_builtin(mf_comm *c, MPI_Comm handle, uint32_t context, int si
     if (rc)
         return rc;
     c->c_handle = handle;
-    c->c_refs = 1;
     c->c_context = context;
     c->c_rank = c->c_group->g_rank;
     c->c_size = size;
     c->c_errhandler = mf_errhandler_get(MPI_ERRORS_ARE_FATAL);
     c->c_fabrics = mf_fabric_picks(MF_ROUTE_P2P);
     snprintf(c->c_name, sizeof c->c_name, "%s", name);
+    mf_comm_set_refs(c, 1); /* last: whole before mf_comm_get finds it alive */
     return MPI_SUCCESS;
 }
 
@@ -141,7 +141,7 @@ void mf_comm_finalize_builtin(void)
         if (builtin[i]->c_coll_free)
             builtin[i]->c_coll_free(builtin[i]);
         builtin[i]->c_group = NULL;
-        builtin[i]->c_refs = 0;
+        mf_comm_set_refs(builtin[i], 0);
     }
 }
 

@@ -63,6 +63,18 @@ typedef struct mf_comm {
     void (*c_coll_free)(struct mf_comm *c);
 } mf_comm;
 
+/* c_refs is written under the library lock (or by the one thread in MPI), and read without it
+ * where MPI_Comm_rank and MPI_Comm_size answer for the predefined communicators (api/
+ * comm_query.c): relaxed atomic loads and stores, plain moves on x86-64, as core/counter.h. */
+static inline int mf_comm_refs(const mf_comm *c)
+{
+    return __atomic_load_n(&c->c_refs, __ATOMIC_RELAXED);
+}
+static inline void mf_comm_set_refs(mf_comm *c, int refs)
+{
+    __atomic_store_n(&c->c_refs, refs, __ATOMIC_RELAXED);
+}
+
 /* The object behind a communicator handle (builtin or user), or NULL if the handle is invalid.
  * MPI_COMM_WORLD, the handle of most calls, is answered inline; the others by
  * mf_comm_get_other. */
@@ -71,7 +83,7 @@ mf_comm *mf_comm_get_other(MPI_Comm handle);
 static inline mf_comm *mf_comm_get(MPI_Comm handle)
 {
     if (handle == MPI_COMM_WORLD)
-        return mf_comm_world_obj.c_refs ? &mf_comm_world_obj : NULL;
+        return mf_comm_refs(&mf_comm_world_obj) ? &mf_comm_world_obj : NULL;
     return mf_comm_get_other(handle);
 }
 mf_comm *mf_comm_world(void);
@@ -97,14 +109,16 @@ static inline int mf_comm_peer_size(const mf_comm *c)
 /* Inline: every request takes a reference on its communicator. */
 static inline void mf_comm_retain(mf_comm *c)
 {
-    c->c_refs++;
+    mf_comm_set_refs(c, c->c_refs + 1);
 }
 /* Frees a communicator whose last reference went, unless it is a predefined one (comm.c). */
 void mf_comm_destroy(mf_comm *c);
 /* Inline, as retain is: every request drops its reference when it is freed. */
 static inline void mf_comm_release(mf_comm *c)
 {
-    if (--c->c_refs <= 0)
+    int refs = c->c_refs - 1;
+    mf_comm_set_refs(c, refs);
+    if (refs <= 0)
         mf_comm_destroy(c);
 }
 void mf_group_retain(mf_group *g);
