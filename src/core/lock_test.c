@@ -7,8 +7,6 @@
  */
 #include <pthread.h>
 #include <stdatomic.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <time.h>
 
 #include "core/lock.h"
