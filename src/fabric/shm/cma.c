@@ -7,14 +7,46 @@
  * ENOSYS) is probed once at start-up by reading a peer's probe word, whose address every rank
  * publishes in the segment; if that fails, the fabric does not advertise MF_FABRIC_RGET and the
  * p2p layer streams large messages through the rings instead.
+ *
+ * The kernel counts process_vm_readv as attaching with ptrace. Where the Yama security module
+ * restricts that to ancestors (ptrace_scope 1, Ubuntu's default), sibling ranks could not read
+ * each other, and every large message would take the rings. So each rank first names its parent
+ * as its ptracer (mf_shm_cma_allow_launcher), before it publishes its pid.
  */
 #include <errno.h>
 #include <limits.h>
+#include <stdio.h>
+#include <sys/prctl.h>
 #include <sys/uio.h>
+#include <unistd.h>
 
 #include "fabric/shm/shm.h"
 
 const uint64_t mf_shm_cma_probe_word = MF_SHM_CMA_PROBE_VALUE;
+
+void mf_shm_cma_allow_launcher(void)
+{
+    /* Yama then lets the parent and its descendants attach: under mpiexec, Hydra or srun that
+     * is the launcher, the job's ranks on this host (all its children) and a debugger it starts
+     * (mpiexec --get-stack-traces). Other processes of the user stay out, as they would not
+     * with PR_SET_PTRACER_ANY. A rank whose parent is not shared (a wrapper per rank) fails the
+     * probe as before. Without Yama the call fails with EINVAL and changes nothing. */
+    pid_t parent = getppid();
+    if (parent > 1)
+        (void)prctl(PR_SET_PTRACER, (unsigned long)parent, 0, 0, 0);
+}
+
+int mf_shm_cma_ptrace_scope(void)
+{
+    FILE *f = fopen("/proc/sys/kernel/yama/ptrace_scope", "r");
+    int scope = -1;
+    if (f) {
+        if (fscanf(f, "%d", &scope) != 1)
+            scope = -1;
+        fclose(f);
+    }
+    return scope;
+}
 
 int mf_shm_cma_probe(pid_t pid, uint64_t addr)
 {

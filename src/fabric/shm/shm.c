@@ -1065,7 +1065,13 @@ static int mf_shm_cma_wanted(mf_shm_state *s, const char *var, const char *fallb
         return mf_error(MPI_ERR_OTHER,
                         "shm: %s=1 but process_vm_readv from rank %d (pid %d) failed: %s", var,
                         p->rank, (int)p->pid, strerror(e));
-    mf_verbose("shm: cross-memory attach unavailable (%s); %s", strerror(e), fallback);
+    int scope = e == EPERM ? mf_shm_cma_ptrace_scope() : -1;
+    const char *why = scope == 1  ? "; kernel.yama.ptrace_scope is 1 and the local ranks do not "
+                                    "share a parent process"
+                      : scope > 1 ? "; kernel.yama.ptrace_scope allows it only with "
+                                    "CAP_SYS_PTRACE"
+                                  : "";
+    mf_verbose("shm: cross-memory attach unavailable (%s%s); %s", strerror(e), why, fallback);
     return MPI_SUCCESS;
 }
 
@@ -1136,6 +1142,7 @@ static int mf_shm_start(mf_fabric *f)
                       nlocal, f->max_frame);
     if (rc == MPI_SUCCESS) {
         mf_shm_rank_info *mine = mf_shm_segment_info(&s->seg, me);
+        mf_shm_cma_allow_launcher(); /* before peers can see the pid and probe */
         mine->pid = (int32_t)getpid();
         mine->probe_addr = (uint64_t)(uintptr_t)&mf_shm_cma_probe_word;
         mine->membarrier_ok = s->membarrier_registered;

@@ -308,6 +308,12 @@ void mf_shm_ring_set_blocked(mf_shm_ring *r);
 /* The word peers read to probe cross-memory attach. */
 extern const uint64_t mf_shm_cma_probe_word;
 #define MF_SHM_CMA_PROBE_VALUE 0x4d414e49464f4c44ull
+/* Names this process's parent (the launcher) as its ptracer for the Yama module, so that the
+ * job's other ranks on this host may read its memory. Call before publishing the pid. */
+void mf_shm_cma_allow_launcher(void);
+/* Yama's ptrace_scope (0-3), or -1 where the module is absent: for the message when the probe
+ * is refused. */
+int mf_shm_cma_ptrace_scope(void);
 /* Tries to read the probe word of process pid at addr. Returns 0, or the errno. */
 int mf_shm_cma_probe(pid_t pid, uint64_t addr);
 /* Reads len bytes at remote address `raddr` of pid into the local iovecs, from byte `at` of
