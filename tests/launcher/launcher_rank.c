@@ -22,6 +22,8 @@
  *   pids                    print "pid <rank> <pid>", then wait to be killed
  *   ring                    pass a token around the ranks (fabric addresses went through PMI);
  *                           rank 0 prints "ring ok <size>"
+ *   stuck                   a hang: rank 0 waits in MPI_Barrier, the others in MPI_Recv from
+ *                           rank 0, which sends nothing (mpiexec --timeout ends it)
  * "Wait" means sleeping up to 60 s and then failing: a test that passes did not wait for that.
  */
 #include <mpi.h>
@@ -127,6 +129,14 @@ int main(int argc, char **argv)
         printf("pid %d %ld\n", rank, (long)getpid());
         fflush(stdout);
         wait_to_be_killed();
+    } else if (!strcmp(mode, "stuck")) {
+        int x;
+        if (rank == 0)
+            MPI_Barrier(MPI_COMM_WORLD);
+        else
+            MPI_Recv(&x, 1, MPI_INT, 0, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        fprintf(stderr, "rank %d: stuck mode was not stuck\n", rank);
+        return 98;
     } else if (!strcmp(mode, "ring")) {
         int token = rank == 0 ? 1000 : -1, got = -1;
         int next = (rank + 1) % size, prev = (rank + size - 1) % size;

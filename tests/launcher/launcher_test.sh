@@ -127,6 +127,44 @@ timeout)
     expect_rc 124
     expect_err 'timed out after 1 seconds'
     ;;
+stacks)
+    # --get-stack-traces: before the timeout's kill, each rank's threads, with the MPI call it
+    # hangs in; then the verdict, last.
+    stacks_expect() {
+        expect_rc 124
+        expect_err '^mpiexec: job timed out after 2 seconds; the stacks of its '"$1"' processes follow'
+        for r in $(seq 0 $(($1 - 1))); do
+            expect_err "^mpiexec: rank $r (host [^,]*, pid [0-9]*), stack of each thread:\$"
+        done
+        expect_err '^  #[0-9][0-9]* .* in PMPI_Barrier '
+        expect_err '^  #[0-9][0-9]* .* in PMPI_Recv '
+        [ "$(grep '^mpiexec: ' "$err" | tail -n 1)" = \
+            "mpiexec: job timed out after 2 seconds (--timeout / MPIEXEC_TIMEOUT); killing its $1 processes" ] ||
+            fail "the verdict is not mpiexec's last line"
+        ! grep -q '^  \[\|^  warning:' "$err" || fail "gdb's chatter was passed on"
+    }
+    run --timeout 2 --get-stack-traces -n 3 "$PROG" stuck
+    stacks_expect 3
+    # The progress thread is a second thread in every rank.
+    MANIFOLD_ASYNC_PROGRESS=1 run --timeout 2 --get-stack-traces -n 2 "$PROG" stuck
+    stacks_expect 2
+    [ "$(grep -c '^  Thread 2 ' "$err")" -eq 2 ] || fail "expected a second thread in each rank"
+    # Ranks on other hosts: each proxy reads its own ranks' stacks (they follow the verdict).
+    run --host localhost,127.0.0.1 --timeout 2 --get-stack-traces "$PROG" stuck
+    expect_rc 124
+    expect_err '^mpiexec: rank 1 (host 127.0.0.1, pid [0-9]*), stack of each thread:$'
+    expect_err '^  #[0-9][0-9]* .* in PMPI_Recv '
+    expect_err '^  #[0-9][0-9]* .* in PMPI_Barrier '
+    # Without gdb: one line says so, and the job still ends as a timeout.
+    mkdir "$tmp/nogdb"
+    PATH="$tmp/nogdb" run --timeout 2 --get-stack-traces -n 2 "$PROG" stuck
+    expect_rc 124
+    expect_err '^mpiexec: --get-stack-traces: gdb is not in PATH; no stacks'
+    # Without the option, a timeout prints no stack.
+    run --timeout 2 -n 2 "$PROG" stuck
+    expect_rc 124
+    ! grep -q 'stack of each thread' "$err" || fail "stacks without --get-stack-traces"
+    ;;
 tagged)
     n=10000
     run -l -n 4 "$PROG" lines $n

@@ -49,6 +49,8 @@ enum mx_msg {
     MX_M_CHALLENGE,
     MX_M_PROOF,
     MX_M_ACCEPT,
+    /* mpiexec -> proxy */
+    MX_M_STACKS, /* print every rank's stacks (stacks.c) as SAY frames */
     MX_M_LAST
 };
 

@@ -18,6 +18,7 @@
  *                 and formatting come from src/runtime/pmi_wire.c, the file the client uses.
  *   stdio_fwd.c   output of every rank to our stdout/stderr in whole lines (optionally tagged
  *                 "[rank] "), and our stdin to rank 0.
+ *   stacks.c      the stack of every thread of each rank, read with gdb (--get-stack-traces).
  *   supervise.c   the event loop: poll over signals (signalfd), PMI sockets, output pipes, stdin,
  *                 and deadlines (timeout, kill grace, output drain); ends the job on the first
  *                 abnormal event and decides the exit status.
@@ -87,6 +88,7 @@ typedef struct mx_options {
     int fanout;       /* proxies each proxy starts at most */
     int tag_output;
     double timeout;    /* seconds; 0 = none */
+    int stack_traces;  /* --get-stack-traces: print the ranks' stacks when the timeout ends a job */
     int oversubscribe; /* --oversubscribe given (accepted; oversubscription is never refused) */
     mx_envset *envs;
     int nenvs;
@@ -249,6 +251,10 @@ void mx_rank_exited(mx_job *job, mx_rank *r, int status);
 /* Reads how long hosts may stay silent (MANIFOLD_HOST_TIMEOUT), in seconds. */
 double mx_host_timeout(void);
 
+/* stacks.c: prints (mx_say) the stack of every thread of each live rank forked by this
+ * process, with gdb; at most a few seconds per rank. */
+void mx_stacks_report(mx_job *job);
+
 /* remote.c (mpiexec's side of a multi-host job) */
 int mx_remote_start(mx_job *job);
 /* Adds the fds to poll; returns the count added (at most mx_remote_maxfds). */
@@ -260,6 +266,9 @@ void mx_remote_tick(mx_job *job, double now, int *wait_ms);
 /* A child exited: returns 1 if it was a launcher command of ours. */
 int mx_remote_child_exited(mx_job *job, pid_t pid, int status);
 void mx_remote_signal(mx_job *job, int sig);
+/* Asks every proxy for its ranks' stacks (mx_stacks_report there; the lines come as SAY frames,
+ * before the proxy handles any later frame). */
+void mx_remote_stacks(mx_job *job);
 /* Whether rank 0's stdin may take more bytes now; sends bytes (len 0: EOF). */
 int mx_remote_stdin_room(mx_job *job);
 void mx_remote_stdin(mx_job *job, const char *data, size_t len);

@@ -38,6 +38,8 @@ static const char mx_help[] =
     "  -l, --tag-output      prefix every output line with \"[rank] \"\n"
     "  --timeout SECS        end the job after SECS seconds (exit status 124);\n"
     "                        the environment variable MPIEXEC_TIMEOUT does the same\n"
+    "  --get-stack-traces    when the timeout ends the job, first print the stack of every\n"
+    "                        thread of each process (with gdb, a few seconds per process)\n"
     "  --oversubscribe       accepted for compatibility: more processes than cores is always\n"
     "                        allowed; it is detected and processes are told to yield the CPU\n"
     "  --bind-to core|none   pin local rank i of each host to core i (default none)\n"
@@ -316,6 +318,8 @@ static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv,
             if (mx_parse_seconds(a + 10, &opt->timeout) != 0)
                 return mx_usage("bad timeout '%s' (want seconds above 0, e.g. 30 or 2.5)", a + 10);
             *have_timeout = 1;
+        } else if (!strcmp(a, "--get-stack-traces") || !strcmp(a, "-get-stack-traces")) {
+            opt->stack_traces = 1;
         } else if (!strcmp(a, "--oversubscribe") || !strcmp(a, "-oversubscribe")) {
             opt->oversubscribe = 1;
         } else if (!strcmp(a, "--host") || !strcmp(a, "-host") || !strcmp(a, "-H") ||

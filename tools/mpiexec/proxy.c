@@ -255,6 +255,9 @@ static void mx_child(mx_job *job, mx_rank *r, int in_fd, int out_fd, int err_fd,
     (void)prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(1); /* mpiexec already died */
+    /* Under Yama's ptrace_scope 1, gdb started by us may then attach (stacks.c); it fails
+     * harmlessly without Yama. */
+    (void)prctl(PR_SET_PTRACER, (unsigned long)parent, 0, 0, 0);
     if (dup2(in_fd, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(err_fd, 2) < 0)
         goto fail;
     int flags = fcntl(pmi_fd, F_GETFD);

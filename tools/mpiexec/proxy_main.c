@@ -454,6 +454,8 @@ int mx_proxy_main(int argc, char **argv)
                         mx_stdin_feed(&job, data, len);
                     } else if (type == MX_M_SIGNAL && arg > 0 && arg < 65) {
                         mx_proxy_signal(&job, arg);
+                    } else if (type == MX_M_STACKS) {
+                        mx_stacks_report(&job);
                     }
                 }
                 if (eof || g < 0) {

@@ -858,6 +858,14 @@ void mx_remote_signal(mx_job *job, int sig)
                 (void)kill(-rm->r_hosts[h].h_launcher, SIGKILL);
 }
 
+void mx_remote_stacks(mx_job *job)
+{
+    struct mx_remote *rm = job->rm;
+    for (int h = 0; h < rm->r_nhosts; h++)
+        if (rm->r_hosts[h].h_connected && !rm->r_hosts[h].h_lost)
+            (void)mx_link_send(&rm->r_hosts[h].h_link, MX_M_STACKS, 0, NULL, 0);
+}
+
 int mx_remote_stdin_room(mx_job *job)
 {
     mx_host *h = &job->rm->r_hosts[job->rm->r_rank0_host];

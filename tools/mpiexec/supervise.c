@@ -4,7 +4,8 @@
  * Events, all through one poll():
  *   signalfd   SIGCHLD (reap ranks, judge their exit), SIGINT/SIGTERM/SIGHUP (forward, end job);
  *   PMI sockets, stdout/stderr pipes, our stdin and rank 0's stdin pipe;
- *   deadlines  --timeout, the SIGKILL that follows SIGTERM by MX_KILL_GRACE seconds, the output
+ *   deadlines  --timeout (with --get-stack-traces, every rank's stacks are printed first:
+ *              stacks.c), the SIGKILL that follows SIGTERM by MX_KILL_GRACE seconds, the output
  *              drain after the last rank exited (MX_DRAIN_GRACE: descendants that keep a pipe
  *              open cannot hold mpiexec), and the idle flush of partial lines.
  * Judging an exit (the first abnormal one ends the job, later ones are consequences and stay quiet):
@@ -252,6 +253,16 @@ int mx_supervise(mx_job *job, int sigfd)
                 break;
         }
         if (timeout_at && now >= timeout_at && !job->ending) {
+            if (job->opt->stack_traces) {
+                mx_say(job,
+                       "mpiexec: job timed out after %g seconds; the stacks of its %d "
+                       "processes follow (--get-stack-traces)",
+                       job->opt->timeout, alive);
+                if (job->rm)
+                    mx_remote_stacks(job); /* the proxies' lines follow, before any exit */
+                else
+                    mx_stacks_report(job);
+            }
             mx_job_end(job, MX_EXIT_TIMEOUT, SIGTERM,
                        "mpiexec: job timed out after %g seconds (--timeout / MPIEXEC_TIMEOUT); "
                        "killing its %d processes",
