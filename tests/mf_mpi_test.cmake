@@ -82,7 +82,10 @@ endfunction()
 # mf_mpi_test(program NP n... [FABRICS name...] [ARGS a...] [ENV K=V...] [TIMEOUT s]
 #             [PASS regex] [NAME name])
 # Registers `mpiexec -n N program ARGS` for each N and fabric (default: shm tcp), named
-# <name>.np<N>.<fabric>, with the fabric's environment after ENV (see the recipes above). A run
+# <name>.np<N>.<fabric>, with the fabric's environment after ENV (see the recipes above). After
+# TIMEOUT seconds mpiexec prints where every rank hangs (--get-stack-traces) and ends the run;
+# CTest's own limit comes 60 s later, so that it never cuts that short (gdb takes about 0.3 s per
+# rank here, more in sanitizer builds, and at most 8 s: tools/mpiexec/stacks.c). A run
 # passes when it exits 0; with PASS, when its output matches the regex whatever the exit status
 # (for tests of fatal paths, which must end the job). Every fabric is checked before any test is
 # added.
@@ -108,9 +111,11 @@ function(mf_mpi_test program)
       get_property(recipe GLOBAL PROPERTY MF_TEST_FABRIC_ENV_${fabric})
       set(env ${T_ENV} ${recipe})
       set(test ${T_NAME}.np${np}.${fabric})
+      math(EXPR ctest_limit "${T_TIMEOUT} + 60")
       add_test(NAME ${test}
-               COMMAND ${MF_MPIEXEC} -n ${np} --timeout ${T_TIMEOUT} $<TARGET_FILE:${program}> ${T_ARGS})
-      set_tests_properties(${test} PROPERTIES ENVIRONMENT "${env}" TIMEOUT ${T_TIMEOUT}
+               COMMAND ${MF_MPIEXEC} -n ${np} --timeout ${T_TIMEOUT} --get-stack-traces
+                       $<TARGET_FILE:${program}> ${T_ARGS})
+      set_tests_properties(${test} PROPERTIES ENVIRONMENT "${env}" TIMEOUT ${ctest_limit}
                            LABELS "mpi;${fabric}")
       if(T_PASS)
         set_tests_properties(${test} PROPERTIES PASS_REGULAR_EXPRESSION "${T_PASS}")
