@@ -1,7 +1,9 @@
 /*
  * Point-to-point semantics, at any process count: ring exchanges of many sizes (zero bytes,
  * eager, rendezvous), every send mode, derived datatypes, probes, matched probes, persistent
- * requests, cancel, truncation, MPI_PROC_NULL, wildcards and the completion family.
+ * requests, cancel, truncation, MPI_PROC_NULL, wildcards and the completion family; and
+ * messages to the own rank in every mode, whichever fabric carries them (with tag matching
+ * offloaded to ofi, that fabric, whose control frames then come back to the sender itself).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -341,6 +343,44 @@ static void completion_family(void)
     free(rq);
 }
 
+/* Sends to the own rank in each mode, the receive posted first (a synchronous send to self
+ * waits for its match); and the other way round for the nonblocking synchronous send. */
+static void to_self(void)
+{
+    static const size_t sizes[] = {0, 1000, 1 << 20};
+    for (size_t k = 0; k < sizeof sizes / sizeof sizes[0]; k++) {
+        size_t n = sizes[k];
+        unsigned char *out = malloc(n + 1), *in = malloc(n + 1);
+        for (int mode = 0; mode < 4; mode++) {
+            fill(out, n, mode + 40);
+            memset(in, 0, n + 1);
+            MPI_Request r;
+            MPI_Status st;
+            if (mode == 3) { /* Issend first, then the receive */
+                MF_CHECK_MPI(MPI_Issend(out, (int)n, MPI_BYTE, rank, 30, MPI_COMM_WORLD, &r));
+                MF_CHECK_MPI(MPI_Recv(in, (int)n, MPI_BYTE, rank, 30, MPI_COMM_WORLD, &st));
+                MF_CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+            } else {
+                MF_CHECK_MPI(MPI_Irecv(in, (int)n, MPI_BYTE, rank, 30, MPI_COMM_WORLD, &r));
+                if (mode == 0)
+                    MF_CHECK_MPI(MPI_Send(out, (int)n, MPI_BYTE, rank, 30, MPI_COMM_WORLD));
+                else if (mode == 1)
+                    MF_CHECK_MPI(MPI_Ssend(out, (int)n, MPI_BYTE, rank, 30, MPI_COMM_WORLD));
+                else
+                    MF_CHECK_MPI(MPI_Rsend(out, (int)n, MPI_BYTE, rank, 30, MPI_COMM_WORLD));
+                MF_CHECK_MPI(MPI_Wait(&r, &st));
+            }
+            int count = -1;
+            MPI_Get_count(&st, MPI_BYTE, &count);
+            MF_CHECK(count == (int)n && st.MPI_SOURCE == rank && check(in, n, mode + 40),
+                     "send to self, %zu bytes, mode %d: count %d, source %d", n, mode, count,
+                     st.MPI_SOURCE);
+        }
+        free(out);
+        free(in);
+    }
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -353,5 +393,6 @@ int main(int argc, char **argv)
     ordering();
     probes_and_more();
     completion_family();
+    to_self();
     return mftest_finish();
 }

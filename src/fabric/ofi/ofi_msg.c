@@ -272,7 +272,10 @@ void mf_ofi_arrived(mf_ofi *o, mf_ofi_buf *b, size_t len, uint64_t cqdata)
     const unsigned char *payload = NULL;
     const char *why = NULL;
     uint32_t rank = (uint32_t)cqdata & ~MF_OFI_CQ_SHORT, seq = (uint32_t)(cqdata >> 32);
-    if (rank >= (uint32_t)o->o_npeers || rank == (uint32_t)mf_g.rank)
+    /* Our own rank is a peer when the tagged ops carry messages to it (ofi_tagged.c puts our
+     * address in o_addr): the control frames of those messages (SYNC_ACK, CANCEL) come back
+     * through the message path. */
+    if (rank >= (uint32_t)o->o_npeers || o->o_addr[rank] == FI_ADDR_NOTAVAIL)
         why = "the source rank is not a peer";
     else
         why = mf_ofi_parse(b->b_data, len, (uint32_t)cqdata & MF_OFI_CQ_SHORT, &h, &payload);
