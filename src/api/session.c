@@ -10,7 +10,8 @@
  * Process sets: "mpi://WORLD" (every process of the job) and "mpi://SELF" (this one), matched
  * without regard to case as URIs' schemes are. Each has the info key "mpi_size".
  *
- * Errors of a session call go to the session's error handler; errors of MPI_Session_init go to
+ * Errors of a session call go to the session's error handler (without a valid session, to
+ * MPI_COMM_WORLD's once MPI_Init ran, else they are fatal); errors of MPI_Session_init go to
  * the handler it was given (MPI_ERRORS_ARE_FATAL if that is not valid either). Session handlers
  * are created with MPI_Session_create_errhandler, which, like the info calls, works at any time.
  */
@@ -47,12 +48,15 @@ static int mf_api_session(MPI_Session h, mf_session **out, const char *fn)
     return MPI_SUCCESS;
 }
 
+/* Without a valid session (MPI_SESSION_NULL, a stale handle) the error belongs to no object:
+ * it goes where such errors go (mf_err_world: MPI_COMM_WORLD's handler once the world model is
+ * up, else MPI_ERRORS_ARE_FATAL), as MPICH does. */
 static int mf_err_session(const mf_session *s, int code, const char *fn)
 {
-    return code == MPI_SUCCESS
-               ? code
-               : mf_err_session_dispatch(s ? s->s_errhandler : NULL,
-                                         s ? s->s_handle : MPI_SESSION_NULL, code, fn);
+    if (code == MPI_SUCCESS)
+        return code;
+    return s ? mf_err_session_dispatch(s->s_errhandler, s->s_handle, code, fn)
+             : mf_err_world(code, fn);
 }
 
 /* Handlers a session may carry: the predefined ones and those made for sessions. */

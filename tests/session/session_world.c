@@ -6,7 +6,9 @@
  *                  communicator keeps working), then MPI_Session_finalize; a new session after
  *                  that reuses the idle runtime.
  *   session-then-world: a session opened and finalized, then MPI_Init .. MPI_Finalize.
- *   world-first:   MPI_Init_thread, then a session, finalized, then another session (the runtime
+ *   world-first:   MPI_Init_thread, then a session, finalized (calls on MPI_SESSION_NULL and on
+ *                  the finalized handle then report MPI_ERR_SESSION to MPI_COMM_WORLD's handler),
+ *                  then another session (the runtime
  *                  stays up for the world), then MPI_Finalize, after which a new session is a
  *                  clear error (MPI has ended), not a crash; an info object made before MPI_Init
  *                  is still usable after MPI_Finalize.
@@ -115,6 +117,17 @@ int main(int argc, char **argv)
         MPI_Info_free(&info);
         MPI_Comm_free(&sc);
         MPI_Session_finalize(&s);
+        /* Without a session, an error belongs to no object: MPI_COMM_WORLD's handler takes
+         * it (here MPI_ERRORS_RETURN), as with MPICH; it does not end the job. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        int npsets = -1, ecls = -1;
+        MPI_Error_class(MPI_Session_get_num_psets(MPI_SESSION_NULL, MPI_INFO_NULL, &npsets), &ecls);
+        MF_CHECK(ecls == MPI_ERR_SESSION, "MPI_Session_get_num_psets(MPI_SESSION_NULL): class %d",
+                 ecls);
+        MPI_Group g = MPI_GROUP_NULL;
+        MPI_Error_class(MPI_Group_from_session_pset(s, "mpi://WORLD", &g), &ecls);
+        MF_CHECK(ecls == MPI_ERR_SESSION, "a finalized session: class %d", ecls);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
         traffic(MPI_COMM_WORLD, "world after a session ended");
         s = open_session(&sc, "two");
         traffic(sc, "second session");
