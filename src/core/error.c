@@ -90,6 +90,8 @@ static const char *const mf_class_text[] = {
     [MPI_ERR_PROC_ABORTED] = "peer process aborted or failed",
     [MPI_ERR_VALUE_TOO_LARGE] = "value too large to store",
     [MPI_T_ERR_NOT_SUPPORTED] = "tool interface: not supported",
+    [MPI_T_ERR_NOT_ACCESSIBLE] = "tool interface: not accessible",
+    [MPI_ERR_ERRHANDLER] = "invalid error handler",
 };
 
 #define MF_NUM_CLASSES ((int)(sizeof mf_class_text / sizeof mf_class_text[0]))

@@ -88,6 +88,8 @@ static const int classes[] = {
     MPI_ERR_PROC_ABORTED,
     MPI_ERR_VALUE_TOO_LARGE,
     MPI_T_ERR_NOT_SUPPORTED,
+    MPI_T_ERR_NOT_ACCESSIBLE,
+    MPI_ERR_ERRHANDLER,
 };
 
 static int lastused(void)
