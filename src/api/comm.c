@@ -10,6 +10,7 @@
 
 #include "api/api.h"
 #include "comm/attr.h"
+#include "coll/coll.h"
 #include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 #include "comm/info.h"
@@ -304,14 +305,20 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
 }
 MF_API_ALIAS(Comm_create_group);
 
-int PMPI_Comm_free(MPI_Comm *comm)
+/* MPI_Comm_free and MPI_Comm_disconnect: `how` names what cannot be done to the predefined
+ * communicators. With `barrier` (MPI_Comm_disconnect, MPI-4.0 11.10.4: collective, returns once
+ * the communication on comm is complete): every communicator here comes from MPI_Init or a
+ * constructor (no spawned or connected processes), and a program may disconnect only with its
+ * communication matched, so a barrier completes what the fabrics may still hold. */
+static int mf_api_comm_drop(MPI_Comm *comm, bool barrier, const char *how, const char *fn)
 {
-    const char *fn = "MPI_Comm_free";
     MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = comm ? mf_check_comm(*comm, &c, fn) : mf_error(MPI_ERR_ARG, "%s: comm is NULL", fn);
     if (!rc && (*comm == MPI_COMM_WORLD || *comm == MPI_COMM_SELF))
-        rc = mf_error(MPI_ERR_COMM, "%s: %s cannot be freed", fn, c->c_name);
+        rc = mf_error(MPI_ERR_COMM, "%s: %s cannot be %s", fn, c->c_name, how);
+    if (!rc && barrier)
+        rc = mf_coll_barrier(c);
     mf_comm *eh_comm = c;
     if (!rc) {
         /* The handler to report a failing delete callback with must outlive the object. */
@@ -324,7 +331,34 @@ int PMPI_Comm_free(MPI_Comm *comm)
     MF_API_EXIT();
     return mf_err_comm(eh_comm, rc, fn);
 }
+
+int PMPI_Comm_free(MPI_Comm *comm)
+{
+    return mf_api_comm_drop(comm, false, "freed", "MPI_Comm_free");
+}
 MF_API_ALIAS(Comm_free);
+
+int PMPI_Comm_disconnect(MPI_Comm *comm)
+{
+    return mf_api_comm_drop(comm, true, "disconnected", "MPI_Comm_disconnect");
+}
+MF_API_ALIAS(Comm_disconnect);
+
+/* No process of a Manifold job was started by MPI_Comm_spawn (not implemented), so none has a
+ * parent: MPI_COMM_NULL, as the standard says for processes mpiexec started. */
+int PMPI_Comm_get_parent(MPI_Comm *parent)
+{
+    const char *fn = "MPI_Comm_get_parent";
+    MF_API_ENTER();
+    int rc = mf_check_initialized(fn);
+    if (!rc && !parent)
+        rc = mf_error(MPI_ERR_ARG, "%s: parent is NULL", fn);
+    if (!rc)
+        *parent = MPI_COMM_NULL;
+    MF_API_EXIT();
+    return mf_err_world(rc, fn);
+}
+MF_API_ALIAS(Comm_get_parent);
 
 int PMPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {

@@ -50,9 +50,11 @@ static int mf_dt_free(MPI_Datatype *type, const char *fn)
     int rc = mf_dt_out(type, "datatype", fn);
     if (!rc)
         rc = mf_dt_check_any(*type, &dt, fn, "datatype");
-    if (!rc && dt->pub.dt_builtin)
+    int comb = !rc && dt->dt_contents ? dt->dt_contents->ct_combiner : MPI_COMBINER_NAMED;
+    if (!rc && (dt->pub.dt_builtin || comb == MPI_COMBINER_F90_REAL ||
+                comb == MPI_COMBINER_F90_COMPLEX || comb == MPI_COMBINER_F90_INTEGER))
         rc = mf_error(MPI_ERR_TYPE, "%s: datatype=%s is predefined and cannot be freed", fn,
-                      dt->dt_name);
+                      dt->pub.dt_builtin ? dt->dt_name : "(a type of MPI_Type_create_f90_*)");
     if (!rc) {
         mf_datatype_release(dt);
         *type = MPI_DATATYPE_NULL;

@@ -1,8 +1,8 @@
 /*
  * Communicator creation at any process count: split (colors, keys, MPI_UNDEFINED), split_type,
- * dup, create, create_group, compare, names, and that traffic on a new communicator never
- * matches receives on its parent. Expected ranks and sizes are computed here from the rules of
- * the standard, independently of the library.
+ * dup, create, create_group, compare, names, disconnect, get_parent, and that traffic on a new
+ * communicator never matches receives on its parent. Expected ranks and sizes are computed here
+ * from the rules of the standard, independently of the library.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -227,6 +227,34 @@ int main(int argc, char **argv)
     MPI_Info_free(&info);
     MPI_Comm_free(&withinfo);
     MPI_Comm_free(&dup);
+
+    /* MPI_Comm_disconnect: collective, completes the (matched) traffic, frees; refuses
+     * MPI_COMM_NULL and the predefined communicators with MPI_ERR_COMM. */
+    MPI_Comm gone;
+    MF_CHECK_MPI(MPI_Comm_dup(MPI_COMM_WORLD, &gone));
+    int token = rank, came = -1;
+    MPI_Request sreq;
+    MF_CHECK_MPI(MPI_Isend(&token, 1, MPI_INT, (rank + 1) % size, 3, gone, &sreq));
+    MF_CHECK_MPI(MPI_Recv(&came, 1, MPI_INT, (rank + size - 1) % size, 3, gone, MPI_STATUS_IGNORE));
+    MF_CHECK_MPI(MPI_Wait(&sreq, MPI_STATUS_IGNORE));
+    MF_CHECK_MPI(MPI_Comm_disconnect(&gone));
+    MF_CHECK(gone == MPI_COMM_NULL && came == (rank + size - 1) % size,
+             "MPI_Comm_disconnect: handle not MPI_COMM_NULL, or token %d", came);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm bad = MPI_COMM_NULL;
+    int cls = -1;
+    MPI_Error_class(MPI_Comm_disconnect(&bad), &cls);
+    MF_CHECK(cls == MPI_ERR_COMM, "MPI_Comm_disconnect(MPI_COMM_NULL): class %d", cls);
+    bad = MPI_COMM_WORLD;
+    MPI_Error_class(MPI_Comm_disconnect(&bad), &cls);
+    MF_CHECK(cls == MPI_ERR_COMM && bad == MPI_COMM_WORLD,
+             "MPI_Comm_disconnect(MPI_COMM_WORLD): class %d", cls);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+    /* mpiexec started every process: none has a parent. */
+    MPI_Comm parent = MPI_COMM_WORLD;
+    MF_CHECK_MPI(MPI_Comm_get_parent(&parent));
+    MF_CHECK(parent == MPI_COMM_NULL, "MPI_Comm_get_parent: 0x%x", (unsigned)parent);
 
     int inter;
     MF_CHECK_MPI(MPI_Comm_test_inter(MPI_COMM_WORLD, &inter));

@@ -1,8 +1,9 @@
 /*
  * Intercommunicators (needs at least 2 processes): world split into a low half (even ranks) and
  * a high half (odd ranks), joined with MPI_Intercomm_create over MPI_COMM_WORLD; remote sizes
- * and groups, messages across, MPI_Comm_dup of the intercommunicator, and MPI_Intercomm_merge
- * with both orders of "high". Expected values are computed from the world ranks.
+ * and groups, messages across, MPI_Comm_dup of the intercommunicator, MPI_Intercomm_merge with
+ * both orders of "high", and MPI_Comm_disconnect of the intercommunicator. Expected values are
+ * computed from the world ranks.
  */
 #include <stdlib.h>
 
@@ -156,7 +157,8 @@ int main(int argc, char **argv)
         MPI_Group_free(&lg);
     }
 
-    MPI_Comm_free(&inter);
+    MF_CHECK_MPI(MPI_Comm_disconnect(&inter)); /* collective over both groups */
+    MF_CHECK(inter == MPI_COMM_NULL, "MPI_Comm_disconnect left the intercommunicator's handle");
     MPI_Comm_free(&half);
     free(idx);
     free(w);
