@@ -28,9 +28,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
         r->rq_greq_free = free_fn;
         r->rq_greq_cancel = cancel_fn;
         r->rq_greq_state = extra_state;
-        rc = mf_request_handle(r, request);
-        if (rc)
-            mf_request_free(r);
+        rc = mf_request_give(r, request);
     }
     MF_API_EXIT();
     return mf_err_world(rc, "MPI_Grequest_start");

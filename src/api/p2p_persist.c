@@ -31,9 +31,7 @@ static int mf_api_persist(const void *buf, MPI_Count count, MPI_Datatype datatyp
         r->rq_rank = rank;
         r->rq_tag = tag;
         r->rq_mode = mode;
-        rc = mf_request_handle(r, request);
-        if (rc)
-            mf_request_free(r);
+        rc = mf_request_give(r, request);
     }
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);

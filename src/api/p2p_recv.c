@@ -18,11 +18,8 @@ static int mf_api_recv(void *buf, MPI_Count count, MPI_Datatype datatype, int so
         rc = mf_recv(buf, count, dt, source, tag, c, MF_CTX_P2P, status);
     } else if (!rc) {
         rc = mf_irecv(buf, count, dt, source, tag, c, MF_CTX_P2P, &r);
-        if (!rc) {
-            rc = mf_request_handle(r, request);
-            if (rc)
-                mf_request_free(r);
-        }
+        if (!rc)
+            rc = mf_request_give(r, request);
     }
     MF_API_EXIT();
     return mf_err_comm(c, rc, fn);
@@ -350,9 +347,7 @@ static int mf_api_isendrecv(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
     if (!rc) {
         r->rq_packed = copy; /* freed with the request */
         copy = NULL;
-        rc = mf_request_handle(r, request);
-        if (rc)
-            mf_request_free(r);
+        rc = mf_request_give(r, request);
     }
     mf_bufcache_put(copy);
     MF_API_EXIT();

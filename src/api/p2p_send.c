@@ -25,9 +25,7 @@ static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, 
     if (!rc && request && r == mf_request_sent()) {
         *request = mf_request_info(r)->r_handle; /* finished already: no handle of its own */
     } else if (!rc && request) {
-        rc = mf_request_handle(r, request);
-        if (rc)
-            mf_request_free(r);
+        rc = mf_request_give(r, request);
     } else if (!rc && r) {
         rc = mf_request_wait(r, NULL);
         mf_request_free(r);

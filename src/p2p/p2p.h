@@ -104,6 +104,8 @@ void mf_p2p_finalize(void);
 
 /* User handles for requests (MPI_Request). */
 int mf_request_handle(mf_request *r, MPI_Request *handle);
+/* mf_request_handle for a request the caller hands over: on failure r is freed. */
+int mf_request_give(mf_request *r, MPI_Request *handle);
 mf_request *mf_request_from_handle(MPI_Request handle);
 void mf_request_handle_free(mf_request *r);
 

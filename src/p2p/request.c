@@ -319,6 +319,14 @@ int mf_request_handle(mf_request *r, MPI_Request *handle)
     return MPI_SUCCESS;
 }
 
+int mf_request_give(mf_request *r, MPI_Request *handle)
+{
+    int rc = mf_request_handle(r, handle);
+    if (rc)
+        mf_request_free(r); /* a started operation still ends, in the background */
+    return rc;
+}
+
 mf_request *mf_request_from_handle(MPI_Request handle)
 {
     if (handle == MF_REQUEST_SENT_HANDLE)
