@@ -110,8 +110,13 @@ int PMPI_Start(MPI_Request *request)
     MF_API_ENTER();
     int rc = request ? mf_start_one(*request, "MPI_Start")
                      : mf_error(MPI_ERR_ARG, "MPI_Start: request is NULL");
+    /* As for waits and tests: the handler of the request's communicator, if it names one. */
+    mf_request *r = NULL;
+    mf_comm *c = rc && request && !mf_p2p_check_request(*request, &r, "MPI_Start") && r
+                     ? r->pub.r_comm
+                     : NULL;
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Start");
+    return mf_err_comm(c, rc, "MPI_Start");
 }
 MF_API_ALIAS(Start);
 
