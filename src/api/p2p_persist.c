@@ -5,6 +5,7 @@
  */
 #include "api/p2p_args.h"
 #include "coll/nbc.h"
+#include "p2p/partitioned.h"
 
 static int mf_api_persist(const void *buf, MPI_Count count, MPI_Datatype datatype, int rank,
                           int tag, MPI_Comm comm, mf_request_kind kind, enum mf_send_mode mode,
@@ -91,6 +92,8 @@ static int mf_start_one(MPI_Request handle, const char *fn)
      * which builds a fresh schedule as rq_inner on each start (src/coll/nbc.h). */
     if (r->pub.r_kind == MF_REQ_COLL)
         rc = mf_nbc_start(r);
+    else if (r->pub.r_kind == MF_REQ_PART)
+        rc = mf_part_start(r); /* partitioned: a round of the channel (src/p2p/partitioned.h) */
     else if (r->pub.r_kind == MF_REQ_RECV)
         rc = mf_irecv(r->rq_buf, r->rq_count, r->rq_dt, r->rq_rank, r->rq_tag, c, MF_CTX_P2P,
                       &r->rq_inner);

@@ -142,6 +142,12 @@ void mf_comm_finalize_attrs(void);
 #define MF_TAG_COMM_AGREE (MF_TAG_COMM_BASE + 1)   /* context-id agreement, allgathers */
 #define MF_TAG_COMM_INTER (MF_TAG_COMM_BASE + 2)   /* intercommunicator leaders' exchanges */
 #define MF_TAG_NEIGHBOR (MF_TAG_COMM_BASE + 0x100) /* + slot: neighborhood collectives */
+/* Partitioned communication (p2p/partitioned.h) on MF_CTX_COLL: the hello of a new channel,
+ * then MF_TAG_PART_SPAN tags for replies and partitions, each taken by the process that receives
+ * on it while a channel lives. Above the collectives' tags and below MF_TAG_COMM_BASE. */
+#define MF_TAG_PART_BASE 0x20000000
+#define MF_TAG_PART_HELLO MF_TAG_PART_BASE
+#define MF_TAG_PART_SPAN 0x3fffffff
 /* + (hash of the string tag & MF_TAG_FROM_GROUP_MASK): MPI_Comm_create_from_group and
  * MPI_Intercomm_create_from_groups, on MPI_COMM_WORLD's object (see comm_internal.h) */
 #define MF_TAG_FROM_GROUP (MF_TAG_COMM_BASE + 0x8000)

@@ -26,6 +26,7 @@ typedef enum mf_request_kind {
     MF_REQ_RECV,
     MF_REQ_GREQ, /* generalized request (MPI_Grequest_start) */
     MF_REQ_COLL, /* a nonblocking collective's schedule */
+    MF_REQ_PART, /* partitioned communication (partitioned.h): a channel, or one round of it */
 } mf_request_kind;
 
 enum mf_send_mode { MF_SEND_STANDARD, MF_SEND_SYNC, MF_SEND_READY, MF_SEND_BUFFERED };

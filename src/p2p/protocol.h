@@ -32,6 +32,8 @@
  *               of CTS and FIN;
  *   cancel.c    MPI_Cancel of sends (CANCEL / CANCEL_ACK) and of receives;
  *   sendrecv.c  a send and a receive as one request (MPI_Isendrecv);
+ *   partitioned.c  partitioned communication (partitioned.h): channels of ordinary messages on
+ *               the collective context, moved by a progress source;
  *   offload.c   all of the above for communicators whose matching a fabric does (tagged
  *               ops, fabric.h; offload.h says when): the entry points hand over to it first.
  * Synchronous mode is not a file of its own: send.c sets MF_WIRE_SYNC (or sends an RTS, which

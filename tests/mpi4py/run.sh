@@ -5,8 +5,8 @@
 # taken from the sdist of the wheel's version (fetched once into VENV/tests-<version>):
 #   rma   its one-sided tests (test_rma.py, test_rma_nb.py, test_win.py);
 #   full  all of them (about 1900 per rank) but the modules of what Manifold does not implement
-#         (MPI_FULL_EXCLUDE: MPI-IO, spawn and the other dynamic-process calls, partitioned
-#         communication) and one class of files (TestErrhandlerFile), with MPI4PY_TEST_SPAWN=0,
+#         (MPI_FULL_EXCLUDE: MPI-IO, spawn and the other dynamic-process calls) and one class of
+#         files (TestErrhandlerFile), with MPI4PY_TEST_SPAWN=0,
 #         mpi4py's own switch for the spawn cases that other modules hold. Every rank must end
 #         with "OK".
 # Exit 77 (skipped) if PyPI or venv is not available here.
@@ -48,7 +48,7 @@ fetch_tests() {
         flock -u 9
     fi
 }
-MPI_FULL_EXCLUDE='test_(file|io|dynproc|spawn|p2p_buf_part|objmodel|subclass)'
+MPI_FULL_EXCLUDE='test_(file|io|dynproc|spawn|objmodel|subclass)'
 case $suite in
 drop_in)
     out=$(run "$here/drop_in.py")
