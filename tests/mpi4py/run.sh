@@ -4,11 +4,10 @@
 # NP ranks with Manifold's libmpi.so.12 found first. The other suites are mpi4py's own tests,
 # taken from the sdist of the wheel's version (fetched once into VENV/tests-<version>):
 #   rma   its one-sided tests (test_rma.py, test_rma_nb.py, test_win.py);
-#   full  all of them (about 1900 per rank) but the modules of what Manifold does not implement
-#         (MPI_FULL_EXCLUDE: MPI-IO, spawn and the other dynamic-process calls) and one class of
-#         files (TestErrhandlerFile), with MPI4PY_TEST_SPAWN=0,
-#         mpi4py's own switch for the spawn cases that other modules hold. Every rank must end
-#         with "OK".
+#   full  all of them (about 2000 per rank) but the modules of what Manifold does not implement
+#         (MPI_FULL_EXCLUDE: spawn and the other dynamic-process calls), with
+#         MPI4PY_TEST_SPAWN=0, mpi4py's own switch for the spawn cases that other modules hold.
+#         Every rank must end with "OK".
 # Exit 77 (skipped) if PyPI or venv is not available here.
 set -u
 mpiexec=$1 libdir=$2 venv=$3 np=$4 suite=${5:-drop_in}
@@ -48,7 +47,7 @@ fetch_tests() {
         flock -u 9
     fi
 }
-MPI_FULL_EXCLUDE='test_(file|io|dynproc|spawn|objmodel|subclass)'
+MPI_FULL_EXCLUDE='test_(dynproc|spawn)'
 case $suite in
 drop_in)
     out=$(run "$here/drop_in.py")
@@ -72,7 +71,7 @@ full)
     # test_errhandler's file class needs MPI-IO.
     fetch_tests
     limit=220
-    out=$(cd "$tests" && MPI4PY_TEST_SPAWN=0 run main.py -e "$MPI_FULL_EXCLUDE" -x TestErrhandlerFile)
+    out=$(cd "$tests" && MPI4PY_TEST_SPAWN=0 run main.py -e "$MPI_FULL_EXCLUDE")
     rc=$?
     echo "$out" | grep -E '^(Ran|OK|FAILED)'
     [ $rc -eq 0 ] || { echo "$out" | tail -60; echo "FAIL: mpiexec exited with $rc"; exit 1; }
