@@ -11,12 +11,17 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "core/error.h"
 #include "io/io.h"
 
 #define IO_CHUNK ((size_t)4 << 20)
+/* Data sieving: the largest span read (and written back) at once, and how sparse the data in it
+ * may be (span at most this many times the data). */
+#define IO_SIEVE_MAX ((size_t)16 << 20)
+#define IO_SIEVE_SPARSE 8
 
 /* Reads or writes len bytes at file position at; returns bytes moved (a read stops at the end of
  * the file), or -1 with errno. */
@@ -37,46 +42,118 @@ static ssize_t io_run(int fd, bool write, char *mem, size_t len, MPI_Offset at)
     return (ssize_t)moved;
 }
 
+/* The next run of view bytes from v (at most `left` bytes): its file position, and its length
+ * in *run, extended over the pieces that follow it in the file without a gap. */
+static MPI_Offset io_next_run(const mf_file *f, MPI_Offset v, size_t left, size_t *run)
+{
+    MPI_Offset avail, next_avail, at = mf_io_view_piece(f, v, &avail);
+    *run = (size_t)avail;
+    while (*run < left &&
+           mf_io_view_piece(f, v + (MPI_Offset)*run, &next_avail) == at + (MPI_Offset)*run)
+        *run += (size_t)next_avail;
+    if (*run > left)
+        *run = left;
+    return at;
+}
+
+/* A POSIX record lock (F_WRLCK, F_RDLCK) or its release (F_UNLCK) over [first, first + len). */
+static int io_record_lock(mf_file *f, short type, MPI_Offset first, MPI_Offset len, const char *fn)
+{
+    struct flock fl = {
+        .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)first, .l_len = (off_t)len};
+    while (fcntl(f->fd, type == F_UNLCK ? F_SETLK : F_SETLKW, &fl) < 0)
+        if (errno != EINTR)
+            return mf_io_errno(errno, type == F_UNLCK ? "unlock" : "lock", f->name, fn);
+    return MPI_SUCCESS;
+}
+
+/* Data sieving: the view bytes [s, s + len), which lie in the file bytes [first, first + span),
+ * moved with one read of the span into a buffer (and for a write, the pieces copied in and the
+ * span written back, under the write lock the caller holds) instead of one call per run. */
+static int io_sieve(mf_file *f, bool write, char *mem, size_t len, MPI_Offset s, MPI_Offset first,
+                    size_t span, size_t *moved, const char *fn)
+{
+    char *sieve = malloc(span);
+    if (!sieve)
+        return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a %zu-byte sieve buffer", fn, span);
+    ssize_t got = io_run(f->fd, false, sieve, span, first);
+    if (got < 0) {
+        free(sieve);
+        return mf_io_errno(errno, "read", f->name, fn);
+    }
+    if (write)
+        memset(sieve + got, 0, span - (size_t)got); /* past the end of the file: a hole */
+    size_t m = 0;
+    while (m < len) {
+        size_t run;
+        size_t off = (size_t)(io_next_run(f, s + (MPI_Offset)m, len - m, &run) - first);
+        if (write) {
+            memcpy(sieve + off, mem + m, run);
+        } else {
+            size_t have = off >= (size_t)got        ? 0
+                          : (size_t)got - off < run ? (size_t)got - off
+                                                    : run;
+            memcpy(mem + m, sieve + off, have);
+            m += have;
+            if (have < run)
+                break; /* end of file */
+            continue;
+        }
+        m += run;
+    }
+    int rc = MPI_SUCCESS;
+    if (write && io_run(f->fd, true, sieve, span, first) < 0)
+        rc = mf_io_errno(errno, "write", f->name, fn);
+    free(sieve);
+    *moved = rc ? 0 : m;
+    return rc;
+}
+
 /* Moves the view bytes [s, s + len) to or from mem; *moved gets the bytes moved (short at the end
- * of the file). */
+ * of the file). Runs that are many and dense in their span are sieved (io_sieve); the others
+ * are read or written one call each. A write holds a record lock over its span, so that the
+ * sieve's read-modify-write of another rank never writes back stale bytes over it (atomic mode
+ * holds one over the whole access already). */
 static int io_view_bytes(mf_file *f, bool write, char *mem, size_t len, MPI_Offset s, size_t *moved,
                          const char *fn)
 {
+    MPI_Offset avail, first = mf_io_view_piece(f, s, &avail);
+    MPI_Offset last = mf_io_view_piece(f, s + (MPI_Offset)len - 1, &avail) + 1;
+    size_t span = (size_t)(last - first);
+    bool lock = write && !f->atomic;
+    int rc = lock ? io_record_lock(f, F_WRLCK, first, (MPI_Offset)span, fn) : MPI_SUCCESS;
+    if (rc)
+        return rc;
     *moved = 0;
+    if (span > len && span <= IO_SIEVE_MAX && span <= IO_SIEVE_SPARSE * len && f->readable) {
+        rc = io_sieve(f, write, mem, len, s, first, span, moved, fn);
+        len = 0; /* done */
+    }
     while (*moved < len) {
-        /* A run: from view byte v to the end of its piece, extended over the pieces that follow
-         * it in the file without a gap. */
-        MPI_Offset v = s + (MPI_Offset)*moved, avail;
-        MPI_Offset at = mf_io_view_piece(f, v, &avail), next_avail;
-        size_t run = (size_t)avail;
-        while (run < len - *moved &&
-               mf_io_view_piece(f, v + (MPI_Offset)run, &next_avail) == at + (MPI_Offset)run)
-            run += (size_t)next_avail;
-        if (run > len - *moved)
-            run = len - *moved;
+        size_t run;
+        MPI_Offset at = io_next_run(f, s + (MPI_Offset)*moved, len - *moved, &run);
         ssize_t n = io_run(f->fd, write, mem + *moved, run, at);
-        if (n < 0)
-            return mf_io_errno(errno, write ? "write" : "read", f->name, fn);
+        if (n < 0) {
+            rc = mf_io_errno(errno, write ? "write" : "read", f->name, fn);
+            break;
+        }
         *moved += (size_t)n;
         if ((size_t)n < run)
             break; /* end of file */
     }
-    return MPI_SUCCESS;
+    if (lock) {
+        int urc = io_record_lock(f, F_UNLCK, first, (MPI_Offset)span, fn);
+        rc = rc ? rc : urc;
+    }
+    return rc;
 }
 
-/* Atomic mode: a POSIX record lock over the file bytes of view bytes [s, s + len). */
+/* Atomic mode: a record lock over the file bytes of view bytes [s, s + len). */
 static int io_lock(mf_file *f, bool write, MPI_Offset s, size_t len, const char *fn)
 {
     MPI_Offset avail, first = mf_io_view_piece(f, s, &avail),
                       last = mf_io_view_piece(f, s + (MPI_Offset)len - 1, &avail) + 1;
-    struct flock fl = {.l_type = write ? F_WRLCK : F_RDLCK,
-                       .l_whence = SEEK_SET,
-                       .l_start = (off_t)first,
-                       .l_len = (off_t)(last - first)};
-    while (fcntl(f->fd, F_SETLKW, &fl) < 0)
-        if (errno != EINTR)
-            return mf_io_errno(errno, write ? "lock for writing" : "lock for reading", f->name, fn);
-    return MPI_SUCCESS;
+    return io_record_lock(f, write ? F_WRLCK : F_RDLCK, first, last - first, fn);
 }
 
 int mf_io_rw(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count, mf_datatype *dt,
@@ -120,9 +197,7 @@ int mf_io_rw(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count cou
             break; /* end of file */
     }
     free(bounce);
-    if (f->atomic) {
-        struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET};
-        fcntl(f->fd, F_SETLK, &fl);
-    }
+    if (f->atomic)
+        io_record_lock(f, F_UNLCK, 0, 0, fn); /* 0 bytes: to the end of the file, all of it */
     return rc;
 }

@@ -92,6 +92,18 @@ static void io_file_free(mf_file *f)
     free(f);
 }
 
+/* open(2) of f with `flags`; for a write-only amode, O_RDWR falls back to O_WRONLY where
+ * reading is not permitted (f->readable says which). Returns 0 or errno. */
+static int io_open(mf_file *f, const char *name, int flags, int amode)
+{
+    f->fd = open(name, flags | O_CLOEXEC, 0666);
+    if (f->fd < 0 && (amode & MPI_MODE_WRONLY) && (errno == EACCES || errno == EPERM))
+        f->fd = open(name, (flags & ~O_ACCMODE) | O_WRONLY | O_CLOEXEC, 0666);
+    else
+        f->readable = f->fd >= 0;
+    return f->fd < 0 ? errno : 0;
+}
+
 int mf_io_open(mf_comm *comm, const char *name, int amode, struct mf_info *info, mf_file **out,
                const char *fn)
 {
@@ -116,16 +128,15 @@ int mf_io_open(mf_comm *comm, const char *name, int amode, struct mf_info *info,
         io_file_free(f);
         return rc;
     }
-    int flags = (amode & MPI_MODE_RDONLY)   ? O_RDONLY
-                : (amode & MPI_MODE_WRONLY) ? O_WRONLY
-                                            : O_RDWR;
+    /* A write-only file is opened for reading too where the permissions allow, so that writes
+     * can be sieved (access.c); amode still refuses the program's reads. */
+    int flags = (amode & MPI_MODE_RDONLY) ? O_RDONLY : O_RDWR;
     /* Rank 0 creates (and alone honours EXCL); the others open what it made. */
     int err = 0;
     if (f->comm->c_rank == 0) {
         int cflags = flags | ((amode & MPI_MODE_CREATE) ? O_CREAT : 0) |
                      ((amode & MPI_MODE_EXCL) ? O_EXCL : 0);
-        f->fd = open(name, cflags | O_CLOEXEC, 0666);
-        err = f->fd < 0 ? errno : 0;
+        err = io_open(f, name, cflags, amode);
         rc = err ? mf_io_errno(err, "open", name, fn) : MPI_SUCCESS;
     }
     int rc0 = mf_coll_bcast(&err, 1, mf_datatype_get(MPI_INT), 0, f->comm);
@@ -134,8 +145,8 @@ int mf_io_open(mf_comm *comm, const char *name, int amode, struct mf_info *info,
         return rc0;
     }
     if (f->comm->c_rank != 0 && !err) {
-        f->fd = open(name, flags | O_CLOEXEC);
-        rc = f->fd < 0 ? mf_io_errno(errno, "open", name, fn) : MPI_SUCCESS;
+        int e = io_open(f, name, flags, amode);
+        rc = e ? mf_io_errno(e, "open", name, fn) : MPI_SUCCESS;
     } else if (f->comm->c_rank != 0) {
         rc = mf_io_errno(err, "open", name, fn);
     }

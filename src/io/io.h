@@ -9,6 +9,9 @@
  *     pieces of one filetype; an access maps its place in the view's stream of bytes onto those
  *     pieces, repeated every filetype extent from disp, and moves the data between them and the
  *     user's buffer (packed or unpacked through a bounce buffer for non-contiguous types);
+ *   - many small pieces dense in their span are sieved: the span is read at once, and for a
+ *     write filled in and written back under a POSIX record lock; every write holds that lock
+ *     over its span, so that no rank's read-modify-write undoes another's bytes;
  *   - offsets and file pointers count etypes of the view, as the standard says;
  *   - the shared file pointer is one MPI_Offset in memory of the communicator's rank 0, reached
  *     by one-sided fetch-and-add (an internal window), so it works across hosts without
@@ -47,6 +50,7 @@ typedef struct mf_io_piece {
 
 typedef struct mf_file {
     int fd;
+    bool readable; /* fd was opened for reading (a write-only amode may still be; writes sieve) */
     mf_comm *comm; /* a private duplicate of the communicator given to MPI_File_open */
     char *name;
     int amode;

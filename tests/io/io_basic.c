@@ -182,6 +182,57 @@ static void views(void)
     MPI_Type_free(&mem);
 }
 
+/* Rank 0 writes the even ints of a region through a strided view (sieved: read, fill in, write
+ * back the whole span) while rank 1 writes the odd ones one call each: neither may undo the
+ * other's, round after round. */
+static void sieve_race(void)
+{
+    enum { INTS = 4096, ROUNDS = 10 };
+    MPI_Comm pair;
+    MPI_Comm_split(MPI_COMM_WORLD, rank < 2 ? 0 : MPI_UNDEFINED, rank, &pair);
+    if (pair == MPI_COMM_NULL || size < 2) {
+        if (pair != MPI_COMM_NULL)
+            MPI_Comm_free(&pair);
+        return;
+    }
+    MPI_File fh;
+    MPI_Datatype vec, ft;
+    MPI_Type_vector(1, 1, 2, MPI_INT, &vec);
+    MPI_Type_create_resized(vec, 0, 2 * sizeof(int), &ft);
+    MPI_Type_commit(&ft);
+    MPI_Type_free(&vec);
+    MF_CHECK_MPI(MPI_File_open(pair, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    int *v = malloc(INTS * sizeof *v);
+    for (int round = 0; round < ROUNDS; round++) {
+        MF_CHECK_MPI(
+            MPI_File_set_view(fh, 0, MPI_INT, rank == 0 ? ft : MPI_INT, "native", MPI_INFO_NULL));
+        if (rank == 0) {
+            for (int i = 0; i < INTS / 2; i++)
+                v[i] = round * INTS + 2 * i;
+            MF_CHECK_MPI(MPI_File_write_at(fh, 0, v, INTS / 2, MPI_INT, MPI_STATUS_IGNORE));
+        } else {
+            for (int i = 1; i < INTS; i += 2) {
+                int x = round * INTS + i;
+                MF_CHECK_MPI(MPI_File_write_at(fh, i, &x, 1, MPI_INT, MPI_STATUS_IGNORE));
+            }
+        }
+        MF_CHECK_MPI(MPI_File_sync(fh));
+        MPI_Barrier(pair);
+        MF_CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+        MF_CHECK_MPI(MPI_File_read_at(fh, 0, v, INTS, MPI_INT, MPI_STATUS_IGNORE));
+        for (int i = 0; i < INTS; i++)
+            if (v[i] != round * INTS + i) {
+                MF_CHECK(0, "round %d: int %d is %d, not %d (a write was undone)", round, i, v[i],
+                         round * INTS + i);
+                break;
+            }
+    }
+    MF_CHECK_MPI(MPI_File_close(&fh));
+    MPI_Comm_free(&pair);
+    MPI_Type_free(&ft);
+    free(v);
+}
+
 /* The shared file pointer. */
 static void shared(void)
 {
@@ -358,6 +409,7 @@ int main(int argc, char **argv)
     snprintf(path2, sizeof path2, "%s.b", path);
     offsets();
     views();
+    sieve_race();
     shared();
     modes();
     return mftest_finish();
