@@ -42,17 +42,56 @@ static ssize_t io_run(int fd, bool write, char *mem, size_t len, MPI_Offset at)
     return (ssize_t)moved;
 }
 
-/* The next run of view bytes from v (at most `left` bytes): its file position, and its length
- * in *run, extended over the pieces that follow it in the file without a gap. */
-static MPI_Offset io_next_run(const mf_file *f, MPI_Offset v, size_t left, size_t *run)
+/* A place in the view, walked piece by piece: filetype instance k, piece i, `in` bytes into it.
+ * Found once by a search (io_cursor_at); each next run is then a step, not a search. */
+typedef struct io_cursor {
+    MPI_Offset k;
+    int i;
+    MPI_Offset in;
+} io_cursor;
+
+static void io_cursor_at(const mf_file *f, MPI_Offset v, io_cursor *c)
 {
-    MPI_Offset avail, next_avail, at = mf_io_view_piece(f, v, &avail);
-    *run = (size_t)avail;
-    while (*run < left &&
-           mf_io_view_piece(f, v + (MPI_Offset)*run, &next_avail) == at + (MPI_Offset)*run)
-        *run += (size_t)next_avail;
-    if (*run > left)
-        *run = left;
+    mf_io_view_locate(f, v, &c->k, &c->i, &c->in);
+}
+
+static MPI_Offset io_cursor_pos(const mf_file *f, const io_cursor *c)
+{
+    return f->disp + c->k * f->ft_extent + f->pieces[c->i].disp + c->in;
+}
+
+/* Moves the cursor n bytes on (n at most what is left of its piece). */
+static void io_cursor_step(const mf_file *f, io_cursor *c, size_t n)
+{
+    c->in += (MPI_Offset)n;
+    if (c->in < f->pieces[c->i].len)
+        return;
+    c->in = 0;
+    if (++c->i == f->npieces) {
+        c->i = 0;
+        c->k++;
+    }
+}
+
+/* The next run from the cursor (at most `left` bytes): its file position, and its length in
+ * *run, extended over the pieces that follow it in the file without a gap; the cursor moves
+ * past it. */
+static MPI_Offset io_next_run(const mf_file *f, io_cursor *c, size_t left, size_t *run)
+{
+    MPI_Offset at = io_cursor_pos(f, c);
+    if (f->npieces == 1 && f->pieces[0].disp == 0 && f->pieces[0].len == f->ft_extent) {
+        *run = left; /* a view without holes (the default one, of bytes): one run */
+        c->k += (c->in + (MPI_Offset)left) / f->ft_extent;
+        c->in = (c->in + (MPI_Offset)left) % f->ft_extent;
+        return at;
+    }
+    *run = 0;
+    do {
+        size_t piece = (size_t)(f->pieces[c->i].len - c->in),
+               take = piece < left - *run ? piece : left - *run;
+        *run += take;
+        io_cursor_step(f, c, take);
+    } while (*run < left && io_cursor_pos(f, c) == at + (MPI_Offset)*run);
     return at;
 }
 
@@ -84,9 +123,11 @@ static int io_sieve(mf_file *f, bool write, char *mem, size_t len, MPI_Offset s,
     if (write)
         memset(sieve + got, 0, span - (size_t)got); /* past the end of the file: a hole */
     size_t m = 0;
+    io_cursor c;
+    io_cursor_at(f, s, &c);
     while (m < len) {
         size_t run;
-        size_t off = (size_t)(io_next_run(f, s + (MPI_Offset)m, len - m, &run) - first);
+        size_t off = (size_t)(io_next_run(f, &c, len - m, &run) - first);
         if (write) {
             memcpy(sieve + off, mem + m, run);
         } else {
@@ -129,9 +170,11 @@ static int io_view_bytes(mf_file *f, bool write, char *mem, size_t len, MPI_Offs
         rc = io_sieve(f, write, mem, len, s, first, span, moved, fn);
         len = 0; /* done */
     }
+    io_cursor c;
+    io_cursor_at(f, s, &c);
     while (*moved < len) {
         size_t run;
-        MPI_Offset at = io_next_run(f, s + (MPI_Offset)*moved, len - *moved, &run);
+        MPI_Offset at = io_next_run(f, &c, len - *moved, &run);
         ssize_t n = io_run(f->fd, write, mem + *moved, run, at);
         if (n < 0) {
             rc = mf_io_errno(errno, write ? "write" : "read", f->name, fn);

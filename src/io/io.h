@@ -100,6 +100,8 @@ int mf_io_shared_set(mf_file *f, MPI_Offset value, const char *fn);
 /* The view (view.c). */
 int mf_io_set_view(mf_file *f, MPI_Offset disp, mf_datatype *etype, mf_datatype *filetype,
                    const char *datarep, const char *fn);
+/* Where byte s of the view's stream is: filetype instance *k, piece *i, *in bytes into it. */
+void mf_io_view_locate(const mf_file *f, MPI_Offset s, MPI_Offset *k, int *i, MPI_Offset *in);
 /* The file byte of byte s of the view's stream; *avail gets the bytes of the view that follow it
  * contiguously in the file within its piece (at least 1). */
 MPI_Offset mf_io_view_piece(const mf_file *f, MPI_Offset s, MPI_Offset *avail);

@@ -96,9 +96,9 @@ int mf_io_set_view(mf_file *f, MPI_Offset disp, mf_datatype *etype, mf_datatype 
     return MPI_SUCCESS;
 }
 
-MPI_Offset mf_io_view_piece(const mf_file *f, MPI_Offset s, MPI_Offset *avail)
+void mf_io_view_locate(const mf_file *f, MPI_Offset s, MPI_Offset *k, int *i, MPI_Offset *in)
 {
-    MPI_Offset k = s / (MPI_Offset)f->ft_size, r = s % (MPI_Offset)f->ft_size;
+    MPI_Offset r = s % (MPI_Offset)f->ft_size;
     int lo = 0, hi = f->npieces - 1;
     while (lo < hi) { /* the last piece that starts at or before r */
         int mid = (lo + hi + 1) / 2;
@@ -107,9 +107,18 @@ MPI_Offset mf_io_view_piece(const mf_file *f, MPI_Offset s, MPI_Offset *avail)
         else
             hi = mid - 1;
     }
-    const mf_io_piece *p = &f->pieces[lo];
-    *avail = p->len - (r - p->before);
-    return f->disp + k * f->ft_extent + p->disp + (r - p->before);
+    *k = s / (MPI_Offset)f->ft_size;
+    *i = lo;
+    *in = r - f->pieces[lo].before;
+}
+
+MPI_Offset mf_io_view_piece(const mf_file *f, MPI_Offset s, MPI_Offset *avail)
+{
+    MPI_Offset k, in;
+    int i;
+    mf_io_view_locate(f, s, &k, &i, &in);
+    *avail = f->pieces[i].len - in;
+    return f->disp + k * f->ft_extent + f->pieces[i].disp + in;
 }
 
 MPI_Offset mf_io_byte_offset(const mf_file *f, MPI_Offset offset)
