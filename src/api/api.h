@@ -101,6 +101,14 @@ static inline int mf_check_datatype(MPI_Datatype handle, mf_datatype **out, cons
  * the standard does not allow it), or NULL while count > 0 and the type has data. */
 int mf_check_buffer(const void *buf, MPI_Count count, const mf_datatype *dt, const char *function,
                     const char *bufname, const char *countname);
+/* count, datatype (resolved into *dt) and buffer together, in that order: the data arguments of
+ * a call that moves count elements of a type. */
+int mf_check_data(const void *buf, MPI_Count count, MPI_Datatype type, mf_datatype **dt,
+                  const char *function, const char *bufname, const char *countname);
+/* An info argument that may be MPI_INFO_NULL (*out NULL: no hints); MPI_ERR_INFO naming the
+ * handle if it is neither that nor a valid object. */
+struct mf_info;
+int mf_check_info_opt(MPI_Info handle, struct mf_info **out, const char *function);
 /* Just the first part: MPI_ERR_BUFFER naming `bufname` if buf is MPI_IN_PLACE. */
 int mf_check_not_in_place(const void *buf, const char *function, const char *bufname);
 

@@ -1,5 +1,6 @@
 /* Argument checks shared by entry points: see api.h. */
 #include "api/api.h"
+#include "comm/info.h"
 
 int mf_check_initialized(const char *function)
 {
@@ -51,6 +52,26 @@ int mf_check_not_in_place(const void *buf, const char *function, const char *buf
     if (buf == MPI_IN_PLACE)
         return mf_error(MPI_ERR_BUFFER, "%s: %s is MPI_IN_PLACE, which is not allowed here",
                         function, bufname);
+    return MPI_SUCCESS;
+}
+
+int mf_check_data(const void *buf, MPI_Count count, MPI_Datatype type, mf_datatype **dt,
+                  const char *function, const char *bufname, const char *countname)
+{
+    int rc = mf_check_count(count, function);
+    if (!rc)
+        rc = mf_check_datatype(type, dt, function);
+    if (!rc)
+        rc = mf_check_buffer(buf, count, *dt, function, bufname, countname);
+    return rc;
+}
+
+int mf_check_info_opt(MPI_Info handle, struct mf_info **out, const char *function)
+{
+    *out = NULL;
+    if (handle != MPI_INFO_NULL && !(*out = mf_info_get(handle)))
+        return mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", function,
+                        (unsigned)handle);
     return MPI_SUCCESS;
 }
 

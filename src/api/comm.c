@@ -32,17 +32,6 @@ static int mf_api_intra(const mf_comm *c, const char *fn)
                          : MPI_SUCCESS;
 }
 
-/* MPI_Info argument of the *_with_info calls: a valid object, or MPI_INFO_NULL for "no hints"
- * (*out NULL then). */
-static int mf_comm_info_arg(MPI_Info info, mf_info **out, const char *fn)
-{
-    *out = NULL;
-    if (info != MPI_INFO_NULL && !(*out = mf_info_get(info)))
-        return mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
-                        (unsigned)info);
-    return MPI_SUCCESS;
-}
-
 /* Replaces n's hints by a copy of `info` (none when NULL). */
 static int mf_comm_replace_info(mf_comm *n, mf_info *info)
 {
@@ -96,7 +85,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     if (!rc)
         rc = mf_api_out(newcomm, fn, "newcomm");
     if (!rc)
-        rc = mf_comm_info_arg(info, &i, fn);
+        rc = mf_check_info_opt(info, &i, fn);
     if (!rc)
         rc = mf_comm_dup_api(c, true, i, newcomm);
     MF_API_EXIT();
@@ -120,7 +109,7 @@ static int mf_comm_idup_api(MPI_Comm comm, MPI_Info info, bool with_info, MPI_Co
     if (!rc)
         rc = mf_api_out(request, fn, "request");
     if (!rc && with_info)
-        rc = mf_comm_info_arg(info, &i, fn);
+        rc = mf_check_info_opt(info, &i, fn);
     if (!rc)
         rc = mf_comm_idup_prepare(c, &n);
     if (!rc && with_info)
@@ -175,8 +164,9 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
         rc = mf_api_out(newcomm, fn, "newcomm");
-    if (!rc && info != MPI_INFO_NULL && !mf_info_get(info))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
+    mf_info *hints = NULL;
+    if (!rc)
+        rc = mf_check_info_opt(info, &hints, fn);
     int color = MPI_UNDEFINED;
     if (!rc) {
         switch (split_type) {

@@ -89,8 +89,7 @@ static int mf_comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler, cons
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
         rc = mf_api_errhandler(errhandler, &eh, fn);
-    if (!rc && eh->eh_kind != MF_ERRH_COMM && eh->eh_kind != MF_ERRH_FATAL &&
-        eh->eh_kind != MF_ERRH_RETURN && eh->eh_kind != MF_ERRH_ABORT)
+    if (!rc && !mf_errhandler_fits(eh, MF_ERRH_COMM))
         rc = mf_error(MPI_ERR_ARG, "%s: errhandler=0x%x was not created for communicators", fn,
                       (unsigned)errhandler);
     if (!rc) {

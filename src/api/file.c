@@ -85,16 +85,6 @@ static void file_unregister(mf_file *f)
             open_files[i] = NULL;
 }
 
-/* An info argument: a valid object or MPI_INFO_NULL (*out NULL). */
-static int file_info_arg(MPI_Info info, mf_info **out, const char *fn)
-{
-    *out = NULL;
-    if (info != MPI_INFO_NULL && !(*out = mf_info_get(info)))
-        return mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn,
-                        (unsigned)info);
-    return MPI_SUCCESS;
-}
-
 /* The entry points that only look at a file or ask io.h one thing of it: the file checked, the
  * output argument (if any) checked against NULL, then `what`, an expression giving the code. */
 #define FILE_QUERY(Name, T, out, what)                                                             \
@@ -160,7 +150,7 @@ int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info
     if (!rc && (!filename || !fh))
         rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !filename ? "filename" : "fh");
     if (!rc)
-        rc = file_info_arg(info, &in, fn);
+        rc = mf_check_info_opt(info, &in, fn);
     if (!rc)
         rc = mf_io_open(c, filename, amode, in, &f, fn);
     if (!rc) {
@@ -211,7 +201,7 @@ int PMPI_File_delete(const char *filename, MPI_Info info)
     if (!rc && !filename)
         rc = mf_error(MPI_ERR_ARG, "%s: filename is NULL", fn);
     if (!rc)
-        rc = file_info_arg(info, &in, fn);
+        rc = mf_check_info_opt(info, &in, fn);
     if (!rc)
         rc = mf_io_delete(filename, fn);
     MF_API_EXIT();
@@ -227,7 +217,7 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
     mf_info *in = NULL, *copy = NULL;
     int rc = mf_check_file(fh, &f, fn);
     if (!rc)
-        rc = file_info_arg(info, &in, fn);
+        rc = mf_check_info_opt(info, &in, fn);
     if (!rc && in)
         rc = mf_info_dup(in, &copy);
     if (!rc && in) { /* hints are kept to be read back; none changes what Manifold does */
@@ -255,7 +245,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
     if (!rc && !datarep)
         rc = mf_error(MPI_ERR_ARG, "%s: datarep is NULL", fn);
     if (!rc)
-        rc = file_info_arg(info, &in, fn);
+        rc = mf_check_info_opt(info, &in, fn);
     if (!rc && disp == MPI_DISPLACEMENT_CURRENT)
         rc = mf_error(MPI_ERR_ARG,
                       "%s: disp=MPI_DISPLACEMENT_CURRENT is only for files opened with "
@@ -464,8 +454,7 @@ int PMPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     mf_file *f = NULL;
     int rc = file == MPI_FILE_NULL ? mf_check_initialized(fn) : mf_check_file(file, &f, fn);
     mf_errhandler *eh = rc ? NULL : mf_errhandler_get(errhandler);
-    if (!rc && (!eh || (eh->eh_kind != MF_ERRH_FILE && eh->eh_kind != MF_ERRH_FATAL &&
-                        eh->eh_kind != MF_ERRH_RETURN && eh->eh_kind != MF_ERRH_ABORT)))
+    if (!rc && !mf_errhandler_fits(eh, MF_ERRH_FILE))
         rc = mf_error(MPI_ERR_ARG, "%s: errhandler=0x%x is not an error handler for files", fn,
                       (unsigned)errhandler);
     if (!rc) {

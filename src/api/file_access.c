@@ -62,11 +62,7 @@ static int file_access(MPI_File fh, bool write, enum file_where where, enum file
     mf_datatype *dt = NULL;
     int rc = mf_check_file(fh, &f, fn);
     if (!rc)
-        rc = mf_check_count(count, fn);
-    if (!rc)
-        rc = mf_check_datatype(datatype, &dt, fn);
-    if (!rc)
-        rc = mf_check_buffer(buf, count, dt, fn, "buf", "count");
+        rc = mf_check_data(buf, count, datatype, &dt, fn, "buf", "count");
     if (!rc && form == NONBLOCKING && !request)
         rc = mf_error(MPI_ERR_ARG, "%s: request is NULL", fn);
     if (!rc && form == BEGIN && f->split_active)

@@ -24,8 +24,9 @@ static int mf_api_part_init(bool is_send, const void *buf, int partitions, MPI_C
         rc = mf_error(MPI_ERR_RANK, "%s: source=MPI_ANY_SOURCE is not allowed", fn);
     if (!rc && tag == MPI_ANY_TAG)
         rc = mf_error(MPI_ERR_TAG, "%s: tag=MPI_ANY_TAG is not allowed", fn);
-    if (!rc && info != MPI_INFO_NULL && !mf_info_get(info))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
+    mf_info *hints = NULL; /* none changes what a partitioned request does */
+    if (!rc)
+        rc = mf_check_info_opt(info, &hints, fn);
     if (!rc)
         rc = mf_part_init(is_send, (void *)buf, partitions, count, dt, rank, tag, c, fn, &r);
     if (!rc)

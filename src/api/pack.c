@@ -21,12 +21,8 @@ static int mf_pack_check(MPI_Count count, MPI_Datatype type, mf_datatype **dt, c
                          const void *packed, bool unpack, MPI_Count size, const MPI_Count *position,
                          const char *fn)
 {
-    int rc = mf_check_count(count, fn);
-    if (!rc)
-        rc = mf_check_datatype(type, dt, fn);
-    if (!rc)
-        rc = mf_check_buffer(buf, count, *dt, fn, unpack ? "outbuf" : "inbuf",
-                             unpack ? "outcount" : "incount");
+    int rc = mf_check_data(buf, count, type, dt, fn, unpack ? "outbuf" : "inbuf",
+                           unpack ? "outcount" : "incount");
     if (!rc)
         rc = mf_check_not_in_place(packed, fn, unpack ? "inbuf" : "outbuf");
     if (!rc && !position)

@@ -66,8 +66,7 @@ static int mf_api_session_errhandler(MPI_Errhandler h, mf_errhandler **out, cons
     if (!eh)
         return mf_error(MPI_ERR_ARG, "%s: errhandler=0x%x is not a valid error handler", fn,
                         (unsigned)h);
-    if (eh->eh_kind != MF_ERRH_SESSION && eh->eh_kind != MF_ERRH_FATAL &&
-        eh->eh_kind != MF_ERRH_RETURN && eh->eh_kind != MF_ERRH_ABORT)
+    if (!mf_errhandler_fits(eh, MF_ERRH_SESSION))
         return mf_error(MPI_ERR_ARG, "%s: errhandler=0x%x was not created for sessions", fn,
                         (unsigned)h);
     *out = eh;
@@ -132,8 +131,8 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     int rc = mf_api_session_errhandler(errhandler, &eh, fn);
     if (!rc && !session)
         rc = mf_error(MPI_ERR_ARG, "%s: session is NULL", fn);
-    if (!rc && info != MPI_INFO_NULL && !(hints = mf_info_get(info)))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
+    if (!rc)
+        rc = mf_check_info_opt(info, &hints, fn);
     const char *asked = hints ? mf_info_lookup(hints, "thread_level") : NULL;
     if (!rc && asked && (level = mf_info_thread_level_parse(asked)) < 0)
         rc = mf_error(MPI_ERR_ARG,
@@ -436,8 +435,9 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     int rc = mf_api_from_group_args(group, true, stringtag, errhandler, &g, &eh, fn);
     if (!rc && !newcomm)
         rc = mf_error(MPI_ERR_ARG, "%s: newcomm is NULL", fn);
-    if (!rc && info != MPI_INFO_NULL && !mf_info_get(info))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
+    mf_info *hints = NULL;
+    if (!rc)
+        rc = mf_check_info_opt(info, &hints, fn);
     if (!rc && !(rc = mf_comm_from_group(g, stringtag, &c)))
         rc = mf_from_group_finish(c, eh, info, newcomm);
     MF_API_EXIT();
@@ -468,8 +468,9 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                       fn, remote_leader, rg->g_size);
     if (!rc && !newintercomm)
         rc = mf_error(MPI_ERR_ARG, "%s: newintercomm is NULL", fn);
-    if (!rc && info != MPI_INFO_NULL && !mf_info_get(info))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
+    mf_info *hints = NULL;
+    if (!rc)
+        rc = mf_check_info_opt(info, &hints, fn);
     if (!rc && !(rc = mf_intercomm_from_groups(lg, local_leader, rg, remote_leader, stringtag, &c)))
         rc = mf_from_group_finish(c, eh, info, newintercomm);
     MF_API_EXIT();

@@ -56,8 +56,8 @@ static int win_new(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
         rc = mf_error(MPI_ERR_ARG, "%s: win is NULL", fn);
     if (!rc && flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC && !baseptr)
         rc = mf_error(MPI_ERR_ARG, "%s: baseptr is NULL", fn);
-    if (!rc && info != MPI_INFO_NULL && !(in = mf_info_get(info)))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
+    if (!rc)
+        rc = mf_check_info_opt(info, &in, fn);
     void *got = NULL;
     if (!rc)
         rc = mf_win_create(flavor, base, size, disp_unit, in, c, &got, &w, fn);
@@ -374,8 +374,8 @@ int PMPI_Win_set_info(MPI_Win win, MPI_Info info)
     mf_win *w = NULL;
     mf_info *in = NULL;
     int rc = mf_check_win(win, &w, fn);
-    if (!rc && info != MPI_INFO_NULL && !(in = mf_info_get(info)))
-        rc = mf_error(MPI_ERR_INFO, "%s: info=0x%x is not a valid info object", fn, (unsigned)info);
+    if (!rc)
+        rc = mf_check_info_opt(info, &in, fn);
     if (!rc)
         rc = mf_win_set_info(w, in);
     MF_API_EXIT();
@@ -424,8 +424,7 @@ int PMPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     mf_win *w = NULL;
     int rc = mf_check_win(win, &w, fn);
     mf_errhandler *eh = rc ? NULL : mf_errhandler_get(errhandler);
-    if (!rc && (!eh || (eh->eh_kind != MF_ERRH_WIN && eh->eh_kind != MF_ERRH_FATAL &&
-                        eh->eh_kind != MF_ERRH_RETURN && eh->eh_kind != MF_ERRH_ABORT)))
+    if (!rc && !mf_errhandler_fits(eh, MF_ERRH_WIN))
         rc = mf_error(MPI_ERR_ARG, "%s: errhandler=0x%x is not an error handler for windows", fn,
                       (unsigned)errhandler);
     if (!rc) {

@@ -14,6 +14,7 @@
 #define MF_CORE_ERRHANDLER_H
 
 #include <mpi.h>
+#include <stdbool.h>
 
 typedef enum mf_errhandler_kind {
     MF_ERRH_FATAL,
@@ -33,6 +34,13 @@ typedef struct mf_errhandler {
 } mf_errhandler;
 
 mf_errhandler *mf_errhandler_get(MPI_Errhandler handle);
+/* Whether eh may be attached to an object whose user handlers are of `kind` (MF_ERRH_COMM, _WIN,
+ * _FILE, _SESSION): one created for that kind, or a predefined one. */
+static inline bool mf_errhandler_fits(const mf_errhandler *eh, mf_errhandler_kind kind)
+{
+    return eh && (eh->eh_kind == kind || eh->eh_kind == MF_ERRH_FATAL ||
+                  eh->eh_kind == MF_ERRH_RETURN || eh->eh_kind == MF_ERRH_ABORT);
+}
 void mf_errhandler_retain(mf_errhandler *eh);
 void mf_errhandler_release(mf_errhandler *eh);
 
