@@ -149,12 +149,7 @@ int mf_bsend_start(const void *buf, MPI_Count count, mf_datatype *dt, int dest, 
         return rc;
     }
     mf_bsend_pending++;
-    if (mf_request_info(inner)->r_complete)
-        mf_bsend_release(inner, s);
-    else {
-        inner->rq_on_complete = mf_bsend_release;
-        inner->rq_on_complete_arg = s;
-    }
+    mf_request_when_done(inner, mf_bsend_release, s);
     mf_request_free(inner); /* it finishes in the background */
     /* The user's request is complete at once: the data is safely in the attached buffer. */
     mf_request *r = mf_request_new(MF_REQ_SEND, comm);

@@ -110,6 +110,11 @@ int mf_request_give(mf_request *r, MPI_Request *handle);
 mf_request *mf_request_from_handle(MPI_Request handle);
 void mf_request_handle_free(mf_request *r);
 
+/* Calls done(r, arg) once r completes: at once if it already has, else from its completion
+ * (mf_request_finish, in progress). One such hook per request; for what builds on requests it
+ * started (MPI_Isendrecv's parts, a buffered send's slot, a partitioned round's transfers). */
+void mf_request_when_done(mf_request *r, void (*done)(mf_request *r, void *arg), void *arg);
+
 /* Lets a layer above complete its own requests (nonblocking collectives, generalized requests). */
 mf_request *mf_request_new(mf_request_kind kind, mf_comm *comm);
 void mf_request_complete(mf_request *r);

@@ -187,17 +187,6 @@ static void part_xfer_done(mf_request *r, void *arg)
         x->ch->round_error = e;
 }
 
-/* Makes x's request count for the round (it may have completed while posted). */
-static void part_xfer_watch(part_xfer *x)
-{
-    if (x->req->pub.r_complete) {
-        part_xfer_done(x->req, x);
-    } else {
-        x->req->rq_on_complete = part_xfer_done;
-        x->req->rq_on_complete_arg = x;
-    }
-}
-
 static char *part_at(const part_chan *c, int p)
 {
     return c->buf + (MPI_Aint)p * (MPI_Aint)c->count * mf_datatype_info(c->dt)->dt_extent;
@@ -217,7 +206,7 @@ static int part_send(part_chan *c, int p)
             c->round_error = rc;
         return rc;
     }
-    part_xfer_watch(x);
+    mf_request_when_done(x->req, part_xfer_done, x); /* it may be done already */
     return MPI_SUCCESS;
 }
 
@@ -238,7 +227,7 @@ static void part_post_receives(part_chan *c)
                 c->round_error = rc;
             return;
         }
-        part_xfer_watch(x);
+        mf_request_when_done(x->req, part_xfer_done, x); /* it may be done already */
     }
 }
 

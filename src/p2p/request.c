@@ -192,6 +192,16 @@ void mf_request_finish(mf_request *r)
         r->rq_on_complete(r, r->rq_on_complete_arg);
 }
 
+void mf_request_when_done(mf_request *r, void (*done)(mf_request *r, void *arg), void *arg)
+{
+    if (r->pub.r_complete) {
+        done(r, arg);
+        return;
+    }
+    r->rq_on_complete = done;
+    r->rq_on_complete_arg = arg;
+}
+
 void mf_request_complete(mf_request *r)
 {
     mf_request_finish(r);

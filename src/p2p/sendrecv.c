@@ -23,12 +23,7 @@ static void mf_p2p_part_done(mf_request *part, void *arg)
 static void mf_p2p_attach_part(mf_request *outer, int i, mf_request *part)
 {
     outer->rq_parts[i] = part;
-    if (part->pub.r_complete) {
-        mf_p2p_part_done(part, outer);
-    } else {
-        part->rq_on_complete = mf_p2p_part_done;
-        part->rq_on_complete_arg = outer;
-    }
+    mf_request_when_done(part, mf_p2p_part_done, outer);
 }
 
 int mf_isendrecv(const void *sbuf, MPI_Count scount, mf_datatype *sdt, int dest, int stag,
