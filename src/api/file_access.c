@@ -6,10 +6,11 @@
  *
  * Where the data goes: the individual file pointer (advanced by what moved), an explicit offset
  * (_at), the shared file pointer (_shared: a fetch-and-add reserves the place), or for _ordered
- * the shared pointer plus the sizes of the lower ranks' accesses (an exclusive scan), rank 0
- * reserving the whole collective's share. Collective forms do what the independent ones do on
- * every rank; nonblocking ones are done before they return and hand back a completed request;
- * split collectives are done in _begin, and _end reports them.
+ * the shared pointer plus the sizes of the lower ranks' accesses (an exclusive scan), the last
+ * rank, whose scan ends where the collective's share does, reserving all of it. Collective
+ * forms do what the independent ones do on every rank; nonblocking ones are done before they
+ * return and hand back a completed request; split collectives are done in _begin, and _end
+ * reports them.
  */
 #include "api/file_api.h"
 #include "api/p2p_args.h"
@@ -36,17 +37,19 @@ static int file_place(mf_file *f, enum file_where where, MPI_Offset offset, MPI_
         rc = mf_io_shared_fetch_add(f, n, at, fn);
         break;
     case AT_ORDERED: {
+        /* The last rank's share ends where the whole collective's does: it reserves it all. */
         mf_datatype *off = mf_datatype_get(MPI_OFFSET);
-        MPI_Offset before = 0, total = 0, base = 0;
+        MPI_Offset before = 0, base = 0;
+        int last = f->comm->c_size - 1;
         rc = mf_coll_exscan(&n, &before, 1, off, mf_op_get(MPI_SUM), f->comm);
-        if (!rc)
-            rc = mf_coll_allreduce(&n, &total, 1, off, mf_op_get(MPI_SUM), f->comm);
-        if (!rc && f->comm->c_rank == 0)
-            rc = mf_io_shared_fetch_add(f, total, &base, fn);
+        if (f->comm->c_rank == 0)
+            before = 0; /* exscan leaves rank 0's undefined */
+        if (!rc && f->comm->c_rank == last)
+            rc = mf_io_shared_fetch_add(f, before + n, &base, fn);
         rc = mf_io_agree(f->comm, rc, fn);
         if (!rc)
-            rc = mf_coll_bcast(&base, 1, off, 0, f->comm);
-        *at = base + (f->comm->c_rank == 0 ? 0 : before);
+            rc = mf_coll_bcast(&base, 1, off, last, f->comm);
+        *at = base + before;
         break;
     }
     }

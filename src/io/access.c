@@ -95,6 +95,15 @@ static MPI_Offset io_next_run(const mf_file *f, io_cursor *c, size_t left, size_
     return at;
 }
 
+/* The file bytes the view bytes [s, s + len) lie in, from the first's to the last's: their
+ * start, and the span's length in *span (len > 0). */
+static MPI_Offset io_span(const mf_file *f, MPI_Offset s, size_t len, size_t *span)
+{
+    MPI_Offset avail, first = mf_io_view_piece(f, s, &avail);
+    *span = (size_t)(mf_io_view_piece(f, s + (MPI_Offset)len - 1, &avail) + 1 - first);
+    return first;
+}
+
 /* A POSIX record lock (F_WRLCK, F_RDLCK) or its release (F_UNLCK) over [first, first + len). */
 static int io_record_lock(mf_file *f, short type, MPI_Offset first, MPI_Offset len, const char *fn)
 {
@@ -158,9 +167,8 @@ static int io_sieve(mf_file *f, bool write, char *mem, size_t len, MPI_Offset s,
 static int io_view_bytes(mf_file *f, bool write, char *mem, size_t len, MPI_Offset s, size_t *moved,
                          const char *fn)
 {
-    MPI_Offset avail, first = mf_io_view_piece(f, s, &avail);
-    MPI_Offset last = mf_io_view_piece(f, s + (MPI_Offset)len - 1, &avail) + 1;
-    size_t span = (size_t)(last - first);
+    size_t span;
+    MPI_Offset first = io_span(f, s, len, &span);
     bool lock = write && !f->atomic;
     int rc = lock ? io_record_lock(f, F_WRLCK, first, (MPI_Offset)span, fn) : MPI_SUCCESS;
     if (rc)
@@ -194,9 +202,9 @@ static int io_view_bytes(mf_file *f, bool write, char *mem, size_t len, MPI_Offs
 /* Atomic mode: a record lock over the file bytes of view bytes [s, s + len). */
 static int io_lock(mf_file *f, bool write, MPI_Offset s, size_t len, const char *fn)
 {
-    MPI_Offset avail, first = mf_io_view_piece(f, s, &avail),
-                      last = mf_io_view_piece(f, s + (MPI_Offset)len - 1, &avail) + 1;
-    return io_record_lock(f, write ? F_WRLCK : F_RDLCK, first, last - first, fn);
+    size_t span;
+    MPI_Offset first = io_span(f, s, len, &span);
+    return io_record_lock(f, write ? F_WRLCK : F_RDLCK, first, (MPI_Offset)span, fn);
 }
 
 int mf_io_rw(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count, mf_datatype *dt,
