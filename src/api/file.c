@@ -259,6 +259,10 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         rc = mf_io_agree(f->comm, rc, fn);
     if (!rc)
         rc = mf_io_shared_set(f, 0, fn);
+    if (!rc) { /* the views, and hints given here, for collective accesses */
+        mf_io_hints_read(f, in);
+        rc = mf_io_views_share(f, fn);
+    }
     MF_API_EXIT();
     return mf_err_file(f, rc, fn);
 }
@@ -288,7 +292,7 @@ int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_D
                       : !filetype ? "filetype"
                                   : "datarep");
     if (!rc) {
-        *disp = f->disp;
+        *disp = f->view.disp;
         *etype = file_view_type(f->etype);
         *filetype = file_view_type(f->filetype);
         memcpy(datarep, f->datarep, strlen(f->datarep) + 1);

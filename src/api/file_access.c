@@ -8,9 +8,9 @@
  * (_at), the shared file pointer (_shared: a fetch-and-add reserves the place), or for _ordered
  * the shared pointer plus the sizes of the lower ranks' accesses (an exclusive scan), the last
  * rank, whose scan ends where the collective's share does, reserving all of it. Collective
- * forms do what the independent ones do on every rank; nonblocking ones are done before they
- * return and hand back a completed request; split collectives are done in _begin, and _end
- * reports them.
+ * forms go through mf_io_rw_all (the ranks agree, and interleaved accesses are aggregated);
+ * nonblocking ones are done before they return and hand back a completed request; split
+ * collectives are done in _begin, and _end reports them.
  */
 #include "api/file_api.h"
 #include "api/p2p_args.h"
@@ -56,9 +56,10 @@ static int file_place(mf_file *f, enum file_where where, MPI_Offset offset, MPI_
     return rc;
 }
 
-static int file_access(MPI_File fh, bool write, enum file_where where, enum file_form form,
-                       MPI_Offset offset, const void *buf, MPI_Count count, MPI_Datatype datatype,
-                       MPI_Status *status, MPI_Request *request, const char *fn)
+static int file_access(MPI_File fh, bool write, bool coll, enum file_where where,
+                       enum file_form form, MPI_Offset offset, const void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Status *status, MPI_Request *request,
+                       const char *fn)
 {
     MF_API_ENTER();
     mf_file *f = NULL;
@@ -79,13 +80,13 @@ static int file_access(MPI_File fh, bool write, enum file_where where, enum file
     /* Collective forms agree first: an ordered access must not leave ranks in its scan. */
     if (f && where == AT_ORDERED)
         rc = mf_io_agree(f->comm, rc, fn);
-    if (!rc)
-        rc = file_place(f, where, offset, n, &at, fn);
-    if (!rc) {
+    bool placed = !rc && !(rc = file_place(f, where, offset, n, &at, fn));
+    if (f && coll) /* every rank, to agree on any rank's error */
+        rc = mf_io_rw_all(f, write, at, (void *)buf, count, dt, rc, &done, fn);
+    else if (!rc)
         rc = mf_io_rw(f, write, at, (void *)buf, count, dt, &done, fn);
-        if (where == AT_POINTER) /* by what moved, also when an error stopped it */
-            f->pos = at + (MPI_Offset)(done / f->etype_size);
-    }
+    if (placed && where == AT_POINTER) /* by what moved, also when an error stopped it */
+        f->pos = at + (MPI_Offset)(done / f->etype_size);
     MPI_Status st = {0};
     st.MPI_SOURCE = MPI_ANY_SOURCE;
     st.MPI_TAG = MPI_ANY_TAG;
@@ -140,17 +141,17 @@ static int file_access_end(MPI_File fh, const void *buf, MPI_Status *status, con
 #define STATUS_LAST MPI_Status *status
 #define REQUEST_LAST MPI_Request *request
 
-#define FILE_RW(Name, OFFP, OFFV, Q, W, WHERE, FORM, LAST, ST, RQ)                                 \
+#define FILE_RW(Name, OFFP, OFFV, Q, W, C, WHERE, FORM, LAST, ST, RQ)                              \
     int PMPI_File_##Name(MPI_File fh, OFFP() Q void *buf, int count, MPI_Datatype datatype, LAST)  \
     {                                                                                              \
-        return file_access(fh, W, WHERE, FORM, OFFV, buf, count, datatype, ST, RQ,                 \
+        return file_access(fh, W, C, WHERE, FORM, OFFV, buf, count, datatype, ST, RQ,              \
                            "MPI_File_" #Name);                                                     \
     }                                                                                              \
     MF_API_ALIAS(File_##Name);                                                                     \
     int PMPI_File_##Name##_c(MPI_File fh, OFFP() Q void *buf, MPI_Count count,                     \
                              MPI_Datatype datatype, LAST)                                          \
     {                                                                                              \
-        return file_access(fh, W, WHERE, FORM, OFFV, buf, count, datatype, ST, RQ,                 \
+        return file_access(fh, W, C, WHERE, FORM, OFFV, buf, count, datatype, ST, RQ,              \
                            "MPI_File_" #Name "_c");                                                \
     }                                                                                              \
     MF_API_ALIAS(File_##Name##_c);
@@ -160,14 +161,14 @@ static int file_access_end(MPI_File fh, const void *buf, MPI_Status *status, con
     int PMPI_File_##Name##_begin(MPI_File fh, OFFP() Q void *buf, int count,                       \
                                  MPI_Datatype datatype)                                            \
     {                                                                                              \
-        return file_access(fh, W, WHERE, BEGIN, OFFV, buf, count, datatype, NULL, NULL,            \
+        return file_access(fh, W, true, WHERE, BEGIN, OFFV, buf, count, datatype, NULL, NULL,      \
                            "MPI_File_" #Name "_begin");                                            \
     }                                                                                              \
     MF_API_ALIAS(File_##Name##_begin);                                                             \
     int PMPI_File_##Name##_begin_c(MPI_File fh, OFFP() Q void *buf, MPI_Count count,               \
                                    MPI_Datatype datatype)                                          \
     {                                                                                              \
-        return file_access(fh, W, WHERE, BEGIN, OFFV, buf, count, datatype, NULL, NULL,            \
+        return file_access(fh, W, true, WHERE, BEGIN, OFFV, buf, count, datatype, NULL, NULL,      \
                            "MPI_File_" #Name "_begin_c");                                          \
     }                                                                                              \
     MF_API_ALIAS(File_##Name##_begin_c);                                                           \
@@ -177,34 +178,34 @@ static int file_access_end(MPI_File fh, const void *buf, MPI_Status *status, con
     }                                                                                              \
     MF_API_ALIAS(File_##Name##_end);
 
-#define BLOCKING_RW(Name, OFFP, OFFV, Q, W, WHERE)                                                 \
-    FILE_RW(Name, OFFP, OFFV, Q, W, WHERE, BLOCKING, STATUS_LAST, status, NULL)
-#define NONBLOCKING_RW(Name, OFFP, OFFV, Q, W, WHERE)                                              \
-    FILE_RW(Name, OFFP, OFFV, Q, W, WHERE, NONBLOCKING, REQUEST_LAST, NULL, request)
+#define BLOCKING_RW(Name, OFFP, OFFV, Q, W, C, WHERE)                                              \
+    FILE_RW(Name, OFFP, OFFV, Q, W, C, WHERE, BLOCKING, STATUS_LAST, status, NULL)
+#define NONBLOCKING_RW(Name, OFFP, OFFV, Q, W, C, WHERE)                                           \
+    FILE_RW(Name, OFFP, OFFV, Q, W, C, WHERE, NONBLOCKING, REQUEST_LAST, NULL, request)
 
-BLOCKING_RW(read, NO_OFF, 0, NOQ, false, AT_POINTER)
-BLOCKING_RW(read_all, NO_OFF, 0, NOQ, false, AT_POINTER)
-BLOCKING_RW(read_shared, NO_OFF, 0, NOQ, false, AT_SHARED)
-BLOCKING_RW(read_ordered, NO_OFF, 0, NOQ, false, AT_ORDERED)
-BLOCKING_RW(read_at, AT_OFF, offset, NOQ, false, AT_OFFSET)
-BLOCKING_RW(read_at_all, AT_OFF, offset, NOQ, false, AT_OFFSET)
-BLOCKING_RW(write, NO_OFF, 0, const, true, AT_POINTER)
-BLOCKING_RW(write_all, NO_OFF, 0, const, true, AT_POINTER)
-BLOCKING_RW(write_shared, NO_OFF, 0, const, true, AT_SHARED)
-BLOCKING_RW(write_ordered, NO_OFF, 0, const, true, AT_ORDERED)
-BLOCKING_RW(write_at, AT_OFF, offset, const, true, AT_OFFSET)
-BLOCKING_RW(write_at_all, AT_OFF, offset, const, true, AT_OFFSET)
+BLOCKING_RW(read, NO_OFF, 0, NOQ, false, false, AT_POINTER)
+BLOCKING_RW(read_all, NO_OFF, 0, NOQ, false, true, AT_POINTER)
+BLOCKING_RW(read_shared, NO_OFF, 0, NOQ, false, false, AT_SHARED)
+BLOCKING_RW(read_ordered, NO_OFF, 0, NOQ, false, true, AT_ORDERED)
+BLOCKING_RW(read_at, AT_OFF, offset, NOQ, false, false, AT_OFFSET)
+BLOCKING_RW(read_at_all, AT_OFF, offset, NOQ, false, true, AT_OFFSET)
+BLOCKING_RW(write, NO_OFF, 0, const, true, false, AT_POINTER)
+BLOCKING_RW(write_all, NO_OFF, 0, const, true, true, AT_POINTER)
+BLOCKING_RW(write_shared, NO_OFF, 0, const, true, false, AT_SHARED)
+BLOCKING_RW(write_ordered, NO_OFF, 0, const, true, true, AT_ORDERED)
+BLOCKING_RW(write_at, AT_OFF, offset, const, true, false, AT_OFFSET)
+BLOCKING_RW(write_at_all, AT_OFF, offset, const, true, true, AT_OFFSET)
 
-NONBLOCKING_RW(iread, NO_OFF, 0, NOQ, false, AT_POINTER)
-NONBLOCKING_RW(iread_all, NO_OFF, 0, NOQ, false, AT_POINTER)
-NONBLOCKING_RW(iread_shared, NO_OFF, 0, NOQ, false, AT_SHARED)
-NONBLOCKING_RW(iread_at, AT_OFF, offset, NOQ, false, AT_OFFSET)
-NONBLOCKING_RW(iread_at_all, AT_OFF, offset, NOQ, false, AT_OFFSET)
-NONBLOCKING_RW(iwrite, NO_OFF, 0, const, true, AT_POINTER)
-NONBLOCKING_RW(iwrite_all, NO_OFF, 0, const, true, AT_POINTER)
-NONBLOCKING_RW(iwrite_shared, NO_OFF, 0, const, true, AT_SHARED)
-NONBLOCKING_RW(iwrite_at, AT_OFF, offset, const, true, AT_OFFSET)
-NONBLOCKING_RW(iwrite_at_all, AT_OFF, offset, const, true, AT_OFFSET)
+NONBLOCKING_RW(iread, NO_OFF, 0, NOQ, false, false, AT_POINTER)
+NONBLOCKING_RW(iread_all, NO_OFF, 0, NOQ, false, true, AT_POINTER)
+NONBLOCKING_RW(iread_shared, NO_OFF, 0, NOQ, false, false, AT_SHARED)
+NONBLOCKING_RW(iread_at, AT_OFF, offset, NOQ, false, false, AT_OFFSET)
+NONBLOCKING_RW(iread_at_all, AT_OFF, offset, NOQ, false, true, AT_OFFSET)
+NONBLOCKING_RW(iwrite, NO_OFF, 0, const, true, false, AT_POINTER)
+NONBLOCKING_RW(iwrite_all, NO_OFF, 0, const, true, true, AT_POINTER)
+NONBLOCKING_RW(iwrite_shared, NO_OFF, 0, const, true, false, AT_SHARED)
+NONBLOCKING_RW(iwrite_at, AT_OFF, offset, const, true, false, AT_OFFSET)
+NONBLOCKING_RW(iwrite_at_all, AT_OFF, offset, const, true, true, AT_OFFSET)
 
 FILE_SPLIT(read_all, NO_OFF, 0, NOQ, false, AT_POINTER)
 FILE_SPLIT(read_ordered, NO_OFF, 0, NOQ, false, AT_ORDERED)

@@ -23,9 +23,7 @@
 #define IO_SIEVE_MAX ((size_t)16 << 20)
 #define IO_SIEVE_SPARSE 8
 
-/* Reads or writes len bytes at file position at; returns bytes moved (a read stops at the end of
- * the file), or -1 with errno. */
-static ssize_t io_run(int fd, bool write, char *mem, size_t len, MPI_Offset at)
+ssize_t mf_io_pio(int fd, bool write, char *mem, size_t len, MPI_Offset at)
 {
     size_t moved = 0;
     while (moved < len) {
@@ -42,70 +40,7 @@ static ssize_t io_run(int fd, bool write, char *mem, size_t len, MPI_Offset at)
     return (ssize_t)moved;
 }
 
-/* A place in the view, walked piece by piece: filetype instance k, piece i, `in` bytes into it.
- * Found once by a search (io_cursor_at); each next run is then a step, not a search. */
-typedef struct io_cursor {
-    MPI_Offset k;
-    int i;
-    MPI_Offset in;
-} io_cursor;
-
-static void io_cursor_at(const mf_file *f, MPI_Offset v, io_cursor *c)
-{
-    mf_io_view_locate(f, v, &c->k, &c->i, &c->in);
-}
-
-static MPI_Offset io_cursor_pos(const mf_file *f, const io_cursor *c)
-{
-    return f->disp + c->k * f->ft_extent + f->pieces[c->i].disp + c->in;
-}
-
-/* Moves the cursor n bytes on (n at most what is left of its piece). */
-static void io_cursor_step(const mf_file *f, io_cursor *c, size_t n)
-{
-    c->in += (MPI_Offset)n;
-    if (c->in < f->pieces[c->i].len)
-        return;
-    c->in = 0;
-    if (++c->i == f->npieces) {
-        c->i = 0;
-        c->k++;
-    }
-}
-
-/* The next run from the cursor (at most `left` bytes): its file position, and its length in
- * *run, extended over the pieces that follow it in the file without a gap; the cursor moves
- * past it. */
-static MPI_Offset io_next_run(const mf_file *f, io_cursor *c, size_t left, size_t *run)
-{
-    MPI_Offset at = io_cursor_pos(f, c);
-    if (f->npieces == 1 && f->pieces[0].disp == 0 && f->pieces[0].len == f->ft_extent) {
-        *run = left; /* a view without holes (the default one, of bytes): one run */
-        c->k += (c->in + (MPI_Offset)left) / f->ft_extent;
-        c->in = (c->in + (MPI_Offset)left) % f->ft_extent;
-        return at;
-    }
-    *run = 0;
-    do {
-        size_t piece = (size_t)(f->pieces[c->i].len - c->in),
-               take = piece < left - *run ? piece : left - *run;
-        *run += take;
-        io_cursor_step(f, c, take);
-    } while (*run < left && io_cursor_pos(f, c) == at + (MPI_Offset)*run);
-    return at;
-}
-
-/* The file bytes the view bytes [s, s + len) lie in, from the first's to the last's: their
- * start, and the span's length in *span (len > 0). */
-static MPI_Offset io_span(const mf_file *f, MPI_Offset s, size_t len, size_t *span)
-{
-    MPI_Offset avail, first = mf_io_view_piece(f, s, &avail);
-    *span = (size_t)(mf_io_view_piece(f, s + (MPI_Offset)len - 1, &avail) + 1 - first);
-    return first;
-}
-
-/* A POSIX record lock (F_WRLCK, F_RDLCK) or its release (F_UNLCK) over [first, first + len). */
-static int io_record_lock(mf_file *f, short type, MPI_Offset first, MPI_Offset len, const char *fn)
+int mf_io_record_lock(mf_file *f, short type, MPI_Offset first, MPI_Offset len, const char *fn)
 {
     struct flock fl = {
         .l_type = type, .l_whence = SEEK_SET, .l_start = (off_t)first, .l_len = (off_t)len};
@@ -124,35 +59,21 @@ static int io_sieve(mf_file *f, bool write, char *mem, size_t len, MPI_Offset s,
     char *sieve = malloc(span);
     if (!sieve)
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a %zu-byte sieve buffer", fn, span);
-    ssize_t got = io_run(f->fd, false, sieve, span, first);
+    ssize_t got = mf_io_pio(f->fd, false, sieve, span, first);
     if (got < 0) {
         free(sieve);
         return mf_io_errno(errno, "read", f->name, fn);
     }
     if (write)
         memset(sieve + got, 0, span - (size_t)got); /* past the end of the file: a hole */
-    size_t m = 0;
-    io_cursor c;
-    io_cursor_at(f, s, &c);
-    while (m < len) {
-        size_t run;
-        size_t off = (size_t)(io_next_run(f, &c, len - m, &run) - first);
-        if (write) {
-            memcpy(sieve + off, mem + m, run);
-        } else {
-            size_t have = off >= (size_t)got        ? 0
-                          : (size_t)got - off < run ? (size_t)got - off
-                                                    : run;
-            memcpy(mem + m, sieve + off, have);
-            m += have;
-            if (have < run)
-                break; /* end of file */
-            continue;
-        }
-        m += run;
+    size_t m = len;
+    if (!write) { /* the stream bytes in the file, up to its end */
+        MPI_Offset in = mf_io_view_before(&f->view, first + got) - s;
+        m = in < (MPI_Offset)len ? (size_t)in : len;
     }
+    mf_io_view_copy(&f->view, write, s, m, mem, sieve, first);
     int rc = MPI_SUCCESS;
-    if (write && io_run(f->fd, true, sieve, span, first) < 0)
+    if (write && mf_io_pio(f->fd, true, sieve, span, first) < 0)
         rc = mf_io_errno(errno, "write", f->name, fn);
     free(sieve);
     *moved = rc ? 0 : m;
@@ -168,22 +89,23 @@ static int io_view_bytes(mf_file *f, bool write, char *mem, size_t len, MPI_Offs
                          const char *fn)
 {
     size_t span;
-    MPI_Offset first = io_span(f, s, len, &span);
+    MPI_Offset first = mf_io_view_span(&f->view, s, len, &span);
     bool lock = write && !f->atomic;
-    int rc = lock ? io_record_lock(f, F_WRLCK, first, (MPI_Offset)span, fn) : MPI_SUCCESS;
+    int rc = lock ? mf_io_record_lock(f, F_WRLCK, first, (MPI_Offset)span, fn) : MPI_SUCCESS;
     if (rc)
         return rc;
     *moved = 0;
-    if (span > len && span <= IO_SIEVE_MAX && span <= IO_SIEVE_SPARSE * len && f->readable) {
+    if (f->view.tiled && span > len && span <= IO_SIEVE_MAX && span <= IO_SIEVE_SPARSE * len &&
+        f->readable) {
         rc = io_sieve(f, write, mem, len, s, first, span, moved, fn);
         len = 0; /* done */
     }
-    io_cursor c;
-    io_cursor_at(f, s, &c);
+    mf_io_cursor c;
+    mf_io_cursor_at(&f->view, s, &c);
     while (*moved < len) {
         size_t run;
-        MPI_Offset at = io_next_run(f, &c, len - *moved, &run);
-        ssize_t n = io_run(f->fd, write, mem + *moved, run, at);
+        MPI_Offset at = mf_io_next_run(&f->view, &c, len - *moved, &run);
+        ssize_t n = mf_io_pio(f->fd, write, mem + *moved, run, at);
         if (n < 0) {
             rc = mf_io_errno(errno, write ? "write" : "read", f->name, fn);
             break;
@@ -193,7 +115,7 @@ static int io_view_bytes(mf_file *f, bool write, char *mem, size_t len, MPI_Offs
             break; /* end of file */
     }
     if (lock) {
-        int urc = io_record_lock(f, F_UNLCK, first, (MPI_Offset)span, fn);
+        int urc = mf_io_record_lock(f, F_UNLCK, first, (MPI_Offset)span, fn);
         rc = rc ? rc : urc;
     }
     return rc;
@@ -203,8 +125,23 @@ static int io_view_bytes(mf_file *f, bool write, char *mem, size_t len, MPI_Offs
 static int io_lock(mf_file *f, bool write, MPI_Offset s, size_t len, const char *fn)
 {
     size_t span;
-    MPI_Offset first = io_span(f, s, len, &span);
-    return io_record_lock(f, write ? F_WRLCK : F_RDLCK, first, (MPI_Offset)span, fn);
+    MPI_Offset first = mf_io_view_span(&f->view, s, len, &span);
+    return mf_io_record_lock(f, write ? F_WRLCK : F_RDLCK, first, (MPI_Offset)span, fn);
+}
+
+int mf_io_rw_check(const mf_file *f, bool write, MPI_Offset offset, size_t bytes, const char *fn)
+{
+    if (offset < 0)
+        return mf_error(MPI_ERR_ARG, "%s: offset=%lld is negative", fn, (long long)offset);
+    if (write && (f->amode & MPI_MODE_RDONLY))
+        return mf_error(MPI_ERR_READ_ONLY, "%s: %s was opened MPI_MODE_RDONLY", fn, f->name);
+    if (!write && (f->amode & MPI_MODE_WRONLY))
+        return mf_error(MPI_ERR_ACCESS, "%s: %s was opened MPI_MODE_WRONLY", fn, f->name);
+    if (bytes % f->etype_size != 0)
+        return mf_error(MPI_ERR_TYPE,
+                        "%s: %zu bytes of data are not a whole number of etypes (%zu bytes each)",
+                        fn, bytes, f->etype_size);
+    return MPI_SUCCESS;
 }
 
 int mf_io_rw(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count, mf_datatype *dt,
@@ -213,18 +150,9 @@ int mf_io_rw(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count cou
     const struct mf_datatype_public *t = mf_datatype_info(dt);
     size_t total = (size_t)count * t->dt_size;
     *done = 0;
-    if (offset < 0)
-        return mf_error(MPI_ERR_ARG, "%s: offset=%lld is negative", fn, (long long)offset);
-    if (write && (f->amode & MPI_MODE_RDONLY))
-        return mf_error(MPI_ERR_READ_ONLY, "%s: %s was opened MPI_MODE_RDONLY", fn, f->name);
-    if (!write && (f->amode & MPI_MODE_WRONLY))
-        return mf_error(MPI_ERR_ACCESS, "%s: %s was opened MPI_MODE_WRONLY", fn, f->name);
-    if (total == 0)
-        return MPI_SUCCESS;
-    if (total % f->etype_size != 0)
-        return mf_error(MPI_ERR_TYPE,
-                        "%s: %zu bytes of data are not a whole number of etypes (%zu bytes each)",
-                        fn, total, f->etype_size);
+    int crc = mf_io_rw_check(f, write, offset, total, fn);
+    if (crc || total == 0)
+        return crc;
     MPI_Offset s = offset * (MPI_Offset)f->etype_size;
     int rc = f->atomic ? io_lock(f, write, s, total, fn) : MPI_SUCCESS;
     if (rc)
@@ -249,6 +177,6 @@ int mf_io_rw(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count cou
     }
     free(bounce);
     if (f->atomic)
-        io_record_lock(f, F_UNLCK, 0, 0, fn); /* 0 bytes: to the end of the file, all of it */
+        mf_io_record_lock(f, F_UNLCK, 0, 0, fn); /* 0 bytes: to the end of the file, all of it */
     return rc;
 }

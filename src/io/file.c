@@ -61,11 +61,19 @@ static int io_amode_check(int amode, const char *fn)
 
 int mf_io_agree(mf_comm *comm, int rc, const char *fn)
 {
-    int mine = rc ? comm->c_rank : comm->c_size, first = comm->c_size;
-    int arc =
-        mf_coll_allreduce(&mine, &first, 1, mf_datatype_get(MPI_INT), mf_op_get(MPI_MIN), comm);
+    return mf_io_agree_min(comm, rc, NULL, fn);
+}
+
+int mf_io_agree_min(mf_comm *comm, int rc, MPI_Offset *value, const char *fn)
+{
+    MPI_Offset mine[2] = {rc ? comm->c_rank : comm->c_size, value ? *value : 0}, least[2];
+    int arc = mf_coll_allreduce(mine, least, value ? 2 : 1, mf_datatype_get(MPI_OFFSET),
+                                mf_op_get(MPI_MIN), comm);
     if (arc)
         return arc;
+    if (value)
+        *value = least[1];
+    int first = (int)least[0];
     if (first == comm->c_size)
         return MPI_SUCCESS;
     int cls = rc ? mf_error_class(rc) : 0;
@@ -86,7 +94,9 @@ static void io_file_free(mf_file *f)
     mf_info_release(f->info);
     if (f->errh)
         mf_errhandler_release(f->errh);
-    free(f->pieces);
+    free(f->view.pieces);
+    mf_io_views_free(f);
+    mf_io_scratch_free(f);
     free(f->shared_mem);
     free(f->name);
     free(f);
@@ -151,10 +161,14 @@ int mf_io_open(mf_comm *comm, const char *name, int amode, struct mf_info *info,
         rc = mf_io_errno(err, "open", name, fn);
     }
     rc = mf_io_agree(f->comm, rc, fn);
-    /* The view every file starts with: bytes, from byte 0. */
+    /* The view every file starts with: bytes, from byte 0; shared with the hints given. */
+    mf_io_hints_read(f, info);
     if (!rc)
         rc = mf_io_set_view(f, 0, mf_datatype_get(MPI_BYTE), mf_datatype_get(MPI_BYTE), "native",
                             fn);
+    rc = mf_io_agree(f->comm, rc, fn);
+    if (!rc)
+        rc = mf_io_views_share(f, fn);
     MPI_Offset size = 0;
     if (!rc && (amode & MPI_MODE_APPEND))
         rc = mf_io_get_size(f, &size, fn);

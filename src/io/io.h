@@ -16,9 +16,11 @@
  *   - the shared file pointer is one MPI_Offset in memory of the communicator's rank 0, reached
  *     by one-sided fetch-and-add (an internal window), so it works across hosts without
  *     locks in the file system; ordered accesses take their places with an exclusive scan;
- *   - collective accesses are the independent ones done by every rank (no two-phase
- *     aggregation); nonblocking ones are done at once and return a completed request; split
- *     collectives do the work in _begin and report it in _end;
+ *   - collective accesses agree first (an error on one rank is one on all); where the ranks'
+ *     accesses interleave in the file they move by two-phase collective buffering, large
+ *     contiguous reads and writes by aggregators and an exchange of the data (aggregate.c);
+ *     nonblocking ones are done at once and return a completed request; split collectives do
+ *     the work in _begin and report it in _end;
  *   - atomic mode takes a POSIX record lock over the bytes an access spans;
  *   - data representations: "native" and "internal" (the same bytes), and registered ones
  *     without conversion functions (datarep.c); "external32" and those with conversion
@@ -33,6 +35,7 @@
 #include <mpi.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/types.h>
 
 #include "comm/comm.h"
 #include "core/errhandler.h"
@@ -48,6 +51,36 @@ typedef struct mf_io_piece {
     MPI_Offset before; /* bytes of the filetype's stream in the pieces before this one */
 } mf_io_piece;
 
+/* Where a view puts the bytes of its stream: from disp, one filetype instance every ft_extent
+ * bytes, each holding ft_size bytes in the pieces (stream order, increasing, not overlapping). */
+typedef struct mf_io_view {
+    MPI_Offset disp;
+    mf_io_piece *pieces;
+    int npieces;
+    size_t ft_size;
+    MPI_Offset ft_extent;
+    /* The instances follow one another in the file without overlapping (each one's pieces lie in
+     * ft_extent bytes from its first): the stream's order is the file's. The functions below
+     * that map file positions to the stream (mf_io_view_before, _copy) need it. */
+    bool tiled;
+} mf_io_view;
+
+/* A place in a view's stream, walked piece by piece: filetype instance k, piece i, `in` bytes
+ * into it (mf_io_cursor_at finds it once; each run after it is a step, not a search). */
+typedef struct mf_io_cursor {
+    MPI_Offset k;
+    int i;
+    MPI_Offset in;
+} mf_io_cursor;
+
+/* Collective buffering settings (hints cb_buffer_size, cb_nodes, romio_cb_read/write). */
+typedef enum { MF_IO_CB_AUTO, MF_IO_CB_ENABLE, MF_IO_CB_DISABLE } mf_io_cb_mode;
+typedef struct mf_io_hints {
+    MPI_Offset cb_buffer_size; /* bytes an aggregator moves per round */
+    int cb_nodes;              /* aggregators (0: every rank) */
+    mf_io_cb_mode cb_read, cb_write;
+} mf_io_hints;
+
 typedef struct mf_file {
     int fd;
     bool readable; /* fd was opened for reading (a write-only amode may still be; writes sieve) */
@@ -59,14 +92,20 @@ typedef struct mf_file {
     bool atomic;
 
     /* The view. */
-    MPI_Offset disp;
+    mf_io_view view;
     mf_datatype *etype, *filetype; /* held */
     size_t etype_size;
-    mf_io_piece *pieces; /* of one filetype instance, in stream order */
-    int npieces;
-    size_t ft_size;       /* data bytes of one filetype instance */
-    MPI_Offset ft_extent; /* its extent: where the next instance starts */
     char datarep[MPI_MAX_DATAREP_STRING];
+
+    /* For collective accesses (aggregate.c), shared by every rank when the view is set: each
+     * rank's view (NULL when the views may not be aggregated: too many pieces in all, or a
+     * filetype whose instances overlap in the file), and rank 0's hints, which all follow. */
+    mf_io_view *views;
+    mf_io_piece *views_pieces;
+    bool views_disjoint; /* no file byte lies in two ranks' views */
+    mf_io_hints hints;
+    struct mf_io_share *shares; /* c_size of them: each access's places, gathered */
+    struct io_scratch *scratch; /* the per-rank arrays of a collective access */
 
     MPI_Offset pos;           /* the individual file pointer, in etypes */
     struct mf_win *shared_fp; /* one MPI_Offset at rank 0: the shared file pointer, in etypes */
@@ -87,6 +126,8 @@ int mf_io_delete(const char *name, const char *fn);
 /* Collective: MPI_SUCCESS where every rank's rc is, else rc, or (on ranks that did not fail
  * themselves) an error of the class of the lowest failing rank's saying which rank it was. */
 int mf_io_agree(mf_comm *comm, int rc, const char *fn);
+/* The same, also giving every rank the least of their *value (when value is not NULL). */
+int mf_io_agree_min(mf_comm *comm, int rc, MPI_Offset *value, const char *fn);
 /* The MPI error class of a failed system call on `name`, with a message naming it. */
 int mf_io_errno(int err, const char *what, const char *name, const char *fn);
 int mf_io_set_size(mf_file *f, MPI_Offset size, bool grow_only, const char *fn);
@@ -100,11 +141,24 @@ int mf_io_shared_set(mf_file *f, MPI_Offset value, const char *fn);
 /* The view (view.c). */
 int mf_io_set_view(mf_file *f, MPI_Offset disp, mf_datatype *etype, mf_datatype *filetype,
                    const char *datarep, const char *fn);
-/* Where byte s of the view's stream is: filetype instance *k, piece *i, *in bytes into it. */
-void mf_io_view_locate(const mf_file *f, MPI_Offset s, MPI_Offset *k, int *i, MPI_Offset *in);
-/* The file byte of byte s of the view's stream; *avail gets the bytes of the view that follow it
- * contiguously in the file within its piece (at least 1). */
-MPI_Offset mf_io_view_piece(const mf_file *f, MPI_Offset s, MPI_Offset *avail);
+/* Where byte s of the view's stream is. */
+void mf_io_cursor_at(const mf_io_view *v, MPI_Offset s, mf_io_cursor *c);
+/* The next run from the cursor (at most `left` bytes): its file position, and its length in
+ * *run, extended over the pieces that follow it in the file without a gap; the cursor moves
+ * past it. */
+MPI_Offset mf_io_next_run(const mf_io_view *v, mf_io_cursor *c, size_t left, size_t *run);
+/* The file byte of byte s of the view's stream. */
+MPI_Offset mf_io_view_pos(const mf_io_view *v, MPI_Offset s);
+/* The file bytes the stream bytes [s, s + len) lie in, from the first's to the last's: their
+ * start, and the span's length in *span (len > 0; for a view not tiled, the view's start and 0,
+ * which a record lock reads as "to the end of the file"). */
+MPI_Offset mf_io_view_span(const mf_io_view *v, MPI_Offset s, size_t len, size_t *span);
+/* How many bytes of the view's stream lie in the file before position p. */
+MPI_Offset mf_io_view_before(const mf_io_view *v, MPI_Offset p);
+/* Copies the stream bytes [s, s + len) between mem (packed, in stream order) and win, a buffer
+ * of the file's bytes from position `base` (which holds every byte they lie in). */
+void mf_io_view_copy(const mf_io_view *v, bool to_win, MPI_Offset s, size_t len, char *mem,
+                     char *win, MPI_Offset base);
 /* The absolute byte position of view offset `offset` (etypes). */
 MPI_Offset mf_io_byte_offset(const mf_file *f, MPI_Offset offset);
 /* The view offset (etypes) of the end of the file: the first etype at or after its size. */
@@ -121,5 +175,29 @@ int mf_io_datarep_check(const char *name, const mf_datatype *etype, const mf_dat
  * (etypes); *done gets the bytes moved (a read stops at the end of the file). */
 int mf_io_rw(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count, mf_datatype *dt,
              size_t *done, const char *fn);
+/* Whether an access of `bytes` at `offset` may be made (amode, etypes, offset); MPI_SUCCESS or
+ * the error. */
+int mf_io_rw_check(const mf_file *f, bool write, MPI_Offset offset, size_t bytes, const char *fn);
+/* A POSIX record lock (F_WRLCK, F_RDLCK) or its release (F_UNLCK) over [first, first + len). */
+int mf_io_record_lock(mf_file *f, short type, MPI_Offset first, MPI_Offset len, const char *fn);
+/* pread or pwrite of len bytes at `at`, all of them; bytes moved (a read stops at the end of the
+ * file), or -1 with errno. */
+ssize_t mf_io_pio(int fd, bool write, char *mem, size_t len, MPI_Offset at);
+
+/* Collective accesses (aggregate.c). Every rank of f->comm calls mf_io_rw_all with its own
+ * access and rc, its error so far: the ranks agree on the outcome (an error of one is an error
+ * of all, naming the rank), then move the data either each on its own (mf_io_rw) or, when the
+ * ranks' accesses interleave in the file, by two-phase collective buffering: aggregators each
+ * own a contiguous domain of the file, move it with one large pread or pwrite per round, and
+ * exchange the data with the ranks it belongs to. */
+int mf_io_rw_all(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
+                 mf_datatype *dt, int rc, size_t *done, const char *fn);
+/* Collective, when the view or the hints change: every rank's view and rank 0's hints shared. */
+int mf_io_views_share(mf_file *f, const char *fn);
+/* Reads the collective buffering hints of `info` (NULL: none) into f->hints. */
+void mf_io_hints_read(mf_file *f, const struct mf_info *info);
+void mf_io_views_free(mf_file *f);
+/* Frees f->shares and f->scratch (and not the views). */
+void mf_io_scratch_free(mf_file *f);
 
 #endif

@@ -15,12 +15,12 @@
  * piece's displacement in the type. */
 #define VIEW_ORIGIN ((const char *)0 + ((uintptr_t)1 << 46))
 
-/* Flattens one element of ft into f->pieces (adjacent pieces merged). */
-static int view_flatten(mf_file *f, mf_datatype *ft, const char *fn)
+/* Flattens one element of ft into v->pieces (adjacent pieces merged). */
+static int view_flatten(mf_io_view *v, mf_datatype *ft, const char *fn)
 {
     size_t size = mf_datatype_info(ft)->dt_size, at = 0;
     int cap = 0;
-    f->npieces = 0;
+    v->npieces = 0;
     while (at < size) {
         struct iovec iov[64];
         size_t bytes = 0;
@@ -30,7 +30,7 @@ static int view_flatten(mf_file *f, mf_datatype *ft, const char *fn)
         for (int i = 0; i < n; i++) {
             MPI_Offset disp = (MPI_Offset)((const char *)iov[i].iov_base - VIEW_ORIGIN);
             MPI_Offset len = (MPI_Offset)iov[i].iov_len;
-            mf_io_piece *last = f->npieces ? &f->pieces[f->npieces - 1] : NULL;
+            mf_io_piece *last = v->npieces ? &v->pieces[v->npieces - 1] : NULL;
             if (disp < 0 || (last && disp < last->disp + last->len))
                 return mf_error(MPI_ERR_TYPE,
                                 "%s: the filetype's displacements are negative, go backwards or "
@@ -39,14 +39,14 @@ static int view_flatten(mf_file *f, mf_datatype *ft, const char *fn)
             if (last && disp == last->disp + last->len) {
                 last->len += len;
             } else {
-                if (f->npieces == cap) {
+                if (v->npieces == cap) {
                     cap = cap ? 2 * cap : 8;
-                    mf_io_piece *p = realloc(f->pieces, (size_t)cap * sizeof *p);
+                    mf_io_piece *p = realloc(v->pieces, (size_t)cap * sizeof *p);
                     if (!p)
                         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for the view", fn);
-                    f->pieces = p;
+                    v->pieces = p;
                 }
-                f->pieces[f->npieces++] =
+                v->pieces[v->npieces++] =
                     (mf_io_piece){.disp = disp, .len = len, .before = (MPI_Offset)at};
             }
             at += iov[i].iov_len;
@@ -72,15 +72,16 @@ int mf_io_set_view(mf_file *f, MPI_Offset disp, mf_datatype *etype, mf_datatype 
                         fn, t->dt_size, e->dt_size);
     if (t->dt_extent <= 0)
         return mf_error(MPI_ERR_TYPE, "%s: filetype has extent %ld", fn, (long)t->dt_extent);
-    mf_file g = {.pieces = NULL};
+    mf_io_view g = {.pieces = NULL};
     int rc = view_flatten(&g, filetype, fn);
     if (rc) {
         free(g.pieces);
         return rc;
     }
-    free(f->pieces);
-    f->pieces = g.pieces;
-    f->npieces = g.npieces;
+    free(f->view.pieces);
+    f->view = g;
+    const mf_io_piece *last = &g.pieces[g.npieces - 1];
+    f->view.tiled = last->disp + last->len <= g.pieces[0].disp + (MPI_Offset)t->dt_extent;
     mf_datatype_retain(etype);
     mf_datatype_retain(filetype);
     mf_datatype_release(f->etype);
@@ -88,51 +89,146 @@ int mf_io_set_view(mf_file *f, MPI_Offset disp, mf_datatype *etype, mf_datatype 
     f->etype = etype;
     f->filetype = filetype;
     f->etype_size = e->dt_size;
-    f->ft_size = t->dt_size;
-    f->ft_extent = (MPI_Offset)t->dt_extent;
-    f->disp = disp;
+    f->view.ft_size = t->dt_size;
+    f->view.ft_extent = (MPI_Offset)t->dt_extent;
+    f->view.disp = disp;
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     f->pos = 0;
     return MPI_SUCCESS;
 }
 
-void mf_io_view_locate(const mf_file *f, MPI_Offset s, MPI_Offset *k, int *i, MPI_Offset *in)
+void mf_io_cursor_at(const mf_io_view *v, MPI_Offset s, mf_io_cursor *c)
 {
-    MPI_Offset r = s % (MPI_Offset)f->ft_size;
-    int lo = 0, hi = f->npieces - 1;
+    MPI_Offset r = s % (MPI_Offset)v->ft_size;
+    int lo = 0, hi = v->npieces - 1;
     while (lo < hi) { /* the last piece that starts at or before r */
         int mid = (lo + hi + 1) / 2;
-        if (f->pieces[mid].before <= r)
+        if (v->pieces[mid].before <= r)
             lo = mid;
         else
             hi = mid - 1;
     }
-    *k = s / (MPI_Offset)f->ft_size;
-    *i = lo;
-    *in = r - f->pieces[lo].before;
+    c->k = s / (MPI_Offset)v->ft_size;
+    c->i = lo;
+    c->in = r - v->pieces[lo].before;
 }
 
-MPI_Offset mf_io_view_piece(const mf_file *f, MPI_Offset s, MPI_Offset *avail)
+static MPI_Offset view_cursor_pos(const mf_io_view *v, const mf_io_cursor *c)
 {
-    MPI_Offset k, in;
-    int i;
-    mf_io_view_locate(f, s, &k, &i, &in);
-    *avail = f->pieces[i].len - in;
-    return f->disp + k * f->ft_extent + f->pieces[i].disp + in;
+    return v->disp + c->k * v->ft_extent + v->pieces[c->i].disp + c->in;
+}
+
+/* Moves the cursor n bytes on (n at most what is left of its piece). */
+static void view_cursor_step(const mf_io_view *v, mf_io_cursor *c, size_t n)
+{
+    c->in += (MPI_Offset)n;
+    if (c->in < v->pieces[c->i].len)
+        return;
+    c->in = 0;
+    if (++c->i == v->npieces) {
+        c->i = 0;
+        c->k++;
+    }
+}
+
+/* A view without holes (the default one, of bytes): its stream is the file from disp. */
+static bool view_dense(const mf_io_view *v)
+{
+    return v->npieces == 1 && v->pieces[0].disp == 0 && v->pieces[0].len == v->ft_extent;
+}
+
+MPI_Offset mf_io_next_run(const mf_io_view *v, mf_io_cursor *c, size_t left, size_t *run)
+{
+    MPI_Offset at = view_cursor_pos(v, c);
+    if (view_dense(v)) {
+        *run = left; /* one run */
+        c->k += (c->in + (MPI_Offset)left) / v->ft_extent;
+        c->in = (c->in + (MPI_Offset)left) % v->ft_extent;
+        return at;
+    }
+    *run = 0;
+    do {
+        size_t piece = (size_t)(v->pieces[c->i].len - c->in),
+               take = piece < left - *run ? piece : left - *run;
+        *run += take;
+        view_cursor_step(v, c, take);
+    } while (*run < left && view_cursor_pos(v, c) == at + (MPI_Offset)*run);
+    return at;
+}
+
+MPI_Offset mf_io_view_pos(const mf_io_view *v, MPI_Offset s)
+{
+    mf_io_cursor c;
+    mf_io_cursor_at(v, s, &c);
+    return view_cursor_pos(v, &c);
+}
+
+MPI_Offset mf_io_view_span(const mf_io_view *v, MPI_Offset s, size_t len, size_t *span)
+{
+    if (!v->tiled) { /* instances out of order: everything from the view's start */
+        *span = 0;
+        return v->disp;
+    }
+    MPI_Offset first = mf_io_view_pos(v, s);
+    *span = (size_t)(mf_io_view_pos(v, s + (MPI_Offset)len - 1) + 1 - first);
+    return first;
+}
+
+MPI_Offset mf_io_view_before(const mf_io_view *v, MPI_Offset p)
+{
+    /* An instance's pieces lie in [base, base + ft_extent) from its start (v->tiled). */
+    MPI_Offset base = v->pieces[0].disp;
+    if (p <= v->disp + base)
+        return 0;
+    MPI_Offset k = (p - v->disp - base) / v->ft_extent,
+               r = (p - v->disp - base) % v->ft_extent + base;
+    int lo = 0, hi = v->npieces; /* the pieces that start before r: [0, lo) */
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (v->pieces[mid].disp < r)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo == 0) /* r is the instance's first byte */
+        return k * (MPI_Offset)v->ft_size;
+    const mf_io_piece *q = &v->pieces[lo - 1];
+    return k * (MPI_Offset)v->ft_size + q->before + (r - q->disp < q->len ? r - q->disp : q->len);
+}
+
+void mf_io_view_copy(const mf_io_view *v, bool to_win, MPI_Offset s, size_t len, char *mem,
+                     char *win, MPI_Offset base)
+{
+    mf_io_cursor c;
+    mf_io_cursor_at(v, s, &c);
+    size_t m = 0;
+    while (m < len) {
+        size_t run;
+        char *w = win + (mf_io_next_run(v, &c, len - m, &run) - base);
+        memcpy(to_win ? w : mem + m, to_win ? mem + m : w, run);
+        m += run;
+        if (v->npieces != 1 || c.in != 0)
+            continue;
+        /* One piece per instance (a vector's column, the ranks' interleaved records): a strided
+         * copy of whole pieces, without the cursor's steps. */
+        size_t piece = (size_t)v->pieces[0].len;
+        char *at = win + (view_cursor_pos(v, &c) - base);
+        for (; len - m >= piece; m += piece, at += v->ft_extent, c.k++)
+            memcpy(to_win ? at : mem + m, to_win ? mem + m : at, piece);
+    }
 }
 
 MPI_Offset mf_io_byte_offset(const mf_file *f, MPI_Offset offset)
 {
-    MPI_Offset avail;
-    return mf_io_view_piece(f, offset * (MPI_Offset)f->etype_size, &avail);
+    return mf_io_view_pos(&f->view, offset * (MPI_Offset)f->etype_size);
 }
 
 MPI_Offset mf_io_view_end(const mf_file *f, MPI_Offset file_size)
 {
-    if (file_size <= f->disp)
+    if (file_size <= f->view.disp)
         return 0;
     /* Each etype takes at least etype_size bytes of the file, so the answer is at most this. */
-    MPI_Offset lo = 0, hi = (file_size - f->disp) / (MPI_Offset)f->etype_size + 1;
+    MPI_Offset lo = 0, hi = (file_size - f->view.disp) / (MPI_Offset)f->etype_size + 1;
     while (lo < hi) { /* the first etype that starts at or after the end */
         MPI_Offset mid = lo + (hi - lo) / 2;
         if (mf_io_byte_offset(f, mid) >= file_size)
