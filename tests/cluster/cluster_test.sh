@@ -45,8 +45,9 @@ proxy_pid() {
 case $case_name in
 apps)
     # p2p, collectives and MPI-IO across 4 hosts x 2 ranks: shm inside a host, tcp across (the
-    # hosts share /tmp as a cluster shares a file system; the shared file pointer lives at rank 0).
-    for prog in p2p_basic p2p_stress coll_move coll_reduce io_basic; do
+    # hosts share /tmp as a cluster shares a file system; the shared file pointer lives at rank 0;
+    # io_collective's aggregators exchange over both fabrics).
+    for prog in p2p_basic p2p_stress coll_move coll_reduce io_basic io_collective; do
         MANIFOLD_VERBOSE=1 run --host "$H" --launcher "$L" --launch-fanout 2 --timeout 90 \
             "$TESTBIN/$prog"
         expect_rc 0
