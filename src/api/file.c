@@ -116,12 +116,15 @@ static void file_unregister(mf_file *f)
     }                                                                                              \
     MF_API_ALIAS(File_##Name);
 
-/* A copy of the hints the file keeps (an empty info if none), as a new user handle. */
+/* A copy of the hints the file keeps (an empty info if none) with the collective buffering
+ * hints in effect, as a new user handle. */
 static int file_info_copy(const mf_file *f, MPI_Info *out)
 {
     mf_info *copy = NULL;
     int rc = f->info ? mf_info_dup(f->info, &copy) : mf_info_new(&copy);
-    if (!rc && (rc = mf_info_to_handle(copy, out)))
+    if (!rc && (rc = mf_io_hints_report(f, copy)))
+        mf_info_release(copy);
+    else if (!rc && (rc = mf_info_to_handle(copy, out)))
         mf_info_release(copy);
     return rc;
 }
@@ -220,10 +223,18 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
         rc = mf_check_info_opt(info, &in, fn);
     if (!rc && in)
         rc = mf_info_dup(in, &copy);
-    if (!rc && in) { /* hints are kept to be read back; none changes what Manifold does */
+    if (f) /* collective: the collective buffering hints change on every rank or on none */
+        rc = mf_io_agree(f->comm, rc, fn);
+    if (!rc && in) { /* kept to be read back */
         mf_info_release(f->info);
         f->info = copy;
+        copy = NULL;
     }
+    if (!rc) { /* the collective buffering ones take effect (rank 0's, on every rank) */
+        mf_io_hints_read(f, in);
+        rc = mf_io_views_share(f, fn);
+    }
+    mf_info_release(copy);
     MF_API_EXIT();
     return mf_err_file(f, rc, fn);
 }

@@ -24,6 +24,10 @@
  *     there unless the bytes written are sure to cover it: as many bytes as the window has, and
  *     views that never overlap (views_disjoint: same filetype extent, pieces apart modulo it).
  *
+ * Hints (MPI_File_open, _set_view, _set_info; rank 0's hold for all): cb_buffer_size, cb_nodes,
+ * romio_cb_read and romio_cb_write ("automatic", "enable", "disable"), and the standard's
+ * collective_buffering ("false" disables both); MPI_File_get_info reports the values in effect.
+ *
  * Atomic mode, views that are not tiled (or too many pieces in all to share: IO_VIEWS_MAX),
  * a write where a rank cannot read its file (no holes could be filled) and a communicator of one
  * rank take the independent path (mf_io_rw on every rank).
@@ -31,6 +35,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -167,10 +172,40 @@ void mf_io_hints_read(mf_file *f, const struct mf_info *info)
         f->hints.cb_buffer_size = n;
     if ((v = mf_info_lookup(info, "cb_nodes")) && (n = io_hint_number(v)))
         f->hints.cb_nodes = n > INT32_MAX ? INT32_MAX : (int)n;
+    /* The standard's collective_buffering: "false" turns it off both ways, "true" leaves it to
+     * the choice by interleaving; the ROMIO names, read after it, choose per direction. */
+    if ((v = mf_info_lookup(info, "collective_buffering")) && !strcmp(v, "false"))
+        f->hints.cb_read = f->hints.cb_write = MF_IO_CB_DISABLE;
+    else if (v && !strcmp(v, "true"))
+        f->hints.cb_read = f->hints.cb_write = MF_IO_CB_AUTO;
     if ((v = mf_info_lookup(info, "romio_cb_read")))
         io_hint_mode(v, &f->hints.cb_read);
     if ((v = mf_info_lookup(info, "romio_cb_write")))
         io_hint_mode(v, &f->hints.cb_write);
+}
+
+int mf_io_hints_report(const mf_file *f, struct mf_info *info)
+{
+    static const char *const mode[] = {[MF_IO_CB_AUTO] = "automatic",
+                                       [MF_IO_CB_ENABLE] = "enable",
+                                       [MF_IO_CB_DISABLE] = "disable"};
+    const mf_io_hints *h = &f->hints;
+    char size[24], nodes[16];
+    int naggr = h->cb_nodes > 0 && h->cb_nodes < f->comm->c_size ? h->cb_nodes : f->comm->c_size;
+    snprintf(size, sizeof size, "%lld", (long long)h->cb_buffer_size);
+    snprintf(nodes, sizeof nodes, "%d", naggr);
+    int rc = mf_info_set(info, "cb_buffer_size", size);
+    if (!rc)
+        rc = mf_info_set(info, "cb_nodes", nodes);
+    if (!rc)
+        rc = mf_info_set(info, "romio_cb_read", mode[h->cb_read]);
+    if (!rc)
+        rc = mf_info_set(info, "romio_cb_write", mode[h->cb_write]);
+    if (!rc)
+        rc = mf_info_set(
+            info, "collective_buffering",
+            h->cb_read == MF_IO_CB_DISABLE && h->cb_write == MF_IO_CB_DISABLE ? "false" : "true");
+    return rc;
 }
 
 static int io_interval_cmp(const void *a, const void *b)

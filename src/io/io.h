@@ -196,6 +196,8 @@ int mf_io_rw_all(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count
 int mf_io_views_share(mf_file *f, const char *fn);
 /* Reads the collective buffering hints of `info` (NULL: none) into f->hints. */
 void mf_io_hints_read(mf_file *f, const struct mf_info *info);
+/* Sets in `info` the collective buffering hints in effect (for MPI_File_get_info). */
+int mf_io_hints_report(const mf_file *f, struct mf_info *info);
 void mf_io_views_free(mf_file *f);
 /* Frees f->shares and f->scratch (and not the views). */
 void mf_io_scratch_free(mf_file *f);

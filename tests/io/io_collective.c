@@ -15,7 +15,9 @@
  *     buffer past that is untouched;
  *   - ranks without data (count 0) among ranks with;
  *   - one rank's bad argument (count -1) fails the collective on every rank, and the next
- *     collective access works.
+ *     collective access works;
+ *   - the hints in effect read back with MPI_File_get_info, changed by MPI_File_set_info (and
+ *     the next access taking the path they say), collective_buffering "false".
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -369,6 +371,59 @@ static void one_rank_wrong(void)
     MF_CHECK_MPI(MPI_File_close(&fh));
 }
 
+/* MPI_File_get_info's value of key, compared with want. */
+static void expect_hint(MPI_File fh, const char *key, const char *want)
+{
+    MPI_Info info;
+    char value[64] = "";
+    int flag = 0;
+    MF_CHECK_MPI(MPI_File_get_info(fh, &info));
+    MF_CHECK_MPI(MPI_Info_get_string(info, key, &(int){sizeof value}, value, &flag));
+    MF_CHECK(flag && strcmp(value, want) == 0, "get_info: %s is \"%s\", not \"%s\"", key,
+             flag ? value : "(unset)", want);
+    MPI_Info_free(&info);
+}
+
+/* One interleaved write_all of 4 ints per rank; checks the path it took. */
+static void write_interleaved(MPI_File fh, bool aggregated, const char *what)
+{
+    MPI_Datatype ft = every(MPI_INT, 1, size);
+    int buf[4] = {rank, rank, rank, rank};
+    unsigned long long tp0, own0;
+    MF_CHECK_MPI(MPI_File_set_view(fh, (MPI_Offset)rank * 4, MPI_INT, ft, "native", MPI_INFO_NULL));
+    counters(&tp0, &own0);
+    MF_CHECK_MPI(MPI_File_write_at_all(fh, 0, buf, 4, MPI_INT, MPI_STATUS_IGNORE));
+    expect_path(aggregated, tp0, own0, what);
+    MPI_Type_free(&ft);
+}
+
+static void hints(void)
+{
+    char nodes[16];
+    snprintf(nodes, sizeof nodes, "%d", size);
+    MPI_File fh = open_empty("cb_buffer_size", "4096");
+    expect_hint(fh, "cb_buffer_size", "4096");
+    expect_hint(fh, "cb_nodes", nodes);
+    expect_hint(fh, "romio_cb_read", "automatic");
+    expect_hint(fh, "collective_buffering", "true");
+    write_interleaved(fh, size > 1, "hints: at open");
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "romio_cb_write", "disable");
+    MF_CHECK_MPI(MPI_File_set_info(fh, info));
+    MPI_Info_free(&info);
+    expect_hint(fh, "romio_cb_write", "disable");
+    expect_hint(fh, "cb_buffer_size", "4096");
+    write_interleaved(fh, false, "hints: romio_cb_write disabled by set_info");
+    MF_CHECK_MPI(MPI_File_close(&fh));
+    fh = open_empty("collective_buffering", "false");
+    expect_hint(fh, "romio_cb_read", "disable");
+    expect_hint(fh, "romio_cb_write", "disable");
+    expect_hint(fh, "collective_buffering", "false");
+    write_interleaved(fh, false, "hints: collective_buffering false");
+    MF_CHECK_MPI(MPI_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     mftest_init_tools(&argc, &argv, &rank, &size);
@@ -395,6 +450,7 @@ int main(int argc, char **argv)
     past_the_end();
     some_empty();
     one_rank_wrong();
+    hints();
     MPI_T_pvar_handle_free(session, &two_phase_h);
     MPI_T_pvar_handle_free(session, &own_h);
     MPI_T_pvar_session_free(&session);
