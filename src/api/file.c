@@ -264,6 +264,8 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
                       fn);
     if (!rc && f->split_active)
         rc = mf_error(MPI_ERR_OTHER, "%s: a split collective access is still under way", fn);
+    if (!rc) /* the I/O thread reads the view */
+        rc = mf_io_quiesce(f);
     if (!rc)
         rc = mf_io_set_view(f, disp, et, ft, datarep, fn);
     if (f) /* collective: the shared file pointer goes to 0 too, where every rank succeeded */
@@ -357,7 +359,7 @@ int PMPI_File_set_atomicity(MPI_File fh, int flag)
         if (!rc && all[0] && all[1])
             rc = mf_error(MPI_ERR_NOT_SAME, "%s: the ranks gave different flags", fn);
     }
-    if (!rc)
+    if (!rc && (rc = mf_io_quiesce(f)) == MPI_SUCCESS) /* the I/O thread reads it */
         f->atomic = flag != 0;
     MF_API_EXIT();
     return mf_err_file(f, rc, fn);

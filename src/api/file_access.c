@@ -8,9 +8,11 @@
  * (_at), the shared file pointer (_shared: a fetch-and-add reserves the place), or for _ordered
  * the shared pointer plus the sizes of the lower ranks' accesses (an exclusive scan), the last
  * rank, whose scan ends where the collective's share does, reserving all of it. Collective
- * forms go through mf_io_rw_all (the ranks agree, and interleaved accesses are aggregated);
- * nonblocking ones are done before they return and hand back a completed request; split
- * collectives are done in _begin, and _end reports them.
+ * forms go through mf_io_rw_all (the ranks agree, and interleaved accesses are aggregated).
+ * Nonblocking independent ones go to the I/O thread (mf_io_start: the individual pointer moves
+ * past all they asked for as they start); nonblocking collective ones are done before they
+ * return and hand back a completed request; split collectives are done in _begin, and _end
+ * reports them.
  */
 #include "api/file_api.h"
 #include "api/p2p_args.h"
@@ -81,6 +83,16 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
     if (f && where == AT_ORDERED)
         rc = mf_io_agree(f->comm, rc, fn);
     bool placed = !rc && !(rc = file_place(f, where, offset, n, &at, fn));
+    if (placed && form == NONBLOCKING && !coll) { /* to the I/O thread */
+        mf_request *r = NULL;
+        rc = mf_io_start(f, write, at, (void *)buf, count, dt, &r, fn);
+        if (!rc && where == AT_POINTER) /* past all it asked for, as the access starts */
+            f->pos = at + n;
+        if (!rc)
+            rc = mf_request_give(r, request);
+        MF_API_EXIT();
+        return mf_err_file(f, rc, fn);
+    }
     if (f && coll) /* every rank, to agree on any rank's error */
         rc = mf_io_rw_all(f, write, at, (void *)buf, count, dt, rc, &done, fn);
     else if (!rc)

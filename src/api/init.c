@@ -19,6 +19,7 @@
 #include "core/progress.h"
 #include "core/state.h"
 #include "fabric/fabric.h"
+#include "io/io.h"
 #include "p2p/p2p.h"
 #include "runtime/pm.h"
 
@@ -105,6 +106,7 @@ static int mf_runtime_quiesce(const char *function)
 /* The local half: closes what mf_runtime_start opened, after a quiesce. */
 static int mf_runtime_close(void)
 {
+    mf_io_async_stop();
     mf_comm_finalize_builtin();
     int rc = mf_fabrics_finalize();
     mf_p2p_finalize();

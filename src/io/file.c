@@ -196,7 +196,9 @@ int mf_io_open(mf_comm *comm, const char *name, int amode, struct mf_info *info,
 
 int mf_io_close(mf_file *f, const char *fn)
 {
-    int rc = f->shared_fp ? mf_win_free(f->shared_fp, fn) : MPI_SUCCESS;
+    int rc = mf_io_quiesce(f); /* a program that closes with accesses pending (erroneous) */
+    int wrc = f->shared_fp ? mf_win_free(f->shared_fp, fn) : MPI_SUCCESS;
+    rc = rc ? rc : wrc;
     f->shared_fp = NULL;
     if (f->fd >= 0 && close(f->fd) != 0 && !rc)
         rc = mf_io_errno(errno, "close", f->name, fn);

@@ -19,8 +19,10 @@
  *   - collective accesses agree first (an error on one rank is one on all); where the ranks'
  *     accesses interleave in the file they move by two-phase collective buffering, large
  *     contiguous reads and writes by aggregators and an exchange of the data (aggregate.c);
- *     nonblocking ones are done at once and return a completed request; split collectives do
- *     the work in _begin and report it in _end;
+ *     nonblocking collective ones are done at once and return a completed request; split
+ *     collectives do the work in _begin and report it in _end;
+ *   - nonblocking independent accesses are made by an I/O thread while the program goes on
+ *     (async.c), in the order they were started;
  *   - atomic mode takes a POSIX record lock over the bytes an access spans;
  *   - data representations: "native" and "internal" (the same bytes), and registered ones
  *     without conversion functions (datarep.c); "external32" and those with conversion
@@ -107,6 +109,7 @@ typedef struct mf_file {
     struct mf_io_share *shares; /* c_size of them: each access's places, gathered */
     struct io_scratch *scratch; /* the per-rank arrays of a collective access */
 
+    int async_pending;        /* nonblocking accesses handed to the I/O thread, not yet complete */
     MPI_Offset pos;           /* the individual file pointer, in etypes */
     struct mf_win *shared_fp; /* one MPI_Offset at rank 0: the shared file pointer, in etypes */
     MPI_Offset *shared_mem;   /* rank 0: that MPI_Offset */
@@ -192,6 +195,18 @@ ssize_t mf_io_pio(int fd, bool write, char *mem, size_t len, MPI_Offset at);
  * exchange the data with the ranks it belongs to. */
 int mf_io_rw_all(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
                  mf_datatype *dt, int rc, size_t *done, const char *fn);
+/* Nonblocking independent accesses (async.c): mf_io_start checks the access, hands it to the
+ * I/O thread (started at the first) and gives a request that completes, in the progress engine,
+ * once the thread has made it (its status counts the bytes moved, its error is the access's).
+ * mf_io_quiesce waits until none of f's is pending: before anything the thread reads changes
+ * (the view, atomic mode) and before the file closes. mf_io_async_stop ends the thread after the
+ * accesses queued (MPI_Finalize). */
+struct mf_request;
+int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count, mf_datatype *dt,
+                struct mf_request **out, const char *fn);
+int mf_io_quiesce(mf_file *f);
+void mf_io_async_stop(void);
+
 /* Collective, when the view or the hints change: every rank's view and rank 0's hints shared. */
 int mf_io_views_share(mf_file *f, const char *fn);
 /* Reads the collective buffering hints of `info` (NULL: none) into f->hints. */

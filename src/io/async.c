@@ -1,0 +1,219 @@
+/*
+ * async.c — nonblocking independent accesses (MPI_File_iread, _iwrite and their _at and
+ * _shared forms) that move their data while the program goes on: one I/O thread per process,
+ * started by the first of them, makes each access (mf_io_rw) in the order they were started,
+ * and the requests complete in the progress engine, through a source whose eventfd the thread
+ * rings, so MPI_Test, MPI_Wait and the progress thread see them as they see any request.
+ *
+ * Threads: the I/O thread never takes the library lock. It reads only what a file keeps fixed
+ * while accesses are pending (descriptor, view, etype, atomic mode, amode, name: mf_io_quiesce
+ * waits for them before anything changes those), the user's buffer and the held datatype
+ * (pack and unpack only read it); error codes are made under the error table's own mutex.
+ * The queue and the list of finished accesses are under io_async.mu; requests, files and
+ * datatypes are touched only by the engine's pass (library lock held where it is in use).
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "core/error.h"
+#include "core/progress.h"
+#include "datatype/status.h"
+#include "io/io.h"
+#include "p2p/p2p.h"
+#include "tool/mpit.h"
+
+/* One access handed to the I/O thread. */
+struct io_job {
+    struct io_job *next;
+    mf_file *f;
+    bool write;
+    MPI_Offset at; /* view offset, etypes */
+    void *buf;
+    MPI_Count count;
+    mf_datatype *dt; /* held */
+    mf_request *r;
+    const char *fn;
+    int rc; /* the access's outcome, and the bytes it moved */
+    size_t done;
+};
+
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    pthread_t thread;
+    bool running, stop;
+    struct io_job *todo, **todo_tail; /* FIFO: the order the accesses were started in */
+    struct io_job *finished, **finished_tail;
+    atomic_int nfinished; /* read without mu by the engine's sleep question */
+    int efd;              /* rung by the thread for each finished access */
+} io_async = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .efd = -1};
+
+static mf_t_counter io_async_count;
+static const mf_t_counter_def io_async_def[] = {
+    {"io_async_accesses",
+     "nonblocking independent file accesses made by the I/O thread while the program went on",
+     &io_async_count},
+};
+
+static void *io_thread(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&io_async.mu);
+    for (;;) {
+        while (!io_async.todo && !io_async.stop)
+            pthread_cond_wait(&io_async.cv, &io_async.mu);
+        struct io_job *j = io_async.todo;
+        if (!j)
+            break; /* stopping, and nothing is left */
+        if (!(io_async.todo = j->next))
+            io_async.todo_tail = &io_async.todo;
+        pthread_mutex_unlock(&io_async.mu);
+        j->rc = mf_io_rw(j->f, j->write, j->at, j->buf, j->count, j->dt, &j->done, j->fn);
+        mf_t_count(&io_async_count, 1);
+        pthread_mutex_lock(&io_async.mu);
+        j->next = NULL;
+        *io_async.finished_tail = j;
+        io_async.finished_tail = &j->next;
+        atomic_fetch_add(&io_async.nfinished, 1);
+        uint64_t one = 1;
+        while (write(io_async.efd, &one, sizeof one) < 0 && errno == EINTR)
+            ;
+    }
+    pthread_mutex_unlock(&io_async.mu);
+    return NULL;
+}
+
+/* The engine's pass: completes the finished accesses' requests, in the order they finished. */
+static int io_async_poll(void *arg)
+{
+    (void)arg;
+    if (atomic_load(&io_async.nfinished) == 0)
+        return 0;
+    /* The thread rings while it holds mu: emptied under mu, the eventfd stays in step with the
+     * list (no ring is left for an access already taken, which would wake every sleep). */
+    uint64_t rung;
+    pthread_mutex_lock(&io_async.mu);
+    while (read(io_async.efd, &rung, sizeof rung) < 0 && errno == EINTR)
+        ;
+    struct io_job *j = io_async.finished;
+    io_async.finished = NULL;
+    io_async.finished_tail = &io_async.finished;
+    atomic_store(&io_async.nfinished, 0);
+    pthread_mutex_unlock(&io_async.mu);
+    int events = 0;
+    while (j) {
+        struct io_job *next = j->next;
+        MPI_Status *st = &mf_request_info(j->r)->r_status;
+        st->MPI_SOURCE = MPI_ANY_SOURCE;
+        st->MPI_TAG = MPI_ANY_TAG;
+        mf_status_set_bytes(st, (MPI_Count)j->done);
+        j->f->async_pending--;
+        mf_request_end(j->r, j->rc);
+        mf_datatype_release(j->dt);
+        free(j);
+        j = next;
+        events++;
+    }
+    return events;
+}
+
+/* Finished accesses whose requests the pass has not completed: no sleep. */
+static long long io_async_sleep_ns(void *arg)
+{
+    (void)arg;
+    return atomic_load(&io_async.nfinished) ? 0 : -1;
+}
+
+static mf_progress_source io_async_source = {
+    .fd = -1, .poll = io_async_poll, .sleep_ns = io_async_sleep_ns};
+
+/* The I/O thread and the engine's source, once per MPI session. */
+static int io_async_start(const char *fn)
+{
+    if (io_async.running)
+        return MPI_SUCCESS;
+    static bool published;
+    if (!published) {
+        published = true;
+        if (mf_t_category("io", "MPI-IO: file access", NULL) >= 0)
+            mf_t_counters_register("io", MPI_T_VERBOSITY_USER_DETAIL, io_async_def, 1);
+    }
+    io_async.todo_tail = &io_async.todo;
+    io_async.finished_tail = &io_async.finished;
+    io_async.stop = false;
+    if (io_async.efd < 0 && (io_async.efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK)) < 0)
+        return mf_error(MPI_ERR_INTERN, "%s: no eventfd for the I/O thread: %s", fn,
+                        strerror(errno));
+    io_async_source.fd = io_async.efd;
+    int rc = io_async_source.added ? MPI_SUCCESS : mf_progress_source_add(&io_async_source);
+    if (rc)
+        return rc;
+    int err = pthread_create(&io_async.thread, NULL, io_thread, NULL);
+    if (err)
+        return mf_error(MPI_ERR_INTERN, "%s: cannot start the I/O thread: %s", fn, strerror(err));
+    io_async.running = true;
+    return MPI_SUCCESS;
+}
+
+int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count, mf_datatype *dt,
+                mf_request **out, const char *fn)
+{
+    size_t bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
+    int rc = mf_io_rw_check(f, write, at, bytes, fn);
+    if (rc)
+        return rc;
+    struct io_job *j = calloc(1, sizeof *j);
+    mf_request *r = j ? mf_request_new(MF_REQ_COLL, f->comm) : NULL;
+    if (!r) {
+        free(j);
+        return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a request", fn);
+    }
+    if ((rc = io_async_start(fn))) {
+        free(j);
+        mf_request_free(r);
+        return rc;
+    }
+    mf_request_hold(r);
+    mf_datatype_retain(dt);
+    *j = (struct io_job){
+        .f = f, .write = write, .at = at, .buf = buf, .count = count, .dt = dt, .r = r, .fn = fn};
+    f->async_pending++;
+    pthread_mutex_lock(&io_async.mu);
+    *io_async.todo_tail = j;
+    io_async.todo_tail = &j->next;
+    pthread_cond_signal(&io_async.cv);
+    pthread_mutex_unlock(&io_async.mu);
+    *out = r;
+    return MPI_SUCCESS;
+}
+
+static bool io_quiet(void *arg)
+{
+    return ((mf_file *)arg)->async_pending == 0;
+}
+
+int mf_io_quiesce(mf_file *f)
+{
+    return f->async_pending ? mf_progress_wait(io_quiet, f) : MPI_SUCCESS;
+}
+
+void mf_io_async_stop(void)
+{
+    if (!io_async.running)
+        return;
+    pthread_mutex_lock(&io_async.mu);
+    io_async.stop = true;
+    pthread_cond_signal(&io_async.cv);
+    pthread_mutex_unlock(&io_async.mu);
+    pthread_join(io_async.thread, NULL); /* after the accesses still queued */
+    io_async.running = false;
+    io_async_poll(NULL); /* their requests, for a program that frees them late */
+    mf_progress_source_remove(&io_async_source);
+    close(io_async.efd);
+    io_async.efd = -1;
+}

@@ -1,0 +1,246 @@
+/*
+ * MPI-IO nonblocking independent accesses, made by the I/O thread (src/io/async.c) while the
+ * program goes on:
+ *   - eight iwrite_at at once per rank, 1 B to 4 MiB, one from a strided memory type, finished
+ *     with MPI_Waitall; the file then holds every one (checked through a second handle);
+ *   - the same read back with iread_at, finished by polling MPI_Test and MPI_Testany;
+ *   - iwrite and iread through the individual pointer: it moves past all an access asked for as
+ *     the access starts; a read past the end of the file counts what it moved;
+ *   - iwrite_shared from every rank: each record lands once;
+ *   - MPI_T's io_async_accesses counts every one of them, and nothing else;
+ *   - errors found as an access starts (reading a write-only file, count -1) come back from the
+ *     call, and no request is made.
+ */
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mftest.h"
+
+enum { NREQ = 8 };
+
+static int rank, size;
+static char path[256];
+static MPI_T_pvar_session session;
+static MPI_T_pvar_handle async_h;
+
+static unsigned long long async_count(void)
+{
+    unsigned long long v = 0;
+    MF_CHECK_MPI(MPI_T_pvar_read(session, async_h, &v));
+    return v;
+}
+
+static void expect_class(int rc, int want, const char *what)
+{
+    int cls = MPI_SUCCESS;
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == want, "%s: error class %d, not %d", what, cls, want);
+}
+
+static size_t req_size(int i)
+{
+    return i == NREQ - 1 ? (size_t)4 << 20 : (size_t)1 << (3 * i); /* 1 B .. 256 KiB, 4 MiB */
+}
+
+static unsigned char byte_of(int r, int i, size_t k)
+{
+    return (unsigned char)(r * 31 + i * 7 + k * 13 + 1);
+}
+
+/* Eight accesses per rank at once, at offsets of their own. */
+static void many_at_once(void)
+{
+    MPI_File fh;
+    MF_CHECK_MPI(
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_Offset per_rank = 0, at[NREQ];
+    for (int i = 0; i < NREQ; i++) {
+        at[i] = per_rank;
+        per_rank += (MPI_Offset)req_size(i);
+    }
+    unsigned char *buf[NREQ];
+    MPI_Request req[NREQ];
+    MPI_Datatype vec;
+    /* The 64 KiB one from every other byte of a buffer twice its size. */
+    MPI_Type_vector((int)req_size(6), 1, 2, MPI_BYTE, &vec);
+    MPI_Type_commit(&vec);
+    unsigned long long before = async_count();
+    for (int i = 0; i < NREQ; i++) {
+        size_t n = req_size(i);
+        buf[i] = malloc(2 * n);
+        for (size_t k = 0; k < n; k++)
+            buf[i][i == 6 ? 2 * k : k] = byte_of(rank, i, k);
+        MPI_Offset where = (MPI_Offset)rank * per_rank + at[i];
+        MF_CHECK_MPI(i == 6 ? MPI_File_iwrite_at(fh, where, buf[i], 1, vec, &req[i])
+                            : MPI_File_iwrite_at(fh, where, buf[i], (int)n, MPI_BYTE, &req[i]));
+    }
+    MPI_Status st[NREQ];
+    MF_CHECK_MPI(MPI_Waitall(NREQ, req, st));
+    for (int i = 0; i < NREQ; i++) {
+        int got = -1;
+        MPI_Get_elements(&st[i], MPI_BYTE, &got);
+        MF_CHECK(got == (int)req_size(i), "iwrite_at %d: %d bytes of %zu", i, got, req_size(i));
+    }
+    MF_CHECK(async_count() - before == NREQ, "io_async_accesses counted %llu of %d iwrite_at",
+             async_count() - before, NREQ);
+    MF_CHECK_MPI(MPI_File_sync(fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MF_CHECK_MPI(MPI_File_sync(fh));
+    /* What the file holds, through a handle of this rank's own. */
+    MPI_File self;
+    MF_CHECK_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &self));
+    unsigned char *back = malloc((size_t)per_rank);
+    int peer = (rank + 1) % size;
+    MF_CHECK_MPI(MPI_File_read_at(self, (MPI_Offset)peer * per_rank, back, (int)per_rank, MPI_BYTE,
+                                  MPI_STATUS_IGNORE));
+    for (int i = 0; i < NREQ; i++)
+        for (size_t k = 0; k < req_size(i); k++)
+            if (back[at[i] + (MPI_Offset)k] != byte_of(peer, i, k)) {
+                MF_CHECK(0, "rank %d's access %d: byte %zu in the file is %u", peer, i, k,
+                         back[at[i] + (MPI_Offset)k]);
+                break;
+            }
+    MF_CHECK_MPI(MPI_File_close(&self));
+    free(back);
+    /* Read back with iread_at, polled to completion. */
+    for (int i = 0; i < NREQ; i++) {
+        memset(buf[i], 0, 2 * req_size(i));
+        MPI_Offset where = (MPI_Offset)rank * per_rank + at[i];
+        MF_CHECK_MPI(
+            i == 6 ? MPI_File_iread_at(fh, where, buf[i], 1, vec, &req[i])
+                   : MPI_File_iread_at(fh, where, buf[i], (int)req_size(i), MPI_BYTE, &req[i]));
+    }
+    int flag = 0;
+    while (!flag)
+        MF_CHECK_MPI(MPI_Test(&req[NREQ - 1], &flag, MPI_STATUS_IGNORE));
+    for (int left = NREQ - 1; left > 0;) {
+        int idx = MPI_UNDEFINED;
+        MF_CHECK_MPI(MPI_Testany(NREQ - 1, req, &idx, &flag, MPI_STATUS_IGNORE));
+        if (flag && idx != MPI_UNDEFINED)
+            left--;
+    }
+    for (int i = 0; i < NREQ; i++) {
+        for (size_t k = 0; k < req_size(i); k++)
+            if (buf[i][i == 6 ? 2 * k : k] != byte_of(rank, i, k)) {
+                MF_CHECK(0, "iread_at %d: byte %zu is %u", i, k, buf[i][i == 6 ? 2 * k : k]);
+                break;
+            }
+        free(buf[i]);
+    }
+    MPI_Type_free(&vec);
+    MF_CHECK_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        MF_CHECK_MPI(MPI_File_delete(path, MPI_INFO_NULL));
+    MPI_Barrier(MPI_COMM_WORLD);
+}
+
+/* The individual pointer, the shared pointer, and errors. */
+static void pointers(void)
+{
+    MPI_File fh;
+    MPI_Status st;
+    MPI_Request r[2];
+    MF_CHECK_MPI(
+        MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MF_CHECK_MPI(MPI_File_set_size(fh, 0));
+    /* Each rank's own view: ints from rank * 1000. */
+    MF_CHECK_MPI(
+        MPI_File_set_view(fh, (MPI_Offset)rank * 4000, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+    int out[100], in[100];
+    for (int i = 0; i < 100; i++)
+        out[i] = rank * 1000 + i;
+    unsigned long long before = async_count();
+    MF_CHECK_MPI(MPI_File_iwrite(fh, out, 60, MPI_INT, &r[0]));
+    MPI_Offset pos = -1;
+    MF_CHECK_MPI(MPI_File_get_position(fh, &pos));
+    MF_CHECK(pos == 60, "after iwrite of 60 ints: position %lld", (long long)pos);
+    MF_CHECK_MPI(MPI_File_iwrite(fh, out + 60, 40, MPI_INT, &r[1]));
+    MF_CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+    MF_CHECK_MPI(MPI_File_seek(fh, 90, MPI_SEEK_SET));
+    /* 20 asked, 10 before the end of this rank's ints (the last rank's: the end of the file). */
+    MF_CHECK_MPI(MPI_File_iread(fh, in, 20, MPI_INT, &r[0]));
+    MF_CHECK_MPI(MPI_File_get_position(fh, &pos));
+    MF_CHECK(pos == 110, "after iread of 20 ints from 90: position %lld", (long long)pos);
+    MF_CHECK_MPI(MPI_Wait(&r[0], &st));
+    int got = -1;
+    MPI_Get_count(&st, MPI_INT, &got);
+    if (rank == size - 1)
+        MF_CHECK(got == 10, "iread past the end: %d ints", got);
+    for (int i = 0; i < 10; i++)
+        MF_CHECK(in[i] == rank * 1000 + 90 + i, "iread: int %d is %d", i, in[i]);
+    MF_CHECK(async_count() - before == 3, "io_async_accesses: %llu of 3", async_count() - before);
+    /* Errors as the access starts: no request. */
+    MPI_Request none = MPI_REQUEST_NULL;
+    expect_class(MPI_File_iwrite(fh, out, -1, MPI_INT, &none), MPI_ERR_COUNT, "iwrite count -1");
+    MF_CHECK(none == MPI_REQUEST_NULL, "a failed iwrite made a request");
+    expect_class(MPI_File_iread_at(fh, -1, in, 1, MPI_INT, &none), MPI_ERR_ARG, "offset -1");
+    MF_CHECK_MPI(MPI_File_close(&fh));
+    MF_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    expect_class(MPI_File_iread_at(fh, 0, in, 1, MPI_INT, &none), MPI_ERR_ACCESS,
+                 "iread of a write-only file");
+    /* The shared pointer: every rank's record once. */
+    MF_CHECK_MPI(MPI_File_set_size(fh, 0));
+    MF_CHECK_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    int rec[4] = {rank, rank, rank, rank};
+    MF_CHECK_MPI(MPI_File_iwrite_shared(fh, rec, 4, MPI_INT, &r[0]));
+    MF_CHECK_MPI(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+    MF_CHECK(async_count() - before == 4, "io_async_accesses: %llu of 4", async_count() - before);
+    MF_CHECK_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        int *all = calloc((size_t)size * 4, sizeof *all), seen[64] = {0};
+        MPI_File self;
+        MF_CHECK_MPI(MPI_File_open(MPI_COMM_SELF, path, MPI_MODE_RDONLY | MPI_MODE_DELETE_ON_CLOSE,
+                                   MPI_INFO_NULL, &self));
+        MF_CHECK_MPI(MPI_File_read_at(self, 0, all, size * 4, MPI_INT, MPI_STATUS_IGNORE));
+        MF_CHECK_MPI(MPI_File_close(&self));
+        for (int k = 0; k < size; k++) {
+            bool whole = all[4 * k] >= 0 && all[4 * k] < size && all[4 * k] < 64;
+            for (int j = 1; whole && j < 4; j++)
+                whole = all[4 * k + j] == all[4 * k];
+            MF_CHECK(whole, "iwrite_shared: record %d is %d %d %d %d", k, all[4 * k],
+                     all[4 * k + 1], all[4 * k + 2], all[4 * k + 3]);
+            if (whole)
+                seen[all[4 * k]]++;
+        }
+        for (int k = 0; k < size && k < 64; k++)
+            MF_CHECK(seen[k] == 1, "iwrite_shared: rank %d's record %d times", k, seen[k]);
+        free(all);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    mftest_init_tools(&argc, &argv, &rank, &size);
+    if (rank == 0) {
+        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        snprintf(path, sizeof path, "%s/mf_io_async.%d", dir, (int)getpid());
+    }
+    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    /* A first access starts the I/O thread, which publishes the counter. */
+    MPI_File fh;
+    MPI_Request r;
+    int one = 1, idx = -1, count;
+    char probe[300];
+    snprintf(probe, sizeof probe, "%s.probe%d", path, rank);
+    MF_CHECK_MPI(MPI_File_open(MPI_COMM_SELF, probe,
+                               MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                               MPI_INFO_NULL, &fh));
+    MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, &one, 1, MPI_INT, &r));
+    MF_CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    MF_CHECK_MPI(MPI_File_close(&fh));
+    MPI_Barrier(MPI_COMM_WORLD);
+    MF_CHECK_MPI(MPI_T_pvar_get_index("io_async_accesses", MPI_T_PVAR_CLASS_COUNTER, &idx));
+    MF_CHECK_MPI(MPI_T_pvar_session_create(&session));
+    MF_CHECK_MPI(MPI_T_pvar_handle_alloc(session, idx, NULL, &async_h, &count));
+    MF_CHECK_MPI(MPI_T_pvar_start(session, async_h));
+    many_at_once();
+    pointers();
+    MPI_T_pvar_handle_free(session, &async_h);
+    MPI_T_pvar_session_free(&session);
+    return mftest_finish_tools();
+}
