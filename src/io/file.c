@@ -138,6 +138,12 @@ int mf_io_open(mf_comm *comm, const char *name, int amode, struct mf_info *info,
         io_file_free(f);
         return rc;
     }
+    /* Its handler is the one MPI_Wait and MPI_Test call for the file's requests (an error a
+     * nonblocking access met in the I/O thread): it returns, as a file's own handler does by
+     * default, instead of the given communicator's (perhaps MPI_ERRORS_ARE_FATAL). */
+    mf_errhandler_release(f->comm->c_errhandler);
+    f->comm->c_errhandler = mf_errhandler_get(MPI_ERRORS_RETURN);
+    mf_errhandler_retain(f->comm->c_errhandler);
     /* A write-only file is opened for reading too where the permissions allow, so that writes
      * can be sieved (access.c); amode still refuses the program's reads. */
     int flags = (amode & MPI_MODE_RDONLY) ? O_RDONLY : O_RDWR;

@@ -9,7 +9,9 @@
  *   - iwrite_shared from every rank: each record lands once;
  *   - MPI_T's io_async_accesses counts every one of them, and nothing else;
  *   - errors found as an access starts (reading a write-only file, count -1) come back from the
- *     call, and no request is made.
+ *     call, and no request is made; an error the I/O thread meets (writing /dev/full) comes back
+ *     from MPI_Wait with its class, although the communicator the file was opened on has
+ *     MPI_ERRORS_ARE_FATAL (the file's default handler returns).
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -213,6 +215,22 @@ static void pointers(void)
     }
 }
 
+/* An access that fails in the I/O thread: ENOSPC from /dev/full. */
+static void failing(void)
+{
+    if (access("/dev/full", W_OK) != 0)
+        return; /* not in this container */
+    MPI_File fh;
+    MPI_Request r;
+    MPI_Status st;
+    char buf[4096] = {0};
+    MF_CHECK_MPI(MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &r));
+    expect_class(MPI_Wait(&r, &st), MPI_ERR_NO_SPACE, "iwrite_at of /dev/full, at MPI_Wait");
+    MF_CHECK(r == MPI_REQUEST_NULL, "the failed request was not freed");
+    MF_CHECK_MPI(MPI_File_close(&fh));
+}
+
 int main(int argc, char **argv)
 {
     mftest_init_tools(&argc, &argv, &rank, &size);
@@ -240,6 +258,7 @@ int main(int argc, char **argv)
     MF_CHECK_MPI(MPI_T_pvar_start(session, async_h));
     many_at_once();
     pointers();
+    failing();
     MPI_T_pvar_handle_free(session, &async_h);
     MPI_T_pvar_session_free(&session);
     return mftest_finish_tools();
