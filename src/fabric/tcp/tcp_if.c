@@ -67,35 +67,47 @@ static int mf_tcp_port_range(int *lo, int *hi)
     return MPI_SUCCESS;
 }
 
-/* A nonblocking listening socket on addr (port 0: ephemeral; else tries [lo, hi]). */
-static int mf_tcp_listen_one(mf_tcp *t, struct in_addr addr, int lo, int hi, int *out_fd,
-                             struct sockaddr_in *bound)
+/* A nonblocking socket listening on addr:port (port 0: ephemeral) in *out_fd, or an errno. */
+static int mf_tcp_listen_port(mf_tcp *t, struct in_addr addr, int port, int *out_fd)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0)
-        return mf_error(MPI_ERR_OTHER, "tcp: socket() failed: %s", strerror(errno));
+        return errno;
     int one = 1;
     setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
     /* Accepted sockets inherit the buffer sizes: set them before listen. */
     mf_tcp_tune(t, fd);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_addr = addr};
-    int err = 0;
-    if (lo == 0) {
-        if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0)
-            err = errno;
+    struct sockaddr_in sa = {
+        .sin_family = AF_INET, .sin_addr = addr, .sin_port = htons((uint16_t)port)};
+    /* Bind and listen are two steps: with SO_REUSEADDR, two sockets that are not listening yet
+     * may both bind one port, and the second to listen gets EADDRINUSE (seen in CI: two
+     * programs on one port of MANIFOLD_PORT_RANGE). The caller then tries another port. */
+    if (bind(fd, (struct sockaddr *)&sa, sizeof sa) != 0 || listen(fd, SOMAXCONN) != 0) {
+        int err = errno;
+        close(fd);
+        return err;
+    }
+    *out_fd = fd;
+    return 0;
+}
+
+/* A nonblocking listening socket on addr (port 0: ephemeral; else tries [lo, hi], each port
+ * until one both binds and listens; ports in use or privileged are passed over). */
+static int mf_tcp_listen_one(mf_tcp *t, struct in_addr addr, int lo, int hi, int *out_fd,
+                             struct sockaddr_in *bound)
+{
+    int fd = -1, err = EADDRINUSE;
+    if (lo == 0) { /* the kernel's port can lose the same race; a few tries */
+        for (int i = 0; i < 8 && err == EADDRINUSE; i++)
+            err = mf_tcp_listen_port(t, addr, 0, &fd);
     } else {
         /* Start at a pid-dependent port so that ranks on one host rarely collide. */
         int span = hi - lo + 1, start = (int)(getpid() % span);
         err = EADDRINUSE;
-        for (int i = 0; i < span && err; i++) {
-            sa.sin_port = htons((uint16_t)(lo + (start + i) % span));
-            err = bind(fd, (struct sockaddr *)&sa, sizeof sa) == 0 ? 0 : errno;
-        }
+        for (int i = 0; i < span && (err == EADDRINUSE || err == EACCES); i++)
+            err = mf_tcp_listen_port(t, addr, lo + (start + i) % span, &fd);
     }
-    if (err || listen(fd, SOMAXCONN) != 0) {
-        if (!err)
-            err = errno;
-        close(fd);
+    if (err) {
         char ip[INET_ADDRSTRLEN];
         inet_ntop(AF_INET, &addr, ip, sizeof ip);
         return mf_error(MPI_ERR_OTHER, "tcp: cannot listen on %s%s: %s", ip,
