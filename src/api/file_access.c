@@ -30,9 +30,7 @@ static int file_place(mf_file *f, enum file_where where, MPI_Offset offset, MPI_
     case AT_POINTER:
         *at = f->pos;
         break;
-    case AT_OFFSET:
-        if (offset < 0)
-            rc = mf_error(MPI_ERR_ARG, "%s: offset=%lld is negative", fn, (long long)offset);
+    case AT_OFFSET: /* checked by mf_io_rw_check */
         *at = offset;
         break;
     case AT_SHARED:
@@ -74,10 +72,9 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
     if (!rc && form == BEGIN && f->split_active)
         rc = mf_error(MPI_ERR_OTHER, "%s: a split collective access is already under way", fn);
     size_t bytes = rc ? 0 : (size_t)count * mf_datatype_info(dt)->dt_size, done = 0;
-    if (!rc && bytes % f->etype_size != 0)
-        rc = mf_error(MPI_ERR_TYPE,
-                      "%s: %zu bytes of data are not a whole number of etypes (%zu bytes each)", fn,
-                      bytes, f->etype_size);
+    /* Before any place is taken: a failing access must not move the shared pointer. */
+    if (!rc)
+        rc = mf_io_rw_check(f, write, where == AT_OFFSET ? offset : 0, bytes, fn);
     MPI_Offset n = rc ? 0 : (MPI_Offset)(bytes / f->etype_size), at = 0;
     /* Collective forms agree first: an ordered access must not leave ranks in its scan. */
     if (f && where == AT_ORDERED)

@@ -187,6 +187,14 @@ static void pointers(void)
     /* The shared pointer: every rank's record once. */
     MF_CHECK_MPI(MPI_File_set_size(fh, 0));
     MF_CHECK_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
+    /* A read that fails takes no place from the shared pointer. */
+    expect_class(MPI_File_iread_shared(fh, in, 4, MPI_INT, &none), MPI_ERR_ACCESS,
+                 "iread_shared of a write-only file");
+    MPI_Offset shared = -1;
+    MF_CHECK_MPI(MPI_File_get_position_shared(fh, &shared));
+    MF_CHECK(shared == 0, "a failed iread_shared moved the shared pointer to %lld",
+             (long long)shared);
+    MPI_Barrier(MPI_COMM_WORLD);
     int rec[4] = {rank, rank, rank, rank};
     MF_CHECK_MPI(MPI_File_iwrite_shared(fh, rec, 4, MPI_INT, &r[0]));
     MF_CHECK_MPI(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
