@@ -122,14 +122,18 @@ static const mf_t_counter_def io_def[IO_N] = {
                    &io_count[IO_ROUNDS]},
 };
 
+void mf_io_publish(const mf_t_counter_def *defs, size_t n)
+{
+    if (mf_t_category("io", "MPI-IO: file access", NULL) >= 0)
+        mf_t_counters_register("io", MPI_T_VERBOSITY_USER_DETAIL, defs, n);
+}
+
 static void io_publish(void)
 {
     static bool done;
-    if (done)
-        return;
+    if (!done)
+        mf_io_publish(io_def, IO_N);
     done = true;
-    if (mf_t_category("io", "MPI-IO: file access", NULL) >= 0)
-        mf_t_counters_register("io", MPI_T_VERBOSITY_USER_DETAIL, io_def, IO_N);
 }
 
 void mf_io_views_free(mf_file *f)
@@ -184,6 +188,13 @@ void mf_io_hints_read(mf_file *f, const struct mf_info *info)
         io_hint_mode(v, &f->hints.cb_write);
 }
 
+/* The aggregators of a two-phase access: cb_nodes of the ranks, or all of them. */
+static int io_aggregators(const mf_file *f)
+{
+    int P = f->comm->c_size;
+    return f->hints.cb_nodes > 0 && f->hints.cb_nodes < P ? f->hints.cb_nodes : P;
+}
+
 int mf_io_hints_report(const mf_file *f, struct mf_info *info)
 {
     static const char *const mode[] = {[MF_IO_CB_AUTO] = "automatic",
@@ -191,7 +202,7 @@ int mf_io_hints_report(const mf_file *f, struct mf_info *info)
                                        [MF_IO_CB_DISABLE] = "disable"};
     const mf_io_hints *h = &f->hints;
     char size[24], nodes[16];
-    int naggr = h->cb_nodes > 0 && h->cb_nodes < f->comm->c_size ? h->cb_nodes : f->comm->c_size;
+    int naggr = io_aggregators(f);
     snprintf(size, sizeof size, "%lld", (long long)h->cb_buffer_size);
     snprintf(nodes, sizeof nodes, "%d", naggr);
     int rc = mf_info_set(info, "cb_buffer_size", size);
@@ -532,7 +543,7 @@ static void io_plan_make(const mf_file *f, struct io_plan *p)
             p->lo = x->first[j] < p->lo ? x->first[j] : p->lo;
             p->hi = x->end[j] > p->hi ? x->end[j] : p->hi;
         }
-    p->naggr = f->hints.cb_nodes > 0 && f->hints.cb_nodes < P ? f->hints.cb_nodes : P;
+    p->naggr = io_aggregators(f);
     p->domain = p->lo < p->hi ? (p->hi - p->lo + p->naggr - 1) / p->naggr : 0;
     p->round = f->hints.cb_buffer_size < p->domain ? f->hints.cb_buffer_size : p->domain;
 }

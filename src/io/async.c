@@ -138,11 +138,9 @@ static int io_async_start(const char *fn)
     if (io_async.running)
         return MPI_SUCCESS;
     static bool published;
-    if (!published) {
-        published = true;
-        if (mf_t_category("io", "MPI-IO: file access", NULL) >= 0)
-            mf_t_counters_register("io", MPI_T_VERBOSITY_USER_DETAIL, io_async_def, 1);
-    }
+    if (!published)
+        mf_io_publish(io_async_def, 1);
+    published = true;
     io_async.todo_tail = &io_async.todo;
     io_async.finished_tail = &io_async.finished;
     io_async.stop = false;

@@ -207,6 +207,10 @@ int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count coun
 int mf_io_quiesce(mf_file *f);
 void mf_io_async_stop(void);
 
+/* Registers MPI-IO's MPI_T counters defs[0..n) in the category "io" (made at the first call). */
+struct mf_t_counter_def;
+void mf_io_publish(const struct mf_t_counter_def *defs, size_t n);
+
 /* Collective, when the view or the hints change: every rank's view and rank 0's hints shared. */
 int mf_io_views_share(mf_file *f, const char *fn);
 /* Reads the collective buffering hints of `info` (NULL: none) into f->hints. */
