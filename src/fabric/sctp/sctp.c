@@ -792,6 +792,12 @@ static int mf_sctp_close(mf_fabric *f)
     deadline = mf_clock_s() + MF_SCTP_SHUTDOWN_MS / 1000.0;
     while (s->s_assocs && mf_clock_s() < deadline)
         mf_sctp_wait_progress(s, 10);
+    int left = 0;
+    for (mf_sctp_assoc *a = s->s_assocs; a; a = a->a_next)
+        left++;
+    if (left)
+        mf_verbose("%s: %d association%s not shut down within %d s; closing anyway", s->s_base.name,
+                   left, left == 1 ? "" : "s", MF_SCTP_SHUTDOWN_MS / 1000);
     mf_sctp_release(s);
     return rc;
 }

@@ -138,6 +138,9 @@ typedef struct mf_sctp_assoc {
     mf_stream_auth a_iauth, a_rauth;
     int a_nout;     /* outbound streams */
     bool a_counted; /* counted in s_npending */
+    /* The peer sent SHUTDOWN: the rank no longer uses it, but the record stays until usrsctp
+     * reports the association gone (SHUTDOWN_COMP or a loss), so that close waits for it. */
+    bool a_draining;
     double a_since;
     /* the message being assembled from pieces, per stream: pieces of messages on different
      * streams may interleave (partial delivery) */

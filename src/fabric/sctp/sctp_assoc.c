@@ -194,8 +194,10 @@ static void mf_sctp_refuse(mf_sctp *s, mf_sctp_assoc *a, const char *why)
     mf_sctp_assoc_remove(s, a);
 }
 
-/* The association is gone (notification). `clean`: the peer shut it down on purpose. */
-static void mf_sctp_assoc_lost(mf_sctp *s, mf_sctp_assoc *a, bool clean, const char *how)
+/* The rank association `a` carried stops using it: its frames go over another trusted
+ * association to the same rank, or the peer is closed (`clean`: shut down on purpose, nothing
+ * queued) or failed. */
+static void mf_sctp_assoc_unuse(mf_sctp *s, mf_sctp_assoc *a, bool clean, const char *how)
 {
     int peer = a->a_peer >= 0 ? a->a_peer : a->a_dial_peer;
     if (peer >= 0 && !s->s_closing) {
@@ -207,7 +209,7 @@ static void mf_sctp_assoc_lost(mf_sctp *s, mf_sctp_assoc *a, bool clean, const c
             /* Another trusted association to the same rank (both dialed at once and SCTP kept
              * two) carries on. */
             for (mf_sctp_assoc *b = s->s_assocs; b; b = b->a_next)
-                if (b != a && b->a_peer == peer && !p->p_assoc) {
+                if (b != a && b->a_peer == peer && !b->a_draining && !p->p_assoc) {
                     p->p_assoc = b->a_id;
                     p->p_nout = b->a_nout;
                 }
@@ -224,6 +226,13 @@ static void mf_sctp_assoc_lost(mf_sctp *s, mf_sctp_assoc *a, bool clean, const c
                              clean ? " with frames still queued for it" : "", s->s_addrs));
         }
     }
+}
+
+/* The association is gone (notification). `clean`: the peer shut it down on purpose. */
+static void mf_sctp_assoc_lost(mf_sctp *s, mf_sctp_assoc *a, bool clean, const char *how)
+{
+    if (!a->a_draining)
+        mf_sctp_assoc_unuse(s, a, clean, how);
     mf_sctp_assoc_remove(s, a);
 }
 
@@ -799,8 +808,14 @@ static void mf_sctp_notification_in(mf_sctp *s, mf_sctp_piece *pc)
             return;
         }
     case SCTP_SHUTDOWN_EVENT:
-        if (a)
-            mf_sctp_assoc_lost(s, a, true, "shut down by the peer");
+        /* The association lives on for the SHUTDOWN ACK and COMPLETE. Its record is kept until
+         * usrsctp reports it gone: closing the socket before that lets usrsctp's receive thread
+         * deliver the last notification to a socket being freed (a crash inside usrsctp, seen
+         * under ThreadSanitizer's timing). */
+        if (a && !a->a_draining) {
+            mf_sctp_assoc_unuse(s, a, true, "shut down by the peer");
+            a->a_draining = true;
+        }
         return;
     case SCTP_PEER_ADDR_CHANGE: {
         if (pc->pc_len < sizeof n->sn_paddr_change || !a)
