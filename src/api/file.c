@@ -50,16 +50,21 @@ int mf_err_file(mf_file *f, int code, const char *fn)
              : file_dispatch(file_null_errh(), MPI_FILE_NULL, "MPI_FILE_NULL", code, fn);
 }
 
+mf_file *mf_file_lookup(MPI_File fh)
+{
+    for (int i = 0; i < nopen_files; i++)
+        if (open_files[i] && open_files[i] == fh)
+            return fh;
+    return NULL;
+}
+
 int mf_check_file(MPI_File fh, mf_file **out, const char *fn)
 {
     int rc = mf_check_initialized(fn);
     if (rc)
         return rc;
-    for (int i = 0; i < nopen_files; i++)
-        if (open_files[i] && open_files[i] == fh) {
-            *out = fh;
-            return MPI_SUCCESS;
-        }
+    if ((*out = mf_file_lookup(fh)))
+        return MPI_SUCCESS;
     return mf_error(MPI_ERR_FILE, "%s: fh=%p is not an open file", fn, (void *)fh);
 }
 

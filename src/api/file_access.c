@@ -108,11 +108,10 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
         f->split_buf = buf;
         f->split_status = st;
     } else if (form == NONBLOCKING && !rc) {
-        mf_request *r = mf_request_new(MF_REQ_COLL, f->comm);
+        mf_request *r = mf_io_request_new(f);
         if (!r) {
             rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a request", fn);
         } else {
-            mf_request_hold(r);
             mf_request_info(r)->r_status = st;
             mf_request_end(r, MPI_SUCCESS);
             rc = mf_request_give(r, request);

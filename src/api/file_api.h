@@ -12,6 +12,8 @@
 
 /* Resolves an open file; MPI_ERR_FILE naming the handle otherwise. */
 int mf_check_file(MPI_File fh, mf_file **out, const char *fn);
+/* The open file fh is, or NULL (no error is recorded). */
+mf_file *mf_file_lookup(MPI_File fh);
 /* Dispatches a non-success code to f's handler (NULL: MPI_FILE_NULL's, which is
  * MPI_ERRORS_RETURN unless the program set another). Call unlocked: a user handler may run. */
 int mf_err_file(mf_file *f, int code, const char *fn);

@@ -4,11 +4,60 @@
  *
  * A persistent request is complete when the operation its last MPI_Start began is complete; an
  * inactive (or null) request counts as complete with an empty status, as the standard says.
+ *
+ * An operation's error goes to the handler of the object it was started on: a communicator, or
+ * the window of MPI_Rput and kin, or the file of MPI_File_iread and kin (whose default handler
+ * returns errors). Wait and Test use their request's; the calls on arrays use the first failed
+ * request's, and MPI_COMM_WORLD's for an error that is no request's (a bad argument).
  */
 #include <stdlib.h>
 
+#include "api/file_api.h"
 #include "api/p2p_args.h"
+#include "api/rma_api.h"
 #include "core/progress.h"
+#include "rma/rma.h"
+
+/* The object an error is raised on: taken from a request before it is retired, resolved under
+ * the library lock (a window or file that is no longer open falls back to the request's
+ * communicator), raised after it, since a user handler may call MPI. */
+typedef struct mf_req_blame {
+    bool taken;
+    mf_comm *comm; /* NULL: MPI_COMM_WORLD */
+    mf_request_owner owner;
+    intptr_t handle;
+    mf_win *win;
+    mf_file *file;
+} mf_req_blame;
+
+static void mf_req_blame_take(mf_req_blame *b, const mf_request *r)
+{
+    if (b->taken || !r)
+        return;
+    *b = (mf_req_blame){.taken = true,
+                        .comm = r->pub.r_comm,
+                        .owner = r->pub.r_owner,
+                        .handle = r->pub.r_owner_handle};
+}
+
+static void mf_req_blame_resolve(mf_req_blame *b)
+{
+    if (b->owner == MF_REQ_OWNER_WIN)
+        b->win = mf_win_get((MPI_Win)b->handle);
+    else if (b->owner == MF_REQ_OWNER_FILE)
+        b->file = mf_file_lookup((MPI_File)b->handle);
+}
+
+static int mf_req_raise(const mf_req_blame *b, int code, const char *fn)
+{
+    if (code == MPI_SUCCESS)
+        return code;
+    if (b->file)
+        return mf_err_file(b->file, code, fn);
+    if (b->win)
+        return mf_err_win(b->win, code, fn);
+    return mf_err_comm(b->comm, code, fn);
+}
 
 /* The request whose completion matters: the started operation of a persistent request. */
 static mf_request *mf_req_op(mf_request *r)
@@ -77,13 +126,15 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     mf_request *r = NULL;
     int rc = request ? mf_p2p_check_request(*request, &r, "MPI_Wait")
                      : mf_error(MPI_ERR_REQUEST, "MPI_Wait: request is NULL");
-    mf_comm *c = r ? r->pub.r_comm : NULL;
+    mf_req_blame b = {0};
+    mf_req_blame_take(&b, r);
     if (!rc && r && !mf_req_done(r))
         rc = mf_request_wait(mf_req_op(r), NULL);
     if (!rc || (r && mf_req_done(r)))
         rc = mf_req_retire(request, r, status);
+    mf_req_blame_resolve(&b);
     MF_API_EXIT();
-    return mf_err_comm(c, rc, "MPI_Wait");
+    return mf_req_raise(&b, rc, "MPI_Wait");
 }
 MF_API_ALIAS(Wait);
 
@@ -94,7 +145,8 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     int rc = request && flag
                  ? mf_p2p_check_request(*request, &r, "MPI_Test")
                  : mf_error(MPI_ERR_ARG, "MPI_Test: %s is NULL", !request ? "request" : "flag");
-    mf_comm *c = r ? r->pub.r_comm : NULL;
+    mf_req_blame b = {0};
+    mf_req_blame_take(&b, r);
     if (!rc) {
         if (!mf_req_done(r))
             mf_progress_poll();
@@ -102,8 +154,9 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         if (*flag)
             rc = mf_req_retire(request, r, status);
     }
+    mf_req_blame_resolve(&b);
     MF_API_EXIT();
-    return mf_err_comm(c, rc, "MPI_Test");
+    return mf_req_raise(&b, rc, "MPI_Test");
 }
 MF_API_ALIAS(Test);
 
@@ -152,9 +205,10 @@ static bool mf_req_set_ready(void *arg)
 }
 
 /* Retires the complete requests among the set; with `statuses` per index. Returns
- * MPI_ERR_IN_STATUS if any failed and statuses carry the codes, else the first error. */
+ * MPI_ERR_IN_STATUS if any failed and statuses carry the codes, else the first error; the first
+ * failed request's object is blamed. */
 static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *statuses, int *indices,
-                             int *outcount, bool only_done)
+                             int *outcount, bool only_done, mf_req_blame *blame)
 {
     int err = MPI_SUCCESS, k = 0;
     bool ignore = statuses == MPI_STATUSES_IGNORE || !statuses;
@@ -163,9 +217,13 @@ static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *stat
         if (only_done && (inactive || !mf_req_done(s->r[i])))
             continue;
         MPI_Status *st = ignore ? NULL : &statuses[indices ? k : i];
+        mf_req_blame b = {0};
+        mf_req_blame_take(&b, s->r[i]);
         int rc = mf_req_retire(&reqs[i], s->r[i], st);
         if (st)
             st->MPI_ERROR = rc; /* read only with MPI_ERR_IN_STATUS, then for every status */
+        if (rc && !err)
+            *blame = b;
         err = err ? err : rc;
         if (indices)
             indices[k] = i;
@@ -184,14 +242,16 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
     int rc = r ? mf_req_lookup_all(count, array_of_requests, r, "MPI_Waitall")
                : mf_error(MPI_ERR_NO_MEM, "MPI_Waitall: no memory for %d requests", count);
     mf_req_set s = {count, r, count, 0};
+    mf_req_blame b = {0};
     if (!rc)
         rc = mf_progress_wait(mf_req_set_all_ready, &s);
     if (!rc)
-        rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false);
+        rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false, &b);
     if (r != stack)
         free(r);
+    mf_req_blame_resolve(&b);
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Waitall");
+    return mf_req_raise(&b, rc, "MPI_Waitall");
 }
 MF_API_ALIAS(Waitall);
 
@@ -205,17 +265,19 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
              : r   ? mf_req_lookup_all(count, array_of_requests, r, "MPI_Testall")
                    : mf_error(MPI_ERR_NO_MEM, "MPI_Testall: no memory for %d requests", count);
     mf_req_set s = {count, r, count};
+    mf_req_blame b = {0};
     if (!rc) {
         mf_progress_poll();
         int active, done = mf_req_set_done_count(&s, &active);
         *flag = done == active;
         if (*flag)
-            rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false);
+            rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false, &b);
     }
     if (r != stack)
         free(r);
+    mf_req_blame_resolve(&b);
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Testall");
+    return mf_req_raise(&b, rc, "MPI_Testall");
 }
 MF_API_ALIAS(Testall);
 
@@ -230,6 +292,7 @@ static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_
              : r    ? mf_req_lookup_all(count, reqs, r, fn)
                     : mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d requests", fn, count);
     mf_req_set s = {count, r, 1};
+    mf_req_blame b = {0};
     if (!rc) {
         if (blocking)
             rc = mf_progress_wait(mf_req_set_ready, &s);
@@ -251,14 +314,16 @@ static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_
             *index = i;
             if (flag)
                 *flag = 1;
+            mf_req_blame_take(&b, r[i]);
             rc = mf_req_retire(&reqs[i], r[i], status);
             break;
         }
     }
     if (r != stack)
         free(r);
+    mf_req_blame_resolve(&b);
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_req_raise(&b, rc, fn);
 }
 
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
@@ -287,6 +352,7 @@ static int mf_req_some(int incount, MPI_Request reqs[], int *outcount, int indic
              : r ? mf_req_lookup_all(incount, reqs, r, fn)
                  : mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d requests", fn, incount);
     mf_req_set s = {incount, r, 1};
+    mf_req_blame b = {0};
     if (!rc) {
         if (blocking)
             rc = mf_progress_wait(mf_req_set_ready, &s);
@@ -299,12 +365,13 @@ static int mf_req_some(int incount, MPI_Request reqs[], int *outcount, int indic
         if (active == 0)
             *outcount = MPI_UNDEFINED;
         else
-            rc = mf_req_set_retire(&s, reqs, statuses, indices, outcount, true);
+            rc = mf_req_set_retire(&s, reqs, statuses, indices, outcount, true, &b);
     }
     if (r != stack)
         free(r);
+    mf_req_blame_resolve(&b);
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_req_raise(&b, rc, fn);
 }
 
 int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,

@@ -22,10 +22,9 @@ static bool rma_access_open(const mf_win *w, int target)
 /* A request that is complete already (operations on MPI_PROC_NULL). */
 static int rma_null_request(mf_win *w, MPI_Request *request)
 {
-    mf_request *r = mf_request_new(MF_REQ_COLL, w->w_comm);
+    mf_request *r = mf_rma_request_new(w);
     if (!r)
         return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
-    mf_request_hold(r);
     int rc = mf_request_handle(r, request);
     mf_request_end(r, MPI_SUCCESS);
     return rc;

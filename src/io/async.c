@@ -158,6 +158,17 @@ static int io_async_start(const char *fn)
     return MPI_SUCCESS;
 }
 
+mf_request *mf_io_request_new(mf_file *f)
+{
+    mf_request *r = mf_request_new(MF_REQ_COLL, f->comm);
+    if (r) {
+        mf_request_hold(r);
+        mf_request_info(r)->r_owner = MF_REQ_OWNER_FILE;
+        mf_request_info(r)->r_owner_handle = (intptr_t)f;
+    }
+    return r;
+}
+
 int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count, mf_datatype *dt,
                 mf_request **out, const char *fn)
 {
@@ -165,18 +176,14 @@ int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count coun
     int rc = mf_io_rw_check(f, write, at, bytes, fn);
     if (rc)
         return rc;
+    if ((rc = io_async_start(fn)))
+        return rc;
     struct io_job *j = calloc(1, sizeof *j);
-    mf_request *r = j ? mf_request_new(MF_REQ_COLL, f->comm) : NULL;
+    mf_request *r = j ? mf_io_request_new(f) : NULL;
     if (!r) {
         free(j);
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a request", fn);
     }
-    if ((rc = io_async_start(fn))) {
-        free(j);
-        mf_request_free(r);
-        return rc;
-    }
-    mf_request_hold(r);
     mf_datatype_retain(dt);
     *j = (struct io_job){
         .f = f, .write = write, .at = at, .buf = buf, .count = count, .dt = dt, .r = r, .fn = fn};

@@ -206,6 +206,9 @@ int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count coun
                 struct mf_request **out, const char *fn);
 int mf_io_quiesce(mf_file *f);
 void mf_io_async_stop(void);
+/* The request of a nonblocking access to f, held once: an error it completes with goes to f's
+ * handler (when f is still open then). NULL when out of memory. */
+struct mf_request *mf_io_request_new(mf_file *f);
 
 /* Registers MPI-IO's MPI_T counters defs[0..n) in the category "io" (made at the first call). */
 struct mf_t_counter_def;

@@ -33,6 +33,14 @@ enum mf_send_mode { MF_SEND_STANDARD, MF_SEND_SYNC, MF_SEND_READY, MF_SEND_BUFFE
 
 typedef struct mf_request mf_request;
 
+/* The object whose error handler an error found at completion goes to: the object the
+ * operation was started on, as the handler of a blocking call is the object's it names. */
+typedef enum mf_request_owner {
+    MF_REQ_OWNER_COMM, /* r_comm (the zero value: every request's unless said otherwise) */
+    MF_REQ_OWNER_WIN,  /* the window r_owner_handle names (an MPI_Win) */
+    MF_REQ_OWNER_FILE, /* the file r_owner_handle names (an MPI_File) */
+} mf_request_owner;
+
 /* What every request exposes; protocol state is private to src/p2p. */
 struct mf_request_public {
     MPI_Request r_handle; /* user handle, or MPI_REQUEST_NULL for internal requests */
@@ -42,6 +50,10 @@ struct mf_request_public {
     bool r_active;
     MPI_Status r_status; /* valid once complete (source, tag, error, byte count, cancelled) */
     mf_comm *r_comm;     /* held while the request exists */
+    mf_request_owner r_owner;
+    /* For a window or file owner, its handle: not held, so the completion call checks that it
+     * is still open before calling its handler (it falls back to r_comm's otherwise). */
+    intptr_t r_owner_handle;
 };
 
 int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,

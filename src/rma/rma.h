@@ -208,6 +208,9 @@ typedef struct mf_rma_args {
     const struct mf_op *op;
 } mf_rma_args;
 int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn);
+/* The request of a request-based operation on `w` (MPI_Rput and kin), held once: an error it
+ * completes with goes to w's handler. NULL when out of memory. */
+mf_request *mf_rma_request_new(mf_win *w);
 
 /* Synchronisation (rma_sync.c). */
 int mf_rma_flush(mf_win *w, int target); /* target -1: all */

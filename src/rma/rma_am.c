@@ -655,9 +655,7 @@ static int rma_issue(mf_win *w, mf_rma_hdr *h, int target, void *result, MPI_Cou
     if ((o->o_dt = result ? dt : NULL))
         mf_datatype_retain(dt);
     if (user) {
-        o->o_user = mf_request_new(MF_REQ_COLL, w->w_comm);
-        if (o->o_user)
-            mf_request_hold(o->o_user);
+        o->o_user = mf_rma_request_new(w);
         *user = o->o_user;
     }
     o->o_next = w->w_ops;
@@ -729,9 +727,8 @@ static int rma_layout(mf_datatype *dt, MPI_Count count, int64_t **segs, int *nse
 /* A user request complete already (direct operations are complete when they return). */
 static int rma_request_done(mf_win *w, mf_request **req)
 {
-    if (!(*req = mf_request_new(MF_REQ_COLL, w->w_comm)))
+    if (!(*req = mf_rma_request_new(w)))
         return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
-    mf_request_hold(*req);
     mf_request_end(*req, MPI_SUCCESS);
     return MPI_SUCCESS;
 }
@@ -867,6 +864,17 @@ static int rma_direct_block(mf_win *w, const mf_rma_args *a, const struct mf_dat
     if (!rc && req)
         rc = rma_request_done(w, req);
     return rc;
+}
+
+mf_request *mf_rma_request_new(mf_win *w)
+{
+    mf_request *r = mf_request_new(MF_REQ_COLL, w->w_comm);
+    if (r) {
+        mf_request_hold(r);
+        mf_request_info(r)->r_owner = MF_REQ_OWNER_WIN;
+        mf_request_info(r)->r_owner_handle = (intptr_t)w->w_handle;
+    }
+    return r;
 }
 
 int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn)

@@ -334,9 +334,8 @@ static int nat_begin(mf_win *w, int target, mf_request **req, mf_request **user)
 {
     *user = NULL;
     if (req) {
-        if (!(*user = mf_request_new(MF_REQ_COLL, w->w_comm)))
+        if (!(*user = mf_rma_request_new(w)))
             return mf_error(MPI_ERR_NO_MEM, "RMA: no memory for a request");
-        mf_request_hold(*user);
         *req = *user;
     }
     w->w_pending[target]++;

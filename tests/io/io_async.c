@@ -11,7 +11,10 @@
  *   - errors found as an access starts (reading a write-only file, count -1) come back from the
  *     call, and no request is made; an error the I/O thread meets (writing /dev/full) comes back
  *     from MPI_Wait with its class, although the communicator the file was opened on has
- *     MPI_ERRORS_ARE_FATAL (the file's default handler returns).
+ *     MPI_ERRORS_ARE_FATAL (the file's default handler returns); from MPI_Waitall as
+ *     MPI_ERR_IN_STATUS with the class in the failed request's status (MPI_COMM_WORLD's fatal
+ *     handler is not called); and a handler set on the file is called once per failed request,
+ *     with the file, from Wait, Test, Waitany and Waitall.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -223,19 +226,68 @@ static void pointers(void)
     }
 }
 
-/* An access that fails in the I/O thread: ENOSPC from /dev/full. */
+static MPI_File handled_file;
+static int handled_calls, handled_class;
+
+static void file_handler(MPI_File *fh, int *code, ...)
+{
+    handled_calls++;
+    MF_CHECK(*fh == handled_file, "the file handler was called with another file");
+    MPI_Error_class(*code, &handled_class);
+}
+
+/* Accesses that fail in the I/O thread: ENOSPC from /dev/full. */
 static void failing(void)
 {
     if (access("/dev/full", W_OK) != 0)
         return; /* not in this container */
     MPI_File fh;
-    MPI_Request r;
-    MPI_Status st;
+    MPI_Request r, two[2];
+    MPI_Status st, sts[2];
     char buf[4096] = {0};
     MF_CHECK_MPI(MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
     MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &r));
     expect_class(MPI_Wait(&r, &st), MPI_ERR_NO_SPACE, "iwrite_at of /dev/full, at MPI_Wait");
     MF_CHECK(r == MPI_REQUEST_NULL, "the failed request was not freed");
+
+    /* Waitall: the failed request's status has the class; an empty write beside it succeeds. */
+    MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &two[0]));
+    MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, 0, MPI_BYTE, &two[1]));
+    expect_class(MPI_Waitall(2, two, sts), MPI_ERR_IN_STATUS, "Waitall with a failed iwrite");
+    expect_class(sts[0].MPI_ERROR, MPI_ERR_NO_SPACE, "Waitall, the failed iwrite's status");
+    MF_CHECK(sts[1].MPI_ERROR == MPI_SUCCESS, "Waitall, the empty iwrite's status: %d",
+             sts[1].MPI_ERROR);
+
+    /* A handler set on the file is called for each failed request, whichever call completes
+     * it, and the call returns what the handler left in the code. */
+    MPI_Errhandler eh;
+    MF_CHECK_MPI(MPI_File_create_errhandler(file_handler, &eh));
+    MF_CHECK_MPI(MPI_File_set_errhandler(fh, eh));
+    handled_file = fh;
+    int flag = 0, idx = -1;
+    MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &r));
+    expect_class(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_ERR_NO_SPACE, "Wait, with a handler");
+    MF_CHECK(handled_calls == 1 && handled_class == MPI_ERR_NO_SPACE,
+             "Wait: the file's handler was called %d times (class %d)", handled_calls,
+             handled_class);
+    MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &r));
+    int rc = MPI_SUCCESS;
+    while (!flag && rc == MPI_SUCCESS)
+        rc = MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    expect_class(rc, MPI_ERR_NO_SPACE, "Test, with a handler");
+    MF_CHECK(handled_calls == 2, "Test: the file's handler was called %d times in all",
+             handled_calls);
+    MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &r));
+    expect_class(MPI_Waitany(1, &r, &idx, MPI_STATUS_IGNORE), MPI_ERR_NO_SPACE,
+                 "Waitany, with a handler");
+    MF_CHECK(handled_calls == 3 && idx == 0, "Waitany: %d handler calls in all, index %d",
+             handled_calls, idx);
+    MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, 0, MPI_BYTE, &two[0]));
+    MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &two[1]));
+    expect_class(MPI_Waitall(2, two, sts), MPI_ERR_IN_STATUS, "Waitall, with a handler");
+    MF_CHECK(handled_calls == 4, "Waitall: the file's handler was called %d times in all",
+             handled_calls);
+    MF_CHECK_MPI(MPI_Errhandler_free(&eh));
     MF_CHECK_MPI(MPI_File_close(&fh));
 }
 
