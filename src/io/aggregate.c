@@ -90,20 +90,6 @@ static char *io_buffer(struct io_buffer *b, size_t need)
     return b->p;
 }
 
-/* What one view header carries when views are shared (MPI_OFFSET words). */
-enum {
-    VH_DISP,
-    VH_EXTENT,
-    VH_SIZE,
-    VH_NPIECES,
-    VH_TILED,
-    VH_CB_BUF,
-    VH_CB_NODES,
-    VH_CB_READ,
-    VH_CB_WRITE,
-    VH_WORDS
-};
-
 /* MPI_T counters (category "io"): how each collective access moved its data. */
 enum { IO_TWO_PHASE, IO_ON_ITS_OWN, IO_ROUNDS, IO_N };
 static mf_t_counter io_count[IO_N];
@@ -314,38 +300,45 @@ int mf_io_views_share(mf_file *f, const char *fn)
     mf_datatype *off = mf_datatype_get(MPI_OFFSET);
     io_publish();
     mf_io_views_free(f);
-    MPI_Offset mine[VH_WORDS] = {
-        [VH_DISP] = f->view.disp,
-        [VH_EXTENT] = f->view.ft_extent,
-        [VH_SIZE] = (MPI_Offset)f->view.ft_size,
-        [VH_NPIECES] = f->view.npieces,
-        [VH_TILED] = f->view.tiled,
-        [VH_CB_BUF] = f->hints.cb_buffer_size,
-        [VH_CB_NODES] = f->hints.cb_nodes,
-        [VH_CB_READ] = f->hints.cb_read,
-        [VH_CB_WRITE] = f->hints.cb_write,
+    MPI_Offset mine[MF_IO_VH_WORDS] = {
+        [MF_IO_VH_DISP] = f->view.disp,
+        [MF_IO_VH_EXTENT] = f->view.ft_extent,
+        [MF_IO_VH_SIZE] = (MPI_Offset)f->view.ft_size,
+        [MF_IO_VH_NPIECES] = f->view.npieces,
+        [MF_IO_VH_TILED] = f->view.tiled,
+        [MF_IO_VH_CB_BUF] = f->hints.cb_buffer_size,
+        [MF_IO_VH_CB_NODES] = f->hints.cb_nodes,
+        [MF_IO_VH_CB_READ] = f->hints.cb_read,
+        [MF_IO_VH_CB_WRITE] = f->hints.cb_write,
     };
-    MPI_Offset *all = malloc((size_t)P * VH_WORDS * sizeof *all);
+    MPI_Offset *all = malloc((size_t)P * MF_IO_VH_WORDS * sizeof *all);
     int rc = !all || io_scratch_alloc(f, P)
                  ? mf_error(MPI_ERR_NO_MEM, "%s: no memory for the ranks' views", fn)
                  : MPI_SUCCESS;
     rc = mf_io_agree(c, rc, fn);
     if (!rc)
-        rc = mf_coll_allgather(mine, VH_WORDS, off, all, VH_WORDS, off, c);
+        rc = mf_coll_allgather(mine, MF_IO_VH_WORDS, off, all, MF_IO_VH_WORDS, off, c);
+    /* What the other ranks sent is checked before anything indexes by it. Every rank checks the
+     * same words, so all fail together. */
+    for (int j = 0; j < P && !rc; j++) {
+        const char *why = mf_io_view_header_invalid(&all[j * MF_IO_VH_WORDS], INT32_MAX);
+        if (why)
+            rc = mf_error(MPI_ERR_INTERN, "%s: rank %d's view arrived with %s", fn, j, why);
+    }
     if (rc) {
         free(all);
         return rc;
     }
     /* Rank 0's hints hold for every rank: the choices below must be the same everywhere. */
-    f->hints = (mf_io_hints){.cb_buffer_size = all[VH_CB_BUF],
-                             .cb_nodes = (int)all[VH_CB_NODES],
-                             .cb_read = (mf_io_cb_mode)all[VH_CB_READ],
-                             .cb_write = (mf_io_cb_mode)all[VH_CB_WRITE]};
+    f->hints = (mf_io_hints){.cb_buffer_size = all[MF_IO_VH_CB_BUF],
+                             .cb_nodes = (int)all[MF_IO_VH_CB_NODES],
+                             .cb_read = (mf_io_cb_mode)all[MF_IO_VH_CB_READ],
+                             .cb_write = (mf_io_cb_mode)all[MF_IO_VH_CB_WRITE]};
     MPI_Offset total = 0;
     bool tiled = true;
     for (int j = 0; j < P; j++) {
-        total += all[j * VH_WORDS + VH_NPIECES];
-        tiled = tiled && all[j * VH_WORDS + VH_TILED];
+        total += all[j * MF_IO_VH_WORDS + MF_IO_VH_NPIECES];
+        tiled = tiled && all[j * MF_IO_VH_WORDS + MF_IO_VH_TILED];
     }
     if (!tiled || total > IO_VIEWS_MAX) { /* the same everywhere: no aggregation */
         free(all);
@@ -360,20 +353,25 @@ int mf_io_views_share(mf_file *f, const char *fn)
     if (mf_io_agree(c, ok ? MPI_SUCCESS : MPI_ERR_NO_MEM, fn) == MPI_SUCCESS) {
         MPI_Offset at = 0;
         for (int j = 0; j < P; j++) {
-            const MPI_Offset *h = &all[j * VH_WORDS];
-            f->views[j] = (mf_io_view){.disp = h[VH_DISP],
+            const MPI_Offset *h = &all[j * MF_IO_VH_WORDS];
+            f->views[j] = (mf_io_view){.disp = h[MF_IO_VH_DISP],
                                        .pieces = f->views_pieces + at,
-                                       .npieces = (int)h[VH_NPIECES],
-                                       .ft_size = (size_t)h[VH_SIZE],
-                                       .ft_extent = h[VH_EXTENT],
+                                       .npieces = (int)h[MF_IO_VH_NPIECES],
+                                       .ft_size = (size_t)h[MF_IO_VH_SIZE],
+                                       .ft_extent = h[MF_IO_VH_EXTENT],
                                        .tiled = true};
-            counts[j] = (MPI_Count)(h[VH_NPIECES] * (MPI_Offset)sizeof(mf_io_piece));
+            counts[j] = (MPI_Count)(h[MF_IO_VH_NPIECES] * (MPI_Offset)sizeof(mf_io_piece));
             displs[j] = (MPI_Aint)(at * (MPI_Offset)sizeof(mf_io_piece));
-            at += h[VH_NPIECES];
+            at += h[MF_IO_VH_NPIECES];
         }
         mf_datatype *byte = mf_datatype_get(MPI_BYTE);
         rc = mf_coll_allgatherv(f->view.pieces, counts[c->c_rank], byte, f->views_pieces, counts,
                                 displs, byte, c);
+        for (int j = 0; j < P && !rc; j++) {
+            const char *why = mf_io_view_invalid(&f->views[j]);
+            if (why)
+                rc = mf_error(MPI_ERR_INTERN, "%s: rank %d's view arrived with %s", fn, j, why);
+        }
         f->views_disjoint = !rc && io_views_disjoint(f->views, P, (int)total);
     }
     if (!f->views || rc || !ok)

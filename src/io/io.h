@@ -162,6 +162,28 @@ MPI_Offset mf_io_view_before(const mf_io_view *v, MPI_Offset p);
  * of the file's bytes from position `base` (which holds every byte they lie in). */
 void mf_io_view_copy(const mf_io_view *v, bool to_win, MPI_Offset s, size_t len, char *mem,
                      char *win, MPI_Offset base);
+/* What mf_io_views_share gathers from every rank: a header of MPI_Offset words (its view and
+ * its hints), then the view's pieces as bytes. */
+enum {
+    MF_IO_VH_DISP,
+    MF_IO_VH_EXTENT,
+    MF_IO_VH_SIZE,
+    MF_IO_VH_NPIECES,
+    MF_IO_VH_TILED,
+    MF_IO_VH_CB_BUF,
+    MF_IO_VH_CB_NODES,
+    MF_IO_VH_CB_READ,
+    MF_IO_VH_CB_WRITE,
+    MF_IO_VH_WORDS
+};
+/* Checks of what another rank sent, before the walks above trust it: NULL when a header holds
+ * what mf_io_set_view and the hints could have made (max_pieces: the most pieces one view may
+ * have), and a view is tiled with its pieces as mf_io_set_view makes them (in stream order,
+ * positive and not overlapping, `before` their running sum, ft_size bytes in all, every one
+ * within an extent of the first); otherwise what is wrong. */
+const char *mf_io_view_header_invalid(const MPI_Offset *h, MPI_Offset max_pieces);
+const char *mf_io_view_invalid(const mf_io_view *v);
+
 /* The absolute byte position of view offset `offset` (etypes). */
 MPI_Offset mf_io_byte_offset(const mf_file *f, MPI_Offset offset);
 /* The view offset (etypes) of the end of the file: the first etype at or after its size. */

@@ -13,7 +13,8 @@
 
 /* Any address: mf_datatype_iov only computes with it, so each piece's distance from it is the
  * piece's displacement in the type. */
-#define VIEW_ORIGIN ((const char *)0 + ((uintptr_t)1 << 46))
+#define VIEW_ORIGIN_ADDR ((uintptr_t)1 << 46)
+#define VIEW_ORIGIN ((const char *)VIEW_ORIGIN_ADDR)
 
 /* Flattens one element of ft into v->pieces (adjacent pieces merged). */
 static int view_flatten(mf_io_view *v, mf_datatype *ft, const char *fn)
@@ -28,7 +29,7 @@ static int view_flatten(mf_io_view *v, mf_datatype *ft, const char *fn)
         if (n <= 0 || bytes == 0)
             return mf_error(MPI_ERR_INTERN, "%s: cannot describe the filetype", fn);
         for (int i = 0; i < n; i++) {
-            MPI_Offset disp = (MPI_Offset)((const char *)iov[i].iov_base - VIEW_ORIGIN);
+            MPI_Offset disp = (MPI_Offset)((uintptr_t)iov[i].iov_base - VIEW_ORIGIN_ADDR);
             MPI_Offset len = (MPI_Offset)iov[i].iov_len;
             mf_io_piece *last = v->npieces ? &v->pieces[v->npieces - 1] : NULL;
             if (disp < 0 || (last && disp < last->disp + last->len))
@@ -216,6 +217,47 @@ void mf_io_view_copy(const mf_io_view *v, bool to_win, MPI_Offset s, size_t len,
         for (; len - m >= piece; m += piece, at += v->ft_extent, c.k++)
             memcpy(to_win ? at : mem + m, to_win ? mem + m : at, piece);
     }
+}
+
+const char *mf_io_view_header_invalid(const MPI_Offset *h, MPI_Offset max_pieces)
+{
+    if (h[MF_IO_VH_DISP] < 0)
+        return "a negative displacement";
+    if (h[MF_IO_VH_SIZE] <= 0 || h[MF_IO_VH_EXTENT] <= 0)
+        return "a filetype size or extent that is not positive";
+    if (h[MF_IO_VH_NPIECES] < 1 || h[MF_IO_VH_NPIECES] > max_pieces ||
+        h[MF_IO_VH_NPIECES] > h[MF_IO_VH_SIZE])
+        return "a count of pieces out of range";
+    if (h[MF_IO_VH_TILED] != 0 && h[MF_IO_VH_TILED] != 1)
+        return "a flag that is neither 0 nor 1";
+    if (h[MF_IO_VH_CB_BUF] <= 0 || h[MF_IO_VH_CB_NODES] < 0 || h[MF_IO_VH_CB_NODES] > INT32_MAX)
+        return "a cb_buffer_size or cb_nodes hint out of range";
+    for (int w = MF_IO_VH_CB_READ; w <= MF_IO_VH_CB_WRITE; w++)
+        if (h[w] != MF_IO_CB_AUTO && h[w] != MF_IO_CB_ENABLE && h[w] != MF_IO_CB_DISABLE)
+            return "an unknown collective buffering mode";
+    return NULL;
+}
+
+const char *mf_io_view_invalid(const mf_io_view *v)
+{
+    if (v->disp < 0 || v->ft_extent <= 0 || v->ft_size == 0 || v->ft_size > INT64_MAX ||
+        v->npieces < 1 || !v->tiled)
+        return "a header out of range";
+    const mf_io_piece *first = &v->pieces[0];
+    MPI_Offset sum = 0, end = 0, limit;
+    if (first->disp < 0 || __builtin_add_overflow(first->disp, v->ft_extent, &limit))
+        return "a first piece out of range";
+    for (int i = 0; i < v->npieces; i++) {
+        const mf_io_piece *p = &v->pieces[i];
+        if (p->len <= 0 || p->disp < end || p->before != sum)
+            return "pieces out of order, empty or overlapping";
+        if (__builtin_add_overflow(p->disp, p->len, &end) || end > limit)
+            return "a piece beyond one extent of the first";
+        sum += p->len; /* no overflow: end - first->disp bounds it */
+    }
+    if (sum != (MPI_Offset)v->ft_size)
+        return "pieces that do not hold the filetype's size";
+    return NULL;
 }
 
 MPI_Offset mf_io_byte_offset(const mf_file *f, MPI_Offset offset)
