@@ -20,10 +20,12 @@
 
 /* The object an error is raised on: taken from a request before it is retired, resolved under
  * the library lock (a window or file that is no longer open falls back to the request's
- * communicator), raised after it, since a user handler may call MPI. */
+ * communicator), raised after it, since a user handler may call MPI. The communicator is held
+ * from take to raise: retiring the request drops the request's reference, which may have been
+ * the last (a communicator freed while its operation was pending). */
 typedef struct mf_req_blame {
     bool taken;
-    mf_comm *comm; /* NULL: MPI_COMM_WORLD */
+    mf_comm *comm; /* held; NULL: MPI_COMM_WORLD */
     mf_request_owner owner;
     intptr_t handle;
     mf_win *win;
@@ -38,25 +40,46 @@ static void mf_req_blame_take(mf_req_blame *b, const mf_request *r)
                         .comm = r->pub.r_comm,
                         .owner = r->pub.r_owner,
                         .handle = r->pub.r_owner_handle};
+    if (b->comm)
+        mf_comm_retain(b->comm);
 }
 
-static void mf_req_blame_resolve(mf_req_blame *b)
+/* Under the lock. */
+static void mf_req_blame_drop(mf_req_blame *b)
 {
+    if (b->comm)
+        mf_comm_release(b->comm);
+    *b = (mf_req_blame){0};
+}
+
+/* Under the lock, after the requests are retired: with no error to raise, the blame is dropped
+ * at once. */
+static void mf_req_blame_resolve(mf_req_blame *b, int code)
+{
+    if (code == MPI_SUCCESS) {
+        mf_req_blame_drop(b);
+        return;
+    }
     if (b->owner == MF_REQ_OWNER_WIN)
         b->win = mf_win_get((MPI_Win)b->handle);
     else if (b->owner == MF_REQ_OWNER_FILE)
         b->file = mf_file_lookup((MPI_File)b->handle);
 }
 
-static int mf_req_raise(const mf_req_blame *b, int code, const char *fn)
+/* Unlocked: raises the error on the blamed object, then lets the communicator go. */
+static int mf_req_raise(mf_req_blame *b, int code, const char *fn)
 {
     if (code == MPI_SUCCESS)
         return code;
-    if (b->file)
-        return mf_err_file(b->file, code, fn);
-    if (b->win)
-        return mf_err_win(b->win, code, fn);
-    return mf_err_comm(b->comm, code, fn);
+    code = b->file  ? mf_err_file(b->file, code, fn)
+           : b->win ? mf_err_win(b->win, code, fn)
+                    : mf_err_comm(b->comm, code, fn);
+    if (b->comm) {
+        MF_API_ENTER();
+        mf_req_blame_drop(b);
+        MF_API_EXIT();
+    }
+    return code;
 }
 
 /* The request whose completion matters: the started operation of a persistent request. */
@@ -132,7 +155,7 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         rc = mf_request_wait(mf_req_op(r), NULL);
     if (!rc || (r && mf_req_done(r)))
         rc = mf_req_retire(request, r, status);
-    mf_req_blame_resolve(&b);
+    mf_req_blame_resolve(&b, rc);
     MF_API_EXIT();
     return mf_req_raise(&b, rc, "MPI_Wait");
 }
@@ -154,7 +177,7 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         if (*flag)
             rc = mf_req_retire(request, r, status);
     }
-    mf_req_blame_resolve(&b);
+    mf_req_blame_resolve(&b, rc);
     MF_API_EXIT();
     return mf_req_raise(&b, rc, "MPI_Test");
 }
@@ -223,7 +246,9 @@ static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *stat
         if (st)
             st->MPI_ERROR = rc; /* read only with MPI_ERR_IN_STATUS, then for every status */
         if (rc && !err)
-            *blame = b;
+            *blame = b; /* the first failed request's, held until raised */
+        else
+            mf_req_blame_drop(&b);
         err = err ? err : rc;
         if (indices)
             indices[k] = i;
@@ -249,7 +274,7 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
         rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false, &b);
     if (r != stack)
         free(r);
-    mf_req_blame_resolve(&b);
+    mf_req_blame_resolve(&b, rc);
     MF_API_EXIT();
     return mf_req_raise(&b, rc, "MPI_Waitall");
 }
@@ -275,7 +300,7 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
     }
     if (r != stack)
         free(r);
-    mf_req_blame_resolve(&b);
+    mf_req_blame_resolve(&b, rc);
     MF_API_EXIT();
     return mf_req_raise(&b, rc, "MPI_Testall");
 }
@@ -321,7 +346,7 @@ static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_
     }
     if (r != stack)
         free(r);
-    mf_req_blame_resolve(&b);
+    mf_req_blame_resolve(&b, rc);
     MF_API_EXIT();
     return mf_req_raise(&b, rc, fn);
 }
@@ -369,7 +394,7 @@ static int mf_req_some(int incount, MPI_Request reqs[], int *outcount, int indic
     }
     if (r != stack)
         free(r);
-    mf_req_blame_resolve(&b);
+    mf_req_blame_resolve(&b, rc);
     MF_API_EXIT();
     return mf_req_raise(&b, rc, fn);
 }
