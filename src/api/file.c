@@ -134,6 +134,15 @@ static int file_info_copy(const mf_file *f, MPI_Info *out)
     return rc;
 }
 
+/* The individual file pointer (which a file opened MPI_MODE_SEQUENTIAL does not have). */
+static int file_position(const mf_file *f, MPI_Offset *offset, const char *fn)
+{
+    int rc = mf_io_not_sequential(f, fn);
+    if (!rc)
+        *offset = f->pos;
+    return rc;
+}
+
 FILE_COMMAND(set_size, (MPI_File fh, MPI_Offset size), mf_io_set_size(f, size, false, fn))
 FILE_COMMAND(preallocate, (MPI_File fh, MPI_Offset size), mf_io_set_size(f, size, true, fn))
 FILE_COMMAND(sync, (MPI_File fh), mf_io_sync(f, fn))
@@ -142,7 +151,7 @@ FILE_QUERY(get_group, MPI_Group, group, mf_group_to_handle(f->comm->c_group, gro
 FILE_QUERY(get_amode, int, amode, (*amode = f->amode, MPI_SUCCESS))
 FILE_QUERY(get_atomicity, int, flag, (*flag = f->atomic, MPI_SUCCESS))
 FILE_QUERY(get_info, MPI_Info, info_used, file_info_copy(f, info_used))
-FILE_QUERY(get_position, MPI_Offset, offset, (*offset = f->pos, MPI_SUCCESS))
+FILE_QUERY(get_position, MPI_Offset, offset, file_position(f, offset, fn))
 FILE_QUERY(get_position_shared, MPI_Offset, offset, mf_io_shared_fetch_add(f, 0, offset, fn))
 
 int PMPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
@@ -262,11 +271,18 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         rc = mf_error(MPI_ERR_ARG, "%s: datarep is NULL", fn);
     if (!rc)
         rc = mf_check_info_opt(info, &in, fn);
-    if (!rc && disp == MPI_DISPLACEMENT_CURRENT)
+    if (!rc && disp == MPI_DISPLACEMENT_CURRENT && !(f->amode & MPI_MODE_SEQUENTIAL))
         rc = mf_error(MPI_ERR_ARG,
                       "%s: disp=MPI_DISPLACEMENT_CURRENT is only for files opened with "
-                      "MPI_MODE_SEQUENTIAL, which Manifold does not distinguish",
+                      "MPI_MODE_SEQUENTIAL",
                       fn);
+    if (!rc && disp == MPI_DISPLACEMENT_CURRENT) {
+        /* Where the shared pointer is, in bytes: no shared access runs during this collective,
+         * so every rank reads the same place without another message. */
+        MPI_Offset shared = 0;
+        if (!(rc = mf_io_shared_fetch_add(f, 0, &shared, fn)))
+            disp = mf_io_byte_offset(f, shared);
+    }
     if (!rc && f->split_active)
         rc = mf_error(MPI_ERR_OTHER, "%s: a split collective access is still under way", fn);
     if (!rc) /* the I/O thread reads the view */
@@ -399,6 +415,8 @@ int PMPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
     MF_API_ENTER();
     mf_file *f = NULL;
     int rc = mf_check_file(fh, &f, fn);
+    if (!rc)
+        rc = mf_io_not_sequential(f, fn);
     if (!rc)
         rc = file_seek_target(f, offset, whence, f->pos, &f->pos, fn);
     MF_API_EXIT();

@@ -73,6 +73,8 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
         rc = mf_error(MPI_ERR_OTHER, "%s: a split collective access is already under way", fn);
     size_t bytes = rc ? 0 : (size_t)count * mf_datatype_info(dt)->dt_size, done = 0;
     /* Before any place is taken: a failing access must not move the shared pointer. */
+    if (!rc && (where == AT_POINTER || where == AT_OFFSET))
+        rc = mf_io_not_sequential(f, fn);
     if (!rc)
         rc = mf_io_rw_check(f, write, where == AT_OFFSET ? offset : 0, bytes, fn);
     MPI_Offset n = rc ? 0 : (MPI_Offset)(bytes / f->etype_size), at = 0;

@@ -129,6 +129,16 @@ static int io_lock(mf_file *f, bool write, MPI_Offset s, size_t len, const char 
     return mf_io_record_lock(f, write ? F_WRLCK : F_RDLCK, first, (MPI_Offset)span, fn);
 }
 
+int mf_io_not_sequential(const mf_file *f, const char *fn)
+{
+    if (f->amode & MPI_MODE_SEQUENTIAL)
+        return mf_error(MPI_ERR_UNSUPPORTED_OPERATION,
+                        "%s: %s was opened MPI_MODE_SEQUENTIAL: only the shared file pointer's "
+                        "calls may read, write or move in it",
+                        fn, f->name);
+    return MPI_SUCCESS;
+}
+
 int mf_io_rw_check(const mf_file *f, bool write, MPI_Offset offset, size_t bytes, const char *fn)
 {
     if (offset < 0)

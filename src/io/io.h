@@ -200,6 +200,10 @@ int mf_io_datarep_check(const char *name, const mf_datatype *etype, const mf_dat
  * (etypes); *done gets the bytes moved (a read stops at the end of the file). */
 int mf_io_rw(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count, mf_datatype *dt,
              size_t *done, const char *fn);
+/* MPI_SUCCESS, or MPI_ERR_UNSUPPORTED_OPERATION when f was opened MPI_MODE_SEQUENTIAL: the
+ * individual file pointer and explicit offsets are not for such files, only the shared pointer
+ * (MPI-4.0 sections 14.4.2 and 14.4.3). */
+int mf_io_not_sequential(const mf_file *f, const char *fn);
 /* Whether an access of `bytes` at `offset` may be made (amode, etypes, offset); MPI_SUCCESS or
  * the error. */
 int mf_io_rw_check(const mf_file *f, bool write, MPI_Offset offset, size_t bytes, const char *fn);
