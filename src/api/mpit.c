@@ -1,7 +1,6 @@
 /*
  * The MPI tool information interface (MPI_T_*): control variables, performance variables with
- * sessions and handles, categories, enumerations; events (MPI-4) exist in no category, so the
- * event calls answer with zero events and invalid-index/handle errors.
+ * sessions and handles, categories, enumerations. Events (MPI-4) are mpit_event.c's.
  *
  * Usable at any time, before MPI_Init and after MPI_Finalize, from any thread: every call takes
  * the MPI_T mutex (mpit_internal.h), none takes the library lock. Errors are returned, never
@@ -22,8 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "api/api.h"
-#include "tool/mpit_internal.h"
+#include "api/mpit_api.h"
 
 /* Sessions and handles live in singly linked lists threaded through their first member. */
 typedef struct mf_t_link {
@@ -47,7 +45,7 @@ struct mf_t_cvar { /* MPI_T_cvar_handle */
     int index, count;
 };
 
-static int mf_t_refcount; /* MPI_T_init_thread calls not yet finalized */
+int mf_t_refcount; /* MPI_T_init_thread calls not yet finalized */
 static mf_t_link *mf_t_sessions;
 static mf_t_link *mf_t_cvar_handles;
 
@@ -77,64 +75,14 @@ static void mf_t_drop(mf_t_link **p, bool session)
     free(item);
 }
 
-/* Body of every call but init: runs the block after it with the mutex held and rc set, unless
- * MPI_T is not initialized. MF_T_END unlocks and returns rc. */
-#define MF_T_BEGIN()                                                                               \
-    mf_t_lock();                                                                                   \
-    int rc = mf_t_refcount > 0 ? MPI_SUCCESS : MPI_T_ERR_NOT_INITIALIZED;                          \
-    if (rc == MPI_SUCCESS)
-#define MF_T_END()                                                                                 \
-    mf_t_unlock();                                                                                 \
-    return rc
-
-#define MF_T_SET(ptr, value)                                                                       \
-    do {                                                                                           \
-        if (ptr)                                                                                   \
-            *(ptr) = (value);                                                                      \
-    } while (0)
-
-static int mf_t_string(const char *s, char *buf, int *len)
-{
-    if (!len)
-        return MPI_SUCCESS;
-    if (*len < 0)
-        return MPI_T_ERR_INVALID;
-    size_t n = strlen(s);
-    if (!buf || *len == 0) {
-        *len = (int)n + 1;
-        return MPI_SUCCESS;
-    }
-    if (n > (size_t)*len - 1)
-        n = (size_t)*len - 1;
-    memcpy(buf, s, n);
-    buf[n] = '\0';
-    *len = (int)n + 1;
-    return MPI_SUCCESS;
-}
-
-/* Both strings of a get_info call: the first error, if any. */
-static int mf_t_strings(const char *name, char *nbuf, int *nlen, const char *desc, char *dbuf,
-                        int *dlen)
-{
-    if ((nlen && *nlen < 0) || (dlen && *dlen < 0))
-        return MPI_T_ERR_INVALID;
-    mf_t_string(name, nbuf, nlen);
-    return mf_t_string(desc, dbuf, dlen);
-}
-
 /* Copies up to len indices of a category member list. */
-static int mf_t_indices(const mf_t_ilist *l, int len, int indices[])
+int mf_t_indices(const mf_t_ilist *l, int len, int indices[])
 {
     if (len < 0 || (len > 0 && !indices))
         return MPI_T_ERR_INVALID;
     for (int i = 0; i < len && i < l->n; i++)
         indices[i] = l->v[i];
     return MPI_SUCCESS;
-}
-
-static int mf_t_index_ok(int index, int n)
-{
-    return index >= 0 && index < n ? MPI_SUCCESS : MPI_T_ERR_INVALID_INDEX;
 }
 
 /* ---- Initialization ---- */
@@ -164,6 +112,7 @@ int PMPI_T_finalize(void)
                 mf_t_drop(&mf_t_sessions, true);
             while (mf_t_cvar_handles)
                 mf_t_drop(&mf_t_cvar_handles, false);
+            mf_t_event_regs_drop_locked();
         }
     }
     MF_T_END();
@@ -750,8 +699,6 @@ MF_API_ALIAS(T_category_changed);
 
 /* ---- Events (MPI-4): none exist yet ---- */
 
-static const mf_t_ilist mf_t_no_events;
-
 int PMPI_T_category_get_num_events(int cat_index, int *num_events)
 {
     MF_T_BEGIN()
@@ -760,7 +707,7 @@ int PMPI_T_category_get_num_events(int cat_index, int *num_events)
         if (!rc && !num_events)
             rc = MPI_T_ERR_INVALID;
         else if (!rc)
-            *num_events = 0;
+            *num_events = mf_t_cats[cat_index]->events.n;
     }
     MF_T_END();
 }
@@ -772,152 +719,8 @@ int PMPI_T_category_get_events(int cat_index, int len, int indices[])
     {
         rc = mf_t_index_ok(cat_index, mf_t_ncats);
         if (!rc)
-            rc = mf_t_indices(&mf_t_no_events, len, indices);
+            rc = mf_t_indices(&mf_t_cats[cat_index]->events, len, indices);
     }
     MF_T_END();
 }
 MF_API_ALIAS(T_category_get_events);
-
-/* Counts of things that do not exist: 0 (after the usual checks). */
-static int mf_t_none(int *num)
-{
-    MF_T_BEGIN()
-    {
-        if (!num)
-            rc = MPI_T_ERR_INVALID;
-        else
-            *num = 0;
-    }
-    MF_T_END();
-}
-
-/* Calls naming an event, a source, a registration or an instance, none of which exists. */
-static int mf_t_nothing(int rc_if_initialized)
-{
-    MF_T_BEGIN()
-    {
-        rc = rc_if_initialized;
-    }
-    MF_T_END();
-}
-
-int PMPI_T_event_get_num(int *num_events)
-{
-    return mf_t_none(num_events);
-}
-MF_API_ALIAS(T_event_get_num);
-
-int PMPI_T_source_get_num(int *num_sources)
-{
-    return mf_t_none(num_sources);
-}
-MF_API_ALIAS(T_source_get_num);
-
-int PMPI_T_event_get_info(int event_index, char *name, int *name_len, int *verbosity,
-                          MPI_Datatype array_of_datatypes[], MPI_Aint array_of_displacements[],
-                          int *num_elements, MPI_T_enum *enumtype, MPI_Info *info, char *desc,
-                          int *desc_len, int *bind)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_INDEX);
-}
-MF_API_ALIAS(T_event_get_info);
-
-int PMPI_T_event_get_index(const char *name, int *event_index)
-{
-    return mf_t_nothing(name && event_index ? MPI_T_ERR_INVALID_NAME : MPI_T_ERR_INVALID);
-}
-MF_API_ALIAS(T_event_get_index);
-
-int PMPI_T_event_handle_alloc(int event_index, void *obj_handle, MPI_Info info,
-                              MPI_T_event_registration *event_registration)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_INDEX);
-}
-MF_API_ALIAS(T_event_handle_alloc);
-
-int PMPI_T_event_handle_free(MPI_T_event_registration event_registration, void *user_data,
-                             MPI_T_event_free_cb_function free_cb_function)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_handle_free);
-
-int PMPI_T_event_handle_get_info(MPI_T_event_registration event_registration, MPI_Info *info_used)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_handle_get_info);
-
-int PMPI_T_event_handle_set_info(MPI_T_event_registration event_registration, MPI_Info info)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_handle_set_info);
-
-int PMPI_T_event_register_callback(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info info, void *user_data,
-                                   MPI_T_event_cb_function event_cb_function)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_register_callback);
-
-int PMPI_T_event_callback_get_info(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info *info_used)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_callback_get_info);
-
-int PMPI_T_event_callback_set_info(MPI_T_event_registration event_registration,
-                                   MPI_T_cb_safety cb_safety, MPI_Info info)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_callback_set_info);
-
-int PMPI_T_event_set_dropped_handler(MPI_T_event_registration event_registration,
-                                     MPI_T_event_dropped_cb_function dropped_cb_function)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_set_dropped_handler);
-
-/* Event instances exist only inside an event callback, which never runs. */
-int PMPI_T_event_read(MPI_T_event_instance event_instance, int element_index, void *buffer)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_read);
-
-int PMPI_T_event_copy(MPI_T_event_instance event_instance, void *buffer)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_copy);
-
-int PMPI_T_event_get_timestamp(MPI_T_event_instance event_instance, MPI_Count *event_timestamp)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_get_timestamp);
-
-int PMPI_T_event_get_source(MPI_T_event_instance event_instance, int *source_index)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_HANDLE);
-}
-MF_API_ALIAS(T_event_get_source);
-
-int PMPI_T_source_get_info(int source_index, char *name, int *name_len, char *desc, int *desc_len,
-                           MPI_T_source_order *ordering, MPI_Count *ticks_per_second,
-                           MPI_Count *max_ticks, MPI_Info *info)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_INDEX);
-}
-MF_API_ALIAS(T_source_get_info);
-
-int PMPI_T_source_get_timestamp(int source_index, MPI_Count *timestamp)
-{
-    return mf_t_nothing(MPI_T_ERR_INVALID_INDEX);
-}
-MF_API_ALIAS(T_source_get_timestamp);

@@ -22,6 +22,7 @@
 #include "p2p/match.h"
 #include "p2p/p2p_internal.h"
 #include "p2p/offload.h"
+#include "tool/mpit.h"
 
 /* p2p_internal.h */
 int *mf_p2p_peer_error;
@@ -401,6 +402,7 @@ void mf_fabric_peer_failed(mf_fabric *f, int peer, int code)
     int len;
     mf_error_string(code, text, &len);
     mf_info("lost contact with rank %d over %s: %s", peer, f->name, text);
+    mf_t_event_raise(MF_T_EVENT_PEER_LOST, (const int[]){peer, mf_error_class(code)});
     mf_p2p_failure fl = {peer, code};
     mf_request_foreach_pending(mf_p2p_fail_pending, &fl);
 }

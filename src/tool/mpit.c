@@ -227,6 +227,11 @@ void mf_t_setup_locked(void)
     mf_t_ready = true;
     for (size_t i = 0; i < sizeof mf_t_areas / sizeof mf_t_areas[0]; i++)
         mf_t_category_locked(mf_t_areas[i].name, mf_t_areas[i].desc, mf_t_areas[i].parent);
+    for (int e = 0; e < MF_T_EVENT_N; e++) {
+        int cat = mf_t_category_find(mf_t_events[e].category);
+        if (cat >= 0)
+            mf_t_ilist_add(&mf_t_cats[cat]->events, e);
+    }
     mf_t_cvars_setup_locked();
     mf_t_builtin_pvars_locked();
     mf_t_progress_pvars_locked();

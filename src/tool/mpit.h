@@ -95,6 +95,30 @@ void mf_t_pvar_detach(int index);
  * with `desc` if it does not exist yet; -1 when out of memory. */
 int mf_t_category(const char *name, const char *desc, const char *parent);
 
+/* ---- Events (MPI-4 MPI_T events; mpit_event.c) ----
+ * What a layer raises when something happens that a tool may want to see as it happens. Every
+ * element of an event is an MPI_INT. The table of events (names, descriptions, elements) is
+ * mpit_event.c's; an event is listed only where code raises it. */
+typedef enum mf_t_event_kind {
+    MF_T_EVENT_PEER_LOST,          /* p2p: a peer is unreachable (peer, error class) */
+    MF_T_EVENT_CONNECTION_REFUSED, /* tcp, sctp: a stranger's connection refused (claimed rank) */
+    MF_T_EVENT_RAIL_FAILOVER,      /* rail: a rail to a peer failed, the others carry on */
+    MF_T_EVENT_RAIL_REVIVED,       /* rail: a rail to a peer is back in use */
+    MF_T_EVENT_N
+} mf_t_event_kind;
+enum { MF_T_EVENT_MAX_ELEMENTS = 4 };
+/* Raises `kind` with its elements: each callback a tool registered for it is called before this
+ * returns, on this thread, if its safety level suits this one (MPI_T_CB_REQUIRE_MPI_RESTRICTED
+ * on the thread that initialized MPI below MPI_THREAD_MULTIPLE, THREAD_SAFE elsewhere);
+ * otherwise the event is counted as dropped for that registration. One relaxed load when no
+ * tool listens. Call it from library code, never from a signal handler. */
+void mf_t_event_raise(mf_t_event_kind kind, const int *elements);
+extern _Atomic int mf_t_event_listeners[MF_T_EVENT_N];
+static inline bool mf_t_event_wanted(mf_t_event_kind kind)
+{
+    return atomic_load_explicit(&mf_t_event_listeners[kind], memory_order_relaxed) > 0;
+}
+
 /* Counters kept here until the p2p engine has its own (see above): messages and bytes handed to
  * the MPI_Send family. src/api/p2p_send.c counts them inside its MF_API_ENTER/EXIT section, so
  * writers are serialized. */

@@ -35,7 +35,7 @@ typedef struct mf_t_ilist {
 
 typedef struct mf_t_category_var {
     char *name, *desc;
-    mf_t_ilist cvars, pvars, cats;
+    mf_t_ilist cvars, pvars, cats, events;
 } mf_t_category_var;
 
 typedef struct mf_t_pvar_var {
@@ -80,6 +80,55 @@ mf_t_val mf_t_pvar_source(const mf_t_pvar_var *v);
 void mf_t_cvars_setup_locked(void);
 mf_t_val mf_t_cvar_value(const mf_t_cvar_var *v);
 const char *mf_t_cvar_string(const mf_t_cvar_var *v);
+
+/* Events (mpit_event.c). The table is fixed; its indices are the mf_t_event_kind values. */
+typedef struct mf_t_event_def {
+    const char *name, *desc, *category;
+    int verbosity;
+    int nelements; /* each an MPI_INT */
+} mf_t_event_def;
+extern const mf_t_event_def mf_t_events[MF_T_EVENT_N];
+
+/* MPI_T_event_instance: exists only while its callbacks run, on the raising thread. */
+struct mf_t_event_instance {
+    int kind;
+    int elements[MF_T_EVENT_MAX_ELEMENTS];
+    MPI_Count timestamp; /* mf_t_event_clock */
+};
+typedef struct mf_t_event_instance mf_t_event_instance;
+
+enum { MF_T_CB_LEVELS = MPI_T_CB_REQUIRE_ASYNC_SIGNAL_SAFE + 1 };
+/* MPI_T_event_registration: in mf_t_event_regs (checked by membership) until freed. */
+struct mf_t_event_registration {
+    struct mf_t_event_registration *next;
+    int kind;
+    struct {
+        MPI_T_event_cb_function *fn;
+        void *user_data;
+    } cb[MF_T_CB_LEVELS]; /* by the safety level it was registered with */
+    MPI_T_event_dropped_cb_function *dropped;
+    MPI_Count ndropped; /* not delivered since the dropped handler last heard */
+    int busy;           /* callbacks of it running now */
+    bool freed;         /* unlinked; the last running callback's thread frees it */
+    MPI_T_event_free_cb_function *free_cb;
+    void *free_user_data;
+};
+typedef struct mf_t_event_registration mf_t_event_reg;
+extern mf_t_event_reg *mf_t_event_regs;
+
+MPI_Count mf_t_event_clock(void);
+/* The instance being delivered on this thread, or NULL. */
+const mf_t_event_instance *mf_t_event_current(void);
+/* Sets (fn NULL: clears) r's callback for a safety level, keeping the listener counts. */
+void mf_t_event_reg_set_cb_locked(mf_t_event_reg *r, int safety, MPI_T_event_cb_function *fn,
+                                  void *user_data);
+/* The last MPI_T_finalize: every registration left goes (without its free callback, which the
+ * tool never asked for), those with a callback running once it returns. */
+void mf_t_event_regs_drop_locked(void);
+/* Unlinks r and stops its callbacks: 1 when none of them is running, so the caller frees it
+ * (after calling its free callback); 0 when one is, whose thread will; -1 when r is no
+ * registration. */
+int mf_t_event_reg_unlink_locked(mf_t_event_reg *r);
 
 /* Registry helpers shared by both files (under the lock). */
 int mf_t_category_locked(const char *name, const char *desc, const char *parent);

@@ -11,7 +11,10 @@
  *   rail_check [SECONDS]   rounds until rank 0 says stop (default: 1 round); exits non-zero and
  *                          names the first bad byte on any difference
  *   rail_check SECONDS pvars   also reads the multirail wrapper's MPI_T counters over the run
- *                          and prints "rail_check: rank R NAME VALUE" for each (src/fabric/rail/rail.h)
+ *                          and prints "rail_check: rank R NAME VALUE" for each (src/fabric/rail/rail.h),
+ *                          and listens to the MPI_T events rail_failover and rail_revived:
+ *                          "rail_check: rank R event NAME COUNT" (a count of -1: an event
+ *                          named a peer that is not the other rank, or no rail)
  */
 #include <mpi.h>
 #include <stdint.h>
@@ -26,12 +29,37 @@ static const char *pvar_names[] = {"rail0_rail_failovers", "rail0_chunks_resent"
 static MPI_T_pvar_session pvar_session;
 static MPI_T_pvar_handle pvar_handle[NPVARS];
 
+/* The events, heard by a thread-safe callback (user_data: which one). */
+static const char *event_names[] = {"rail_failover", "rail_revived"};
+static int event_count[2];
+static MPI_T_event_registration event_reg[2];
+
+static void on_event(MPI_T_event_instance ev, MPI_T_event_registration reg, MPI_T_cb_safety s,
+                     void *ud)
+{
+    int *count = ud, peer = -1, rail = -1;
+    if (MPI_T_event_read(ev, 0, &peer) != MPI_SUCCESS ||
+        MPI_T_event_read(ev, 1, &rail) != MPI_SUCCESS || peer < 0 || rail < 0)
+        *count = -1000000;
+    (*count)++;
+}
+
 static int pvars_start(void)
 {
     int provided, count;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
         MPI_T_pvar_session_create(&pvar_session) != MPI_SUCCESS)
         return 1;
+    for (int i = 0; i < 2; i++) {
+        int idx;
+        if (MPI_T_event_get_index(event_names[i], &idx) != MPI_SUCCESS ||
+            MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &event_reg[i]) != MPI_SUCCESS ||
+            MPI_T_event_register_callback(event_reg[i], MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL,
+                                          &event_count[i], on_event) != MPI_SUCCESS) {
+            fprintf(stderr, "rail_check: cannot listen to the MPI_T event %s\n", event_names[i]);
+            return 1;
+        }
+    }
     for (int i = 0; i < NPVARS; i++) {
         int idx;
         if (MPI_T_pvar_get_index(pvar_names[i], MPI_T_PVAR_CLASS_COUNTER, &idx) != MPI_SUCCESS ||
@@ -53,6 +81,11 @@ static int pvars_print(int rank)
             return 1;
         printf("rail_check: rank %d %s %llu\n", rank, pvar_names[i], v);
         MPI_T_pvar_handle_free(pvar_session, &pvar_handle[i]);
+    }
+    for (int i = 0; i < 2; i++) {
+        printf("rail_check: rank %d event %s %d\n", rank, event_names[i],
+               event_count[i] < 0 ? -1 : event_count[i]);
+        MPI_T_event_handle_free(event_reg[i], NULL, NULL);
     }
     MPI_T_pvar_session_free(&pvar_session);
     MPI_T_finalize();

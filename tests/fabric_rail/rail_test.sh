@@ -123,9 +123,14 @@ pvars)
     pv() { sed -n "s/^rail_check: rank $2 rail0_$1 \([0-9]*\)\$/\1/p" "$out"; }
     run 2 0 || fail "the job failed"
     ok
+    # ev NAME RANK: how many times rail_check heard the MPI_T event
+    ev() { sed -n "s/^rail_check: rank $2 event $1 \(-*[0-9]*\)\$/\1/p" "$out"; }
     for r in 0 1; do
         for v in rail_failovers chunks_resent rails_revived; do
             [ "$(pv $v $r)" = 0 ] || fail "rank $r: $v is '$(pv $v $r)' on a run without faults"
+        done
+        for e in rail_failover rail_revived; do
+            [ "$(ev $e $r)" = 0 ] || fail "rank $r: event $e heard '$(ev $e $r)' times without faults"
         done
     done
     run 2 2 MANIFOLD_FAULT="tcp1:break_after_bytes=2000000" || fail "the job failed"
@@ -134,6 +139,11 @@ pvars)
     for r in 0 1; do
         [ "$(pv rail_failovers $r)" -ge 1 ] 2>/dev/null || fail "rank $r counted no failover"
         [ "$(pv rails_revived $r)" -ge 1 ] 2>/dev/null || fail "rank $r counted no rail revived"
+        # Each failover and revival is one event, as the counters count them.
+        [ "$(ev rail_failover $r)" = "$(pv rail_failovers $r)" ] ||
+            fail "rank $r: event rail_failover heard '$(ev rail_failover $r)' times, counter $(pv rail_failovers $r)"
+        [ "$(ev rail_revived $r)" = "$(pv rails_revived $r)" ] ||
+            fail "rank $r: event rail_revived heard '$(ev rail_revived $r)' times, counter $(pv rails_revived $r)"
     done
     [ $(($(pv chunks_resent 0) + $(pv chunks_resent 1))) -ge 1 ] || fail "no chunk counted as resent"
     ;;

@@ -1,6 +1,7 @@
 /*
  * MPI tool information interface: every control variable, performance variable and category is
  * listed and checked against the environment of the run and the messages this test sends; every
+ * event's description is checked (delivery is tested where events happen); every
  * documented error path of the MPI_T calls is taken; MPI_T works before MPI_Init and after
  * MPI_Finalize.
  *
@@ -196,7 +197,8 @@ static void check_categories(void)
     OK(MPI_T_pvar_get_num(&npvar));
     int *cseen = calloc((size_t)ncvar + 1, sizeof *cseen);
     int *pseen = calloc((size_t)npvar + 1, sizeof *pseen);
-    int *kseen = calloc((size_t)ncat + 1, sizeof *kseen);
+    int *kseen = calloc((size_t)ncat + 1, sizeof *kseen), eseen[16] = {0}, nevent = 0;
+    OK(MPI_T_event_get_num(&nevent));
     const char *want[] = {"manifold", "fabric", "shm", "tcp", "p2p", "coll", "launcher"};
     for (size_t w = 0; w < sizeof want / sizeof want[0]; w++) {
         int idx = -1;
@@ -226,8 +228,12 @@ static void check_categories(void)
                 kseen[v[k]]++;
         }
         OK(MPI_T_category_get_num_events(c, &nev));
-        CHECK(nev == 0, "category %s: %d events", name, nev);
-        OK(MPI_T_category_get_events(c, 4, v));
+        int *ev = malloc((size_t)(nev + 1) * sizeof *ev);
+        OK(MPI_T_category_get_events(c, nev, ev));
+        for (int k = 0; k < nev; k++)
+            if (ev[k] >= 0 && ev[k] < 16)
+                eseen[ev[k]]++;
+        free(ev);
         /* len smaller than the list: only len entries are written */
         if (nc > 1) {
             v[1] = -7;
@@ -242,6 +248,8 @@ static void check_categories(void)
         CHECK(pseen[i] == 1, "pvar %d is in %d categories", i, pseen[i]);
     for (int i = 1; i < ncat; i++)
         CHECK(kseen[i] == 1, "category %d is below %d categories", i, kseen[i]);
+    for (int i = 0; i < nevent && i < 16; i++)
+        CHECK(eseen[i] == 1, "event %d is in %d categories", i, eseen[i]);
     free(cseen);
     free(pseen);
     free(kseen);
@@ -264,26 +272,123 @@ static void check_categories(void)
     EXPECT(MPI_T_category_get_num_events(ncat, &idx), MPI_T_ERR_INVALID_INDEX);
 }
 
-/* MPI-4 events: none exist, every call answers cleanly. */
-static void check_events(void)
+/* MPI-4 events: the table (names, elements, bindings, the one source), registrations and
+ * their callbacks' settings, and every error path. Delivery is tested where events happen
+ * (tests/fabric/fault.c, tests/fabric_rail/rail_check.c, tests/security/victim.c). */
+static const struct {
+    const char *name;
+    int nelements;
+} known_events[] = {
+    {"peer_lost", 2}, {"connection_refused", 1}, {"rail_failover", 3}, {"rail_revived", 2}};
+
+static int free_calls;
+static void on_free(MPI_T_event_registration reg, MPI_T_cb_safety s, void *ud)
 {
-    int n = -1, idx;
+    free_calls += ud == &free_calls;
+}
+static void on_event(MPI_T_event_instance ev, MPI_T_event_registration reg, MPI_T_cb_safety s,
+                     void *ud)
+{
+}
+
+static void check_events(bool initialized)
+{
+    int n = -1, idx, nknown = (int)(sizeof known_events / sizeof known_events[0]);
     MPI_T_event_registration reg = NULL;
     OK(MPI_T_event_get_num(&n));
-    CHECK(n == 0, "%d events", n);
+    CHECK(n == nknown, "%d events, not %d", n, nknown);
+    for (int k = 0; k < nknown; k++) {
+        MPI_Datatype dts[4];
+        MPI_Aint displs[4];
+        int ne = 4, verb = -1, bind = -1, nlen = 0, dlen = 0;
+        MPI_T_enum en;
+        MPI_Info info;
+        char name[64];
+        OK(MPI_T_event_get_index(known_events[k].name, &idx));
+        OK(MPI_T_event_get_info(idx, NULL, &nlen, NULL, NULL, NULL, NULL, NULL, NULL, NULL, &dlen,
+                                NULL));
+        CHECK(nlen == (int)strlen(known_events[k].name) + 1 && dlen > 20,
+              "event %s: name length %d, description length %d", known_events[k].name, nlen, dlen);
+        nlen = sizeof name;
+        OK(MPI_T_event_get_info(idx, name, &nlen, &verb, dts, displs, &ne, &en, &info, NULL, NULL,
+                                &bind));
+        CHECK(strcmp(name, known_events[k].name) == 0 && ne == known_events[k].nelements &&
+                  en == MPI_T_ENUM_NULL && info == MPI_INFO_NULL && bind == MPI_T_BIND_NO_OBJECT &&
+                  verb >= MPI_T_VERBOSITY_USER_BASIC && verb <= MPI_T_VERBOSITY_MPIDEV_ALL,
+              "event %s: name %s, %d elements, bind %d", known_events[k].name, name, ne, bind);
+        for (int e = 0; e < ne && e < 4; e++)
+            CHECK(dts[e] == MPI_INT && displs[e] == (MPI_Aint)(e * sizeof(int)),
+                  "event %s: element %d", name, e);
+        /* Arrays shorter than the elements: only that many entries written. */
+        dts[1] = MPI_DATATYPE_NULL;
+        ne = 1;
+        OK(MPI_T_event_get_info(idx, NULL, NULL, NULL, dts, displs, &ne, NULL, NULL, NULL, NULL,
+                                NULL));
+        CHECK(ne == known_events[k].nelements && dts[1] == MPI_DATATYPE_NULL,
+              "event %s: get_info wrote past num_elements", name);
+    }
     OK(MPI_T_source_get_num(&n));
-    CHECK(n == 0, "%d event sources", n);
-    EXPECT(
-        MPI_T_event_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
-        MPI_T_ERR_INVALID_INDEX);
-    EXPECT(MPI_T_event_get_index("x", &idx), MPI_T_ERR_INVALID_NAME);
-    EXPECT(MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, &reg), MPI_T_ERR_INVALID_INDEX);
+    CHECK(n == 1, "%d event sources", n);
+    MPI_T_source_order order = -1;
+    MPI_Count tps = 0, max = 0, t1 = 0, t2 = 0;
+    char sname[64];
+    int slen = sizeof sname;
+    OK(MPI_T_source_get_info(0, sname, &slen, NULL, NULL, &order, &tps, &max, NULL));
+    OK(MPI_T_source_get_timestamp(0, &t1));
+    OK(MPI_T_source_get_timestamp(0, &t2));
+    CHECK(tps == 1000000000 && max > 0 && order == MPI_T_SOURCE_UNORDERED && t1 > 0 && t2 >= t1,
+          "source %s: %lld ticks/s, order %d, timestamps %lld %lld", sname, (long long)tps, order,
+          (long long)t1, (long long)t2);
+
+    /* A registration: callbacks per safety level, info calls, free with its callback. */
+    OK(MPI_T_event_get_index("peer_lost", &idx));
+    OK(MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &reg));
+    OK(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
+                                     on_event));
+    OK(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, NULL, NULL));
+    OK(MPI_T_event_callback_set_info(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL));
+    OK(MPI_T_event_handle_set_info(reg, MPI_INFO_NULL));
+    if (initialized) { /* info objects are made once MPI is */
+        MPI_Info used = MPI_INFO_NULL;
+        int nkeys = -1;
+        OK(MPI_T_event_handle_get_info(reg, &used));
+        MPI_Info_get_nkeys(used, &nkeys);
+        CHECK(nkeys == 0, "handle_get_info: %d keys", nkeys);
+        MPI_Info_free(&used);
+        OK(MPI_T_event_callback_get_info(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, &used));
+        MPI_Info_free(&used);
+    }
+    OK(MPI_T_event_set_dropped_handler(reg, NULL));
+    EXPECT(MPI_T_event_register_callback(reg, 7, MPI_INFO_NULL, NULL, on_event), MPI_T_ERR_INVALID);
+    EXPECT(MPI_T_event_register_callback(reg, -1, MPI_INFO_NULL, NULL, on_event),
+           MPI_T_ERR_INVALID);
+    free_calls = 0;
+    OK(MPI_T_event_handle_free(reg, &free_calls, on_free));
+    CHECK(free_calls == 1, "the free callback was called %d times", free_calls);
+    /* Freed: every call on it is refused. */
     EXPECT(MPI_T_event_handle_free(reg, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
-    EXPECT(MPI_T_event_read(NULL, 0, &n), MPI_T_ERR_INVALID_HANDLE);
-    EXPECT(MPI_T_source_get_info(0, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+    EXPECT(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, NULL, on_event),
+           MPI_T_ERR_INVALID_HANDLE);
+    EXPECT(MPI_T_event_set_dropped_handler(reg, NULL), MPI_T_ERR_INVALID_HANDLE);
+    EXPECT(MPI_T_event_handle_set_info(reg, MPI_INFO_NULL), MPI_T_ERR_INVALID_HANDLE);
+
+    EXPECT(MPI_T_event_get_num(NULL), MPI_T_ERR_INVALID);
+    EXPECT(MPI_T_event_get_info(n + 9, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                                NULL),
            MPI_T_ERR_INVALID_INDEX);
+    EXPECT(MPI_T_event_get_index("x", &idx), MPI_T_ERR_INVALID_NAME);
+    EXPECT(MPI_T_event_get_index(NULL, &idx), MPI_T_ERR_INVALID);
+    EXPECT(MPI_T_event_handle_alloc(-1, NULL, MPI_INFO_NULL, &reg), MPI_T_ERR_INVALID_INDEX);
+    EXPECT(MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, NULL), MPI_T_ERR_INVALID);
+    /* Instances exist only inside a callback. */
     MPI_Count ts;
-    EXPECT(MPI_T_source_get_timestamp(0, &ts), MPI_T_ERR_INVALID_INDEX);
+    EXPECT(MPI_T_event_read(NULL, 0, &n), MPI_T_ERR_INVALID_HANDLE);
+    EXPECT(MPI_T_event_copy((MPI_T_event_instance)&n, &n), MPI_T_ERR_INVALID_HANDLE);
+    EXPECT(MPI_T_event_get_timestamp(NULL, &ts), MPI_T_ERR_INVALID_HANDLE);
+    EXPECT(MPI_T_event_get_source(NULL, &n), MPI_T_ERR_INVALID_HANDLE);
+    EXPECT(MPI_T_source_get_info(1, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL),
+           MPI_T_ERR_INVALID_INDEX);
+    EXPECT(MPI_T_source_get_timestamp(-1, &ts), MPI_T_ERR_INVALID_INDEX);
 }
 
 /* Index of the pvar called name (class COUNTER), after checking its description. */
@@ -495,10 +600,11 @@ int main(int argc, char **argv)
     /* Before MPI_Init: the settings are there already. */
     check_strings();
     check_cvars();
-    check_events();
+    check_events(false);
 
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    check_events(true);
     check_cvars();
     check_categories();
     check_pvars();
@@ -514,8 +620,16 @@ int main(int argc, char **argv)
     /* After MPI_Finalize: still readable. */
     check_cvars();
     check_pvars();
+    /* A registration the tool leaves behind goes with the last MPI_T_finalize. */
+    MPI_T_event_registration left = NULL;
+    OK(MPI_T_event_handle_alloc(0, NULL, MPI_INFO_NULL, &left));
+    OK(MPI_T_event_register_callback(left, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
+                                     on_event));
     OK(MPI_T_finalize());
     EXPECT(MPI_T_pvar_get_num(&n), MPI_T_ERR_NOT_INITIALIZED);
+    OK(MPI_T_init_thread(MPI_THREAD_SINGLE, &provided));
+    EXPECT(MPI_T_event_handle_free(left, NULL, NULL), MPI_T_ERR_INVALID_HANDLE);
+    OK(MPI_T_finalize());
 
     if (errors)
         printf(" Found %d errors on rank %d\n", errors, rank);

@@ -3,7 +3,8 @@
 # A 3-rank tcp job (victim attack) passes checked messages around while a stranger (impostor
 # attack) throws garbage, the old handshake, early frames, the job hash without the secret, a
 # wrong secret and a replayed legitimate handshake at rank 0. Passes when the stranger only ever
-# got the fixed refusal, no message of its reached MPI_Recv, and the job finished normally.
+# got the fixed refusal, no message of its reached MPI_Recv, the job finished normally, and the
+# MPI_T event connection_refused told of every refusal.
 set -u
 . "$(dirname "$0")/lib.sh"
 mpiexec=$1 victim=$2 impostor=$3
@@ -31,5 +32,9 @@ cat "$dir/out"
 grep -q "No Errors" "$dir/out" || { echo "FAIL: the job's own data was disturbed"; fail=1; }
 grep -q "refused an unauthenticated connection" "$dir/err" ||
     { echo "FAIL: the refusals were not logged"; fail=1; }
+# A tool listening to MPI_T hears each refusal once: the seven connections the impostor does
+# not complete (garbage, old-hello, frame, two without the secret, wrong, the replay).
+grep -q "^victim: connection_refused 7$" "$dir/out" ||
+    { echo "FAIL: the MPI_T event connection_refused was not heard once per refusal"; fail=1; }
 [ $fail -eq 0 ] && echo PASS
 exit $fail

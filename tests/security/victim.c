@@ -11,7 +11,9 @@
  *
  * Every message must come from the expected rank with the expected tag and content, and no
  * message may be left over at the end (an impostor's frame would be one). Prints "No Errors"
- * from rank 0 and exits 0 when all held.
+ * from rank 0 and exits 0 when all held. Rank 0 listens to the MPI_T event connection_refused,
+ * as a monitoring tool would, and prints "victim: connection_refused N" (claims of a rank
+ * outside the job count as -1000).
  */
 #include <dirent.h>
 #include <mpi.h>
@@ -25,7 +27,30 @@
 #define N 64
 
 static const char *dir;
-static int rank, size, errs;
+static int rank, size, errs, refused;
+
+static void on_refused(MPI_T_event_instance ev, MPI_T_event_registration reg, MPI_T_cb_safety s,
+                       void *ud)
+{
+    int claim = -2;
+    MPI_T_event_read(ev, 0, &claim);
+    refused += claim >= -1 && claim < size ? 1 : -1000;
+}
+
+static MPI_T_event_registration listen_refused(void)
+{
+    int provided, idx;
+    MPI_T_event_registration reg = NULL;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
+        MPI_T_event_get_index("connection_refused", &idx) != MPI_SUCCESS ||
+        MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &reg) != MPI_SUCCESS ||
+        MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
+                                      on_refused) != MPI_SUCCESS) {
+        fprintf(stderr, "victim: cannot listen to the MPI_T event connection_refused\n");
+        errs++;
+    }
+    return reg;
+}
 
 static void touch(const char *name, const char *content)
 {
@@ -153,6 +178,7 @@ int main(int argc, char **argv)
     }
     dir = argv[1];
     int flood = strcmp(argv[2], "flood") == 0;
+    MPI_T_event_registration reg = rank == 0 && !flood ? listen_refused() : NULL;
     double t0 = now();
     if (flood) {
         if (rank == 0) {
@@ -200,6 +226,11 @@ int main(int argc, char **argv)
     MPI_Reduce(&errs, &total, 1, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
     if (rank == 0 && total == 0)
         printf(" No Errors\n");
+    if (reg) {
+        printf("victim: connection_refused %d\n", refused);
+        MPI_T_event_handle_free(reg, NULL, NULL);
+        MPI_T_finalize();
+    }
     MPI_Finalize();
     return total ? 1 : 0;
 }

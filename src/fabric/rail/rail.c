@@ -73,6 +73,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "fabric/fabric_mpit.h"
+#include "tool/mpit.h"
 
 enum {
     MF_RAIL_K_MSG = 1,
@@ -632,6 +633,7 @@ static void mf_rail_back(mf_rail *w, int peer, int r)
              peer, (unsigned long long)l->tx_seq, (unsigned long long)l->rx_seq);
     l->resync_sent = l->resync_got = false;
     mf_counter_add(&w->revived, 1);
+    mf_t_event_raise(MF_T_EVENT_RAIL_REVIVED, (const int[]){peer, r});
     l->last_rx = l->run_start = w->now;
     l->rate_t0 = w->now;
     l->rate_bytes = 0;
@@ -655,10 +657,12 @@ static void mf_rail_fail(mf_rail *w, int peer, int r, int code)
     l->need_break = true;
     mf_counter_add(&w->failovers, 1);
     mf_rail_mark(w, peer);
-    if (mf_rail_nlive(w, p) == 0) {
+    int live = mf_rail_nlive(w, p);
+    if (live == 0) {
         mf_rail_peer_lost(w, peer, code);
         return;
     }
+    mf_t_event_raise(MF_T_EVENT_RAIL_FAILOVER, (const int[]){peer, r, live});
     if (!w->warned[r]) {
         w->warned[r] = true;
         char text[MPI_MAX_ERROR_STRING];

@@ -16,6 +16,7 @@
 #include "core/log.h"
 #include "core/state.h"
 #include "runtime/pm.h"
+#include "tool/mpit.h"
 
 /* Records a handshake may have waiting: ours as initiator (HELLO, PROOF) and as responder
  * (CHALLENGE, ACCEPT) when both dialed at once. */
@@ -179,6 +180,7 @@ static void mf_sctp_refuse(mf_sctp *s, mf_sctp_assoc *a, const char *why)
     mf_stream_hs r = {.kind = MF_STREAM_HS_REFUSE};
     mf_sctp_hs_send(s, a, &r);
     mf_sctp_abort(s, a->a_id);
+    mf_t_event_raise(MF_T_EVENT_CONNECTION_REFUSED, (const int[]){a->a_claim});
     int peer = a->a_peer >= 0 ? a->a_peer : a->a_dial_peer;
     if (peer >= 0) {
         mf_sctp_peer_fail(s, peer,

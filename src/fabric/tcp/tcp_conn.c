@@ -26,6 +26,7 @@
 #include "core/error.h"
 #include "core/log.h"
 #include "core/state.h"
+#include "tool/mpit.h"
 
 /* Accepts per listener event, so that a flood of connections cannot monopolise a progress pass
  * (the level-triggered listener reports the rest on the next one). */
@@ -294,6 +295,7 @@ static bool mf_tcp_shed(mf_tcp *t, const char *why)
 static int mf_tcp_refuse(mf_tcp *t, mf_tcp_conn *c, const char *why)
 {
     mf_tcp_note(&t->t_rl_refused, c, "refused", why);
+    mf_t_event_raise(MF_T_EVENT_CONNECTION_REFUSED, (const int[]){c->c_claim});
     mf_stream_hs r = {.kind = MF_STREAM_HS_REFUSE};
     mf_tcp_hs_put(c, &r);
     (void)mf_tcp_hs_write(c);
