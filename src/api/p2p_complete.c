@@ -39,7 +39,8 @@ static void mf_req_blame_take(mf_req_blame *b, const mf_request *r)
     *b = (mf_req_blame){.taken = true,
                         .comm = r->pub.r_comm,
                         .owner = r->pub.r_owner,
-                        .handle = r->pub.r_owner_handle};
+                        .handle =
+                            r->pub.r_owner != MF_REQ_OWNER_COMM ? mf_request_owner_handle(r) : 0};
     if (b->comm)
         mf_comm_retain(b->comm);
 }

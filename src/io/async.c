@@ -163,8 +163,7 @@ mf_request *mf_io_request_new(mf_file *f)
     mf_request *r = mf_request_new(MF_REQ_COLL, f->comm);
     if (r) {
         mf_request_hold(r);
-        mf_request_info(r)->r_owner = MF_REQ_OWNER_FILE;
-        mf_request_info(r)->r_owner_handle = (intptr_t)f;
+        mf_request_set_owner(r, MF_REQ_OWNER_FILE, (intptr_t)f);
     }
     return r;
 }

@@ -48,13 +48,16 @@ struct mf_request_public {
     bool r_complete;
     bool r_persistent; /* created by *_init; inactive between completions */
     bool r_active;
-    MPI_Status r_status; /* valid once complete (source, tag, error, byte count, cancelled) */
-    mf_comm *r_comm;     /* held while the request exists */
-    mf_request_owner r_owner;
-    /* For a window or file owner, its handle: not held, so the completion call checks that it
-     * is still open before calling its handler (it falls back to r_comm's otherwise). */
-    intptr_t r_owner_handle;
+    unsigned char r_owner; /* mf_request_owner (a byte: it fills padding, the hot fields stay) */
+    MPI_Status r_status;   /* valid once complete (source, tag, error, byte count, cancelled) */
+    mf_comm *r_comm;       /* held while the request exists */
 };
+
+/* Makes a window or file the owner of r's errors (mf_request_owner), by its handle: not held,
+ * so the completion call checks that it is still open before calling its handler (falling back
+ * to r_comm's). */
+void mf_request_set_owner(mf_request *r, mf_request_owner owner, intptr_t handle);
+intptr_t mf_request_owner_handle(const mf_request *r);
 
 int mf_isend(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag, mf_comm *comm,
              unsigned ctx, enum mf_send_mode mode, mf_request **out);

@@ -81,6 +81,17 @@ mf_request *mf_request_new(mf_request_kind kind, mf_comm *comm)
     return mf_request_alloc(kind, comm);
 }
 
+void mf_request_set_owner(mf_request *r, mf_request_owner owner, intptr_t handle)
+{
+    r->pub.r_owner = (unsigned char)owner;
+    r->rq_owner_handle = handle;
+}
+
+intptr_t mf_request_owner_handle(const mf_request *r)
+{
+    return r->rq_owner_handle;
+}
+
 struct mf_request_public *mf_request_info(mf_request *r)
 {
     return &r->pub;

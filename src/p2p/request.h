@@ -98,6 +98,9 @@ struct mf_request {
      * before): the tagged operation, which offload.c fills whole before handing it over, so
      * that requests of the message path pay nothing for it. */
     mf_fabric_tmsg rq_tmsg;
+    /* Not cleared either: read only when pub.r_owner names a window or a file, which
+     * mf_request_set_owner sets together with it. */
+    intptr_t rq_owner_handle;
 };
 
 /* Bytes of this rank's rendezvous sends from their RTS until they finish (rq_rndv_out): how

@@ -871,8 +871,7 @@ mf_request *mf_rma_request_new(mf_win *w)
     mf_request *r = mf_request_new(MF_REQ_COLL, w->w_comm);
     if (r) {
         mf_request_hold(r);
-        mf_request_info(r)->r_owner = MF_REQ_OWNER_WIN;
-        mf_request_info(r)->r_owner_handle = (intptr_t)w->w_handle;
+        mf_request_set_owner(r, MF_REQ_OWNER_WIN, (intptr_t)w->w_handle);
     }
     return r;
 }
