@@ -237,6 +237,8 @@ int PMPI_File_set_info(MPI_File fh, MPI_Info info)
         rc = mf_check_info_opt(info, &in, fn);
     if (!rc && in)
         rc = mf_info_dup(in, &copy);
+    if (!rc) /* the I/O thread reads the hints and the views */
+        rc = mf_io_quiesce(f);
     if (f) /* collective: the collective buffering hints change on every rank or on none */
         rc = mf_io_agree(f->comm, rc, fn);
     if (!rc && in) { /* kept to be read back */

@@ -9,10 +9,10 @@
  * the shared pointer plus the sizes of the lower ranks' accesses (an exclusive scan), the last
  * rank, whose scan ends where the collective's share does, reserving all of it. Collective
  * forms go through mf_io_rw_all (the ranks agree, and interleaved accesses are aggregated).
- * Nonblocking independent ones go to the I/O thread (mf_io_start: the individual pointer moves
- * past all they asked for as they start); nonblocking collective ones are done before they
- * return and hand back a completed request; split collectives are done in _begin, and _end
- * reports them.
+ * Nonblocking ones go to the I/O thread (mf_io_start, mf_io_start_all: the individual pointer
+ * moves past all they asked for as they start); a blocking collective access first waits for
+ * the file's pending ones (they use the same collective buffers); split collectives are done in
+ * _begin, and _end reports them.
  */
 #include "api/file_api.h"
 #include "api/p2p_args.h"
@@ -82,9 +82,12 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
     if (f && where == AT_ORDERED)
         rc = mf_io_agree(f->comm, rc, fn);
     bool placed = !rc && !(rc = file_place(f, where, offset, n, &at, fn));
-    if (placed && form == NONBLOCKING && !coll) { /* to the I/O thread */
+    /* Nonblocking: to the I/O thread; a collective one also when it failed here, so that every
+     * rank's thread takes part in it. */
+    if (form == NONBLOCKING && (placed || (f && coll))) {
         mf_request *r = NULL;
-        rc = mf_io_start(f, write, at, (void *)buf, count, dt, &r, fn);
+        rc = coll ? mf_io_start_all(f, write, at, (void *)buf, count, dt, rc, &r, fn)
+                  : mf_io_start(f, write, at, (void *)buf, count, dt, &r, fn);
         if (!rc && where == AT_POINTER) /* past all it asked for, as the access starts */
             f->pos = at + n;
         if (!rc)
@@ -92,8 +95,12 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
         MF_API_EXIT();
         return mf_err_file(f, rc, fn);
     }
+    if (f && coll && f->async_pending) { /* the collective buffers are the I/O thread's */
+        int qrc = mf_io_quiesce(f);
+        rc = rc ? rc : qrc;
+    }
     if (f && coll) /* every rank, to agree on any rank's error */
-        rc = mf_io_rw_all(f, write, at, (void *)buf, count, dt, rc, &done, fn);
+        rc = mf_io_rw_all(f, f->comm, write, at, (void *)buf, count, dt, rc, &done, fn);
     else if (!rc)
         rc = mf_io_rw(f, write, at, (void *)buf, count, dt, &done, fn);
     if (placed && where == AT_POINTER) /* by what moved, also when an error stopped it */
@@ -109,15 +116,6 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
         f->split_active = true;
         f->split_buf = buf;
         f->split_status = st;
-    } else if (form == NONBLOCKING && !rc) {
-        mf_request *r = mf_io_request_new(f);
-        if (!r) {
-            rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for a request", fn);
-        } else {
-            mf_request_info(r)->r_status = st;
-            mf_request_end(r, MPI_SUCCESS);
-            rc = mf_request_give(r, request);
-        }
     }
     MF_API_EXIT();
     return mf_err_file(f, rc, fn);

@@ -547,11 +547,10 @@ static void io_plan_make(const mf_file *f, struct io_plan *p)
 }
 
 /* Two-phase: see the top of the file. *done gets the bytes of this rank's access moved. */
-static int io_two_phase(mf_file *f, bool write, void *buf, MPI_Count count, mf_datatype *dt,
-                        size_t *done, const char *fn)
+static int io_two_phase(mf_file *f, mf_comm *c, bool write, void *buf, MPI_Count count,
+                        mf_datatype *dt, size_t *done, const char *fn)
 {
     struct io_scratch *x = f->scratch;
-    mf_comm *c = f->comm;
     int P = c->c_size, me = c->c_rank, agg = -1; /* this rank's aggregator index, if it is one */
     struct io_plan p;
     mf_t_count_serial(&io_count[IO_TWO_PHASE], 1);
@@ -631,7 +630,7 @@ static int io_two_phase(mf_file *f, bool write, void *buf, MPI_Count count, mf_d
     return rc;
 }
 
-int mf_io_rw_all(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
+int mf_io_rw_all(mf_file *f, mf_comm *c, bool write, MPI_Offset offset, void *buf, MPI_Count count,
                  mf_datatype *dt, int rc, size_t *done, const char *fn)
 {
     size_t total = rc ? 0 : (size_t)count * mf_datatype_info(dt)->dt_size;
@@ -643,7 +642,7 @@ int mf_io_rw_all(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count
                                .len = (MPI_Offset)total,
                                .cls = rc ? mf_error_class(rc) : 0,
                                .readable = f->readable};
-    int grc = mf_coll_allgather(&mine, SHARE_WORDS, off, f->shares, SHARE_WORDS, off, f->comm);
+    int grc = mf_coll_allgather(&mine, SHARE_WORDS, off, f->shares, SHARE_WORDS, off, c);
     if (grc)
         return rc ? rc : grc;
     for (int j = 0; j < f->comm->c_size; j++)
@@ -655,5 +654,5 @@ int mf_io_rw_all(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count
         mf_t_count_serial(&io_count[IO_ON_ITS_OWN], 1);
         return mf_io_rw(f, write, offset, buf, count, dt, done, fn);
     }
-    return io_two_phase(f, write, buf, count, dt, done, fn);
+    return io_two_phase(f, c, write, buf, count, dt, done, fn);
 }

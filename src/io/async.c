@@ -1,16 +1,24 @@
 /*
- * async.c — nonblocking independent accesses (MPI_File_iread, _iwrite and their _at and
- * _shared forms) that move their data while the program goes on: one I/O thread per process,
- * started by the first of them, makes each access (mf_io_rw) in the order they were started,
- * and the requests complete in the progress engine, through a source whose eventfd the thread
- * rings, so MPI_Test, MPI_Wait and the progress thread see them as they see any request.
+ * async.c — nonblocking accesses that move their data while the program goes on: independent
+ * ones (MPI_File_iread, _iwrite and their _at and _shared forms) and collective ones
+ * (MPI_File_iread_all, _iwrite_all and their _at forms). One I/O thread per process, started by
+ * the first of them, makes each access in the order they were started (mf_io_rw, or
+ * mf_io_rw_all for a collective one), and the requests complete in the progress engine, through
+ * a source whose eventfd the thread rings, so MPI_Test, MPI_Wait and the progress thread see
+ * them as they see any request.
  *
- * Threads: the I/O thread never takes the library lock. It reads only what a file keeps fixed
- * while accesses are pending (descriptor, view, etype, atomic mode, amode, name: mf_io_quiesce
- * waits for them before anything changes those), the user's buffer and the held datatype
- * (pack and unpack only read it); error codes are made under the error table's own mutex.
- * The queue and the list of finished accesses are under io_async.mu; requests, files and
- * datatypes are touched only by the engine's pass (library lock held where it is in use).
+ * Threads: for an independent access the I/O thread does not take the library lock. It reads
+ * only what a file keeps fixed while accesses are pending (descriptor, view, etype, atomic mode,
+ * amode, name, hints, views: mf_io_quiesce waits for them before anything changes those), the
+ * user's buffer and the held datatype (pack and unpack only read it); error codes are made under
+ * the error table's own mutex. A collective access talks to the other ranks, so the thread makes
+ * it under the library lock, switched on for good by the first such access (its waits let the
+ * program's threads in, as under MPI_THREAD_MULTIPLE), on the file's async_comm, which only the
+ * thread uses; the collective buffers (f->shares, f->scratch) are the thread's until the program
+ * quiesces the file. Every rank's thread makes the collective accesses of a file in the order
+ * its program started them, the same on every rank. The queue and the list of finished accesses
+ * are under io_async.mu; requests, files and datatypes are touched only by the engine's pass
+ * (library lock held where it is in use).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +29,8 @@
 #include <unistd.h>
 
 #include "core/error.h"
+#include "core/lock.h"
+#include "core/log.h"
 #include "core/progress.h"
 #include "datatype/status.h"
 #include "io/io.h"
@@ -36,10 +46,11 @@ struct io_job {
     void *buf;
     MPI_Count count;
     mf_datatype *dt; /* held */
-    mf_request *r;
+    mf_request *r;   /* NULL: a collective access this rank only takes part in (its call failed) */
     const char *fn;
-    int rc; /* the access's outcome, and the bytes it moved */
-    size_t done;
+    bool coll;
+    int rc;      /* collective: the caller's error so far; then the access's outcome */
+    size_t done; /* the bytes it moved */
 };
 
 static struct {
@@ -51,13 +62,18 @@ static struct {
     struct io_job *finished, **finished_tail;
     atomic_int nfinished; /* read without mu by the engine's sleep question */
     int efd;              /* rung by the thread for each finished access */
+    int ncoll;            /* collective accesses queued or being made (under mu) */
 } io_async = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .efd = -1};
 
-static mf_t_counter io_async_count;
+static mf_t_counter io_async_count, io_async_coll_count;
 static const mf_t_counter_def io_async_def[] = {
     {"io_async_accesses",
      "nonblocking independent file accesses made by the I/O thread while the program went on",
      &io_async_count},
+    {"io_async_collectives",
+     "nonblocking collective file accesses (MPI_File_iread_all and kin) the I/O thread made "
+     "with the other ranks while the program went on",
+     &io_async_coll_count},
 };
 
 static void *io_thread(void *arg)
@@ -73,9 +89,18 @@ static void *io_thread(void *arg)
         if (!(io_async.todo = j->next))
             io_async.todo_tail = &io_async.todo;
         pthread_mutex_unlock(&io_async.mu);
-        j->rc = mf_io_rw(j->f, j->write, j->at, j->buf, j->count, j->dt, &j->done, j->fn);
-        mf_t_count(&io_async_count, 1);
+        if (j->coll) {
+            mf_lock();
+            j->rc = mf_io_rw_all(j->f, j->f->async_comm, j->write, j->at, j->buf, j->count, j->dt,
+                                 j->rc, &j->done, j->fn);
+            mf_unlock();
+            mf_t_count(&io_async_coll_count, 1);
+        } else {
+            j->rc = mf_io_rw(j->f, j->write, j->at, j->buf, j->count, j->dt, &j->done, j->fn);
+            mf_t_count(&io_async_count, 1);
+        }
         pthread_mutex_lock(&io_async.mu);
+        io_async.ncoll -= j->coll;
         j->next = NULL;
         *io_async.finished_tail = j;
         io_async.finished_tail = &j->next;
@@ -108,12 +133,14 @@ static int io_async_poll(void *arg)
     int events = 0;
     while (j) {
         struct io_job *next = j->next;
-        MPI_Status *st = &mf_request_info(j->r)->r_status;
-        st->MPI_SOURCE = MPI_ANY_SOURCE;
-        st->MPI_TAG = MPI_ANY_TAG;
-        mf_status_set_bytes(st, (MPI_Count)j->done);
         j->f->async_pending--;
-        mf_request_end(j->r, j->rc);
+        if (j->r) {
+            MPI_Status *st = &mf_request_info(j->r)->r_status;
+            st->MPI_SOURCE = MPI_ANY_SOURCE;
+            st->MPI_TAG = MPI_ANY_TAG;
+            mf_status_set_bytes(st, (MPI_Count)j->done);
+            mf_request_end(j->r, j->rc);
+        }
         mf_datatype_release(j->dt);
         free(j);
         j = next;
@@ -139,7 +166,7 @@ static int io_async_start(const char *fn)
         return MPI_SUCCESS;
     static bool published;
     if (!published)
-        mf_io_publish(io_async_def, 1);
+        mf_io_publish(io_async_def, sizeof io_async_def / sizeof io_async_def[0]);
     published = true;
     io_async.todo_tail = &io_async.todo;
     io_async.finished_tail = &io_async.finished;
@@ -156,6 +183,19 @@ static int io_async_start(const char *fn)
         return mf_error(MPI_ERR_INTERN, "%s: cannot start the I/O thread: %s", fn, strerror(err));
     io_async.running = true;
     return MPI_SUCCESS;
+}
+
+/* Hands a job to the thread (the datatype held until the engine's pass frees the job). */
+static void io_async_queue(struct io_job *j)
+{
+    mf_datatype_retain(j->dt);
+    j->f->async_pending++;
+    pthread_mutex_lock(&io_async.mu);
+    io_async.ncoll += j->coll;
+    *io_async.todo_tail = j;
+    io_async.todo_tail = &j->next;
+    pthread_cond_signal(&io_async.cv);
+    pthread_mutex_unlock(&io_async.mu);
 }
 
 mf_request *mf_io_request_new(mf_file *f)
@@ -183,17 +223,47 @@ int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count coun
         free(j);
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a request", fn);
     }
-    mf_datatype_retain(dt);
     *j = (struct io_job){
         .f = f, .write = write, .at = at, .buf = buf, .count = count, .dt = dt, .r = r, .fn = fn};
-    f->async_pending++;
-    pthread_mutex_lock(&io_async.mu);
-    *io_async.todo_tail = j;
-    io_async.todo_tail = &j->next;
-    pthread_cond_signal(&io_async.cv);
-    pthread_mutex_unlock(&io_async.mu);
+    io_async_queue(j);
     *out = r;
     return MPI_SUCCESS;
+}
+
+int mf_io_start_all(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count,
+                    mf_datatype *dt, int rc, mf_request **out, const char *fn)
+{
+    /* Every rank comes here with the same file, in the same order, whatever its rc: what is
+     * collective (the communicator) is made by all or fails for all. */
+    int crc = io_async_start(fn);
+    if (!crc && !f->async_comm)
+        crc = mf_io_comm_dup(f->comm, &f->async_comm);
+    if (crc)
+        return rc ? rc : crc;
+    struct io_job *j = calloc(1, sizeof *j);
+    mf_request *r = j && !rc ? mf_io_request_new(f) : NULL;
+    if (!j || (!rc && !r)) {
+        /* Cannot take part: the others would wait for this rank; nothing better is left. */
+        free(j);
+        mf_fatal("%s: no memory for a nonblocking collective access", fn);
+    }
+    if (!mf_lock_enabled()) { /* from now on; this entry point's exit releases it once */
+        mf_lock_enable();
+        mf_lock();
+    }
+    *j = (struct io_job){.f = f,
+                         .write = write,
+                         .at = at,
+                         .buf = buf,
+                         .count = rc ? 0 : count,
+                         .dt = dt ? dt : mf_datatype_get(MPI_BYTE), /* a bad datatype: none */
+                         .r = r,
+                         .fn = fn,
+                         .coll = true,
+                         .rc = rc};
+    io_async_queue(j);
+    *out = r;
+    return rc;
 }
 
 static bool io_quiet(void *arg)
@@ -206,10 +276,22 @@ int mf_io_quiesce(mf_file *f)
     return f->async_pending ? mf_progress_wait(io_quiet, f) : MPI_SUCCESS;
 }
 
+static bool io_no_collective(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&io_async.mu);
+    bool none = io_async.ncoll == 0;
+    pthread_mutex_unlock(&io_async.mu);
+    return none;
+}
+
 void mf_io_async_stop(void)
 {
     if (!io_async.running)
         return;
+    /* A collective access still queued (a program that did not wait for it) needs the lock
+     * this caller holds: it is made while this one waits, not behind a join. */
+    (void)mf_progress_wait(io_no_collective, NULL);
     pthread_mutex_lock(&io_async.mu);
     io_async.stop = true;
     pthread_cond_signal(&io_async.cv);

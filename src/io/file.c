@@ -83,12 +83,28 @@ int mf_io_agree_min(mf_comm *comm, int rc, MPI_Offset *value, const char *fn)
     return rc ? rc : mf_error(cls, "%s: failed on rank %d of the communicator", fn, first);
 }
 
+int mf_io_comm_dup(mf_comm *comm, mf_comm **out)
+{
+    int rc = mf_comm_dup_internal(comm, out);
+    if (rc)
+        return rc;
+    /* Its handler is the one MPI_Wait and MPI_Test fall back on for the file's requests when
+     * the file is gone: it returns, as a file's own handler does by default, instead of the
+     * given communicator's (perhaps MPI_ERRORS_ARE_FATAL). */
+    mf_errhandler_release((*out)->c_errhandler);
+    (*out)->c_errhandler = mf_errhandler_get(MPI_ERRORS_RETURN);
+    mf_errhandler_retain((*out)->c_errhandler);
+    return MPI_SUCCESS;
+}
+
 static void io_file_free(mf_file *f)
 {
     if (f->fd >= 0)
         close(f->fd);
     if (f->comm)
         mf_comm_release(f->comm);
+    if (f->async_comm)
+        mf_comm_release(f->async_comm);
     mf_datatype_release(f->etype);
     mf_datatype_release(f->filetype);
     mf_info_release(f->info);
@@ -133,17 +149,11 @@ int mf_io_open(mf_comm *comm, const char *name, int amode, struct mf_info *info,
     }
     f->fd = -1;
     f->amode = amode;
-    if ((rc = mf_comm_dup_internal(comm, &f->comm))) {
+    if ((rc = mf_io_comm_dup(comm, &f->comm))) {
         f->comm = NULL;
         io_file_free(f);
         return rc;
     }
-    /* Its handler is the one MPI_Wait and MPI_Test call for the file's requests (an error a
-     * nonblocking access met in the I/O thread): it returns, as a file's own handler does by
-     * default, instead of the given communicator's (perhaps MPI_ERRORS_ARE_FATAL). */
-    mf_errhandler_release(f->comm->c_errhandler);
-    f->comm->c_errhandler = mf_errhandler_get(MPI_ERRORS_RETURN);
-    mf_errhandler_retain(f->comm->c_errhandler);
     /* A write-only file is opened for reading too where the permissions allow, so that writes
      * can be sieved (access.c); amode still refuses the program's reads. */
     int flags = (amode & MPI_MODE_RDONLY) ? O_RDONLY : O_RDWR;

@@ -87,6 +87,9 @@ typedef struct mf_file {
     int fd;
     bool readable; /* fd was opened for reading (a write-only amode may still be; writes sieve) */
     mf_comm *comm; /* a private duplicate of the communicator given to MPI_File_open */
+    /* Another, made by the first nonblocking collective access: the I/O thread's collectives
+     * run on it, so they never meet the program's own on `comm` (set_size, sync, ...). */
+    mf_comm *async_comm;
     char *name;
     int amode;
     struct mf_info *info; /* hints given (MPI_File_get_info returns a copy), or NULL */
@@ -121,7 +124,9 @@ typedef struct mf_file {
     MPI_Status split_status;
 } mf_file;
 
-/* Opening and closing (file.c). */
+/* Opening and closing (file.c). mf_io_comm_dup makes a file's private communicator (collective
+ * over comm): a duplicate whose errors return. */
+int mf_io_comm_dup(mf_comm *comm, mf_comm **out);
 int mf_io_open(mf_comm *comm, const char *name, int amode, struct mf_info *info, mf_file **out,
                const char *fn);
 int mf_io_close(mf_file *f, const char *fn);
@@ -213,23 +218,32 @@ int mf_io_record_lock(mf_file *f, short type, MPI_Offset first, MPI_Offset len, 
  * file), or -1 with errno. */
 ssize_t mf_io_pio(int fd, bool write, char *mem, size_t len, MPI_Offset at);
 
-/* Collective accesses (aggregate.c). Every rank of f->comm calls mf_io_rw_all with its own
- * access and rc, its error so far: the ranks agree on the outcome (an error of one is an error
- * of all, naming the rank), then move the data either each on its own (mf_io_rw) or, when the
- * ranks' accesses interleave in the file, by two-phase collective buffering: aggregators each
- * own a contiguous domain of the file, move it with one large pread or pwrite per round, and
- * exchange the data with the ranks it belongs to. */
-int mf_io_rw_all(mf_file *f, bool write, MPI_Offset offset, void *buf, MPI_Count count,
+/* Collective accesses (aggregate.c). Every rank of c (f->comm, or f->async_comm on the I/O
+ * thread) calls mf_io_rw_all with its own access and rc, its error so far: the ranks agree on
+ * the outcome (an error of one is an error of all, naming the rank), then move the data either
+ * each on its own (mf_io_rw) or, when the ranks' accesses interleave in the file, by two-phase
+ * collective buffering: aggregators each own a contiguous domain of the file, move it with one
+ * large pread or pwrite per round, and exchange the data with the ranks it belongs to. */
+int mf_io_rw_all(mf_file *f, mf_comm *c, bool write, MPI_Offset offset, void *buf, MPI_Count count,
                  mf_datatype *dt, int rc, size_t *done, const char *fn);
-/* Nonblocking independent accesses (async.c): mf_io_start checks the access, hands it to the
- * I/O thread (started at the first) and gives a request that completes, in the progress engine,
- * once the thread has made it (its status counts the bytes moved, its error is the access's).
+/* Nonblocking accesses (async.c), made by the I/O thread (started at the first) while the
+ * program goes on; a request completes, in the progress engine, once the thread has made the
+ * access (its status counts the bytes moved, its error is the access's).
+ * - mf_io_start, independent: checks the access, hands it over, gives the request.
+ * - mf_io_start_all, collective (MPI_File_iread_all and kin), in the order the program started
+ *   them, which is every rank's: the thread makes mf_io_rw_all on f->async_comm (made here at
+ *   the first), under the library lock, which this switches on for good. rc is the caller's
+ *   error so far: the thread still takes part, so that the other ranks learn it (their
+ *   requests fail naming this rank); then no request is made and rc is returned.
  * mf_io_quiesce waits until none of f's is pending: before anything the thread reads changes
- * (the view, atomic mode) and before the file closes. mf_io_async_stop ends the thread after the
- * accesses queued (MPI_Finalize). */
+ * (the view, atomic mode, the hints, the collective buffers of a blocking collective access) and
+ * before the file closes. mf_io_async_stop ends the thread after the accesses queued
+ * (MPI_Finalize). */
 struct mf_request;
 int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count, mf_datatype *dt,
                 struct mf_request **out, const char *fn);
+int mf_io_start_all(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count,
+                    mf_datatype *dt, int rc, struct mf_request **out, const char *fn);
 int mf_io_quiesce(mf_file *f);
 void mf_io_async_stop(void);
 /* The request of a nonblocking access to f, held once: an error it completes with goes to f's

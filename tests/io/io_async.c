@@ -14,7 +14,12 @@
  *     MPI_ERRORS_ARE_FATAL (the file's default handler returns); from MPI_Waitall as
  *     MPI_ERR_IN_STATUS with the class in the failed request's status (MPI_COMM_WORLD's fatal
  *     handler is not called); and a handler set on the file is called once per failed request,
- *     with the file, from Wait, Test, Waitany and Waitall.
+ *     with the file, from Wait, Test, Waitany and Waitall;
+ *   - nonblocking collective accesses (iwrite_all, iwrite_at_all, iread_all, iread_at_all) on
+ *     interleaved records (two-phase territory): several started at once, the individual pointer
+ *     moved as they start, a blocking collective access and set_info while one is pending, the
+ *     file right byte for byte; MPI_T's io_async_collectives counts each; a rank whose call fails
+ *     (count -1) gets the error from the call and the others' requests fail naming it.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -29,7 +34,7 @@ enum { NREQ = 8 };
 static int rank, size;
 static char path[256];
 static MPI_T_pvar_session session;
-static MPI_T_pvar_handle async_h;
+static MPI_T_pvar_handle async_h, coll_h;
 
 static unsigned long long async_count(void)
 {
@@ -236,6 +241,117 @@ static void file_handler(MPI_File *fh, int *code, ...)
     MPI_Error_class(*code, &handled_class);
 }
 
+static unsigned long long coll_count(void)
+{
+    unsigned long long v = 0;
+    MF_CHECK_MPI(MPI_T_pvar_read(session, coll_h, &v));
+    return v;
+}
+
+static double value_of(int r, int part, int k)
+{
+    return (part + 1) * 1e7 + r * 1e5 + k;
+}
+
+/* Nonblocking collective accesses on the ranks' doubles interleaved one by one. */
+static void collective(void)
+{
+    enum { N = 1 << 14 }; /* doubles per rank and access: 128 KiB */
+    char name[300];
+    snprintf(name, sizeof name, "%s.coll", path);
+    MPI_File fh;
+    MF_CHECK_MPI(
+        MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    MPI_Datatype slot;
+    MPI_Type_create_resized(MPI_DOUBLE, 0, (MPI_Aint)(size * sizeof(double)), &slot);
+    MPI_Type_commit(&slot);
+    MF_CHECK_MPI(MPI_File_set_view(fh, (MPI_Offset)(rank * sizeof(double)), MPI_DOUBLE, slot,
+                                   "native", MPI_INFO_NULL));
+    double *out = malloc(5 * N * sizeof *out), *in = malloc(5 * N * sizeof *in);
+    for (int part = 0; part < 5; part++)
+        for (int k = 0; k < N; k++)
+            out[part * N + k] = value_of(rank, part, k);
+    unsigned long long c0 = coll_count();
+    MPI_Request r[4];
+    MPI_Status st[4];
+    MPI_Offset pos = -1;
+    /* Parts 0 and 1 at explicit offsets, part 2 through the pointer, all at once. */
+    MF_CHECK_MPI(MPI_File_iwrite_at_all(fh, 0, out, N, MPI_DOUBLE, &r[0]));
+    MF_CHECK_MPI(MPI_File_iwrite_at_all(fh, N, out + N, N, MPI_DOUBLE, &r[1]));
+    MF_CHECK_MPI(MPI_File_seek(fh, 2 * N, MPI_SEEK_SET));
+    MF_CHECK_MPI(MPI_File_iwrite_all(fh, out + 2 * N, N, MPI_DOUBLE, &r[2]));
+    MF_CHECK_MPI(MPI_File_get_position(fh, &pos));
+    MF_CHECK(pos == 3 * N, "iwrite_all: the pointer is at %lld as it starts, not %d",
+             (long long)pos, 3 * N);
+    /* Part 3 by a blocking collective write while those are pending, and hints changed. */
+    MF_CHECK_MPI(MPI_File_write_at_all(fh, 3 * N, out + 3 * N, N, MPI_DOUBLE, MPI_STATUS_IGNORE));
+    MPI_Info info;
+    MPI_Info_create(&info);
+    MPI_Info_set(info, "cb_buffer_size", "65536");
+    MF_CHECK_MPI(MPI_File_iwrite_at_all(fh, 4 * N, out + 4 * N, N, MPI_DOUBLE, &r[3]));
+    MF_CHECK_MPI(MPI_File_set_info(fh, info));
+    MPI_Info_free(&info);
+    MF_CHECK_MPI(MPI_Waitall(4, r, st));
+    for (int i = 0; i < 4; i++) {
+        int got = -1;
+        MPI_Get_count(&st[i], MPI_DOUBLE, &got);
+        MF_CHECK(got == N, "nonblocking collective write %d: count %d", i, got);
+    }
+    /* Back: parts 0-2 through the pointer, 3-4 at an offset, both pending at once. */
+    MF_CHECK_MPI(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+    MF_CHECK_MPI(MPI_File_iread_all(fh, in, 3 * N, MPI_DOUBLE, &r[0]));
+    MF_CHECK_MPI(MPI_File_iread_at_all(fh, 3 * N, in + 3 * N, 2 * N, MPI_DOUBLE, &r[1]));
+    MF_CHECK_MPI(MPI_Waitall(2, r, st));
+    int bad = 0;
+    for (int k = 0; k < 5 * N; k++)
+        bad += in[k] != out[k];
+    MF_CHECK(bad == 0, "nonblocking collective reads: %d doubles differ", bad);
+    MF_CHECK(coll_count() - c0 == 6, "io_async_collectives counted %llu, not 6", coll_count() - c0);
+    /* The whole file, as rank 0 sees it without the view: record j belongs to rank j % size. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0) {
+        FILE *fp = fopen(name, "rb");
+        double *all = malloc((size_t)size * 5 * N * sizeof *all);
+        size_t n = fp ? fread(all, sizeof *all, (size_t)size * 5 * N, fp) : 0;
+        MF_CHECK(n == (size_t)size * 5 * N, "the file holds %zu doubles", n);
+        bad = 0;
+        for (size_t j = 0; j < n; j++)
+            bad += all[j] != value_of((int)(j % size), (int)(j / size / N), (int)(j / size % N));
+        MF_CHECK(bad == 0, "the file: %d doubles misplaced", bad);
+        free(all);
+        if (fp)
+            fclose(fp);
+    }
+    /* One rank's call fails: it hears at once, the others at completion, naming it. */
+    int last = size - 1, rc;
+    r[0] = MPI_REQUEST_NULL;
+    rc = MPI_File_iwrite_at_all(fh, 0, out, rank == last ? -1 : N, MPI_DOUBLE, &r[0]);
+    if (rank == last) {
+        expect_class(rc, MPI_ERR_COUNT, "iwrite_at_all with count -1");
+        MF_CHECK(r[0] == MPI_REQUEST_NULL, "a failed nonblocking collective made a request");
+    } else {
+        MF_CHECK_MPI(rc);
+        rc = MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+        expect_class(rc, MPI_ERR_COUNT, "iwrite_at_all beside a rank's count -1");
+        char text[MPI_MAX_ERROR_STRING], who[32];
+        int len;
+        MPI_Error_string(rc, text, &len);
+        snprintf(who, sizeof who, "rank %d", last);
+        MF_CHECK(strstr(text, who) != NULL, "the error does not name %s: %s", who, text);
+    }
+    /* The next one works. */
+    MF_CHECK_MPI(MPI_File_iread_at_all(fh, 0, in, N, MPI_DOUBLE, &r[0]));
+    MF_CHECK_MPI(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
+    MF_CHECK(in[0] == out[0] && in[N - 1] == out[N - 1], "a read after the failed write");
+    MF_CHECK_MPI(MPI_File_close(&fh));
+    MPI_Type_free(&slot);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        MPI_File_delete(name, MPI_INFO_NULL);
+    free(out);
+    free(in);
+}
+
 /* Accesses that fail in the I/O thread: ENOSPC from /dev/full. */
 static void failing(void)
 {
@@ -316,9 +432,14 @@ int main(int argc, char **argv)
     MF_CHECK_MPI(MPI_T_pvar_session_create(&session));
     MF_CHECK_MPI(MPI_T_pvar_handle_alloc(session, idx, NULL, &async_h, &count));
     MF_CHECK_MPI(MPI_T_pvar_start(session, async_h));
+    MF_CHECK_MPI(MPI_T_pvar_get_index("io_async_collectives", MPI_T_PVAR_CLASS_COUNTER, &idx));
+    MF_CHECK_MPI(MPI_T_pvar_handle_alloc(session, idx, NULL, &coll_h, &count));
+    MF_CHECK_MPI(MPI_T_pvar_start(session, coll_h));
     many_at_once();
     pointers();
+    collective();
     failing();
+    MPI_T_pvar_handle_free(session, &coll_h);
     MPI_T_pvar_handle_free(session, &async_h);
     MPI_T_pvar_session_free(&session);
     return mftest_finish_tools();
