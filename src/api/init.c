@@ -93,6 +93,9 @@ static int mf_runtime_start(const char *function)
  * manager's fence, which moves no frames, after which no rank talks to another. */
 static int mf_runtime_quiesce(const char *function)
 {
+    /* Nonblocking collective file accesses still queued need the other ranks: made now, while
+     * every rank still talks (MPI_Finalize has done it already, with the lock held once). */
+    mf_io_async_drain();
     mf_comm *world = mf_comm_world();
     if (world && mf_coll_barrier(world) != MPI_SUCCESS)
         mf_warn("%s: the closing barrier failed (a peer is gone?); finalizing anyway", function);
@@ -211,6 +214,10 @@ int PMPI_Finalize(void)
         return mf_err_world(mf_error(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized"),
                             "MPI_Finalize");
     mf_lock();
+    /* Nonblocking collective file accesses still queued (requests freed, files left open): the
+     * I/O thread makes them with the other ranks' while this one waits, the lock held once so
+     * that the engine's sleeps hand it over. */
+    mf_io_async_drain();
     /* MPI_COMM_SELF's attributes are deleted first, while callbacks may still communicate. */
     mf_comm_finalize_attrs();
     mf_world_active = false;

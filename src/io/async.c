@@ -285,13 +285,18 @@ static bool io_no_collective(void *arg)
     return none;
 }
 
+void mf_io_async_drain(void)
+{
+    /* Made while this caller waits in the engine, whose waits let the thread have the lock. */
+    if (io_async.running)
+        (void)mf_progress_wait(io_no_collective, NULL);
+}
+
 void mf_io_async_stop(void)
 {
     if (!io_async.running)
         return;
-    /* A collective access still queued (a program that did not wait for it) needs the lock
-     * this caller holds: it is made while this one waits, not behind a join. */
-    (void)mf_progress_wait(io_no_collective, NULL);
+    mf_io_async_drain(); /* the thread would need the lock this caller holds */
     pthread_mutex_lock(&io_async.mu);
     io_async.stop = true;
     pthread_cond_signal(&io_async.cv);

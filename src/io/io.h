@@ -237,14 +237,16 @@ int mf_io_rw_all(mf_file *f, mf_comm *c, bool write, MPI_Offset offset, void *bu
  *   requests fail naming this rank); then no request is made and rc is returned.
  * mf_io_quiesce waits until none of f's is pending: before anything the thread reads changes
  * (the view, atomic mode, the hints, the collective buffers of a blocking collective access) and
- * before the file closes. mf_io_async_stop ends the thread after the accesses queued
- * (MPI_Finalize). */
+ * before the file closes. mf_io_async_drain waits until no collective access is queued or being
+ * made (MPI_Finalize, before its closing barrier: they need the other ranks);
+ * mf_io_async_stop ends the thread after the accesses queued (MPI_Finalize). */
 struct mf_request;
 int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count, mf_datatype *dt,
                 struct mf_request **out, const char *fn);
 int mf_io_start_all(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count,
                     mf_datatype *dt, int rc, struct mf_request **out, const char *fn);
 int mf_io_quiesce(mf_file *f);
+void mf_io_async_drain(void);
 void mf_io_async_stop(void);
 /* The request of a nonblocking access to f, held once: an error it completes with goes to f's
  * handler (when f is still open then). NULL when out of memory. */

@@ -19,7 +19,8 @@
  *     interleaved records (two-phase territory): several started at once, the individual pointer
  *     moved as they start, a blocking collective access and set_info while one is pending, the
  *     file right byte for byte; MPI_T's io_async_collectives counts each; a rank whose call fails
- *     (count -1) gets the error from the call and the others' requests fail naming it.
+ *     (count -1) gets the error from the call and the others' requests fail naming it; a write
+ *     whose request was freed at once lands before the file closes.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -343,6 +344,16 @@ static void collective(void)
     MF_CHECK_MPI(MPI_File_iread_at_all(fh, 0, in, N, MPI_DOUBLE, &r[0]));
     MF_CHECK_MPI(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
     MF_CHECK(in[0] == out[0] && in[N - 1] == out[N - 1], "a read after the failed write");
+    /* A request freed at once: the write still happens, before the file closes. */
+    MF_CHECK_MPI(MPI_File_iwrite_at_all(fh, 0, out + N, N, MPI_DOUBLE, &r[0]));
+    MF_CHECK_MPI(MPI_Request_free(&r[0]));
+    MF_CHECK_MPI(MPI_File_close(&fh));
+    MF_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    MF_CHECK_MPI(MPI_File_set_view(fh, (MPI_Offset)(rank * sizeof(double)), MPI_DOUBLE, slot,
+                                   "native", MPI_INFO_NULL));
+    MF_CHECK_MPI(MPI_File_read_at_all(fh, 0, in, N, MPI_DOUBLE, MPI_STATUS_IGNORE));
+    MF_CHECK(in[0] == out[N] && in[N - 1] == out[2 * N - 1],
+             "the write whose request was freed did not land");
     MF_CHECK_MPI(MPI_File_close(&fh));
     MPI_Type_free(&slot);
     MPI_Barrier(MPI_COMM_WORLD);
