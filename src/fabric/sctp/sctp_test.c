@@ -32,6 +32,29 @@
 #include "fabric/fabric_test_util.h"
 #include "fabric/sctp/sctp.h"
 
+/* The MPI_T event connection_refused, heard as a tool would (the "secret" scenario's rank 0). */
+static int refused_events, refused_claim = -2;
+
+static void on_refused(MPI_T_event_instance ev, MPI_T_event_registration reg, MPI_T_cb_safety s,
+                       void *ud)
+{
+    refused_events++;
+    MPI_T_event_read(ev, 0, &refused_claim);
+}
+
+static MPI_T_event_registration listen_refused(void)
+{
+    int provided, idx;
+    MPI_T_event_registration reg = NULL;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
+        MPI_T_event_get_index("connection_refused", &idx) != MPI_SUCCESS ||
+        MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &reg) != MPI_SUCCESS ||
+        MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
+                                      on_refused) != MPI_SUCCESS)
+        return NULL;
+    return reg;
+}
+
 /* ---- Upcalls: received frames are checked (fabric_test_util.h) ---- */
 
 void mf_fabric_rx_header(mf_fabric *f, int peer, const mf_wire_hdr *hdr, mf_fabric_sink *sink)
@@ -199,6 +222,7 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
                 return 40;
             }
         } else {
+            MPI_T_event_registration reg = listen_refused();
             double t0 = mf_clock_s();
             while (mf_clock_s() - t0 < 2)
                 mf_ftest_pump(f, me->spins);
@@ -207,6 +231,14 @@ static int child(int rank, int np, void *arg, int wfd, int rfd)
                         me->frames, me->failed_peer, me->failed_msg);
                 return 41;
             }
+            /* Its refusal was an event, naming the rank it claimed to be. */
+            if (!reg || refused_events < 1 || refused_claim != 1) {
+                fprintf(stderr, "rank 0: connection_refused heard %d times (claim %d)\n",
+                        refused_events, refused_claim);
+                return 42;
+            }
+            MPI_T_event_handle_free(reg, NULL, NULL);
+            MPI_T_finalize();
         }
     }
     if (getenv("SCTP_TEST_TRACE"))
