@@ -18,11 +18,18 @@
 #include "core/progress.h"
 #include "rma/rma.h"
 
+/* The request whose completion matters: the started operation of a persistent request. */
+static mf_request *mf_req_op(mf_request *r)
+{
+    return r->pub.r_persistent ? r->rq_inner : r;
+}
+
 /* The object an error is raised on: taken from a request before it is retired, resolved under
  * the library lock (a window or file that is no longer open falls back to the request's
  * communicator), raised after it, since a user handler may call MPI. The communicator is held
  * from take to raise: retiring the request drops the request's reference, which may have been
- * the last (a communicator freed while its operation was pending). */
+ * the last (a communicator freed while its operation was pending). Taken only from a request
+ * that is to report an error, so a completion that succeeds pays nothing for it. */
 typedef struct mf_req_blame {
     bool taken;
     mf_comm *comm; /* held; NULL: MPI_COMM_WORLD */
@@ -32,9 +39,14 @@ typedef struct mf_req_blame {
     mf_file *file;
 } mf_req_blame;
 
-static void mf_req_blame_take(mf_req_blame *b, const mf_request *r)
+/* Takes r's object (once per blame) when the caller has an error already (rc) or retiring r
+ * will report one: its operation's status holds it, or a generalized request's query will
+ * tell. Before the retire, while r lives. */
+static void mf_req_blame_take(mf_req_blame *b, mf_request *r, int rc)
 {
-    if (b->taken || !r)
+    mf_request *op = r ? mf_req_op(r) : NULL;
+    bool fails = rc || (op && (op->pub.r_kind == MF_REQ_GREQ || op->pub.r_status.MPI_ERROR));
+    if (b->taken || !r || !fails)
         return;
     *b = (mf_req_blame){.taken = true,
                         .comm = r->pub.r_comm,
@@ -81,12 +93,6 @@ static int mf_req_raise(mf_req_blame *b, int code, const char *fn)
         MF_API_EXIT();
     }
     return code;
-}
-
-/* The request whose completion matters: the started operation of a persistent request. */
-static mf_request *mf_req_op(mf_request *r)
-{
-    return r->pub.r_persistent ? r->rq_inner : r;
 }
 
 /* Null, or persistent and not started: counts as complete with an empty status. */
@@ -151,9 +157,9 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
     int rc = request ? mf_p2p_check_request(*request, &r, "MPI_Wait")
                      : mf_error(MPI_ERR_REQUEST, "MPI_Wait: request is NULL");
     mf_req_blame b = {0};
-    mf_req_blame_take(&b, r);
     if (!rc && r && !mf_req_done(r))
         rc = mf_request_wait(mf_req_op(r), NULL);
+    mf_req_blame_take(&b, r, rc);
     if (!rc || (r && mf_req_done(r)))
         rc = mf_req_retire(request, r, status);
     mf_req_blame_resolve(&b, rc);
@@ -170,11 +176,11 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
                  ? mf_p2p_check_request(*request, &r, "MPI_Test")
                  : mf_error(MPI_ERR_ARG, "MPI_Test: %s is NULL", !request ? "request" : "flag");
     mf_req_blame b = {0};
-    mf_req_blame_take(&b, r);
     if (!rc) {
         if (!mf_req_done(r))
             mf_progress_poll();
         *flag = mf_req_done(r);
+        mf_req_blame_take(&b, *flag ? r : NULL, rc);
         if (*flag)
             rc = mf_req_retire(request, r, status);
     }
@@ -242,7 +248,7 @@ static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *stat
             continue;
         MPI_Status *st = ignore ? NULL : &statuses[indices ? k : i];
         mf_req_blame b = {0};
-        mf_req_blame_take(&b, s->r[i]);
+        mf_req_blame_take(&b, s->r[i], MPI_SUCCESS);
         int rc = mf_req_retire(&reqs[i], s->r[i], st);
         if (st)
             st->MPI_ERROR = rc; /* read only with MPI_ERR_IN_STATUS, then for every status */
@@ -340,7 +346,7 @@ static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_
             *index = i;
             if (flag)
                 *flag = 1;
-            mf_req_blame_take(&b, r[i]);
+            mf_req_blame_take(&b, r[i], MPI_SUCCESS);
             rc = mf_req_retire(&reqs[i], r[i], status);
             break;
         }
