@@ -95,7 +95,7 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
         MF_API_EXIT();
         return mf_err_file(f, rc, fn);
     }
-    if (f && coll && f->async_pending) { /* the collective buffers are the I/O thread's */
+    if (f && coll) { /* the collective buffers are the I/O thread's while any access is pending */
         int qrc = mf_io_quiesce(f);
         rc = rc ? rc : qrc;
     }

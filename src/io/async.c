@@ -296,7 +296,8 @@ void mf_io_async_stop(void)
 {
     if (!io_async.running)
         return;
-    mf_io_async_drain(); /* the thread would need the lock this caller holds */
+    /* No collective access is left: the runtime's quiesce drained them, and none can start
+     * after it. The join waits for independent ones only, which need no lock. */
     pthread_mutex_lock(&io_async.mu);
     io_async.stop = true;
     pthread_cond_signal(&io_async.cv);
