@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mftest_event.h"
+
 #define LEN (256 << 10)
 
 static int lost_calls, lost_peer = -1, lost_class = -1, unsafe_calls;
@@ -41,15 +43,10 @@ static void on_lost_unsafe(MPI_T_event_instance ev, MPI_T_event_registration reg
 /* Two registrations of "peer_lost": one callable anywhere, one only outside MPI. */
 static void listen(MPI_T_event_registration reg[2])
 {
-    int provided, idx;
+    int provided;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
-        MPI_T_event_get_index("peer_lost", &idx) != MPI_SUCCESS ||
-        MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &reg[0]) != MPI_SUCCESS ||
-        MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &reg[1]) != MPI_SUCCESS ||
-        MPI_T_event_register_callback(reg[0], MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
-                                      on_lost) != MPI_SUCCESS ||
-        MPI_T_event_register_callback(reg[1], MPI_T_CB_REQUIRE_NONE, MPI_INFO_NULL, NULL,
-                                      on_lost_unsafe) != MPI_SUCCESS) {
+        !(reg[0] = mftest_event_listen("peer_lost", MPI_T_CB_REQUIRE_THREAD_SAFE, on_lost, NULL)) ||
+        !(reg[1] = mftest_event_listen("peer_lost", MPI_T_CB_REQUIRE_NONE, on_lost_unsafe, NULL))) {
         printf("cannot listen to the MPI_T event peer_lost\n");
         exit(1);
     }

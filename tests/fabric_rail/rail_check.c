@@ -22,6 +22,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mftest_event.h"
+
 /* The wrapper's counters (src/fabric/rail/rail.h), read through MPI_T as a tool would. */
 static const char *pvar_names[] = {"rail0_rail_failovers", "rail0_chunks_resent",
                                    "rail0_rails_revived"};
@@ -51,11 +53,8 @@ static int pvars_start(void)
         MPI_T_pvar_session_create(&pvar_session) != MPI_SUCCESS)
         return 1;
     for (int i = 0; i < 2; i++) {
-        int idx;
-        if (MPI_T_event_get_index(event_names[i], &idx) != MPI_SUCCESS ||
-            MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &event_reg[i]) != MPI_SUCCESS ||
-            MPI_T_event_register_callback(event_reg[i], MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL,
-                                          &event_count[i], on_event) != MPI_SUCCESS) {
+        if (!(event_reg[i] = mftest_event_listen(event_names[i], MPI_T_CB_REQUIRE_THREAD_SAFE,
+                                                 on_event, &event_count[i]))) {
             fprintf(stderr, "rail_check: cannot listen to the MPI_T event %s\n", event_names[i]);
             return 1;
         }

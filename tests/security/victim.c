@@ -23,6 +23,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "mftest_event.h"
+
 #define TAG 7
 #define N 64
 
@@ -39,13 +41,11 @@ static void on_refused(MPI_T_event_instance ev, MPI_T_event_registration reg, MP
 
 static MPI_T_event_registration listen_refused(void)
 {
-    int provided, idx;
+    int provided;
     MPI_T_event_registration reg = NULL;
     if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
-        MPI_T_event_get_index("connection_refused", &idx) != MPI_SUCCESS ||
-        MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &reg) != MPI_SUCCESS ||
-        MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
-                                      on_refused) != MPI_SUCCESS) {
+        !(reg = mftest_event_listen("connection_refused", MPI_T_CB_REQUIRE_THREAD_SAFE, on_refused,
+                                    NULL))) {
         fprintf(stderr, "victim: cannot listen to the MPI_T event connection_refused\n");
         errs++;
     }

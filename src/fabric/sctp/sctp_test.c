@@ -31,6 +31,7 @@
 #include "fabric/fabric.h"
 #include "fabric/fabric_test_util.h"
 #include "fabric/sctp/sctp.h"
+#include "mftest_event.h"
 
 /* The MPI_T event connection_refused, heard as a tool would (the "secret" scenario's rank 0). */
 static int refused_events, refused_claim = -2;
@@ -44,15 +45,11 @@ static void on_refused(MPI_T_event_instance ev, MPI_T_event_registration reg, MP
 
 static MPI_T_event_registration listen_refused(void)
 {
-    int provided, idx;
-    MPI_T_event_registration reg = NULL;
-    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS ||
-        MPI_T_event_get_index("connection_refused", &idx) != MPI_SUCCESS ||
-        MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &reg) != MPI_SUCCESS ||
-        MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, NULL,
-                                      on_refused) != MPI_SUCCESS)
+    int provided;
+    if (MPI_T_init_thread(MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS)
         return NULL;
-    return reg;
+    return mftest_event_listen("connection_refused", MPI_T_CB_REQUIRE_THREAD_SAFE, on_refused,
+                               NULL);
 }
 
 /* ---- Upcalls: received frames are checked (fabric_test_util.h) ---- */
