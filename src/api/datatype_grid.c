@@ -161,58 +161,6 @@ MF_API_ALIAS(Type_create_subarray_c);
 
 /* ---- darray ---- */
 
-/* The blocks of one dimension owned by process coordinate `coord`. */
-static int mf_dt_darray_dim(MPI_Count gsize, int distrib, int darg, int psize, int coord,
-                            struct mf_dt_dim *d, const char *fn, int i)
-{
-    d->d_gsize = gsize;
-    MPI_Count b, nblocks;
-    switch (distrib) {
-    case MPI_DISTRIBUTE_NONE:
-        if (psize != 1)
-            return mf_error(MPI_ERR_ARG,
-                            "%s: dimension %d is MPI_DISTRIBUTE_NONE but "
-                            "array_of_psizes[%d]=%d is not 1",
-                            fn, i, i, psize);
-        b = gsize;
-        nblocks = 1;
-        break;
-    case MPI_DISTRIBUTE_BLOCK:
-        b = darg == MPI_DISTRIBUTE_DFLT_DARG ? (gsize + psize - 1) / psize : darg;
-        if (b <= 0 || b * psize < gsize)
-            return mf_error(MPI_ERR_ARG,
-                            "%s: array_of_dargs[%d]=%d is too small to cover "
-                            "array_of_gsizes[%d]=%ld with %d processes",
-                            fn, i, darg, i, (long)gsize, psize);
-        nblocks = 1;
-        break;
-    case MPI_DISTRIBUTE_CYCLIC:
-        b = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
-        if (b <= 0)
-            return mf_error(MPI_ERR_ARG, "%s: array_of_dargs[%d]=%d must be positive", fn, i, darg);
-        nblocks = (gsize + b * psize - 1) / (b * psize);
-        break;
-    default:
-        return mf_error(MPI_ERR_ARG, "%s: array_of_distribs[%d]=%d is not a distribution", fn, i,
-                        distrib);
-    }
-    d->d_starts = malloc((size_t)(nblocks + 1) * sizeof *d->d_starts);
-    d->d_lens = malloc((size_t)(nblocks + 1) * sizeof *d->d_lens);
-    if (!d->d_starts || !d->d_lens)
-        return mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
-    d->d_nblocks = 0;
-    MPI_Count step = distrib == MPI_DISTRIBUTE_CYCLIC ? b * psize : 0;
-    for (MPI_Count k = 0; k < nblocks; k++) {
-        MPI_Count s = (MPI_Count)coord * b + k * step;
-        if (s >= gsize)
-            break;
-        d->d_starts[d->d_nblocks] = s;
-        d->d_lens[d->d_nblocks] = gsize - s < b ? gsize - s : b;
-        d->d_nblocks++;
-    }
-    return MPI_SUCCESS;
-}
-
 static int mf_dt_darray(int size, int rank, int ndims, const MPI_Count *gsizes, const int *distribs,
                         const int *dargs, const int *psizes, int order, MPI_Datatype oldtype,
                         MPI_Datatype *newtype, const int *igsizes, const char *fn)

@@ -203,7 +203,7 @@ static int mf_pack_ext(const char *datarep, const void *inbuf, MPI_Count incount
                         (long)bytes, (long)outsize, (long)*position);
     if (bytes && !outbuf)
         return mf_error(MPI_ERR_ARG, "%s: outbuf is NULL", fn);
-    rc = mf_dt_pack_external(dt, inbuf, (size_t)incount, (char *)outbuf + *position);
+    rc = mf_datatype_pack_external(dt, inbuf, (size_t)incount, (char *)outbuf + *position);
     if (!rc)
         *position += bytes;
     return rc;
@@ -227,7 +227,7 @@ static int mf_unpack_ext(const char *datarep, const void *inbuf, MPI_Count insiz
                         fn, (long)bytes, (long)(insize - *position), (long)*position);
     if (bytes && !inbuf)
         return mf_error(MPI_ERR_ARG, "%s: inbuf is NULL", fn);
-    rc = mf_dt_unpack_external(dt, (const char *)inbuf + *position, outbuf, (size_t)outcount);
+    rc = mf_datatype_unpack_external(dt, (const char *)inbuf + *position, outbuf, (size_t)outcount);
     if (!rc)
         *position += bytes;
     return rc;

@@ -94,6 +94,29 @@ void mf_datatype_set_free_hook(int (*hook)(MPI_Datatype type));
  * MPI_Get_elements). *whole is MPI_UNDEFINED if bytes is not a multiple of the size. */
 void mf_datatype_count(const mf_datatype *dt, size_t bytes, MPI_Count *whole, MPI_Count *basic);
 
+/* external32 (external32.c): packs `count` elements into it (out has room for count times the
+ * type's external32 size, mf_datatype_rep_size with mf_datatype_external32_size), and back;
+ * MPI_ERR_CONVERSION for an integer its external size cannot hold. */
+int mf_datatype_pack_external(const mf_datatype *dt, const void *buf, size_t count, void *out);
+int mf_datatype_unpack_external(const mf_datatype *dt, const void *in, void *buf, size_t count);
+/* A basic type's external32 size, as a representation for the functions below (ctx unused). */
+int mf_datatype_external32_size(MPI_Datatype basic, MPI_Aint *size, void *ctx);
+
+/* Data representations other than memory's (relayout.c). A representation gives each basic
+ * type its size in bytes (`rep`: MPI_SUCCESS or an error code). mf_datatype_rep_size: the bytes
+ * one element of dt takes in it. mf_datatype_rep_prefix: of the first rep_bytes of a stream of
+ * elements in it, the basic elements it holds whole (*items) and their bytes in memory.
+ * mf_datatype_relayout: dt rebuilt as MPI-4.0 §14.5.1 says a file view's types are in that
+ * representation (constructors that count elements scale, byte displacements stay), as an
+ * unregistered type of bytes for layout only, freed with mf_datatype_relayout_free. */
+typedef int (*mf_datatype_rep_fn)(MPI_Datatype basic, MPI_Aint *size, void *ctx);
+int mf_datatype_rep_size(const mf_datatype *dt, mf_datatype_rep_fn rep, void *ctx, size_t *size);
+int mf_datatype_rep_prefix(const mf_datatype *dt, mf_datatype_rep_fn rep, void *ctx,
+                           size_t rep_bytes, size_t *mem_bytes, MPI_Count *items);
+int mf_datatype_relayout(const mf_datatype *dt, mf_datatype_rep_fn rep, void *ctx,
+                         mf_datatype **out);
+void mf_datatype_relayout_free(mf_datatype *dt);
+
 /* ---- Additions (datatype engineer) ------------------------------------------------------------ */
 
 /* What a predefined type holds, for reductions: the category the standard's op/type table is

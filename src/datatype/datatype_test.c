@@ -384,32 +384,33 @@ static void test_external32(void)
 {
     int32_t i = 0x01020304;
     unsigned char out[32];
-    mf_dt_pack_external(bt(MPI_INT), &i, 1, out);
+    mf_datatype_pack_external(bt(MPI_INT), &i, 1, out);
     CHECKF(out[0] == 1 && out[1] == 2 && out[2] == 3 && out[3] == 4, "int external32");
     long l = -2;
-    mf_dt_pack_external(bt(MPI_LONG), &l, 1, out);
+    mf_datatype_pack_external(bt(MPI_LONG), &l, 1, out);
     CHECKF(bt(MPI_LONG)->dt_ext32_size == 4 && out[0] == 0xff && out[3] == 0xfe,
            "long external32 is 4 bytes");
     long back = 0;
-    mf_dt_unpack_external(bt(MPI_LONG), out, &back, 1);
+    mf_datatype_unpack_external(bt(MPI_LONG), out, &back, 1);
     CHECKF(back == -2, "long external32 back: %ld", back);
     l = 1L << 40;
-    CHECKF(mf_dt_pack_external(bt(MPI_LONG), &l, 1, out) != MPI_SUCCESS, "long overflow detected");
+    CHECKF(mf_datatype_pack_external(bt(MPI_LONG), &l, 1, out) != MPI_SUCCESS,
+           "long overflow detected");
     double d = 1.0;
-    mf_dt_pack_external(bt(MPI_DOUBLE), &d, 1, out);
+    mf_datatype_pack_external(bt(MPI_DOUBLE), &d, 1, out);
     CHECKF(out[0] == 0x3f && out[1] == 0xf0 && out[7] == 0, "double external32");
     long double ld = -1.5L, ldb = 0;
-    mf_dt_pack_external(bt(MPI_LONG_DOUBLE), &ld, 1, out);
+    mf_datatype_pack_external(bt(MPI_LONG_DOUBLE), &ld, 1, out);
     /* binary128 of -1.5: sign 1, exponent 0x3fff, fraction 1000... */
     CHECKF(out[0] == 0xbf && out[1] == 0xff && out[2] == 0x80 && out[3] == 0 && out[15] == 0,
            "long double external32: %02x %02x %02x", out[0], out[1], out[2]);
-    mf_dt_unpack_external(bt(MPI_LONG_DOUBLE), out, &ldb, 1);
+    mf_datatype_unpack_external(bt(MPI_LONG_DOUBLE), out, &ldb, 1);
     CHECKF(ldb == ld, "long double back");
     struct {
         double v;
         int i;
     } di = {2.0, 7};
-    mf_dt_pack_external(bt(MPI_DOUBLE_INT), &di, 1, out);
+    mf_datatype_pack_external(bt(MPI_DOUBLE_INT), &di, 1, out);
     CHECKF(out[0] == 0x40 && out[11] == 7, "double_int external32");
 }
 

@@ -160,11 +160,12 @@ struct mf_dt_dim {
 };
 int mf_dt_build_grid(const mf_datatype *old, int ndims, const struct mf_dt_dim *dims, int order,
                      mf_datatype **out);
-
-/* ---- external32 (external32.c) ---- */
-/* Packs `count` elements into external32 (out has room for count * dt_ext32_size bytes). */
-int mf_dt_pack_external(const mf_datatype *dt, const void *buf, size_t count, void *out);
-int mf_dt_unpack_external(const mf_datatype *dt, const void *in, void *buf, size_t count);
+/* Darray: the blocks of dimension i (of gsize elements, distributed over psize processes as
+ * distrib and darg say) that process coordinate `coord` owns, in d (d_starts and d_lens
+ * allocated, the caller frees them); MPI_ERR_ARG naming `fn` for a distribution that does not
+ * cover the dimension. */
+int mf_dt_darray_dim(MPI_Count gsize, int distrib, int darg, int psize, int coord,
+                     struct mf_dt_dim *d, const char *fn, int i);
 
 /* Address arithmetic that stays defined for MPI_BOTTOM (NULL) buffers. */
 static inline char *mf_dt_addr(const void *base, MPI_Aint off)

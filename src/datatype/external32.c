@@ -107,7 +107,7 @@ static int mf_dt_conv(int conv, bool pack, unsigned char *u, size_t nat, unsigne
                                 : (v >> (8 * ext)) == 0;
                 if (!fits)
                     return mf_error(MPI_ERR_CONVERSION,
-                                    "MPI_Pack_external: a %zu-byte integer does not fit its "
+                                    "external32: a %zu-byte integer does not fit its "
                                     "%zu-byte external32 size",
                                     nat, ext);
             }
@@ -185,12 +185,20 @@ static int mf_dt_external(const mf_datatype *dt, void *buf, size_t count, unsign
     return MPI_SUCCESS;
 }
 
-int mf_dt_pack_external(const mf_datatype *dt, const void *buf, size_t count, void *out)
+int mf_datatype_pack_external(const mf_datatype *dt, const void *buf, size_t count, void *out)
 {
     return mf_dt_external(dt, (void *)(uintptr_t)buf, count, out, true);
 }
 
-int mf_dt_unpack_external(const mf_datatype *dt, const void *in, void *buf, size_t count)
+int mf_datatype_unpack_external(const mf_datatype *dt, const void *in, void *buf, size_t count)
 {
     return mf_dt_external(dt, buf, count, (unsigned char *)(uintptr_t)in, false);
+}
+
+int mf_datatype_external32_size(MPI_Datatype basic, MPI_Aint *size, void *ctx)
+{
+    (void)ctx;
+    const mf_datatype *dt = mf_datatype_get(basic);
+    *size = dt ? (MPI_Aint)dt->dt_ext32_size : 0;
+    return MPI_SUCCESS;
 }
