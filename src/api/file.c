@@ -348,8 +348,8 @@ static int file_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Count *exten
         rc = mf_check_datatype(datatype, &dt, fn);
     if (!rc && !extent)
         rc = mf_error(MPI_ERR_ARG, "%s: extent is NULL", fn);
-    if (!rc) /* "native": the file holds the bytes as memory does */
-        *extent = mf_datatype_info(dt)->dt_extent;
+    if (!rc) /* in the view's representation (memory's for "native") */
+        rc = mf_io_datarep_extent(f->rep, dt, extent);
     MF_API_EXIT();
     return mf_err_file(f, rc, fn);
 }
@@ -564,7 +564,11 @@ MF_API_ALIAS(File_f2c);
 
 /* ---- Data representations ------------------------------------------------------------------ */
 
-static int file_register_datarep(const char *datarep, bool converts,
+/* One of the two forms of conversion functions is given (the other's are NULL). */
+static int file_register_datarep(const char *datarep, MPI_Datarep_conversion_function *read,
+                                 MPI_Datarep_conversion_function *write,
+                                 MPI_Datarep_conversion_function_c *read_c,
+                                 MPI_Datarep_conversion_function_c *write_c,
                                  MPI_Datarep_extent_function *extent_fn, void *extra_state,
                                  const char *fn)
 {
@@ -574,7 +578,8 @@ static int file_register_datarep(const char *datarep, bool converts,
         rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn,
                       !datarep ? "datarep" : "dtype_file_extent_fn");
     if (!rc)
-        rc = mf_io_datarep_register(datarep, converts, extent_fn, extra_state, fn);
+        rc = mf_io_datarep_register(datarep, read, write, read_c, write_c, extent_fn, extra_state,
+                                    fn);
     MF_API_EXIT();
     return mf_err_file(NULL, rc, fn);
 }
@@ -583,7 +588,7 @@ int PMPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *
                           MPI_Datarep_conversion_function *write_conversion_fn,
                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-    return file_register_datarep(datarep, read_conversion_fn || write_conversion_fn,
+    return file_register_datarep(datarep, read_conversion_fn, write_conversion_fn, NULL, NULL,
                                  dtype_file_extent_fn, extra_state, "MPI_Register_datarep");
 }
 MF_API_ALIAS(Register_datarep);
@@ -593,7 +598,7 @@ int PMPI_Register_datarep_c(const char *datarep,
                             MPI_Datarep_conversion_function_c *write_conversion_fn,
                             MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state)
 {
-    return file_register_datarep(datarep, read_conversion_fn || write_conversion_fn,
+    return file_register_datarep(datarep, NULL, NULL, read_conversion_fn, write_conversion_fn,
                                  dtype_file_extent_fn, extra_state, "MPI_Register_datarep_c");
 }
 MF_API_ALIAS(Register_datarep_c);

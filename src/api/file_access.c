@@ -12,7 +12,8 @@
  * Nonblocking ones go to the I/O thread (mf_io_start, mf_io_start_all: the individual pointer
  * moves past all they asked for as they start); a blocking collective access first waits for
  * the file's pending ones (they use the same collective buffers); split collectives are done in
- * _begin, and _end reports them.
+ * _begin, and _end reports them. In a view whose representation converts (external32, a
+ * registered one), every form moves a buffer of the data in the file's bytes (io/datarep.c).
  */
 #include "api/file_api.h"
 #include "api/p2p_args.h"
@@ -75,6 +76,17 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
     /* Before any place is taken: a failing access must not move the shared pointer. */
     if (!rc && (where == AT_POINTER || where == AT_OFFSET))
         rc = mf_io_not_sequential(f, fn);
+    /* A view in a representation that converts: the access moves the data in the file's bytes,
+     * converted here (a write) or when it completes (a read). */
+    mf_io_conv *cv = NULL;
+    void *data = (void *)buf;
+    MPI_Count n_data = count;
+    if (!rc && f->rep && !(rc = mf_io_conv_begin(f->rep, write, data, count, dt, &cv, fn))) {
+        data = mf_io_conv_buf(cv);
+        bytes = mf_io_conv_bytes(cv);
+        n_data = (MPI_Count)bytes;
+        dt = mf_datatype_get(MPI_BYTE);
+    }
     if (!rc)
         rc = mf_io_rw_check(f, write, where == AT_OFFSET ? offset : 0, bytes, fn);
     MPI_Offset n = rc ? 0 : (MPI_Offset)(bytes / f->etype_size), at = 0;
@@ -83,11 +95,13 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
         rc = mf_io_agree(f->comm, rc, fn);
     bool placed = !rc && !(rc = file_place(f, where, offset, n, &at, fn));
     /* Nonblocking: to the I/O thread; a collective one also when it failed here, so that every
-     * rank's thread takes part in it. */
+     * rank's thread takes part in it. The conversion goes with it when it starts. */
     if (form == NONBLOCKING && (placed || (f && coll))) {
         mf_request *r = NULL;
-        rc = coll ? mf_io_start_all(f, write, at, (void *)buf, count, dt, rc, &r, fn)
-                  : mf_io_start(f, write, at, (void *)buf, count, dt, &r, fn);
+        rc = coll ? mf_io_start_all(f, write, at, data, n_data, dt, cv, rc, &r, fn)
+                  : mf_io_start(f, write, at, data, n_data, dt, cv, &r, fn);
+        if (rc)
+            mf_io_conv_end(cv, rc, NULL);
         if (!rc && where == AT_POINTER) /* past all it asked for, as the access starts */
             f->pos = at + n;
         if (!rc)
@@ -100,11 +114,12 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
         rc = rc ? rc : qrc;
     }
     if (f && coll) /* every rank, to agree on any rank's error */
-        rc = mf_io_rw_all(f, f->comm, write, at, (void *)buf, count, dt, rc, &done, fn);
+        rc = mf_io_rw_all(f, f->comm, write, at, data, n_data, dt, rc, &done, fn);
     else if (!rc)
-        rc = mf_io_rw(f, write, at, (void *)buf, count, dt, &done, fn);
+        rc = mf_io_rw(f, write, at, data, n_data, dt, &done, fn);
     if (placed && where == AT_POINTER) /* by what moved, also when an error stopped it */
         f->pos = at + (MPI_Offset)(done / f->etype_size);
+    rc = mf_io_conv_end(cv, rc, &done); /* done: now in memory's bytes */
     MPI_Status st = {0};
     st.MPI_SOURCE = MPI_ANY_SOURCE;
     st.MPI_TAG = MPI_ANY_TAG;

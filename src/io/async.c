@@ -49,8 +49,9 @@ struct io_job {
     mf_request *r;   /* NULL: a collective access this rank only takes part in (its call failed) */
     const char *fn;
     bool coll;
-    int rc;      /* collective: the caller's error so far; then the access's outcome */
-    size_t done; /* the bytes it moved */
+    int rc;           /* collective: the caller's error so far; then the access's outcome */
+    size_t done;      /* the bytes it moved */
+    mf_io_conv *conv; /* the data's conversion (a view whose representation converts), or NULL */
 };
 
 static struct {
@@ -134,6 +135,9 @@ static int io_async_poll(void *arg)
     while (j) {
         struct io_job *next = j->next;
         j->f->async_pending--;
+        /* A read's data converted into the user's buffer here, in the engine's pass, so that a
+         * registered representation's functions run on a thread of the program's MPI calls. */
+        j->rc = mf_io_conv_end(j->conv, j->rc, &j->done);
         if (j->r) {
             MPI_Status *st = &mf_request_info(j->r)->r_status;
             st->MPI_SOURCE = MPI_ANY_SOURCE;
@@ -209,7 +213,7 @@ mf_request *mf_io_request_new(mf_file *f)
 }
 
 int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count, mf_datatype *dt,
-                mf_request **out, const char *fn)
+                mf_io_conv *conv, mf_request **out, const char *fn)
 {
     size_t bytes = (size_t)count * mf_datatype_info(dt)->dt_size;
     int rc = mf_io_rw_check(f, write, at, bytes, fn);
@@ -223,15 +227,22 @@ int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count coun
         free(j);
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a request", fn);
     }
-    *j = (struct io_job){
-        .f = f, .write = write, .at = at, .buf = buf, .count = count, .dt = dt, .r = r, .fn = fn};
+    *j = (struct io_job){.f = f,
+                         .write = write,
+                         .at = at,
+                         .buf = buf,
+                         .count = count,
+                         .dt = dt,
+                         .r = r,
+                         .fn = fn,
+                         .conv = conv};
     io_async_queue(j);
     *out = r;
     return MPI_SUCCESS;
 }
 
 int mf_io_start_all(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count,
-                    mf_datatype *dt, int rc, mf_request **out, const char *fn)
+                    mf_datatype *dt, mf_io_conv *conv, int rc, mf_request **out, const char *fn)
 {
     /* Every rank comes here with the same file, in the same order, whatever its rc: what is
      * collective (the communicator) is made by all or fails for all. */
@@ -260,7 +271,8 @@ int mf_io_start_all(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count 
                          .r = r,
                          .fn = fn,
                          .coll = true,
-                         .rc = rc};
+                         .rc = rc,
+                         .conv = rc ? NULL : conv};
     io_async_queue(j);
     *out = r;
     return rc;

@@ -19,14 +19,13 @@
  *   - collective accesses agree first (an error on one rank is one on all); where the ranks'
  *     accesses interleave in the file they move by two-phase collective buffering, large
  *     contiguous reads and writes by aggregators and an exchange of the data (aggregate.c);
- *     nonblocking collective ones are done at once and return a completed request; split
- *     collectives do the work in _begin and report it in _end;
- *   - nonblocking independent accesses are made by an I/O thread while the program goes on
- *     (async.c), in the order they were started;
+ *     split collectives do the work in _begin and report it in _end;
+ *   - nonblocking accesses, independent and collective, are made by an I/O thread while the
+ *     program goes on (async.c), in the order they were started;
  *   - atomic mode takes a POSIX record lock over the bytes an access spans;
- *   - data representations: "native" and "internal" (the same bytes), and registered ones
- *     without conversion functions (datarep.c); "external32" and those with conversion
- *     functions are refused with MPI_ERR_UNSUPPORTED_DATAREP.
+ *   - data representations: "native" and "internal" (the same bytes), "external32" and
+ *     registered ones (datarep.c): a view in a representation that converts is flattened from
+ *     its types relaid there, and an access converts the user's data as a whole;
  *
  * All functions are called with the library lock held. Errors are returned as codes made with
  * mf_error; the API layer (src/api/file*.c) dispatches them to the file's error handler.
@@ -99,8 +98,9 @@ typedef struct mf_file {
     /* The view. */
     mf_io_view view;
     mf_datatype *etype, *filetype; /* held */
-    size_t etype_size;
+    size_t etype_size;             /* in the file: the view's representation's size */
     char datarep[MPI_MAX_DATAREP_STRING];
+    const struct mf_io_datarep *rep; /* the representation that converts, or NULL */
 
     /* For collective accesses (aggregate.c), shared by every rank when the view is set: each
      * rank's view (NULL when the views may not be aggregated: too many pieces in all, or a
@@ -194,12 +194,36 @@ MPI_Offset mf_io_byte_offset(const mf_file *f, MPI_Offset offset);
 /* The view offset (etypes) of the end of the file: the first etype at or after its size. */
 MPI_Offset mf_io_view_end(const mf_file *f, MPI_Offset file_size);
 
-/* Data representations (datarep.c): MPI_Register_datarep, and whether a view may use `name`
- * with these types (MPI_ERR_UNSUPPORTED_DATAREP if its data would need converting). */
-int mf_io_datarep_register(const char *name, bool converts, MPI_Datarep_extent_function *extent,
-                           void *state, const char *fn);
-int mf_io_datarep_check(const char *name, const mf_datatype *etype, const mf_datatype *filetype,
-                        const char *fn);
+/* Data representations (datarep.c). mf_io_datarep_register: MPI_Register_datarep (either form
+ * of the conversion functions, or none). mf_io_datarep_view: for a view in representation
+ * `name`, the representation that converts (*rep, NULL for data kept as memory holds it) and
+ * the etype and filetype relaid in it (*fetype, *ffiletype: etype and filetype themselves when
+ * *rep is NULL, else types to free with mf_datatype_relayout_free once flattened);
+ * MPI_ERR_UNSUPPORTED_DATAREP for a name not known, or one without conversion functions whose
+ * extents are not memory's. mf_io_datarep_extent: a type's extent in a view's file
+ * (MPI_File_get_type_extent). */
+typedef struct mf_io_datarep mf_io_datarep;
+int mf_io_datarep_register(const char *name, MPI_Datarep_conversion_function *read,
+                           MPI_Datarep_conversion_function *write,
+                           MPI_Datarep_conversion_function_c *read_c,
+                           MPI_Datarep_conversion_function_c *write_c,
+                           MPI_Datarep_extent_function *extent, void *state, const char *fn);
+int mf_io_datarep_view(const char *name, mf_datatype *etype, mf_datatype *filetype,
+                       const mf_io_datarep **rep, mf_datatype **fetype, mf_datatype **ffiletype,
+                       const char *fn);
+int mf_io_datarep_extent(const mf_io_datarep *rep, const mf_datatype *dt, MPI_Count *extent);
+/* An access's data converted to or from a representation: mf_io_conv_begin makes a buffer of
+ * the data in the file's bytes (for a write, converted from buf), which the access moves as
+ * mf_io_conv_bytes bytes of MPI_BYTE; mf_io_conv_end (NULL c: nothing) converts a read's data
+ * back into buf, turns *done (the file's bytes moved; NULL: none counted) into memory's bytes
+ * of the whole basic elements moved, frees the conversion and returns rc or the conversion's
+ * error. */
+typedef struct mf_io_conv mf_io_conv;
+int mf_io_conv_begin(const mf_io_datarep *rep, bool write, void *buf, MPI_Count count,
+                     mf_datatype *dt, mf_io_conv **out, const char *fn);
+void *mf_io_conv_buf(const mf_io_conv *c);
+size_t mf_io_conv_bytes(const mf_io_conv *c);
+int mf_io_conv_end(mf_io_conv *c, int rc, size_t *done);
 
 /* Data access (access.c): reads or writes count elements of dt at buf from view offset `offset`
  * (etypes); *done gets the bytes moved (a read stops at the end of the file). */
@@ -235,6 +259,8 @@ int mf_io_rw_all(mf_file *f, mf_comm *c, bool write, MPI_Offset offset, void *bu
  *   the first), under the library lock, which this switches on for good. rc is the caller's
  *   error so far: the thread still takes part, so that the other ranks learn it (their
  *   requests fail naming this rank); then no request is made and rc is returned.
+ * Both take conv (NULL: none), the access's data conversion (buf is then its buffer), when they
+ * return MPI_SUCCESS: it ends with the request.
  * mf_io_quiesce waits until none of f's is pending: before anything the thread reads changes
  * (the view, atomic mode, the hints, the collective buffers of a blocking collective access) and
  * before the file closes. mf_io_async_drain waits until no collective access is queued or being
@@ -242,9 +268,10 @@ int mf_io_rw_all(mf_file *f, mf_comm *c, bool write, MPI_Offset offset, void *bu
  * mf_io_async_stop ends the thread after the accesses queued (MPI_Finalize). */
 struct mf_request;
 int mf_io_start(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count, mf_datatype *dt,
-                struct mf_request **out, const char *fn);
+                mf_io_conv *conv, struct mf_request **out, const char *fn);
 int mf_io_start_all(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count count,
-                    mf_datatype *dt, int rc, struct mf_request **out, const char *fn);
+                    mf_datatype *dt, mf_io_conv *conv, int rc, struct mf_request **out,
+                    const char *fn);
 int mf_io_quiesce(mf_file *f);
 void mf_io_async_drain(void);
 void mf_io_async_stop(void);

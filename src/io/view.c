@@ -59,22 +59,32 @@ static int view_flatten(mf_io_view *v, mf_datatype *ft, const char *fn)
 int mf_io_set_view(mf_file *f, MPI_Offset disp, mf_datatype *etype, mf_datatype *filetype,
                    const char *datarep, const char *fn)
 {
-    const struct mf_datatype_public *e = mf_datatype_info(etype), *t = mf_datatype_info(filetype);
-    int drc = mf_io_datarep_check(datarep, etype, filetype, fn);
-    if (drc)
-        return drc;
     if (disp < 0)
         return mf_error(MPI_ERR_ARG, "%s: disp=%lld is negative", fn, (long long)disp);
+    /* In a representation that converts, the view is the types' layout in the file's bytes. */
+    const mf_io_datarep *rep = NULL;
+    mf_datatype *fe = NULL, *ft = NULL;
+    int rc = mf_io_datarep_view(datarep, etype, filetype, &rep, &fe, &ft, fn);
+    if (rc)
+        return rc;
+    const struct mf_datatype_public *e = mf_datatype_info(fe), *t = mf_datatype_info(ft);
     if (e->dt_size == 0)
-        return mf_error(MPI_ERR_TYPE, "%s: etype holds no data", fn);
-    if (t->dt_size == 0 || t->dt_size % e->dt_size != 0)
-        return mf_error(MPI_ERR_TYPE,
-                        "%s: filetype holds %zu bytes, not a positive multiple of the etype's %zu",
-                        fn, t->dt_size, e->dt_size);
-    if (t->dt_extent <= 0)
-        return mf_error(MPI_ERR_TYPE, "%s: filetype has extent %ld", fn, (long)t->dt_extent);
+        rc = mf_error(MPI_ERR_TYPE, "%s: etype holds no data", fn);
+    else if (t->dt_size == 0 || t->dt_size % e->dt_size != 0)
+        rc = mf_error(MPI_ERR_TYPE,
+                      "%s: filetype holds %zu bytes, not a positive multiple of the etype's %zu",
+                      fn, t->dt_size, e->dt_size);
+    else if (t->dt_extent <= 0)
+        rc = mf_error(MPI_ERR_TYPE, "%s: filetype has extent %ld", fn, (long)t->dt_extent);
     mf_io_view g = {.pieces = NULL};
-    int rc = view_flatten(&g, filetype, fn);
+    if (!rc)
+        rc = view_flatten(&g, ft, fn);
+    size_t etype_size = e->dt_size, ft_size = t->dt_size;
+    MPI_Offset ft_extent = (MPI_Offset)t->dt_extent;
+    if (rep) {
+        mf_datatype_relayout_free(fe);
+        mf_datatype_relayout_free(ft);
+    }
     if (rc) {
         free(g.pieces);
         return rc;
@@ -82,16 +92,17 @@ int mf_io_set_view(mf_file *f, MPI_Offset disp, mf_datatype *etype, mf_datatype 
     free(f->view.pieces);
     f->view = g;
     const mf_io_piece *last = &g.pieces[g.npieces - 1];
-    f->view.tiled = last->disp + last->len <= g.pieces[0].disp + (MPI_Offset)t->dt_extent;
+    f->view.tiled = last->disp + last->len <= g.pieces[0].disp + ft_extent;
     mf_datatype_retain(etype);
     mf_datatype_retain(filetype);
     mf_datatype_release(f->etype);
     mf_datatype_release(f->filetype);
     f->etype = etype;
     f->filetype = filetype;
-    f->etype_size = e->dt_size;
-    f->view.ft_size = t->dt_size;
-    f->view.ft_extent = (MPI_Offset)t->dt_extent;
+    f->rep = rep;
+    f->etype_size = etype_size;
+    f->view.ft_size = ft_size;
+    f->view.ft_extent = ft_extent;
     f->view.disp = disp;
     snprintf(f->datarep, sizeof f->datarep, "%s", datarep);
     f->pos = 0;

@@ -44,13 +44,6 @@ static unsigned long long async_count(void)
     return v;
 }
 
-static void expect_class(int rc, int want, const char *what)
-{
-    int cls = MPI_SUCCESS;
-    MPI_Error_class(rc, &cls);
-    MF_CHECK(cls == want, "%s: error class %d, not %d", what, cls, want);
-}
-
 static size_t req_size(int i)
 {
     return i == NREQ - 1 ? (size_t)4 << 20 : (size_t)1 << (3 * i); /* 1 B .. 256 KiB, 4 MiB */
@@ -186,19 +179,19 @@ static void pointers(void)
     MF_CHECK(async_count() - before == 3, "io_async_accesses: %llu of 3", async_count() - before);
     /* Errors as the access starts: no request. */
     MPI_Request none = MPI_REQUEST_NULL;
-    expect_class(MPI_File_iwrite(fh, out, -1, MPI_INT, &none), MPI_ERR_COUNT, "iwrite count -1");
+    MF_CHECK_CLASS(MPI_File_iwrite(fh, out, -1, MPI_INT, &none), MPI_ERR_COUNT, "iwrite count -1");
     MF_CHECK(none == MPI_REQUEST_NULL, "a failed iwrite made a request");
-    expect_class(MPI_File_iread_at(fh, -1, in, 1, MPI_INT, &none), MPI_ERR_ARG, "offset -1");
+    MF_CHECK_CLASS(MPI_File_iread_at(fh, -1, in, 1, MPI_INT, &none), MPI_ERR_ARG, "offset -1");
     MF_CHECK_MPI(MPI_File_close(&fh));
     MF_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
-    expect_class(MPI_File_iread_at(fh, 0, in, 1, MPI_INT, &none), MPI_ERR_ACCESS,
-                 "iread of a write-only file");
+    MF_CHECK_CLASS(MPI_File_iread_at(fh, 0, in, 1, MPI_INT, &none), MPI_ERR_ACCESS,
+                   "iread of a write-only file");
     /* The shared pointer: every rank's record once. */
     MF_CHECK_MPI(MPI_File_set_size(fh, 0));
     MF_CHECK_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
     /* A read that fails takes no place from the shared pointer. */
-    expect_class(MPI_File_iread_shared(fh, in, 4, MPI_INT, &none), MPI_ERR_ACCESS,
-                 "iread_shared of a write-only file");
+    MF_CHECK_CLASS(MPI_File_iread_shared(fh, in, 4, MPI_INT, &none), MPI_ERR_ACCESS,
+                   "iread_shared of a write-only file");
     MPI_Offset shared = -1;
     MF_CHECK_MPI(MPI_File_get_position_shared(fh, &shared));
     MF_CHECK(shared == 0, "a failed iread_shared moved the shared pointer to %lld",
@@ -328,12 +321,12 @@ static void collective(void)
     r[0] = MPI_REQUEST_NULL;
     rc = MPI_File_iwrite_at_all(fh, 0, out, rank == last ? -1 : N, MPI_DOUBLE, &r[0]);
     if (rank == last) {
-        expect_class(rc, MPI_ERR_COUNT, "iwrite_at_all with count -1");
+        MF_CHECK_CLASS(rc, MPI_ERR_COUNT, "iwrite_at_all with count -1");
         MF_CHECK(r[0] == MPI_REQUEST_NULL, "a failed nonblocking collective made a request");
     } else {
         MF_CHECK_MPI(rc);
         rc = MPI_Wait(&r[0], MPI_STATUS_IGNORE);
-        expect_class(rc, MPI_ERR_COUNT, "iwrite_at_all beside a rank's count -1");
+        MF_CHECK_CLASS(rc, MPI_ERR_COUNT, "iwrite_at_all beside a rank's count -1");
         char text[MPI_MAX_ERROR_STRING], who[32];
         int len;
         MPI_Error_string(rc, text, &len);
@@ -374,14 +367,14 @@ static void failing(void)
     char buf[4096] = {0};
     MF_CHECK_MPI(MPI_File_open(MPI_COMM_SELF, "/dev/full", MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
     MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &r));
-    expect_class(MPI_Wait(&r, &st), MPI_ERR_NO_SPACE, "iwrite_at of /dev/full, at MPI_Wait");
+    MF_CHECK_CLASS(MPI_Wait(&r, &st), MPI_ERR_NO_SPACE, "iwrite_at of /dev/full, at MPI_Wait");
     MF_CHECK(r == MPI_REQUEST_NULL, "the failed request was not freed");
 
     /* Waitall: the failed request's status has the class; an empty write beside it succeeds. */
     MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &two[0]));
     MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, 0, MPI_BYTE, &two[1]));
-    expect_class(MPI_Waitall(2, two, sts), MPI_ERR_IN_STATUS, "Waitall with a failed iwrite");
-    expect_class(sts[0].MPI_ERROR, MPI_ERR_NO_SPACE, "Waitall, the failed iwrite's status");
+    MF_CHECK_CLASS(MPI_Waitall(2, two, sts), MPI_ERR_IN_STATUS, "Waitall with a failed iwrite");
+    MF_CHECK_CLASS(sts[0].MPI_ERROR, MPI_ERR_NO_SPACE, "Waitall, the failed iwrite's status");
     MF_CHECK(sts[1].MPI_ERROR == MPI_SUCCESS, "Waitall, the empty iwrite's status: %d",
              sts[1].MPI_ERROR);
 
@@ -393,7 +386,7 @@ static void failing(void)
     handled_file = fh;
     int flag = 0, idx = -1;
     MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &r));
-    expect_class(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_ERR_NO_SPACE, "Wait, with a handler");
+    MF_CHECK_CLASS(MPI_Wait(&r, MPI_STATUS_IGNORE), MPI_ERR_NO_SPACE, "Wait, with a handler");
     MF_CHECK(handled_calls == 1 && handled_class == MPI_ERR_NO_SPACE,
              "Wait: the file's handler was called %d times (class %d)", handled_calls,
              handled_class);
@@ -401,17 +394,17 @@ static void failing(void)
     int rc = MPI_SUCCESS;
     while (!flag && rc == MPI_SUCCESS)
         rc = MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-    expect_class(rc, MPI_ERR_NO_SPACE, "Test, with a handler");
+    MF_CHECK_CLASS(rc, MPI_ERR_NO_SPACE, "Test, with a handler");
     MF_CHECK(handled_calls == 2, "Test: the file's handler was called %d times in all",
              handled_calls);
     MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &r));
-    expect_class(MPI_Waitany(1, &r, &idx, MPI_STATUS_IGNORE), MPI_ERR_NO_SPACE,
-                 "Waitany, with a handler");
+    MF_CHECK_CLASS(MPI_Waitany(1, &r, &idx, MPI_STATUS_IGNORE), MPI_ERR_NO_SPACE,
+                   "Waitany, with a handler");
     MF_CHECK(handled_calls == 3 && idx == 0, "Waitany: %d handler calls in all, index %d",
              handled_calls, idx);
     MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, 0, MPI_BYTE, &two[0]));
     MF_CHECK_MPI(MPI_File_iwrite_at(fh, 0, buf, (int)sizeof buf, MPI_BYTE, &two[1]));
-    expect_class(MPI_Waitall(2, two, sts), MPI_ERR_IN_STATUS, "Waitall, with a handler");
+    MF_CHECK_CLASS(MPI_Waitall(2, two, sts), MPI_ERR_IN_STATUS, "Waitall, with a handler");
     MF_CHECK(handled_calls == 4, "Waitall: the file's handler was called %d times in all",
              handled_calls);
     MF_CHECK_MPI(MPI_Errhandler_free(&eh));
@@ -421,11 +414,7 @@ static void failing(void)
 int main(int argc, char **argv)
 {
     mftest_init_tools(&argc, &argv, &rank, &size);
-    if (rank == 0) {
-        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(path, sizeof path, "%s/mf_io_async.%d", dir, (int)getpid());
-    }
-    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    mftest_shared_path(path, sizeof path, "io_async");
     /* A first access starts the I/O thread, which publishes the counter. */
     MPI_File fh;
     MPI_Request r;

@@ -25,20 +25,6 @@
 static int rank, size;
 static char path[256], path2[300];
 
-static void expect_class(int rc, int want, const char *what)
-{
-    int cls = MPI_SUCCESS;
-    MPI_Error_class(rc, &cls);
-    MF_CHECK(cls == want, "%s: error class %d, not %d", what, cls, want);
-}
-
-static int got_count(const MPI_Status *st, MPI_Datatype t)
-{
-    int n = -1;
-    MPI_Get_count(st, t, &n);
-    return n;
-}
-
 /* Blocks of N ints per rank at explicit offsets, every form. */
 static void offsets(void)
 {
@@ -51,7 +37,7 @@ static void offsets(void)
         buf[i] = rank * N + i;
     MPI_Offset at = (MPI_Offset)rank * N * (MPI_Offset)sizeof(int);
     MF_CHECK_MPI(MPI_File_write_at_all(fh, at, buf, N, MPI_INT, &st));
-    MF_CHECK(got_count(&st, MPI_INT) == N, "write_at_all: count %d", got_count(&st, MPI_INT));
+    MF_CHECK(mftest_count(&st, MPI_INT) == N, "write_at_all: count %d", mftest_count(&st, MPI_INT));
     MF_CHECK_MPI(MPI_File_sync(fh));
     MPI_Offset fsize = 0;
     MF_CHECK_MPI(MPI_File_get_size(fh, &fsize));
@@ -71,7 +57,7 @@ static void offsets(void)
     MPI_Request rq;
     MF_CHECK_MPI(MPI_File_iwrite_at(fh, at, buf, N, MPI_INT, &rq));
     MF_CHECK_MPI(MPI_Wait(&rq, &st));
-    MF_CHECK(got_count(&st, MPI_INT) == N, "iwrite_at: count %d", got_count(&st, MPI_INT));
+    MF_CHECK(mftest_count(&st, MPI_INT) == N, "iwrite_at: count %d", mftest_count(&st, MPI_INT));
     MF_CHECK_MPI(MPI_File_sync(fh));
     memset(buf, 0, N * sizeof *buf);
     MF_CHECK_MPI(MPI_File_read_at_all_begin(fh, at, buf, N, MPI_INT));
@@ -80,13 +66,14 @@ static void offsets(void)
              "split read_at_all: %d .. %d", buf[0], buf[N - 1]);
     MF_CHECK_MPI(MPI_File_iread_at_all(fh, at, buf, N, MPI_INT, &rq));
     MF_CHECK_MPI(MPI_Wait(&rq, &st));
-    MF_CHECK(got_count(&st, MPI_INT) == N && buf[1] == -(rank * N + 1), "iread_at_all");
+    MF_CHECK(mftest_count(&st, MPI_INT) == N && buf[1] == -(rank * N + 1), "iread_at_all");
     /* Past the end: a read that stops there says how much it moved. */
     MF_CHECK_MPI(MPI_File_read_at(fh, fsize - 2 * (MPI_Offset)sizeof(int), buf, 10, MPI_INT, &st));
-    MF_CHECK(got_count(&st, MPI_INT) == 2, "read across the end: count %d",
-             got_count(&st, MPI_INT));
+    MF_CHECK(mftest_count(&st, MPI_INT) == 2, "read across the end: count %d",
+             mftest_count(&st, MPI_INT));
     MF_CHECK_MPI(MPI_File_read_at(fh, fsize + 100, buf, 10, MPI_INT, &st));
-    MF_CHECK(got_count(&st, MPI_INT) == 0, "read past the end: count %d", got_count(&st, MPI_INT));
+    MF_CHECK(mftest_count(&st, MPI_INT) == 0, "read past the end: count %d",
+             mftest_count(&st, MPI_INT));
     MF_CHECK_MPI(MPI_File_close(&fh));
     MF_CHECK(fh == MPI_FILE_NULL, "close left the handle");
     free(buf);
@@ -148,8 +135,8 @@ static void views(void)
     MF_CHECK_MPI(MPI_File_set_view(fh, (MPI_Offset)rank * (MPI_Offset)sizeof(int), MPI_INT, ft,
                                    "native", MPI_INFO_NULL));
     MF_CHECK_MPI(MPI_File_read_all(fh, back, 1, mem, &st));
-    MF_CHECK(got_count(&st, mem) == 1, "read_all of the memory type: count %d",
-             got_count(&st, mem));
+    MF_CHECK(mftest_count(&st, mem) == 1, "read_all of the memory type: count %d",
+             mftest_count(&st, mem));
     for (int k = 0; k < N; k++)
         if (back[2 * k] != k * size + rank || back[2 * k + 1] != -9) {
             MF_CHECK(0, "strided read: int %d is %d (gap %d)", k, back[2 * k], back[2 * k + 1]);
@@ -274,13 +261,13 @@ static void shared(void)
              back[1]);
     MF_CHECK_MPI(MPI_File_read_ordered_begin(fh, back, 2, MPI_INT));
     MF_CHECK_MPI(MPI_File_read_ordered_end(fh, back, &st));
-    MF_CHECK(back[0] == rank * 10 && got_count(&st, MPI_INT) == 2, "split read_ordered");
+    MF_CHECK(back[0] == rank * 10 && mftest_count(&st, MPI_INT) == 2, "split read_ordered");
     MF_CHECK_MPI(MPI_File_get_position_shared(fh, &sp));
     MF_CHECK(sp == 8 * size, "shared position after ordered: %lld", (long long)sp);
     MF_CHECK_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_SET));
     if (rank == 0) {
         MF_CHECK_MPI(MPI_File_read_shared(fh, back, 1, MPI_INT, &st));
-        MF_CHECK(got_count(&st, MPI_INT) == 1, "read_shared");
+        MF_CHECK(mftest_count(&st, MPI_INT) == 1, "read_shared");
     }
     MPI_Barrier(MPI_COMM_WORLD);
     MF_CHECK_MPI(MPI_File_seek_shared(fh, 0, MPI_SEEK_END));
@@ -306,13 +293,13 @@ static void modes(void)
     MPI_Status st;
     int one = 1;
     /* MPI_FILE_NULL's handler is MPI_ERRORS_RETURN at first. */
-    expect_class(MPI_File_open(MPI_COMM_WORLD, path2, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
-                 MPI_ERR_NO_SUCH_FILE, "open of a missing file");
+    MF_CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path2, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+                   MPI_ERR_NO_SUCH_FILE, "open of a missing file");
     MF_CHECK(fh == MPI_FILE_NULL, "a failed open gave a handle");
-    expect_class(
+    MF_CHECK_CLASS(
         MPI_File_open(MPI_COMM_WORLD, path2, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh),
         MPI_ERR_AMODE, "RDONLY|CREATE");
-    expect_class(
+    MF_CHECK_CLASS(
         MPI_File_open(MPI_COMM_WORLD, path2, MPI_MODE_RDWR | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh),
         MPI_ERR_AMODE, "RDWR|WRONLY");
     /* EXCL: the first open creates, the second fails. */
@@ -320,8 +307,8 @@ static void modes(void)
                                MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, MPI_INFO_NULL,
                                &fh));
     MF_CHECK_MPI(MPI_File_write_at(fh, rank * (MPI_Offset)sizeof(int), &one, 1, MPI_INT, &st));
-    expect_class(MPI_File_read_at(fh, 0, &one, 1, MPI_INT, &st), MPI_ERR_ACCESS,
-                 "read of a write-only file");
+    MF_CHECK_CLASS(MPI_File_read_at(fh, 0, &one, 1, MPI_INT, &st), MPI_ERR_ACCESS,
+                   "read of a write-only file");
     int amode = 0;
     MF_CHECK_MPI(MPI_File_get_amode(fh, &amode));
     MF_CHECK(amode == (MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY), "amode %d", amode);
@@ -345,17 +332,17 @@ static void modes(void)
     MF_CHECK_MPI(MPI_File_set_size(fh, 100));
     MF_CHECK_MPI(MPI_File_get_size(fh, &fsize));
     MF_CHECK(fsize == 100, "set_size: size %lld", (long long)fsize);
-    expect_class(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL),
-                 MPI_ERR_UNSUPPORTED_DATAREP, "external32");
+    MF_CHECK_CLASS(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "no-such-rep", MPI_INFO_NULL),
+                   MPI_ERR_UNSUPPORTED_DATAREP, "a datarep never registered");
     MPI_Info info;
     MF_CHECK_MPI(MPI_File_get_info(fh, &info));
     MPI_Info_free(&info);
     MF_CHECK(MPI_File_f2c(MPI_File_c2f(fh)) == fh, "c2f/f2c round trip");
     MF_CHECK_MPI(MPI_File_close(&fh));
-    expect_class(MPI_File_open(MPI_COMM_WORLD, path2,
-                               MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, MPI_INFO_NULL,
-                               &fh),
-                 MPI_ERR_FILE_EXISTS, "EXCL on an existing file");
+    MF_CHECK_CLASS(MPI_File_open(MPI_COMM_WORLD, path2,
+                                 MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY, MPI_INFO_NULL,
+                                 &fh),
+                   MPI_ERR_FILE_EXISTS, "EXCL on an existing file");
     /* Read-only; APPEND puts the pointer at the end; DELETE_ON_CLOSE removes the file. */
     MF_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path2,
                                MPI_MODE_RDONLY | MPI_MODE_APPEND | MPI_MODE_DELETE_ON_CLOSE,
@@ -363,21 +350,21 @@ static void modes(void)
     MPI_Offset pos = -1;
     MF_CHECK_MPI(MPI_File_get_position(fh, &pos));
     MF_CHECK(pos == 100, "APPEND: position %lld", (long long)pos);
-    expect_class(MPI_File_write_at(fh, 0, &one, 1, MPI_INT, &st), MPI_ERR_READ_ONLY,
-                 "write of a read-only file");
-    expect_class(MPI_File_read(fh, &one, -1, MPI_INT, &st), MPI_ERR_COUNT, "count -1");
-    expect_class(MPI_File_read_at(fh, -4, &one, 1, MPI_INT, &st), MPI_ERR_ARG, "offset -4");
-    expect_class(MPI_File_seek(fh, 0, 12345), MPI_ERR_ARG, "whence 12345");
+    MF_CHECK_CLASS(MPI_File_write_at(fh, 0, &one, 1, MPI_INT, &st), MPI_ERR_READ_ONLY,
+                   "write of a read-only file");
+    MF_CHECK_CLASS(MPI_File_read(fh, &one, -1, MPI_INT, &st), MPI_ERR_COUNT, "count -1");
+    MF_CHECK_CLASS(MPI_File_read_at(fh, -4, &one, 1, MPI_INT, &st), MPI_ERR_ARG, "offset -4");
+    MF_CHECK_CLASS(MPI_File_seek(fh, 0, 12345), MPI_ERR_ARG, "whence 12345");
     MF_CHECK_MPI(MPI_File_get_position(fh, &pos));
     MF_CHECK(pos == 100, "failed calls moved the pointer to %lld", (long long)pos);
     MF_CHECK_MPI(MPI_File_read_all_begin(fh, &one, 1, MPI_INT));
-    expect_class(MPI_File_read_all_begin(fh, &one, 1, MPI_INT), MPI_ERR_OTHER,
-                 "a second split collective");
+    MF_CHECK_CLASS(MPI_File_read_all_begin(fh, &one, 1, MPI_INT), MPI_ERR_OTHER,
+                   "a second split collective");
     MF_CHECK_MPI(MPI_File_read_all_end(fh, &one, &st));
-    MF_CHECK(got_count(&st, MPI_INT) == 0, "split read at the end: count %d",
-             got_count(&st, MPI_INT));
+    MF_CHECK(mftest_count(&st, MPI_INT) == 0, "split read at the end: count %d",
+             mftest_count(&st, MPI_INT));
     MPI_File bad = (MPI_File)&one;
-    expect_class(MPI_File_get_position(bad, &pos), MPI_ERR_FILE, "a made-up handle");
+    MF_CHECK_CLASS(MPI_File_get_position(bad, &pos), MPI_ERR_FILE, "a made-up handle");
     MF_CHECK_MPI(MPI_File_close(&fh));
     MPI_Barrier(MPI_COMM_WORLD);
     MF_CHECK(access(path2, F_OK) != 0, "DELETE_ON_CLOSE left %s", path2);
@@ -393,7 +380,7 @@ static void modes(void)
     if (rank == 0)
         MF_CHECK_MPI(MPI_File_delete(path, MPI_INFO_NULL));
     MPI_Barrier(MPI_COMM_WORLD);
-    expect_class(MPI_File_delete(path, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE, "delete twice");
+    MF_CHECK_CLASS(MPI_File_delete(path, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE, "delete twice");
 }
 
 int main(int argc, char **argv)
@@ -401,11 +388,7 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
-    if (rank == 0) {
-        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(path, sizeof path, "%s/mf_io_basic.%d", dir, (int)getpid());
-    }
-    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    mftest_shared_path(path, sizeof path, "io_basic");
     snprintf(path2, sizeof path2, "%s.b", path);
     offsets();
     views();

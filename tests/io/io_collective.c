@@ -35,13 +35,6 @@ static char path[256];
 static MPI_T_pvar_session session;
 static MPI_T_pvar_handle two_phase_h, own_h;
 
-static int got_count(const MPI_Status *st, MPI_Datatype t)
-{
-    int n = -1;
-    MPI_Get_count(st, t, &n);
-    return n;
-}
-
 static void counters_start(void)
 {
     int a = -1, b = -1, count;
@@ -109,8 +102,8 @@ static unsigned *whole_file(MPI_File fh, int n)
     MF_CHECK_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     if (rank == 0) {
         MF_CHECK_MPI(MPI_File_read_at(fh, 0, all, n, MPI_UNSIGNED, &st));
-        MF_CHECK(got_count(&st, MPI_UNSIGNED) == n, "whole file: %d of %d ints",
-                 got_count(&st, MPI_UNSIGNED), n);
+        MF_CHECK(mftest_count(&st, MPI_UNSIGNED) == n, "whole file: %d of %d ints",
+                 mftest_count(&st, MPI_UNSIGNED), n);
     }
     return all;
 }
@@ -140,8 +133,8 @@ static void interleaved(const char *key, const char *value, bool agg_write, bool
     counters(&tp0, &own0);
     MF_CHECK_MPI(strided ? MPI_File_write_all(fh, buf, 1, mem, &st)
                          : MPI_File_write_all(fh, buf, M, MPI_DOUBLE, &st));
-    MF_CHECK(got_count(&st, MPI_BYTE) == M * 8, "%s: write_all moved %d bytes", what,
-             got_count(&st, MPI_BYTE));
+    MF_CHECK(mftest_count(&st, MPI_BYTE) == M * 8, "%s: write_all moved %d bytes", what,
+             mftest_count(&st, MPI_BYTE));
     expect_path(agg_write, tp0, own0, what);
     MF_CHECK_MPI(MPI_File_sync(fh));
     MPI_Barrier(MPI_COMM_WORLD);
@@ -162,8 +155,8 @@ static void interleaved(const char *key, const char *value, bool agg_write, bool
     counters(&tp0, &own0);
     MF_CHECK_MPI(strided ? MPI_File_read_all(fh, buf, 1, mem, &st)
                          : MPI_File_read_all(fh, buf, M, MPI_DOUBLE, &st));
-    MF_CHECK(got_count(&st, MPI_BYTE) == M * 8, "%s: read_all moved %d bytes", what,
-             got_count(&st, MPI_BYTE));
+    MF_CHECK(mftest_count(&st, MPI_BYTE) == M * 8, "%s: read_all moved %d bytes", what,
+             mftest_count(&st, MPI_BYTE));
     expect_path(agg_read, tp0, own0, what);
     for (int k = 0; k < M; k++) {
         double want = (double)k * size + rank, got = buf[strided ? 2 * k : k];
@@ -298,8 +291,8 @@ static void past_the_end(void)
     int want = 0; /* records k with k * size + rank < n */
     while (want < M && want * size + rank < n)
         want++;
-    MF_CHECK(got_count(&st, MPI_DOUBLE) == want, "past the end: count %d, not %d",
-             got_count(&st, MPI_DOUBLE), want);
+    MF_CHECK(mftest_count(&st, MPI_DOUBLE) == want, "past the end: count %d, not %d",
+             mftest_count(&st, MPI_DOUBLE), want);
     for (int k = 0; k < M; k++)
         if (buf[k] != (k < want ? (double)k * size + rank : -1.0)) {
             MF_CHECK(0, "past the end: record %d is %g (count %d)", k, buf[k], want);
@@ -322,13 +315,13 @@ static void some_empty(void)
         buf[k] = k * size + rank;
     MPI_Status st;
     MF_CHECK_MPI(MPI_File_write_at_all(fh, 0, buf, mine, MPI_INT, &st));
-    MF_CHECK(got_count(&st, MPI_INT) == mine, "some empty: wrote %d of %d", got_count(&st, MPI_INT),
-             mine);
+    MF_CHECK(mftest_count(&st, MPI_INT) == mine, "some empty: wrote %d of %d",
+             mftest_count(&st, MPI_INT), mine);
     for (int k = 0; k < M; k++)
         buf[k] = -1;
     MF_CHECK_MPI(MPI_File_read_at_all(fh, 0, buf, mine, MPI_INT, &st));
-    MF_CHECK(got_count(&st, MPI_INT) == mine, "some empty: read %d of %d", got_count(&st, MPI_INT),
-             mine);
+    MF_CHECK(mftest_count(&st, MPI_INT) == mine, "some empty: read %d of %d",
+             mftest_count(&st, MPI_INT), mine);
     for (int k = 0; k < mine; k++)
         if (buf[k] != k * size + rank) {
             MF_CHECK(0, "some empty: record %d read as %d", k, buf[k]);
@@ -427,11 +420,7 @@ static void hints(void)
 int main(int argc, char **argv)
 {
     mftest_init_tools(&argc, &argv, &rank, &size);
-    if (rank == 0) {
-        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(path, sizeof path, "%s/mf_io_collective.%d", dir, (int)getpid());
-    }
-    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    mftest_shared_path(path, sizeof path, "io_collective");
     MPI_File fh = open_empty(NULL, NULL); /* the first open publishes the counters */
     MF_CHECK_MPI(MPI_File_close(&fh));
     counters_start();

@@ -17,13 +17,6 @@
 
 static int rank, size;
 
-static void expect_class(int rc, int want, const char *what)
-{
-    int cls = MPI_SUCCESS;
-    MPI_Error_class(rc, &cls);
-    MF_CHECK(cls == want, "%s: error class %d, not %d", what, cls, want);
-}
-
 /* Every call that needs the individual pointer or an explicit offset is refused. */
 static void refused(MPI_File fh)
 {
@@ -31,17 +24,17 @@ static void refused(MPI_File fh)
     MPI_Offset at = -1, before = -1, after = -1;
     MPI_Request r = MPI_REQUEST_NULL;
     MF_CHECK_MPI(MPI_File_get_position_shared(fh, &before));
-    expect_class(MPI_File_write(fh, &v, 1, MPI_INT, MPI_STATUS_IGNORE), u, "write");
-    expect_class(MPI_File_write_at(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE), u, "write_at");
-    expect_class(MPI_File_iwrite(fh, &v, 1, MPI_INT, &r), u, "iwrite");
-    expect_class(MPI_File_iwrite_at(fh, 0, &v, 1, MPI_INT, &r), u, "iwrite_at");
+    MF_CHECK_CLASS(MPI_File_write(fh, &v, 1, MPI_INT, MPI_STATUS_IGNORE), u, "write");
+    MF_CHECK_CLASS(MPI_File_write_at(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE), u, "write_at");
+    MF_CHECK_CLASS(MPI_File_iwrite(fh, &v, 1, MPI_INT, &r), u, "iwrite");
+    MF_CHECK_CLASS(MPI_File_iwrite_at(fh, 0, &v, 1, MPI_INT, &r), u, "iwrite_at");
     MF_CHECK(r == MPI_REQUEST_NULL, "a refused nonblocking write made a request");
-    expect_class(MPI_File_write_all(fh, &v, 1, MPI_INT, MPI_STATUS_IGNORE), u, "write_all");
-    expect_class(MPI_File_write_at_all(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE), u,
-                 "write_at_all");
-    expect_class(MPI_File_write_all_begin(fh, &v, 1, MPI_INT), u, "write_all_begin");
-    expect_class(MPI_File_seek(fh, 0, MPI_SEEK_SET), u, "seek");
-    expect_class(MPI_File_get_position(fh, &at), u, "get_position");
+    MF_CHECK_CLASS(MPI_File_write_all(fh, &v, 1, MPI_INT, MPI_STATUS_IGNORE), u, "write_all");
+    MF_CHECK_CLASS(MPI_File_write_at_all(fh, 0, &v, 1, MPI_INT, MPI_STATUS_IGNORE), u,
+                   "write_at_all");
+    MF_CHECK_CLASS(MPI_File_write_all_begin(fh, &v, 1, MPI_INT), u, "write_all_begin");
+    MF_CHECK_CLASS(MPI_File_seek(fh, 0, MPI_SEEK_SET), u, "seek");
+    MF_CHECK_CLASS(MPI_File_get_position(fh, &at), u, "get_position");
     MF_CHECK_MPI(MPI_File_get_byte_offset(fh, 3, &at));
     MF_CHECK_MPI(MPI_File_get_position_shared(fh, &after));
     MPI_Barrier(MPI_COMM_WORLD); /* before any rank goes on to write_shared */
@@ -55,11 +48,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     char path[256];
-    if (rank == 0) {
-        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
-        snprintf(path, sizeof path, "%s/mf_io_sequential.%d", dir, (int)getpid());
-    }
-    MPI_Bcast(path, sizeof path, MPI_CHAR, 0, MPI_COMM_WORLD);
+    mftest_shared_path(path, sizeof path, "io_sequential");
 
     MPI_File fh;
     MF_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path,
@@ -101,7 +90,7 @@ int main(int argc, char **argv)
 
     /* Read back, not sequential: DISPLACEMENT_CURRENT is refused there. */
     MF_CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, path, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
-    expect_class(
+    MF_CHECK_CLASS(
         MPI_File_set_view(fh, MPI_DISPLACEMENT_CURRENT, MPI_INT, MPI_INT, "native", MPI_INFO_NULL),
         MPI_ERR_ARG, "MPI_DISPLACEMENT_CURRENT on a file that is not sequential");
     if (rank == 0) {

@@ -273,13 +273,6 @@ static void peers(void)
     MF_CHECK_MPI(MPI_Request_free(&rq[1]));
 }
 
-static void expect_class(int rc, int want, const char *what)
-{
-    int cls = MPI_SUCCESS;
-    MPI_Error_class(rc, &cls);
-    MF_CHECK(cls == want, "%s: error class %d, not %d", what, cls, want);
-}
-
 static void errors(void)
 {
     MPI_Comm comm;
@@ -287,41 +280,41 @@ static void errors(void)
     MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
     int buf[8] = {0};
     MPI_Request rq = MPI_REQUEST_NULL, rr = MPI_REQUEST_NULL;
-    expect_class(MPI_Psend_init(buf, 0, 1, MPI_INT, rank, 0, comm, MPI_INFO_NULL, &rq), MPI_ERR_ARG,
-                 "partitions 0");
-    expect_class(MPI_Psend_init(buf, 2, -1, MPI_INT, rank, 0, comm, MPI_INFO_NULL, &rq),
-                 MPI_ERR_COUNT, "count -1");
-    expect_class(MPI_Psend_init(buf, 2, 1, MPI_INT, size, 0, comm, MPI_INFO_NULL, &rq),
-                 MPI_ERR_RANK, "dest out of range");
-    expect_class(MPI_Precv_init(buf, 2, 1, MPI_INT, MPI_ANY_SOURCE, 0, comm, MPI_INFO_NULL, &rq),
-                 MPI_ERR_RANK, "MPI_ANY_SOURCE");
-    expect_class(MPI_Precv_init(buf, 2, 1, MPI_INT, rank, MPI_ANY_TAG, comm, MPI_INFO_NULL, &rq),
-                 MPI_ERR_TAG, "MPI_ANY_TAG");
-    expect_class(MPI_Psend_init(buf, 2, 1, MPI_DATATYPE_NULL, rank, 0, comm, MPI_INFO_NULL, &rq),
-                 MPI_ERR_TYPE, "datatype null");
+    MF_CHECK_CLASS(MPI_Psend_init(buf, 0, 1, MPI_INT, rank, 0, comm, MPI_INFO_NULL, &rq),
+                   MPI_ERR_ARG, "partitions 0");
+    MF_CHECK_CLASS(MPI_Psend_init(buf, 2, -1, MPI_INT, rank, 0, comm, MPI_INFO_NULL, &rq),
+                   MPI_ERR_COUNT, "count -1");
+    MF_CHECK_CLASS(MPI_Psend_init(buf, 2, 1, MPI_INT, size, 0, comm, MPI_INFO_NULL, &rq),
+                   MPI_ERR_RANK, "dest out of range");
+    MF_CHECK_CLASS(MPI_Precv_init(buf, 2, 1, MPI_INT, MPI_ANY_SOURCE, 0, comm, MPI_INFO_NULL, &rq),
+                   MPI_ERR_RANK, "MPI_ANY_SOURCE");
+    MF_CHECK_CLASS(MPI_Precv_init(buf, 2, 1, MPI_INT, rank, MPI_ANY_TAG, comm, MPI_INFO_NULL, &rq),
+                   MPI_ERR_TAG, "MPI_ANY_TAG");
+    MF_CHECK_CLASS(MPI_Psend_init(buf, 2, 1, MPI_DATATYPE_NULL, rank, 0, comm, MPI_INFO_NULL, &rq),
+                   MPI_ERR_TYPE, "datatype null");
 
     /* A pair to self, for the calls on requests. */
     MF_CHECK_MPI(MPI_Psend_init(buf, 4, 1, MPI_INT, rank, 1, comm, MPI_INFO_NULL, &rq));
     MF_CHECK_MPI(MPI_Precv_init(buf + 4, 4, 1, MPI_INT, rank, 1, comm, MPI_INFO_NULL, &rr));
     int flag;
-    expect_class(MPI_Pready(0, rq), MPI_ERR_REQUEST, "MPI_Pready before MPI_Start");
-    expect_class(MPI_Parrived(rr, 0, &flag), MPI_ERR_REQUEST, "MPI_Parrived before MPI_Start");
+    MF_CHECK_CLASS(MPI_Pready(0, rq), MPI_ERR_REQUEST, "MPI_Pready before MPI_Start");
+    MF_CHECK_CLASS(MPI_Parrived(rr, 0, &flag), MPI_ERR_REQUEST, "MPI_Parrived before MPI_Start");
     MF_CHECK_MPI(MPI_Start(&rq));
     MF_CHECK_MPI(MPI_Start(&rr));
-    expect_class(MPI_Start(&rq), MPI_ERR_REQUEST, "MPI_Start of an active request");
-    expect_class(MPI_Pready(4, rq), MPI_ERR_ARG, "partition 4 of 4");
-    expect_class(MPI_Pready(-1, rq), MPI_ERR_ARG, "partition -1");
-    expect_class(MPI_Pready_range(2, 1, rq), MPI_ERR_ARG, "range 2..1");
-    expect_class(MPI_Pready_list(1, NULL, rq), MPI_ERR_ARG, "list NULL");
-    expect_class(MPI_Pready(0, rr), MPI_ERR_REQUEST, "MPI_Pready on a receive");
-    expect_class(MPI_Parrived(rq, 0, &flag), MPI_ERR_REQUEST, "MPI_Parrived on a send");
-    expect_class(MPI_Parrived(rr, 9, &flag), MPI_ERR_ARG, "MPI_Parrived partition 9");
+    MF_CHECK_CLASS(MPI_Start(&rq), MPI_ERR_REQUEST, "MPI_Start of an active request");
+    MF_CHECK_CLASS(MPI_Pready(4, rq), MPI_ERR_ARG, "partition 4 of 4");
+    MF_CHECK_CLASS(MPI_Pready(-1, rq), MPI_ERR_ARG, "partition -1");
+    MF_CHECK_CLASS(MPI_Pready_range(2, 1, rq), MPI_ERR_ARG, "range 2..1");
+    MF_CHECK_CLASS(MPI_Pready_list(1, NULL, rq), MPI_ERR_ARG, "list NULL");
+    MF_CHECK_CLASS(MPI_Pready(0, rr), MPI_ERR_REQUEST, "MPI_Pready on a receive");
+    MF_CHECK_CLASS(MPI_Parrived(rq, 0, &flag), MPI_ERR_REQUEST, "MPI_Parrived on a send");
+    MF_CHECK_CLASS(MPI_Parrived(rr, 9, &flag), MPI_ERR_ARG, "MPI_Parrived partition 9");
     /* No request, no communicator: MPI_COMM_WORLD's handler. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    expect_class(MPI_Pready(0, MPI_REQUEST_NULL), MPI_ERR_REQUEST, "MPI_Pready null request");
+    MF_CHECK_CLASS(MPI_Pready(0, MPI_REQUEST_NULL), MPI_ERR_REQUEST, "MPI_Pready null request");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MF_CHECK_MPI(MPI_Pready(0, rq));
-    expect_class(MPI_Pready(0, rq), MPI_ERR_ARG, "partition 0 twice");
+    MF_CHECK_CLASS(MPI_Pready(0, rq), MPI_ERR_ARG, "partition 0 twice");
     MF_CHECK_MPI(MPI_Pready_range(1, 3, rq));
     MF_CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     MF_CHECK_MPI(MPI_Wait(&rr, MPI_STATUS_IGNORE));
@@ -334,8 +327,8 @@ static void errors(void)
     MF_CHECK_MPI(MPI_Start(&rq));
     MF_CHECK_MPI(MPI_Start(&rr));
     MF_CHECK_MPI(MPI_Pready_range(0, 1, rq));
-    expect_class(MPI_Wait(&rr, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE, "receive of the wrong size");
-    expect_class(MPI_Wait(&rq, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE, "send of the wrong size");
+    MF_CHECK_CLASS(MPI_Wait(&rr, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE, "receive of the wrong size");
+    MF_CHECK_CLASS(MPI_Wait(&rq, MPI_STATUS_IGNORE), MPI_ERR_TRUNCATE, "send of the wrong size");
     MF_CHECK_MPI(MPI_Request_free(&rq));
     MF_CHECK_MPI(MPI_Request_free(&rr));
     MPI_Comm_free(&comm);

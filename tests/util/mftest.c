@@ -37,6 +37,17 @@ const char *mftest_error_text(int code)
     return text;
 }
 
+void mftest_shared_path(char *path, size_t len, const char *stem)
+{
+    int rank = 0;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    if (rank == 0) {
+        const char *dir = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+        snprintf(path, len, "%s/mf_%s.%d", dir, stem, (int)getpid());
+    }
+    MPI_Bcast(path, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD);
+}
+
 int mftest_finish(void)
 {
     /* Each rank reports its own verdict through its exit code; mpiexec fails the job when any

@@ -32,8 +32,28 @@ void mftest_fail(const char *file, int line, const char *fmt, ...)
                         mftest_error_text(mftest_rc_));                                            \
     } while (0)
 
+/* Checks that an MPI call failed with error class `want` (`what` names the case). */
+#define MF_CHECK_CLASS(call, want, what)                                                           \
+    do {                                                                                           \
+        int mftest_cls_ = MPI_SUCCESS;                                                             \
+        MPI_Error_class((call), &mftest_cls_);                                                     \
+        MF_CHECK(mftest_cls_ == (want), "%s: error class %d, not %d", (what), mftest_cls_,         \
+                 (int)(want));                                                                     \
+    } while (0)
+
+/* MPI_Get_count of a status: the elements of t it counts (MPI_UNDEFINED if not whole). */
+static inline int mftest_count(const MPI_Status *st, MPI_Datatype t)
+{
+    int n = -1;
+    MPI_Get_count(st, t, &n);
+    return n;
+}
+
 const char *mftest_error_text(int code);
 int mftest_finish(void);
+/* A file name every rank of MPI_COMM_WORLD agrees on (collective): $TMPDIR (or /tmp), then
+ * mf_<stem>.<rank 0's pid>. */
+void mftest_shared_path(char *path, size_t len, const char *stem);
 /* For tests that read MPI_T variables: MPI_T_init_thread, then MPI_Init (single thread), and the
  * rank and size in MPI_COMM_WORLD; mftest_finish_tools is mftest_finish, then MPI_T_finalize. */
 void mftest_init_tools(int *argc, char ***argv, int *rank, int *size);
