@@ -285,7 +285,7 @@ int PMPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Dat
         if (!(rc = mf_io_shared_fetch_add(f, 0, &shared, fn)))
             disp = mf_io_byte_offset(f, shared);
     }
-    if (!rc && f->split_active)
+    if (!rc && f->split_req)
         rc = mf_error(MPI_ERR_OTHER, "%s: a split collective access is still under way", fn);
     if (!rc) /* the I/O thread reads the view */
         rc = mf_io_quiesce(f);

@@ -11,8 +11,8 @@
  * forms go through mf_io_rw_all (the ranks agree, and interleaved accesses are aggregated).
  * Nonblocking ones go to the I/O thread (mf_io_start, mf_io_start_all: the individual pointer
  * moves past all they asked for as they start); a blocking collective access first waits for
- * the file's pending ones (they use the same collective buffers); split collectives are done in
- * _begin, and _end reports them. In a view whose representation converts (external32, a
+ * the file's pending ones (they use the same collective buffers); a split collective is a
+ * nonblocking one whose request the file keeps: _begin starts it, _end waits for it. In a view whose representation converts (external32, a
  * registered one), every form moves a buffer of the data in the file's bytes (io/datarep.c).
  */
 #include "api/file_api.h"
@@ -70,7 +70,7 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
         rc = mf_check_data(buf, count, datatype, &dt, fn, "buf", "count");
     if (!rc && form == NONBLOCKING && !request)
         rc = mf_error(MPI_ERR_ARG, "%s: request is NULL", fn);
-    if (!rc && form == BEGIN && f->split_active)
+    if (!rc && form == BEGIN && f->split_req)
         rc = mf_error(MPI_ERR_OTHER, "%s: a split collective access is already under way", fn);
     size_t bytes = rc ? 0 : (size_t)count * mf_datatype_info(dt)->dt_size, done = 0;
     /* Before any place is taken: a failing access must not move the shared pointer. */
@@ -94,9 +94,10 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
     if (f && where == AT_ORDERED)
         rc = mf_io_agree(f->comm, rc, fn);
     bool placed = !rc && !(rc = file_place(f, where, offset, n, &at, fn));
-    /* Nonblocking: to the I/O thread; a collective one also when it failed here, so that every
-     * rank's thread takes part in it. The conversion goes with it when it starts. */
-    if (form == NONBLOCKING && (placed || (f && coll))) {
+    /* Nonblocking and split: to the I/O thread; a collective one also when it failed here, so
+     * that every rank's thread takes part in it. The conversion goes with it when it starts. A
+     * split collective's request is the file's, which _end waits for. */
+    if (form != BLOCKING && (placed || (f && coll))) {
         mf_request *r = NULL;
         rc = coll ? mf_io_start_all(f, write, at, data, n_data, dt, cv, rc, &r, fn)
                   : mf_io_start(f, write, at, data, n_data, dt, cv, &r, fn);
@@ -104,8 +105,12 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
             mf_io_conv_end(cv, rc, NULL);
         if (!rc && where == AT_POINTER) /* past all it asked for, as the access starts */
             f->pos = at + n;
-        if (!rc)
+        if (!rc && form == BEGIN) {
+            f->split_req = r;
+            f->split_buf = buf;
+        } else if (!rc) {
             rc = mf_request_give(r, request);
+        }
         MF_API_EXIT();
         return mf_err_file(f, rc, fn);
     }
@@ -125,30 +130,26 @@ static int file_access(MPI_File fh, bool write, bool coll, enum file_where where
     st.MPI_TAG = MPI_ANY_TAG;
     st.MPI_ERROR = rc;
     mf_status_set_bytes(&st, (MPI_Count)done);
-    if (form == BLOCKING) {
-        mf_status_out(status, &st);
-    } else if (form == BEGIN && !rc) { /* _end reports it */
-        f->split_active = true;
-        f->split_buf = buf;
-        f->split_status = st;
-    }
+    mf_status_out(status, &st);
     MF_API_EXIT();
     return mf_err_file(f, rc, fn);
 }
 
-/* *_end of a split collective: the outcome of its _begin. */
+/* *_end of a split collective: waits for the access its _begin started. */
 static int file_access_end(MPI_File fh, const void *buf, MPI_Status *status, const char *fn)
 {
     MF_API_ENTER();
     mf_file *f = NULL;
     int rc = mf_check_file(fh, &f, fn);
-    if (!rc && !f->split_active)
+    if (!rc && !f->split_req)
         rc = mf_error(MPI_ERR_OTHER, "%s: no split collective access was begun", fn);
     if (!rc && buf != f->split_buf)
         rc = mf_error(MPI_ERR_BUFFER, "%s: buf is not the buffer given to the _begin call", fn);
     if (!rc) {
-        f->split_active = false;
-        mf_status_out(status, &f->split_status);
+        mf_request *r = f->split_req;
+        f->split_req = NULL;
+        rc = mf_request_wait(r, status);
+        mf_request_free(r);
     }
     MF_API_EXIT();
     return mf_err_file(f, rc, fn);

@@ -19,6 +19,7 @@
 #include "comm/info.h"
 #include "core/error.h"
 #include "io/io.h"
+#include "p2p/p2p.h"
 #include "rma/rma.h"
 
 int mf_io_errno(int err, const char *what, const char *name, const char *fn)
@@ -213,6 +214,9 @@ int mf_io_open(mf_comm *comm, const char *name, int amode, struct mf_info *info,
 int mf_io_close(mf_file *f, const char *fn)
 {
     int rc = mf_io_quiesce(f); /* a program that closes with accesses pending (erroneous) */
+    if (f->split_req)          /* a split collective never ended (erroneous): done now, forgotten */
+        mf_request_free(f->split_req);
+    f->split_req = NULL;
     int wrc = f->shared_fp ? mf_win_free(f->shared_fp, fn) : MPI_SUCCESS;
     rc = rc ? rc : wrc;
     f->shared_fp = NULL;

@@ -19,7 +19,7 @@
  *   - collective accesses agree first (an error on one rank is one on all); where the ranks'
  *     accesses interleave in the file they move by two-phase collective buffering, large
  *     contiguous reads and writes by aggregators and an exchange of the data (aggregate.c);
- *     split collectives do the work in _begin and report it in _end;
+ *     split collectives are nonblocking ones whose request the file keeps until _end;
  *   - nonblocking accesses, independent and collective, are made by an I/O thread while the
  *     program goes on (async.c), in the order they were started;
  *   - atomic mode takes a POSIX record lock over the bytes an access spans;
@@ -43,6 +43,7 @@
 #include "datatype/datatype.h"
 
 struct mf_info;
+struct mf_request;
 struct mf_win;
 
 /* One byte piece of the flattened filetype: at `disp` from the start of a filetype instance. */
@@ -117,11 +118,10 @@ typedef struct mf_file {
     struct mf_win *shared_fp; /* one MPI_Offset at rank 0: the shared file pointer, in etypes */
     MPI_Offset *shared_mem;   /* rank 0: that MPI_Offset */
 
-    /* A split collective begun and not ended: its buffer and what it did (an error is returned
-     * by the _begin call). */
-    bool split_active;
+    /* A split collective begun and not ended: its request (made by the I/O thread, as a
+     * nonblocking collective's) and its buffer. */
+    struct mf_request *split_req;
     const void *split_buf;
-    MPI_Status split_status;
 } mf_file;
 
 /* Opening and closing (file.c). mf_io_comm_dup makes a file's private communicator (collective

@@ -19,8 +19,9 @@
  *     interleaved records (two-phase territory): several started at once, the individual pointer
  *     moved as they start, a blocking collective access and set_info while one is pending, the
  *     file right byte for byte; MPI_T's io_async_collectives counts each; a rank whose call fails
- *     (count -1) gets the error from the call and the others' requests fail naming it; a write
- *     whose request was freed at once lands before the file closes.
+ *     (count -1) gets the error from the call and the others' requests fail naming it; split
+ *     collectives are made by the thread too (counted); a write whose request was freed at once
+ *     lands before the file closes.
  */
 #include <stdbool.h>
 #include <stdio.h>
@@ -337,6 +338,20 @@ static void collective(void)
     MF_CHECK_MPI(MPI_File_iread_at_all(fh, 0, in, N, MPI_DOUBLE, &r[0]));
     MF_CHECK_MPI(MPI_Wait(&r[0], MPI_STATUS_IGNORE));
     MF_CHECK(in[0] == out[0] && in[N - 1] == out[N - 1], "a read after the failed write");
+    /* Split collectives: the I/O thread makes them between _begin and _end. */
+    unsigned long long c1 = coll_count();
+    MF_CHECK_MPI(MPI_File_write_at_all_begin(fh, 0, out + 2 * N, N, MPI_DOUBLE));
+    MF_CHECK_MPI(MPI_File_write_at_all_end(fh, out + 2 * N, &st[0]));
+    MF_CHECK(mftest_count(&st[0], MPI_DOUBLE) == N, "split write: count %d",
+             mftest_count(&st[0], MPI_DOUBLE));
+    memset(in, 0, N * sizeof *in);
+    MF_CHECK_MPI(MPI_File_read_at_all_begin(fh, 0, in, N, MPI_DOUBLE));
+    MF_CHECK_MPI(MPI_File_read_at_all_end(fh, in, &st[0]));
+    MF_CHECK(mftest_count(&st[0], MPI_DOUBLE) == N, "split read: count %d",
+             mftest_count(&st[0], MPI_DOUBLE));
+    MF_CHECK(memcmp(in, out + 2 * N, N * sizeof *in) == 0, "split read: other doubles");
+    MF_CHECK(coll_count() - c1 == 2, "io_async_collectives counted %llu split accesses, not 2",
+             coll_count() - c1);
     /* A request freed at once: the write still happens, before the file closes. */
     MF_CHECK_MPI(MPI_File_iwrite_at_all(fh, 0, out + N, N, MPI_DOUBLE, &r[0]));
     MF_CHECK_MPI(MPI_Request_free(&r[0]));
