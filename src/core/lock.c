@@ -30,13 +30,30 @@ bool mf_lock_enabled(void)
     return mf_lock_used;
 }
 
+/* Set while the lock is on only for a layer's thread (mf_lock_enable_while); NULL when off or on
+ * for good. Written by the thread that switches, while no other thread can be taking the lock
+ * (lock.h). */
+static bool (*mf_lock_needed)(void);
+/* This thread's mf_lock_take calls not yet released: 0 at its outermost release. */
+static _Thread_local int mf_lock_depth;
+
 void mf_lock_enable(void)
 {
+    mf_lock_needed = NULL;
+    mf_lock_used = true;
+}
+
+void mf_lock_enable_while(bool (*needed)(void))
+{
+    if (mf_lock_used)
+        return; /* on already: for good, or for this same reason */
+    mf_lock_needed = needed;
     mf_lock_used = true;
 }
 
 void mf_lock_take(void)
 {
+    mf_lock_depth++;
     if (pthread_mutex_trylock(&mf_lock_mutex) == 0)
         return;
     int rc;
@@ -55,10 +72,20 @@ void mf_lock_take(void)
 
 void mf_lock_release(void)
 {
+    /* The outermost release of a lock on only while needed: off again once it is not. */
+    if (--mf_lock_depth == 0 && mf_lock_needed && !mf_lock_needed()) {
+        mf_lock_needed = NULL;
+        mf_lock_used = false;
+    }
     pthread_mutex_unlock(&mf_lock_mutex);
 }
 
 bool mf_trylock(void)
 {
-    return !mf_lock_used || pthread_mutex_trylock(&mf_lock_mutex) == 0;
+    if (!mf_lock_used)
+        return true;
+    if (pthread_mutex_trylock(&mf_lock_mutex) != 0)
+        return false;
+    mf_lock_depth++;
+    return true;
 }

@@ -9,6 +9,13 @@
  * - mf_lock_enable() switches it on for good, before the user or the library can start
  *   threads; until then lock, unlock and trylock do nothing (trylock says yes), and entry
  *   points pay one predictable branch.
+ * - mf_lock_enable_while(needed) switches it on (when off) for a layer whose own thread calls
+ *   into the library only while needed() holds (the I/O thread's collective accesses), in a
+ *   program whose thread level is below MPI_THREAD_MULTIPLE: at a thread's outermost release,
+ *   if needed() no longer holds, the lock goes off again, and entry points stop paying for it.
+ *   The caller switches it on before its thread may need it (and takes it once for the exit of
+ *   the entry point it is in); needed() must stay true until that thread can no longer be
+ *   inside or waiting for the lock. mf_lock_enable overrides it: on for good.
  * - A thread that has to wait for it sleeps in slices of at most MF_LOCK_SLICE_US and looks
  *   again after each, rather than until a release wakes it (lock.c says why).
  */
@@ -40,6 +47,7 @@ static inline void mf_unlock(void)
  * not in use). */
 bool mf_trylock(void);
 void mf_lock_enable(void);
+void mf_lock_enable_while(bool (*needed)(void));
 bool mf_lock_enabled(void);
 
 #endif

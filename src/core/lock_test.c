@@ -4,6 +4,9 @@
  *   recursion  taken twice and by trylock: free for another thread only after the last release.
  *   slices     a thread that waits longer than a slice (the holder keeps the lock 20 ms) gets
  *              it once released, and not before; several such waiters each get it once.
+ *   while      mf_lock_enable_while: on; an inner release leaves it on and held; the outermost
+ *              release goes off once no longer needed, and not while needed; mf_lock_enable
+ *              makes it for good.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -40,6 +43,40 @@ static void test_recursion(void)
     CHECKF(!other_thread_gets_it(), "held once more: another thread must not get it");
     mf_unlock();
     CHECKF(other_thread_gets_it(), "released as often as taken: another thread gets it");
+}
+
+static bool needed_now;
+static bool needed(void)
+{
+    return needed_now;
+}
+
+static void test_while(void)
+{
+    needed_now = true;
+    mf_lock_enable_while(needed);
+    CHECKF(mf_lock_enabled(), "enable_while: on");
+    mf_lock();
+    mf_lock();
+    needed_now = false;
+    mf_unlock();
+    CHECKF(mf_lock_enabled(), "an inner release while no longer needed: still on");
+    CHECKF(!other_thread_gets_it(), "an inner release: still held");
+    mf_unlock();
+    CHECKF(!mf_lock_enabled(), "the outermost release, no longer needed: off");
+    CHECKF(other_thread_gets_it(), "off: another thread gets it");
+
+    needed_now = true;
+    mf_lock_enable_while(needed);
+    mf_lock();
+    mf_unlock();
+    CHECKF(mf_lock_enabled(), "the outermost release while needed: still on");
+    CHECKF(other_thread_gets_it(), "released: another thread gets it");
+    mf_lock_enable();
+    needed_now = false;
+    mf_lock();
+    mf_unlock();
+    CHECKF(mf_lock_enabled(), "after mf_lock_enable: on for good");
 }
 
 #define WAITERS 3
@@ -81,6 +118,7 @@ int main(void)
     mf_lock();
     CHECKF(other_thread_gets_it(), "not enabled: mf_lock takes nothing");
     mf_unlock();
+    test_while();
     mf_lock_enable();
     test_recursion();
     test_slices();

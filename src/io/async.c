@@ -12,8 +12,9 @@
  * amode, name, hints, views: mf_io_quiesce waits for them before anything changes those), the
  * user's buffer and the held datatype (pack and unpack only read it); error codes are made under
  * the error table's own mutex. A collective access talks to the other ranks, so the thread makes
- * it under the library lock, switched on for good by the first such access (its waits let the
- * program's threads in, as under MPI_THREAD_MULTIPLE), on the file's async_comm, which only the
+ * it under the library lock, switched on by such an access while any is pending (its waits let
+ * the program's threads in, as under MPI_THREAD_MULTIPLE; below that thread level the lock goes
+ * off again once none is, see lock.h), on the file's async_comm, which only the
  * thread uses; the collective buffers (f->shares, f->scratch) are the thread's until the program
  * quiesces the file. Every rank's thread makes the collective accesses of a file in the order
  * its program started them, the same on every rank. The queue and the list of finished accesses
@@ -63,7 +64,9 @@ static struct {
     struct io_job *finished, **finished_tail;
     atomic_int nfinished; /* read without mu by the engine's sleep question */
     int efd;              /* rung by the thread for each finished access */
-    int ncoll;            /* collective accesses queued or being made (under mu) */
+    /* Collective accesses queued or being made: changed under mu, read without it by the lock's
+     * question whether the thread may still need it (io_async_needs_lock). */
+    atomic_int ncoll;
 } io_async = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER, .efd = -1};
 
 static mf_t_counter io_async_count, io_async_coll_count;
@@ -101,7 +104,7 @@ static void *io_thread(void *arg)
             mf_t_count(&io_async_count, 1);
         }
         pthread_mutex_lock(&io_async.mu);
-        io_async.ncoll -= j->coll;
+        atomic_fetch_sub(&io_async.ncoll, j->coll);
         j->next = NULL;
         *io_async.finished_tail = j;
         io_async.finished_tail = &j->next;
@@ -195,11 +198,18 @@ static void io_async_queue(struct io_job *j)
     mf_datatype_retain(j->dt);
     j->f->async_pending++;
     pthread_mutex_lock(&io_async.mu);
-    io_async.ncoll += j->coll;
+    atomic_fetch_add(&io_async.ncoll, j->coll);
     *io_async.todo_tail = j;
     io_async.todo_tail = &j->next;
     pthread_cond_signal(&io_async.cv);
     pthread_mutex_unlock(&io_async.mu);
+}
+
+/* Whether the thread may still take the library lock: while a collective access is queued or
+ * being made (the count drops after the thread's last release for it). */
+static bool io_async_needs_lock(void)
+{
+    return atomic_load(&io_async.ncoll) != 0;
 }
 
 mf_request *mf_io_request_new(mf_file *f)
@@ -258,8 +268,9 @@ int mf_io_start_all(mf_file *f, bool write, MPI_Offset at, void *buf, MPI_Count 
         free(j);
         mf_fatal("%s: no memory for a nonblocking collective access", fn);
     }
-    if (!mf_lock_enabled()) { /* from now on; this entry point's exit releases it once */
-        mf_lock_enable();
+    if (!mf_lock_enabled()) { /* while collectives are pending; this entry point's exit
+                               * releases it once */
+        mf_lock_enable_while(io_async_needs_lock);
         mf_lock();
     }
     *j = (struct io_job){.f = f,
@@ -292,7 +303,7 @@ static bool io_no_collective(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&io_async.mu);
-    bool none = io_async.ncoll == 0;
+    bool none = atomic_load(&io_async.ncoll) == 0;
     pthread_mutex_unlock(&io_async.mu);
     return none;
 }
