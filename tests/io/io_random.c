@@ -24,14 +24,11 @@ enum { MAX_PERIOD = 300, MAX_COUNT = 4000, STRIDE = 3 };
 static int rank, size;
 static char path[2][256];
 
-/* A small generator, the same sequence on every rank from the same seed. */
+/* The same sequence on every rank from the same seed. */
 static uint64_t rng;
 static unsigned next(unsigned n)
 {
-    rng ^= rng << 13;
-    rng ^= rng >> 7;
-    rng ^= rng << 17;
-    return (unsigned)(rng % n);
+    return mftest_random(&rng, n);
 }
 
 static unsigned char data_byte(int r, int i)

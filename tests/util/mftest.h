@@ -10,6 +10,7 @@
 #define MFTEST_H
 
 #include <mpi.h>
+#include <stdint.h>
 #include <stdio.h>
 
 extern int mftest_errors;
@@ -40,6 +41,18 @@ void mftest_fail(const char *file, int line, const char *fmt, ...)
         MF_CHECK(mftest_cls_ == (want), "%s: error class %d, not %d", (what), mftest_cls_,         \
                  (int)(want));                                                                     \
     } while (0)
+
+/* A small generator for randomized tests (xorshift64; *state nonzero): a value below n, the
+ * same sequence on every rank from the same state. */
+static inline unsigned mftest_random(uint64_t *state, unsigned n)
+{
+    uint64_t x = *state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    *state = x;
+    return (unsigned)(x % n);
+}
 
 /* MPI_Get_count of a status: the elements of t it counts (MPI_UNDEFINED if not whole). */
 static inline int mftest_count(const MPI_Status *st, MPI_Datatype t)
