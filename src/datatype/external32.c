@@ -3,8 +3,9 @@
  * big-endian, IEEE floating point, and fixed sizes per type (MPI_LONG and MPI_UNSIGNED_LONG are
  * 4 bytes, MPI_WCHAR 2, MPI_LONG_DOUBLE an IEEE binary128 of 16 bytes, bools 1).
  *
- * The walk goes over the typed runs (one basic type each); every basic element is converted
- * component by component (a complex is two reals). Integers that do not fit their external
+ * The walk goes over the typed runs (one basic type each). A run whose values keep their size
+ * (raw bytes, most integers and reals) is converted a piece at a time by reversing each value's
+ * bytes; the others element by element, component by component (a complex is two reals). Integers that do not fit their external
  * size fail with MPI_ERR_CONVERSION instead of being truncated silently.
  */
 #include <stdint.h>
@@ -161,18 +162,99 @@ static int mf_dt_conv(int conv, bool pack, unsigned char *u, size_t nat, unsigne
     }
 }
 
+/* A block of n bytes of unit-byte values whose external32 form is their bytes in big-endian
+ * order (integers and reals of the same size in both): copied with each value's bytes reversed
+ * on a little-endian host, as they are otherwise. The same both ways. */
+static void mf_dt_swap_block(unsigned char *dst, const unsigned char *src, size_t n, size_t unit)
+{
+    if (unit == 1 || !mf_dt_little_endian()) {
+        memcpy(dst, src, n);
+        return;
+    }
+    switch (unit) {
+    case 2:
+        for (size_t i = 0; i + 2 <= n; i += 2) {
+            uint16_t v;
+            memcpy(&v, src + i, 2);
+            v = __builtin_bswap16(v);
+            memcpy(dst + i, &v, 2);
+        }
+        return;
+    case 4:
+        for (size_t i = 0; i + 4 <= n; i += 4) {
+            uint32_t v;
+            memcpy(&v, src + i, 4);
+            v = __builtin_bswap32(v);
+            memcpy(dst + i, &v, 4);
+        }
+        return;
+    case 8:
+        for (size_t i = 0; i + 8 <= n; i += 8) {
+            uint64_t v;
+            memcpy(&v, src + i, 8);
+            v = __builtin_bswap64(v);
+            memcpy(dst + i, &v, 8);
+        }
+        return;
+    default:
+        for (size_t i = 0; i + unit <= n; i += unit)
+            for (size_t b = 0; b < unit; b++)
+                dst[i + b] = src[i + unit - 1 - b];
+        return;
+    }
+}
+
+/* Whether a basic type's values convert by reversing their bytes alone: raw bytes, and
+ * integers and reals whose external32 size is their native one (not MPI_LONG's 8 to 4, nor the
+ * x87 long double). */
+static bool mf_dt_swaps(const struct mf_dt_builtin_info *bi, size_t ext)
+{
+    if (bi->bi_conv == MF_DT_CONV_RAW)
+        return ext == bi->bi_unit;
+    return (bi->bi_conv == MF_DT_CONV_INT || bi->bi_conv == MF_DT_CONV_UINT ||
+            bi->bi_conv == MF_DT_CONV_FLOAT) &&
+           ext == bi->bi_unit;
+}
+
 static int mf_dt_external(const mf_datatype *dt, void *buf, size_t count, unsigned char *x,
                           bool pack)
 {
+    /* One basic type whose elements abut (a predefined type, a contiguous one): the whole
+     * buffer in one block when its values convert by their bytes alone. */
+    if (dt->dt_nruns == 1 && count > 0) {
+        const struct mf_dt_run *r = &dt->dt_runs[0];
+        const struct mf_dt_builtin_info *bi = mf_dt_builtin_info(r->r_tag);
+        size_t ncomp = bi->bi_size / bi->bi_unit;
+        if (mf_dt_swaps(bi, bi->bi_ext32 / ncomp) &&
+            (MPI_Aint)(r->r_n * r->r_len) == dt->pub.dt_extent &&
+            (r->r_n == 1 || r->r_stride == (MPI_Aint)r->r_len)) {
+            unsigned char *u = (unsigned char *)mf_dt_addr(buf, r->r_off);
+            size_t n = count * r->r_n * r->r_len;
+            if (pack)
+                mf_dt_swap_block(x, u, n, bi->bi_unit);
+            else
+                mf_dt_swap_block(u, x, n, bi->bi_unit);
+            return MPI_SUCCESS;
+        }
+    }
     for (size_t e = 0; e < count; e++) {
         char *elem = mf_dt_addr(buf, (MPI_Aint)e * dt->pub.dt_extent);
         for (size_t ri = 0; ri < dt->dt_nruns; ri++) {
             const struct mf_dt_run *r = &dt->dt_runs[ri];
             const struct mf_dt_builtin_info *bi = mf_dt_builtin_info(r->r_tag);
             size_t ncomp = bi->bi_size / bi->bi_unit, ext = bi->bi_ext32 / ncomp;
+            bool swaps = mf_dt_swaps(bi, ext);
             for (size_t k = 0; k < r->r_n; k++) {
                 unsigned char *u =
                     (unsigned char *)mf_dt_addr(elem, r->r_off + (MPI_Aint)k * r->r_stride);
+                if (swaps) { /* the whole piece at once */
+                    if (pack)
+                        mf_dt_swap_block(x, u, r->r_len, bi->bi_unit);
+                    else
+                        mf_dt_swap_block(u, x, r->r_len, bi->bi_unit);
+                    x += r->r_len;
+                    continue;
+                }
                 for (size_t b = 0; b < r->r_len; b += bi->bi_unit) {
                     int rc = mf_dt_conv(bi->bi_conv, pack, u + b, bi->bi_unit, x, ext);
                     if (rc)
