@@ -102,18 +102,19 @@ static int io_datarep_size(MPI_Datatype basic, MPI_Aint *size, void *ctx)
     return rc;
 }
 
-/* A representation without conversion functions: whether it gives dt its native extent. */
-static int io_datarep_extent_ok(const mf_io_datarep *d, const mf_datatype *dt, const char *fn)
+/* A representation without conversion functions: whether it gives dt's basic types their
+ * native sizes (its extent function is asked about predefined types only). */
+static int io_datarep_extent_ok(mf_io_datarep *d, const mf_datatype *dt, const char *fn)
 {
-    MPI_Aint ext = 0;
-    int rc = d->extent(mf_datatype_info(dt)->dt_handle, &ext, d->state);
+    size_t rs = 0, ns = mf_datatype_info(dt)->dt_size;
+    int rc = mf_datatype_rep_size(dt, io_datarep_size, d, &rs);
     if (rc)
         return rc;
-    if (ext != mf_datatype_info(dt)->dt_extent)
+    if (rs != ns)
         return mf_error(MPI_ERR_UNSUPPORTED_DATAREP,
-                        "%s: datarep \"%s\" has no conversion functions but gives a type an "
-                        "extent of %ld bytes in the file against %ld in memory",
-                        fn, d->name, (long)ext, (long)mf_datatype_info(dt)->dt_extent);
+                        "%s: datarep \"%s\" has no conversion functions but gives a type %zu "
+                        "bytes in the file against %zu in memory",
+                        fn, d->name, rs, ns);
     return MPI_SUCCESS;
 }
 
