@@ -5,8 +5,9 @@
  *
  * The walk goes over the typed runs (one basic type each). A run whose values keep their size
  * (raw bytes, most integers and reals) is converted a piece at a time by reversing each value's
- * bytes; the others element by element, component by component (a complex is two reals). Integers that do not fit their external
- * size fail with MPI_ERR_CONVERSION instead of being truncated silently.
+ * bytes; the others element by element, component by component (a complex is two reals).
+ * Integers that do not fit their external size fail with MPI_ERR_CONVERSION instead of being
+ * truncated silently.
  */
 #include <stdint.h>
 #include <string.h>
@@ -162,58 +163,53 @@ static int mf_dt_conv(int conv, bool pack, unsigned char *u, size_t nat, unsigne
     }
 }
 
-/* A block of n bytes of unit-byte values whose external32 form is their bytes in big-endian
- * order (integers and reals of the same size in both): copied with each value's bytes reversed
- * on a little-endian host, as they are otherwise. The same both ways. */
-static void mf_dt_swap_block(unsigned char *dst, const unsigned char *src, size_t n, size_t unit)
+/* The width of the values a basic type converts by reversing their bytes, or 0 when they
+ * convert otherwise: raw bytes are copied (width 1); integers and reals whose external32 size
+ * is their native one reverse their own size; MPI_LONG's 8 bytes to 4 and the x87 long double
+ * do not convert by bytes. */
+static size_t mf_dt_swap_width(const struct mf_dt_builtin_info *bi)
 {
-    if (unit == 1 || !mf_dt_little_endian()) {
+    size_t ext = bi->bi_ext32 / (bi->bi_size / bi->bi_unit);
+    if (ext != bi->bi_unit || bi->bi_conv == MF_DT_CONV_X87)
+        return 0;
+    return bi->bi_conv == MF_DT_CONV_RAW ? 1 : bi->bi_unit;
+}
+
+/* n bytes of w-byte values, each one's bytes reversed (w a constant where it is inlined, so
+ * that the loads, stores and shift become one swap each). */
+static inline __attribute__((always_inline)) void
+mf_dt_reverse_values(unsigned char *dst, const unsigned char *src, size_t n, size_t w)
+{
+    for (size_t i = 0; i + w <= n; i += w)
+        mf_dt_store(dst + i, __builtin_bswap64(mf_dt_load(src + i, w)) >> (64 - 8 * w), w);
+}
+
+/* n bytes of w-byte values between memory at u and external32 at x (to x when packing): big
+ * endian there, so reversed on a little-endian host and copied as they are otherwise. */
+static void mf_dt_swap_block(bool pack, unsigned char *u, unsigned char *x, size_t n, size_t w)
+{
+    unsigned char *dst = pack ? x : u;
+    const unsigned char *src = pack ? u : x;
+    if (w == 1 || !mf_dt_little_endian()) {
         memcpy(dst, src, n);
         return;
     }
-    switch (unit) {
+    switch (w) {
     case 2:
-        for (size_t i = 0; i + 2 <= n; i += 2) {
-            uint16_t v;
-            memcpy(&v, src + i, 2);
-            v = __builtin_bswap16(v);
-            memcpy(dst + i, &v, 2);
-        }
+        mf_dt_reverse_values(dst, src, n, 2);
         return;
     case 4:
-        for (size_t i = 0; i + 4 <= n; i += 4) {
-            uint32_t v;
-            memcpy(&v, src + i, 4);
-            v = __builtin_bswap32(v);
-            memcpy(dst + i, &v, 4);
-        }
+        mf_dt_reverse_values(dst, src, n, 4);
         return;
     case 8:
-        for (size_t i = 0; i + 8 <= n; i += 8) {
-            uint64_t v;
-            memcpy(&v, src + i, 8);
-            v = __builtin_bswap64(v);
-            memcpy(dst + i, &v, 8);
-        }
+        mf_dt_reverse_values(dst, src, n, 8);
         return;
-    default:
-        for (size_t i = 0; i + unit <= n; i += unit)
-            for (size_t b = 0; b < unit; b++)
-                dst[i + b] = src[i + unit - 1 - b];
+    default: /* 16-byte reals */
+        for (size_t i = 0; i + w <= n; i += w)
+            for (size_t b = 0; b < w; b++)
+                dst[i + b] = src[i + w - 1 - b];
         return;
     }
-}
-
-/* Whether a basic type's values convert by reversing their bytes alone: raw bytes, and
- * integers and reals whose external32 size is their native one (not MPI_LONG's 8 to 4, nor the
- * x87 long double). */
-static bool mf_dt_swaps(const struct mf_dt_builtin_info *bi, size_t ext)
-{
-    if (bi->bi_conv == MF_DT_CONV_RAW)
-        return ext == bi->bi_unit;
-    return (bi->bi_conv == MF_DT_CONV_INT || bi->bi_conv == MF_DT_CONV_UINT ||
-            bi->bi_conv == MF_DT_CONV_FLOAT) &&
-           ext == bi->bi_unit;
 }
 
 static int mf_dt_external(const mf_datatype *dt, void *buf, size_t count, unsigned char *x,
@@ -223,17 +219,11 @@ static int mf_dt_external(const mf_datatype *dt, void *buf, size_t count, unsign
      * buffer in one block when its values convert by their bytes alone. */
     if (dt->dt_nruns == 1 && count > 0) {
         const struct mf_dt_run *r = &dt->dt_runs[0];
-        const struct mf_dt_builtin_info *bi = mf_dt_builtin_info(r->r_tag);
-        size_t ncomp = bi->bi_size / bi->bi_unit;
-        if (mf_dt_swaps(bi, bi->bi_ext32 / ncomp) &&
-            (MPI_Aint)(r->r_n * r->r_len) == dt->pub.dt_extent &&
+        size_t w = mf_dt_swap_width(mf_dt_builtin_info(r->r_tag));
+        if (w && (MPI_Aint)(r->r_n * r->r_len) == dt->pub.dt_extent &&
             (r->r_n == 1 || r->r_stride == (MPI_Aint)r->r_len)) {
-            unsigned char *u = (unsigned char *)mf_dt_addr(buf, r->r_off);
-            size_t n = count * r->r_n * r->r_len;
-            if (pack)
-                mf_dt_swap_block(x, u, n, bi->bi_unit);
-            else
-                mf_dt_swap_block(u, x, n, bi->bi_unit);
+            mf_dt_swap_block(pack, (unsigned char *)mf_dt_addr(buf, r->r_off), x,
+                             count * r->r_n * r->r_len, w);
             return MPI_SUCCESS;
         }
     }
@@ -243,15 +233,12 @@ static int mf_dt_external(const mf_datatype *dt, void *buf, size_t count, unsign
             const struct mf_dt_run *r = &dt->dt_runs[ri];
             const struct mf_dt_builtin_info *bi = mf_dt_builtin_info(r->r_tag);
             size_t ncomp = bi->bi_size / bi->bi_unit, ext = bi->bi_ext32 / ncomp;
-            bool swaps = mf_dt_swaps(bi, ext);
+            size_t w = mf_dt_swap_width(bi);
             for (size_t k = 0; k < r->r_n; k++) {
                 unsigned char *u =
                     (unsigned char *)mf_dt_addr(elem, r->r_off + (MPI_Aint)k * r->r_stride);
-                if (swaps) { /* the whole piece at once */
-                    if (pack)
-                        mf_dt_swap_block(x, u, r->r_len, bi->bi_unit);
-                    else
-                        mf_dt_swap_block(u, x, r->r_len, bi->bi_unit);
+                if (w) { /* the whole piece at once */
+                    mf_dt_swap_block(pack, u, x, r->r_len, w);
                     x += r->r_len;
                     continue;
                 }
