@@ -12,8 +12,9 @@
  * Nonblocking ones go to the I/O thread (mf_io_start, mf_io_start_all: the individual pointer
  * moves past all they asked for as they start); a blocking collective access first waits for
  * the file's pending ones (they use the same collective buffers); a split collective is a
- * nonblocking one whose request the file keeps: _begin starts it, _end waits for it. In a view whose representation converts (external32, a
- * registered one), every form moves a buffer of the data in the file's bytes (io/datarep.c).
+ * nonblocking one whose request the file keeps: _begin starts it, _end waits for it. In a view
+ * whose representation converts (external32, a registered one), every form moves a buffer of
+ * the data in the file's bytes (io/datarep.c).
  */
 #include "api/file_api.h"
 #include "api/p2p_args.h"

@@ -302,10 +302,7 @@ int mf_io_quiesce(mf_file *f)
 static bool io_no_collective(void *arg)
 {
     (void)arg;
-    pthread_mutex_lock(&io_async.mu);
-    bool none = atomic_load(&io_async.ncoll) == 0;
-    pthread_mutex_unlock(&io_async.mu);
-    return none;
+    return !io_async_needs_lock(); /* the count is atomic: no need for mu */
 }
 
 void mf_io_async_drain(void)

@@ -196,20 +196,19 @@ size_t mf_io_conv_bytes(const mf_io_conv *c)
     return (size_t)c->count * c->rsize;
 }
 
-/* Calls a registered conversion function over elements [first, first + n) of the user's
- * buffer and their place in filebuf, items at most the int form can count at once; `items`
- * (when less than the elements' basic items) stops after that many. */
-static int io_conv_call(const mf_io_conv *c, bool to_file, MPI_Count first, MPI_Count n,
-                        MPI_Count items)
+/* Calls a registered conversion function over the user's elements and their place in filebuf,
+ * whole elements at a time, as many basic items as the int form can count at once, `items` in
+ * all (fewer than the elements hold after a read that ended early). */
+static int io_conv_call(const mf_io_conv *c, bool to_file, MPI_Count items)
 {
     const mf_io_datarep *d = c->rep;
     MPI_Datarep_conversion_function *fi = to_file ? d->write : d->read;
     MPI_Datarep_conversion_function_c *fc = to_file ? d->write_c : d->read_c;
-    MPI_Count per = (MPI_Count)io_basic_per(c->dt);
+    MPI_Count per = io_basic_per(c->dt), n = c->count;
     MPI_Datatype h = mf_datatype_info(c->dt)->dt_handle;
     MPI_Count step = fc || per == 0 ? n : (INT_MAX / per > 0 ? INT_MAX / per : 1);
-    for (MPI_Count e = first; e < first + n && items > 0; e += step) {
-        MPI_Count k = first + n - e < step ? first + n - e : step;
+    for (MPI_Count e = 0; e < n && items > 0; e += step) {
+        MPI_Count k = n - e < step ? n - e : step;
         MPI_Count m = k * per < items ? k * per : items;
         char *fb = c->filebuf + (size_t)e * c->rsize;
         int rc = fc ? fc(c->buf, h, m, fb, (MPI_Offset)(e * per), d->state)
@@ -265,6 +264,22 @@ static int io_conv_external32_in(const mf_io_conv *c, size_t whole, size_t mem_t
     return rc;
 }
 
+/* Converts the first mem bytes of the user's data (items basic items): into filebuf (to_file)
+ * or out of it, by the representation's own means. */
+static int io_conv_move(const mf_io_conv *c, bool to_file, size_t mem, MPI_Count items)
+{
+    const mf_io_datarep *d = c->rep;
+    if (d->external32 && to_file)
+        return mf_datatype_pack_external(c->dt, c->buf, (size_t)c->count, c->filebuf);
+    if (d->external32) {
+        size_t esize = mf_datatype_info(c->dt)->dt_size, whole = esize ? mem / esize : 0;
+        return io_conv_external32_in(c, whole, mem - whole * esize);
+    }
+    if (to_file ? d->write || d->write_c : d->read || d->read_c)
+        return io_conv_call(c, to_file, items);
+    return io_conv_copy(c, to_file, mem);
+}
+
 int mf_io_conv_begin(const mf_io_datarep *rep, bool write, void *buf, MPI_Count count,
                      mf_datatype *dt, mf_io_conv **out, const char *fn)
 {
@@ -290,15 +305,9 @@ int mf_io_conv_begin(const mf_io_datarep *rep, bool write, void *buf, MPI_Count 
                       .filebuf = fb,
                       .fn = fn};
     mf_datatype_retain(dt);
-    if (write) {
-        size_t mem = (size_t)count * mf_datatype_info(dt)->dt_size;
-        if (rep->external32)
-            rc = mf_datatype_pack_external(dt, buf, (size_t)count, fb);
-        else if (rep->write || rep->write_c)
-            rc = io_conv_call(c, true, 0, count, count * io_basic_per(dt));
-        else
-            rc = io_conv_copy(c, true, mem);
-    }
+    if (write)
+        rc = io_conv_move(c, true, (size_t)count * mf_datatype_info(dt)->dt_size,
+                          count * io_basic_per(dt));
     if (rc) {
         mf_io_conv_end(c, rc, NULL);
         return rc;
@@ -317,16 +326,8 @@ int mf_io_conv_end(mf_io_conv *c, int rc, size_t *done)
         MPI_Count items = 0;
         int prc =
             mf_datatype_rep_prefix(c->dt, io_datarep_size, (void *)c->rep, *done, &mem, &items);
-        if (!prc && !c->write && mem) {
-            size_t esize = mf_datatype_info(c->dt)->dt_size;
-            size_t whole = esize ? mem / esize : 0;
-            if (c->rep->external32)
-                prc = io_conv_external32_in(c, whole, mem - whole * esize);
-            else if (c->rep->read || c->rep->read_c)
-                prc = io_conv_call(c, false, 0, c->count, items);
-            else
-                prc = io_conv_copy(c, false, mem);
-        }
+        if (!prc && !c->write && mem)
+            prc = io_conv_move(c, false, mem, items);
         rc = rc ? rc : prc;
         *done = mem;
     }

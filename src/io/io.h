@@ -256,9 +256,9 @@ int mf_io_rw_all(mf_file *f, mf_comm *c, bool write, MPI_Offset offset, void *bu
  * - mf_io_start, independent: checks the access, hands it over, gives the request.
  * - mf_io_start_all, collective (MPI_File_iread_all and kin), in the order the program started
  *   them, which is every rank's: the thread makes mf_io_rw_all on f->async_comm (made here at
- *   the first), under the library lock, which this switches on while any is pending. rc is the caller's
- *   error so far: the thread still takes part, so that the other ranks learn it (their
- *   requests fail naming this rank); then no request is made and rc is returned.
+ *   the first), under the library lock, which this switches on while any is pending. rc is
+ *   the caller's error so far: the thread still takes part, so that the other ranks learn it
+ *   (their requests fail naming this rank); then no request is made and rc is returned.
  * Both take conv (NULL: none), the access's data conversion (buf is then its buffer), when they
  * return MPI_SUCCESS: it ends with the request.
  * mf_io_quiesce waits until none of f's is pending: before anything the thread reads changes
