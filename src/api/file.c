@@ -199,12 +199,18 @@ int PMPI_File_close(MPI_File *fh)
         rc = mf_io_close(f, fn);
         *fh = MPI_FILE_NULL;
     }
-    MF_API_EXIT();
-    if (rc) /* the file is gone: its handler, given MPI_FILE_NULL */
-        rc = eh ? file_dispatch(eh, MPI_FILE_NULL, "a closed file", rc, fn)
-                : mf_err_file(NULL, rc, fn);
-    if (eh)
+    if (eh && !rc) {
         mf_errhandler_release(eh);
+        eh = NULL;
+    }
+    MF_API_EXIT();
+    if (!eh)
+        return mf_err_file(NULL, rc, fn);
+    /* the file is gone: its handler, given MPI_FILE_NULL */
+    rc = file_dispatch(eh, MPI_FILE_NULL, "a closed file", rc, fn);
+    MF_API_ENTER(); /* handlers are counted under the lock */
+    mf_errhandler_release(eh);
+    MF_API_EXIT();
     return rc;
 }
 MF_API_ALIAS(File_close);

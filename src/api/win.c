@@ -12,6 +12,20 @@
 #include "core/handle.h"
 #include "api/rma_api.h"
 
+/* Calls handler eh about `code` for window h (named `name` if the handler is fatal). */
+static int win_dispatch(mf_errhandler *eh, MPI_Win h, const char *name, int code, const char *fn)
+{
+    switch (eh->eh_kind) {
+    case MF_ERRH_RETURN:
+        return code;
+    case MF_ERRH_WIN:
+        ((MPI_Win_errhandler_function *)eh->eh_fn)(&h, &code);
+        return code;
+    default:
+        mf_err_die(code, fn, name);
+    }
+}
+
 /* Dispatches a non-success code to the window's handler (NULL: MPI_COMM_WORLD's). */
 int mf_err_win(mf_win *w, int code, const char *fn)
 {
@@ -19,18 +33,8 @@ int mf_err_win(mf_win *w, int code, const char *fn)
         return code;
     if (!w)
         return mf_err_world(code, fn);
-    mf_errhandler *eh = w->w_errhandler;
-    switch (eh->eh_kind) {
-    case MF_ERRH_RETURN:
-        return code;
-    case MF_ERRH_WIN: {
-        MPI_Win h = w->w_handle;
-        ((MPI_Win_errhandler_function *)eh->eh_fn)(&h, &code);
-        return code;
-    }
-    default:
-        mf_err_die(code, fn, w->w_name[0] ? w->w_name : "a window");
-    }
+    return win_dispatch(w->w_errhandler, w->w_handle, w->w_name[0] ? w->w_name : "a window", code,
+                        fn);
 }
 
 /* Resolves a window handle; MPI_ERR_WIN naming the handle if invalid. */
@@ -213,13 +217,29 @@ int PMPI_Win_free(MPI_Win *win)
         rc = mf_error(MPI_ERR_RMA_SYNC, "%s: an exposure epoch (post) is still open", fn);
     if (!rc)
         rc = mf_attr_win_free(*win);
+    mf_errhandler *eh = NULL;
     if (!rc) {
+        /* The window is gone even when freeing it failed (a peer lost during the final
+         * synchronisation): the error goes to its handler, given MPI_WIN_NULL, as a failed
+         * MPI_File_close goes to the closed file's. */
+        eh = w->w_errhandler;
+        mf_errhandler_retain(eh);
         rc = mf_win_free(w, fn);
         w = NULL;
         *win = MPI_WIN_NULL;
     }
+    if (eh && !rc) {
+        mf_errhandler_release(eh);
+        eh = NULL;
+    }
     MF_API_EXIT();
-    return mf_err_win(w, rc, fn);
+    if (!eh)
+        return mf_err_win(w, rc, fn);
+    rc = win_dispatch(eh, MPI_WIN_NULL, "a freed window", rc, fn);
+    MF_API_ENTER(); /* handlers are counted under the lock */
+    mf_errhandler_release(eh);
+    MF_API_EXIT();
+    return rc;
 }
 MF_API_ALIAS(Win_free);
 
