@@ -3,7 +3,9 @@
  * will use it, seen through the MPI_T entry points: new categories and variables appear and
  * advance MPI_T_category_changed, counters and callbacks are read through session handles,
  * a source registered again goes on from where the old one stopped, a detached source keeps its
- * last value, and invalid descriptions are refused.
+ * last value, and invalid descriptions are refused. Events raised here (outside MPI_Init, so
+ * only a thread-safe callback suits) that a registration has no suitable callback for are
+ * counted as dropped and reported, once, to its dropped handler before its next delivery.
  */
 #include <stdio.h>
 #include <string.h>
@@ -44,6 +46,67 @@ static unsigned long long read_u(MPI_T_pvar_session s, MPI_T_pvar_handle h)
     unsigned long long v = ~0ull;
     OK(MPI_T_pvar_read(s, h, &v));
     return v;
+}
+
+/* Events: what the callbacks heard. */
+static int heard, dropped_calls, dropped_safety = -1;
+static MPI_Count dropped_count;
+static void *dropped_user;
+static MPI_T_event_registration dropped_reg;
+static int user_a, user_b;
+
+static void on_event(MPI_T_event_instance ev, MPI_T_event_registration reg, MPI_T_cb_safety s,
+                     void *ud)
+{
+    int el[2] = {0, 0};
+    if (MPI_T_event_copy(ev, el) == MPI_SUCCESS && el[0] == 3 && el[1] == MPI_ERR_OTHER)
+        heard++;
+    CHECKF(dropped_calls == 0 || dropped_count > 0, "the drops were reported after the delivery");
+}
+
+static void on_dropped(MPI_Count count, MPI_T_event_registration reg, int source, MPI_T_cb_safety s,
+                       void *ud)
+{
+    dropped_calls++;
+    dropped_count = count;
+    dropped_reg = reg;
+    dropped_safety = s;
+    dropped_user = ud;
+    CHECKF(heard == 0, "the drops were reported after the delivery");
+    CHECKF(source == 0, "dropped handler given source %d", source);
+}
+
+static void test_dropped_events(void)
+{
+    int idx, el[2] = {3, MPI_ERR_OTHER};
+    MPI_T_event_registration reg;
+    OK(MPI_T_event_get_index("peer_lost", &idx));
+    OK(MPI_T_event_handle_alloc(idx, NULL, MPI_INFO_NULL, &reg));
+    OK(MPI_T_event_set_dropped_handler(reg, on_dropped));
+    /* Only a callback that needs the main thread alone in MPI: nothing here suits it. */
+    OK(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_MPI_RESTRICTED, MPI_INFO_NULL, &user_a,
+                                     on_event));
+    for (int i = 0; i < 3; i++)
+        mf_t_event_raise(MF_T_EVENT_PEER_LOST, el);
+    CHECKF(heard == 0 && dropped_calls == 0,
+           "an unsuitable callback heard %d events, the "
+           "dropped handler ran %d times before any delivery",
+           heard, dropped_calls);
+    /* A thread-safe callback suits: the next event reports the 3 drops first, then arrives. */
+    OK(MPI_T_event_register_callback(reg, MPI_T_CB_REQUIRE_THREAD_SAFE, MPI_INFO_NULL, &user_b,
+                                     on_event));
+    mf_t_event_raise(MF_T_EVENT_PEER_LOST, el);
+    CHECKF(dropped_calls == 1 && dropped_count == 3 && heard == 1,
+           "after 3 drops and a delivery: dropped handler ran %d times (count %lld), %d heard",
+           dropped_calls, (long long)dropped_count, heard);
+    CHECKF(dropped_reg == reg && dropped_safety == MPI_T_CB_REQUIRE_THREAD_SAFE &&
+               dropped_user == &user_b,
+           "dropped handler given another registration, safety %d or user data", dropped_safety);
+    /* Nothing more was dropped: the next delivery does not call it again. */
+    mf_t_event_raise(MF_T_EVENT_PEER_LOST, el);
+    CHECKF(dropped_calls == 1 && heard == 2, "dropped handler ran %d times, %d heard",
+           dropped_calls, heard);
+    OK(MPI_T_event_handle_free(reg, NULL, NULL));
 }
 
 int main(void)
@@ -178,6 +241,7 @@ int main(void)
     CHECKF(npvar1 == npvar0, "a refused variable was counted");
 
     OK(MPI_T_pvar_session_free(&s));
+    test_dropped_events();
     OK(MPI_T_finalize());
     if (unit_check_failures)
         fprintf(stderr, "%d failures\n", unit_check_failures);
