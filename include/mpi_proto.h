@@ -272,13 +272,13 @@ int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype da
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
 int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
                      MPI_Status *status);
-int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void * buf, int count,
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                          MPI_Datatype datatype, MPI_Status *status);
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
                                MPI_Datatype datatype);
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                                  MPI_Datatype datatype);
-int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void * buf, MPI_Count count,
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                            MPI_Datatype datatype, MPI_Status *status);
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
 int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
@@ -315,7 +315,7 @@ int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Status *status);
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
-int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void * buf, int count,
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                       MPI_Datatype datatype, MPI_Status *status);
 int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                           MPI_Datatype datatype, MPI_Status *status);
@@ -326,7 +326,7 @@ int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *bu
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Status *status);
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
-int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void * buf, MPI_Count count,
+int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Status *status);
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Status *status);
@@ -1124,6 +1124,15 @@ int MPI_Win_wait(MPI_Win win);
 double MPI_Wtick(void);
 double MPI_Wtime(void);
 
+/* MPI-4.1 additions (exported by MPICH's libmpi.so.12 since 4.1) and the MPI-5.0 handle
+ * conversions (since 5.0) */
+int MPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                               MPI_Status *array_of_statuses);
+int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *indx,
+                               int *flag, MPI_Status *status);
+int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                int array_of_indices[], MPI_Status *array_of_statuses);
+
 /* Profiling interface */
 int PMPI_Abort(MPI_Comm comm, int errorcode);
 int PMPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -1341,8 +1350,7 @@ int PMPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *exte
 int PMPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
 int PMPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
                        char *datarep);
-int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
-                    MPI_Request *request);
+int PMPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
 int PMPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                         MPI_Request *request);
 int PMPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
@@ -1393,13 +1401,13 @@ int PMPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
 int PMPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
 int PMPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
                       MPI_Status *status);
-int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void * buf, int count,
+int PMPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
                           MPI_Datatype datatype, MPI_Status *status);
 int PMPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
                                 MPI_Datatype datatype);
 int PMPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                                   MPI_Datatype datatype);
-int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void * buf, MPI_Count count,
+int PMPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Status *status);
 int PMPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
 int PMPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
@@ -1436,7 +1444,7 @@ int PMPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
 int PMPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                           MPI_Status *status);
 int PMPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
-int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void * buf, int count,
+int PMPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                        MPI_Datatype datatype, MPI_Status *status);
 int PMPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                            MPI_Datatype datatype, MPI_Status *status);
@@ -1447,7 +1455,7 @@ int PMPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *b
 int PMPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Status *status);
 int PMPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
-int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void * buf, MPI_Count count,
+int PMPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                          MPI_Datatype datatype, MPI_Status *status);
 int PMPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Status *status);
@@ -2252,5 +2260,13 @@ int PMPI_Win_unlock_all(MPI_Win win);
 int PMPI_Win_wait(MPI_Win win);
 double PMPI_Wtick(void);
 double PMPI_Wtime(void);
+
+/* Profiling interface: MPI-4.1 additions and MPI-5.0 handle conversions */
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                                MPI_Status *array_of_statuses);
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *indx,
+                                int *flag, MPI_Status *status);
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                 int array_of_indices[], MPI_Status *array_of_statuses);
 
 #endif /* MPI_PROTO_H_INCLUDED */

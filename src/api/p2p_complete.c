@@ -1,6 +1,10 @@
 /*
- * Completion: MPI_Wait/Test and their any/all/some forms, Request_free, Request_get_status,
- * Cancel, Test_cancelled.
+ * Completion: MPI_Wait/Test and their any/all/some forms, Request_free, Request_get_status and
+ * its any/all/some forms (MPI-4.1), Cancel, Test_cancelled.
+ *
+ * MPI_Request_get_status* report as MPI_Test* do (flags, indices, statuses, errors) but leave
+ * every request as it was: not freed, not deactivated (a generalized request's query function
+ * is asked each time, its free function only when the request is retired).
  *
  * A persistent request is complete when the operation its last MPI_Start began is complete; an
  * inactive (or null) request counts as complete with an empty status, as the standard says.
@@ -107,9 +111,9 @@ static bool mf_req_done(mf_request *r)
     return !op || op->pub.r_complete;
 }
 
-/* Reports a complete request: status out, then free it (or deactivate a persistent one) and
- * null the handle. Returns the operation's error code. */
-static int mf_req_retire(MPI_Request *handle, mf_request *r, MPI_Status *status)
+/* Reports a complete request: status out, then, unless `keep` (the get_status forms), free it
+ * (or deactivate a persistent one) and null the handle. Returns the operation's error code. */
+static int mf_req_retire(MPI_Request *handle, mf_request *r, MPI_Status *status, bool keep)
 {
     mf_request *op = r ? mf_req_op(r) : NULL;
     if (!op) {
@@ -119,11 +123,13 @@ static int mf_req_retire(MPI_Request *handle, mf_request *r, MPI_Status *status)
     if (op->pub.r_kind == MF_REQ_GREQ) {
         /* The program tells what its operation did, then releases its state. */
         int qrc = op->rq_greq_query(op->rq_greq_state, &op->pub.r_status);
-        int frc = op->rq_greq_free(op->rq_greq_state);
+        int frc = keep ? MPI_SUCCESS : op->rq_greq_free(op->rq_greq_state);
         op->pub.r_status.MPI_ERROR = qrc ? qrc : frc;
     }
     int err = op->pub.r_status.MPI_ERROR;
     mf_status_out(status, &op->pub.r_status);
+    if (keep)
+        return err;
     if (r->pub.r_persistent) {
         mf_request_free(op);
         r->rq_inner = NULL;
@@ -161,20 +167,22 @@ int PMPI_Wait(MPI_Request *request, MPI_Status *status)
         rc = mf_request_wait(mf_req_op(r), NULL);
     mf_req_blame_take(&b, r, rc);
     if (!rc || (r && mf_req_done(r)))
-        rc = mf_req_retire(request, r, status);
+        rc = mf_req_retire(request, r, status, false);
     mf_req_blame_resolve(&b, rc);
     MF_API_EXIT();
     return mf_req_raise(&b, rc, "MPI_Wait");
 }
 MF_API_ALIAS(Wait);
 
-int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+/* MPI_Test, or MPI_Request_get_status (`keep`). */
+static int mf_req_test(MPI_Request *request, int *flag, MPI_Status *status, bool keep,
+                       const char *fn)
 {
     MF_API_ENTER();
     mf_request *r = NULL;
     int rc = request && flag
-                 ? mf_p2p_check_request(*request, &r, "MPI_Test")
-                 : mf_error(MPI_ERR_ARG, "MPI_Test: %s is NULL", !request ? "request" : "flag");
+                 ? mf_p2p_check_request(*request, &r, fn)
+                 : mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !request ? "request" : "flag");
     mf_req_blame b = {0};
     if (!rc) {
         if (!mf_req_done(r))
@@ -182,11 +190,16 @@ int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         *flag = mf_req_done(r);
         mf_req_blame_take(&b, *flag ? r : NULL, rc);
         if (*flag)
-            rc = mf_req_retire(request, r, status);
+            rc = mf_req_retire(request, r, status, keep);
     }
     mf_req_blame_resolve(&b, rc);
     MF_API_EXIT();
-    return mf_req_raise(&b, rc, "MPI_Test");
+    return mf_req_raise(&b, rc, fn);
+}
+
+int PMPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    return mf_req_test(request, flag, status, false, "MPI_Test");
 }
 MF_API_ALIAS(Test);
 
@@ -238,7 +251,7 @@ static bool mf_req_set_ready(void *arg)
  * MPI_ERR_IN_STATUS if any failed and statuses carry the codes, else the first error; the first
  * failed request's object is blamed. */
 static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *statuses, int *indices,
-                             int *outcount, bool only_done, mf_req_blame *blame)
+                             int *outcount, bool only_done, bool keep, mf_req_blame *blame)
 {
     int err = MPI_SUCCESS, k = 0;
     bool ignore = statuses == MPI_STATUSES_IGNORE || !statuses;
@@ -249,7 +262,7 @@ static int mf_req_set_retire(mf_req_set *s, MPI_Request reqs[], MPI_Status *stat
         MPI_Status *st = ignore ? NULL : &statuses[indices ? k : i];
         mf_req_blame b = {0};
         mf_req_blame_take(&b, s->r[i], MPI_SUCCESS);
-        int rc = mf_req_retire(&reqs[i], s->r[i], st);
+        int rc = mf_req_retire(&reqs[i], s->r[i], st, keep);
         if (st)
             st->MPI_ERROR = rc; /* read only with MPI_ERR_IN_STATUS, then for every status */
         if (rc && !err)
@@ -278,7 +291,8 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
     if (!rc)
         rc = mf_progress_wait(mf_req_set_all_ready, &s);
     if (!rc)
-        rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false, &b);
+        rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false, false,
+                               &b);
     if (r != stack)
         free(r);
     mf_req_blame_resolve(&b, rc);
@@ -287,15 +301,16 @@ int PMPI_Waitall(int count, MPI_Request array_of_requests[], MPI_Status *array_o
 }
 MF_API_ALIAS(Waitall);
 
-int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
-                 MPI_Status *array_of_statuses)
+/* MPI_Testall, or MPI_Request_get_status_all (`keep`). */
+static int mf_req_test_all(int count, MPI_Request reqs[], int *flag, MPI_Status *statuses,
+                           bool keep, const char *fn)
 {
     MF_API_ENTER();
     mf_request *stack[64];
     mf_request **r = count <= 64 ? stack : malloc((size_t)count * sizeof *r);
-    int rc = !flag ? mf_error(MPI_ERR_ARG, "MPI_Testall: flag is NULL")
-             : r   ? mf_req_lookup_all(count, array_of_requests, r, "MPI_Testall")
-                   : mf_error(MPI_ERR_NO_MEM, "MPI_Testall: no memory for %d requests", count);
+    int rc = !flag ? mf_error(MPI_ERR_ARG, "%s: flag is NULL", fn)
+             : r   ? mf_req_lookup_all(count, reqs, r, fn)
+                   : mf_error(MPI_ERR_NO_MEM, "%s: no memory for %d requests", fn, count);
     mf_req_set s = {count, r, count};
     mf_req_blame b = {0};
     if (!rc) {
@@ -303,19 +318,26 @@ int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
         int active, done = mf_req_set_done_count(&s, &active);
         *flag = done == active;
         if (*flag)
-            rc = mf_req_set_retire(&s, array_of_requests, array_of_statuses, NULL, NULL, false, &b);
+            rc = mf_req_set_retire(&s, reqs, statuses, NULL, NULL, false, keep, &b);
     }
     if (r != stack)
         free(r);
     mf_req_blame_resolve(&b, rc);
     MF_API_EXIT();
-    return mf_req_raise(&b, rc, "MPI_Testall");
+    return mf_req_raise(&b, rc, fn);
+}
+
+int PMPI_Testall(int count, MPI_Request array_of_requests[], int *flag,
+                 MPI_Status *array_of_statuses)
+{
+    return mf_req_test_all(count, array_of_requests, flag, array_of_statuses, false, "MPI_Testall");
 }
 MF_API_ALIAS(Testall);
 
-/* Waitany/Testany: retire the first complete active request. */
+/* Waitany/Testany: retire the first complete active request (Request_get_status_any: `keep`
+ * it). */
 static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_Status *status,
-                      bool blocking, const char *fn)
+                      bool blocking, bool keep, const char *fn)
 {
     MF_API_ENTER();
     mf_request *stack[64];
@@ -347,7 +369,7 @@ static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_
             if (flag)
                 *flag = 1;
             mf_req_blame_take(&b, r[i], MPI_SUCCESS);
-            rc = mf_req_retire(&reqs[i], r[i], status);
+            rc = mf_req_retire(&reqs[i], r[i], status, keep);
             break;
         }
     }
@@ -360,7 +382,7 @@ static int mf_req_any(int count, MPI_Request reqs[], int *index, int *flag, MPI_
 
 int PMPI_Waitany(int count, MPI_Request array_of_requests[], int *index, MPI_Status *status)
 {
-    return mf_req_any(count, array_of_requests, index, NULL, status, true, "MPI_Waitany");
+    return mf_req_any(count, array_of_requests, index, NULL, status, true, false, "MPI_Waitany");
 }
 MF_API_ALIAS(Waitany);
 
@@ -369,12 +391,12 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
 {
     if (!flag)
         return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Testany: flag is NULL"), "MPI_Testany");
-    return mf_req_any(count, array_of_requests, index, flag, status, false, "MPI_Testany");
+    return mf_req_any(count, array_of_requests, index, flag, status, false, false, "MPI_Testany");
 }
 MF_API_ALIAS(Testany);
 
 static int mf_req_some(int incount, MPI_Request reqs[], int *outcount, int indices[],
-                       MPI_Status *statuses, bool blocking, const char *fn)
+                       MPI_Status *statuses, bool blocking, bool keep, const char *fn)
 {
     MF_API_ENTER();
     mf_request *stack[64];
@@ -397,7 +419,7 @@ static int mf_req_some(int incount, MPI_Request reqs[], int *outcount, int indic
         if (active == 0)
             *outcount = MPI_UNDEFINED;
         else
-            rc = mf_req_set_retire(&s, reqs, statuses, indices, outcount, true, &b);
+            rc = mf_req_set_retire(&s, reqs, statuses, indices, outcount, true, keep, &b);
     }
     if (r != stack)
         free(r);
@@ -410,7 +432,7 @@ int PMPI_Waitsome(int incount, MPI_Request array_of_requests[], int *outcount,
                   int array_of_indices[], MPI_Status *array_of_statuses)
 {
     return mf_req_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
-                       true, "MPI_Waitsome");
+                       true, false, "MPI_Waitsome");
 }
 MF_API_ALIAS(Waitsome);
 
@@ -418,7 +440,7 @@ int PMPI_Testsome(int incount, MPI_Request array_of_requests[], int *outcount,
                   int array_of_indices[], MPI_Status *array_of_statuses)
 {
     return mf_req_some(incount, array_of_requests, outcount, array_of_indices, array_of_statuses,
-                       false, "MPI_Testsome");
+                       false, false, "MPI_Testsome");
 }
 MF_API_ALIAS(Testsome);
 
@@ -457,24 +479,36 @@ MF_API_ALIAS(Request_free);
 
 int PMPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
-    MF_API_ENTER();
-    mf_request *r = NULL;
-    int rc = flag ? mf_p2p_check_request(request, &r, "MPI_Request_get_status")
-                  : mf_error(MPI_ERR_ARG, "MPI_Request_get_status: flag is NULL");
-    if (!rc) {
-        if (!mf_req_done(r))
-            mf_progress_poll();
-        mf_request *op = r ? mf_req_op(r) : NULL;
-        *flag = mf_req_done(r);
-        if (*flag && op)
-            mf_status_out(status, &op->pub.r_status);
-        else if (*flag)
-            mf_status_empty(status);
-    }
-    MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Request_get_status");
+    return mf_req_test(&request, flag, status, true, "MPI_Request_get_status");
 }
 MF_API_ALIAS(Request_get_status);
+
+/* The array forms take const handles: with `keep` nothing writes to the array. */
+int PMPI_Request_get_status_all(int count, const MPI_Request array_of_requests[], int *flag,
+                                MPI_Status *array_of_statuses)
+{
+    return mf_req_test_all(count, (MPI_Request *)array_of_requests, flag, array_of_statuses, true,
+                           "MPI_Request_get_status_all");
+}
+MF_API_ALIAS(Request_get_status_all);
+
+int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[], int *indx,
+                                int *flag, MPI_Status *status)
+{
+    const char *fn = "MPI_Request_get_status_any";
+    if (!flag)
+        return mf_err_world(mf_error(MPI_ERR_ARG, "%s: flag is NULL", fn), fn);
+    return mf_req_any(count, (MPI_Request *)array_of_requests, indx, flag, status, false, true, fn);
+}
+MF_API_ALIAS(Request_get_status_any);
+
+int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
+                                 int array_of_indices[], MPI_Status *array_of_statuses)
+{
+    return mf_req_some(incount, (MPI_Request *)array_of_requests, outcount, array_of_indices,
+                       array_of_statuses, false, true, "MPI_Request_get_status_some");
+}
+MF_API_ALIAS(Request_get_status_some);
 
 int PMPI_Cancel(MPI_Request *request)
 {
