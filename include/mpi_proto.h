@@ -1132,6 +1132,19 @@ int MPI_Request_get_status_any(int count, const MPI_Request array_of_requests[],
                                int *flag, MPI_Status *status);
 int MPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
                                 int array_of_indices[], MPI_Status *array_of_statuses);
+int MPI_Status_get_error(const MPI_Status *status, int *error);
+int MPI_Status_get_source(const MPI_Status *status, int *source);
+int MPI_Status_get_tag(const MPI_Status *status, int *tag);
+int MPI_Status_set_error(MPI_Status *status, int error);
+int MPI_Status_set_source(MPI_Status *status, int source);
+int MPI_Status_set_tag(MPI_Status *status, int tag);
+int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int MPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                             MPI_Datatype *pair_type);
+int MPI_Remove_error_class(int errorclass);
+int MPI_Remove_error_code(int errorcode);
+int MPI_Remove_error_string(int errorcode);
+int MPI_Get_hw_resource_info(MPI_Info *hw_info);
 
 /* Profiling interface */
 int PMPI_Abort(MPI_Comm comm, int errorcode);
@@ -2268,5 +2281,18 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
                                 int *flag, MPI_Status *status);
 int PMPI_Request_get_status_some(int incount, const MPI_Request array_of_requests[], int *outcount,
                                  int array_of_indices[], MPI_Status *array_of_statuses);
+int PMPI_Status_get_error(const MPI_Status *status, int *error);
+int PMPI_Status_get_source(const MPI_Status *status, int *source);
+int PMPI_Status_get_tag(const MPI_Status *status, int *tag);
+int PMPI_Status_set_error(MPI_Status *status, int error);
+int PMPI_Status_set_source(MPI_Status *status, int source);
+int PMPI_Status_set_tag(MPI_Status *status, int tag);
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                              MPI_Datatype *pair_type);
+int PMPI_Remove_error_class(int errorclass);
+int PMPI_Remove_error_code(int errorcode);
+int PMPI_Remove_error_string(int errorcode);
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
 
 #endif /* MPI_PROTO_H_INCLUDED */

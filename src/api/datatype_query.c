@@ -502,6 +502,55 @@ int PMPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Co
 }
 MF_API_ALIAS(Status_set_elements_x);
 
+int PMPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
+{
+    MF_DT_API("MPI_Status_set_elements_c",
+              mf_dt_set_elements(status, datatype, count, "MPI_Status_set_elements_c"));
+}
+MF_API_ALIAS(Status_set_elements_c);
+
+/* ---- MPI-4.1: the predefined (value, index) pair type of MPI_MINLOC and MPI_MAXLOC ---- */
+
+static int mf_dt_value_index(MPI_Datatype value, MPI_Datatype index, MPI_Datatype *pair,
+                             const char *fn)
+{
+    static const struct {
+        MPI_Datatype value, index, pair;
+    } pairs[] = {
+        {MPI_FLOAT, MPI_INT, MPI_FLOAT_INT},
+        {MPI_DOUBLE, MPI_INT, MPI_DOUBLE_INT},
+        {MPI_LONG, MPI_INT, MPI_LONG_INT},
+        {MPI_SHORT, MPI_INT, MPI_SHORT_INT},
+        {MPI_INT, MPI_INT, MPI_2INT},
+        {MPI_LONG_DOUBLE, MPI_INT, MPI_LONG_DOUBLE_INT},
+        {MPI_REAL, MPI_REAL, MPI_2REAL},
+        {MPI_DOUBLE_PRECISION, MPI_DOUBLE_PRECISION, MPI_2DOUBLE_PRECISION},
+        {MPI_INTEGER, MPI_INTEGER, MPI_2INTEGER},
+    };
+    mf_datatype *dt = NULL;
+    int rc = mf_dt_out(pair, "pair_type", fn);
+    if (!rc)
+        rc = mf_dt_check_any(value, &dt, fn, "value_type");
+    if (!rc)
+        rc = mf_dt_check_any(index, &dt, fn, "index_type");
+    if (rc)
+        return rc;
+    /* A pair exists for predefined types only: handles of user types never match. */
+    *pair = MPI_DATATYPE_NULL;
+    for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
+        if (pairs[i].value == value && pairs[i].index == index)
+            *pair = pairs[i].pair;
+    return MPI_SUCCESS;
+}
+
+int PMPI_Type_get_value_index(MPI_Datatype value_type, MPI_Datatype index_type,
+                              MPI_Datatype *pair_type)
+{
+    MF_DT_API("MPI_Type_get_value_index",
+              mf_dt_value_index(value_type, index_type, pair_type, "MPI_Type_get_value_index"));
+}
+MF_API_ALIAS(Type_get_value_index);
+
 /* ---- addresses ---- */
 static int mf_dt_address(const void *location, MPI_Aint *address, const char *fn)
 {

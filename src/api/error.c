@@ -95,3 +95,31 @@ int PMPI_Add_error_string(int errorcode, const char *string)
     MF_API_RETURN(mf_err_world(rc, "MPI_Add_error_string"));
 }
 MF_API_ALIAS(Add_error_string);
+
+/* MPI-4.1: what MPI_Add_error_* added can be removed, text first, then codes, then classes. */
+static int error_remove(int value, int kind, const char *fn)
+{
+    MF_API_ENTER();
+    int rc = mf_check_initialized(fn);
+    if (!rc)
+        rc = kind < 0 ? mf_error_remove_text(value, fn) : mf_error_remove(value, kind != 0, fn);
+    MF_API_RETURN(mf_err_world(rc, fn));
+}
+
+int PMPI_Remove_error_class(int errorclass)
+{
+    return error_remove(errorclass, 1, "MPI_Remove_error_class");
+}
+MF_API_ALIAS(Remove_error_class);
+
+int PMPI_Remove_error_code(int errorcode)
+{
+    return error_remove(errorcode, 0, "MPI_Remove_error_code");
+}
+MF_API_ALIAS(Remove_error_code);
+
+int PMPI_Remove_error_string(int errorcode)
+{
+    return error_remove(errorcode, -1, "MPI_Remove_error_string");
+}
+MF_API_ALIAS(Remove_error_string);

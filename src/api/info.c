@@ -4,6 +4,7 @@
  * made at any time, before MPI_Init or MPI_Session_init and after MPI_Finalize (sessions take
  * their hints in an info object), so none of them checks the state of the library.
  */
+#include <sched.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -63,6 +64,55 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
     MF_API_RETURN(mf_err_world(rc, "MPI_Info_create_env"));
 }
 MF_API_ALIAS(Info_create_env);
+
+/* The CPUs this process may run on, as Linux writes CPU lists ("0,2-3"); "" if unknown. */
+static void info_cpu_list(char *out, size_t len)
+{
+    cpu_set_t set;
+    size_t n = 0;
+    out[0] = '\0';
+    if (sched_getaffinity(0, sizeof set, &set) != 0)
+        return;
+    for (int c = 0; c < CPU_SETSIZE && n < len; c++) {
+        if (!CPU_ISSET(c, &set))
+            continue;
+        int last = c;
+        while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set))
+            last++;
+        int w = last > c ? snprintf(out + n, len - n, "%s%d-%d", n ? "," : "", c, last)
+                         : snprintf(out + n, len - n, "%s%d", n ? "," : "", c);
+        n += w > 0 ? (size_t)w : 0;
+        c = last;
+    }
+    if (n >= len)
+        out[0] = '\0'; /* too long to say: better nothing than a cut list */
+}
+
+/* MPI-4.1: what hardware this process is restricted to at the call. For each resource type
+ * MPI_Comm_split_type(MPI_COMM_TYPE_HW_GUIDED) knows, its name with "true": a process always
+ * runs within one host's shared memory ("mpi_shared_memory"). And "manifold_cpus", the CPUs
+ * its affinity allows (mpiexec --bind-to sets it), when it can be read. */
+int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
+{
+    const char *fn = "MPI_Get_hw_resource_info";
+    MF_API_ENTER();
+    mf_info *i = NULL;
+    int rc = mf_check_initialized(fn);
+    if (!rc && !hw_info)
+        rc = mf_error(MPI_ERR_ARG, "%s: hw_info is NULL", fn);
+    char cpus[1024];
+    if (!rc && !(rc = mf_info_new(&i))) {
+        info_cpu_list(cpus, sizeof cpus);
+        rc = mf_info_set(i, "mpi_shared_memory", "true");
+        if (!rc && cpus[0])
+            rc = mf_info_set(i, "manifold_cpus", cpus);
+        if (!rc)
+            rc = mf_info_to_handle(i, hw_info);
+        mf_info_release(i);
+    }
+    MF_API_RETURN(mf_err_world(rc, fn));
+}
+MF_API_ALIAS(Get_hw_resource_info);
 
 int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
 {

@@ -2,7 +2,9 @@
  * Error classes and codes (MPI-4.0 9.4, 9.5): every predefined class has a text and is its own
  * class; the codes the library returns are at most MPI_ERR_LASTCODE; classes and codes a
  * program adds lie above it, and the MPI_LASTUSEDCODE attribute (never below MPI_ERR_LASTCODE)
- * follows them; added texts, empty until set, can be replaced; predefined ones cannot.
+ * follows them; added texts, empty until set, can be replaced; predefined ones cannot. MPI-4.1
+ * removes them again (MPI_Remove_error_string/code/class: a value's text before the value, codes
+ * before their class); a removed value is no class or code any more, and MPI_LASTUSEDCODE comes back down.
  */
 #include <string.h>
 
@@ -173,5 +175,36 @@ int main(int argc, char **argv)
     /* An added code through an error handler. */
     rc = MPI_Comm_call_errhandler(MPI_COMM_WORLD, code1);
     MF_CHECK(rc == MPI_SUCCESS, "Comm_call_errhandler returned %d", rc);
+
+    /* Removal, in the order MPI-4.1 requires; each misuse is an MPI_ERR_ARG. */
+    int before = lastused();
+    MF_CHECK_CLASS(MPI_Remove_error_code(code1), MPI_ERR_ARG, "a code whose string is set");
+    MF_CHECK_CLASS(MPI_Remove_error_class(cls2), MPI_ERR_ARG, "a class that has a code");
+    MF_CHECK_CLASS(MPI_Remove_error_class(code2), MPI_ERR_ARG, "a code given as a class");
+    MF_CHECK_CLASS(MPI_Remove_error_code(cls2), MPI_ERR_ARG, "a class given as a code");
+    MF_CHECK_CLASS(MPI_Remove_error_string(code2), MPI_ERR_ARG, "a code without a string");
+    MF_CHECK_CLASS(MPI_Remove_error_class(MPI_ERR_TAG), MPI_ERR_ARG, "a predefined class");
+    MF_CHECK_CLASS(MPI_Remove_error_string(MPI_ERR_OTHER), MPI_ERR_ARG, "a predefined string");
+    MF_CHECK_MPI(MPI_Remove_error_string(code1));
+    MF_CHECK_MPI(MPI_Error_string(code1, text, &len));
+    MF_CHECK(len == 0, "the removed string is still '%s'", text);
+    MF_CHECK_MPI(MPI_Remove_error_code(code1));
+    MF_CHECK_CLASS(MPI_Error_class(code1, &cls), MPI_ERR_ARG, "the class of a removed code");
+    MF_CHECK_CLASS(MPI_Remove_error_code(code1), MPI_ERR_ARG, "a code removed twice");
+    MF_CHECK_CLASS(MPI_Remove_error_class(cls1), MPI_ERR_ARG, "a class whose string is set");
+    MF_CHECK_MPI(MPI_Remove_error_string(cls1));
+    MF_CHECK_MPI(MPI_Remove_error_class(cls1));
+    MF_CHECK_CLASS(MPI_Add_error_code(cls1, &code1), MPI_ERR_ARG, "a code of a removed class");
+    /* The slot is used again; the last values in use set MPI_LASTUSEDCODE. */
+    int again;
+    MF_CHECK_MPI(MPI_Add_error_class(&again));
+    MF_CHECK(again == cls1 || again == code1, "a new class took 0x%x, not a freed value",
+             (unsigned)again);
+    MF_CHECK_MPI(MPI_Remove_error_class(again));
+    MF_CHECK_MPI(MPI_Remove_error_code(code3));
+    MF_CHECK_MPI(MPI_Remove_error_code(code2));
+    MF_CHECK_MPI(MPI_Remove_error_class(cls2));
+    MF_CHECK(lastused() < before, "MPI_LASTUSEDCODE %d stayed at %d with every value removed",
+             lastused(), before);
     return mftest_finish();
 }
