@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/p2p_args.h"
 #include "comm/attr.h"
 #include "coll/coll.h"
 #include "coll/comm_build.h"
@@ -309,6 +310,8 @@ static int mf_api_comm_drop(MPI_Comm *comm, bool barrier, const char *how, const
         rc = mf_error(MPI_ERR_COMM, "%s: %s cannot be %s", fn, c->c_name, how);
     if (!rc && barrier)
         rc = mf_coll_barrier(c);
+    if (!rc)
+        rc = mf_bsend_comm_release(c, fn); /* its buffered messages leave first */
     mf_comm *eh_comm = c;
     if (!rc) {
         /* The handler to report a failing delete callback with must outlive the object. */

@@ -155,6 +155,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     mf_errhandler_release(nc->c_errhandler);
     nc->c_errhandler = c->c_errhandler;
     mf_errhandler_retain(nc->c_errhandler);
+    nc->c_session = c->c_session;
     *newintracomm = nc->c_handle;
 out:
     mf_group_release(g);

@@ -176,8 +176,11 @@ static int mf_group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgrou
             if (!index[g2->g_world_ranks[i]])
                 members[n++] = g2->g_world_ranks[i];
     free(in2);
-    if (!(rc = mf_group_new(n, members, &ng)))
+    if (!(rc = mf_group_new(n, members, &ng))) {
+        if (ng->g_size) /* (the empty group is one shared object) */
+            ng->g_session = g1->g_session; /* a session's group stays the session's */
         rc = mf_group_publish(ng, newgroup);
+    }
 out:
     free(index);
     free(members);
@@ -239,8 +242,11 @@ static int mf_group_select(mf_group *g, const int *ranks, int n, bool exclude, M
         for (int r = 0; r < g->g_size; r++)
             if (!seen[r])
                 members[m++] = g->g_world_ranks[r];
-    if (!(rc = mf_group_new(m, members, &ng)))
+    if (!(rc = mf_group_new(m, members, &ng))) {
+        if (ng->g_size)
+            ng->g_session = g->g_session;
         rc = mf_group_publish(ng, newgroup);
+    }
 out:
     free(seen);
     free(members);

@@ -66,8 +66,21 @@ static inline int mf_p2p_check_request(MPI_Request handle, mf_request **out, con
 }
 /* A status with the values the standard gives for null or inactive requests. */
 void mf_status_empty(MPI_Status *status);
-/* Starts a buffered send through the attached buffer (bsend.c). */
+/* Buffered sends (bsend.c). Starts one through the buffer of the communicator, else of its
+ * session, else of the process. */
 int mf_bsend_start(const void *buf, MPI_Count count, mf_datatype *dt, int dest, int tag,
                    mf_comm *comm, mf_request **out);
+/* A communicator's (c_bsend) or a session's attached buffer; NULL: none. */
+typedef struct mf_bsend_pool mf_bsend_pool;
+/* Detaches c's buffer, if any, once its messages have left (MPI_Comm_free, _disconnect). */
+int mf_bsend_comm_release(mf_comm *c, const char *fn);
+/* The same for the buffer kept at *where by a session (MPI_Session_finalize). */
+int mf_bsend_session_release(mf_bsend_pool **where, const char *fn);
+/* session.c, for the session calls of bsend.c: where session `h` keeps its buffer (an
+ * MPI_ERR_SESSION code naming the handle if it is not a session); its buffer, or NULL; an
+ * error raised on session `h` (or where errors of no object go). */
+int mf_session_bsend(MPI_Session h, mf_bsend_pool ***where, const char *fn);
+mf_bsend_pool *mf_session_bsend_of(MPI_Session h);
+int mf_session_raise(MPI_Session h, int code, const char *fn);
 
 #endif

@@ -21,6 +21,7 @@
 #include <strings.h>
 
 #include "api/api.h"
+#include "api/p2p_args.h"
 #include "api/runtime.h"
 #include "coll/comm_build.h"
 #include "comm/comm_internal.h"
@@ -30,7 +31,8 @@
 typedef struct mf_session {
     MPI_Session s_handle;
     mf_errhandler *s_errhandler;
-    int s_thread_level; /* the level this session asked for (the runtime's may be higher) */
+    int s_thread_level;     /* the level this session asked for (the runtime's may be higher) */
+    mf_bsend_pool *s_bsend; /* MPI_Session_attach_buffer's (api/bsend.c), or NULL */
 } mf_session;
 
 static mf_handle_table mf_session_table = MF_HANDLE_TABLE_INIT(MF_CLASS_SESSION);
@@ -57,6 +59,37 @@ static int mf_err_session(const mf_session *s, int code, const char *fn)
         return code;
     return s ? mf_err_session_dispatch(s->s_errhandler, s->s_handle, code, fn)
              : mf_err_world(code, fn);
+}
+
+int mf_session_bsend(MPI_Session h, mf_bsend_pool ***where, const char *fn)
+{
+    mf_session *s = NULL;
+    int rc = mf_api_session(h, &s, fn);
+    if (!rc)
+        *where = &s->s_bsend;
+    return rc;
+}
+
+mf_bsend_pool *mf_session_bsend_of(MPI_Session h)
+{
+    mf_session *s = mf_handle_lookup(&mf_session_table, h);
+    return s ? s->s_bsend : NULL;
+}
+
+int mf_session_raise(MPI_Session h, int code, const char *fn)
+{
+    if (code == MPI_SUCCESS)
+        return code;
+    MF_API_ENTER();
+    mf_session *s = h == MPI_SESSION_NULL ? NULL : mf_handle_lookup(&mf_session_table, h);
+    mf_session copy = s ? *s : (mf_session){0};
+    if (s)
+        mf_errhandler_retain(copy.s_errhandler);
+    MF_API_EXIT();
+    code = mf_err_session(s ? &copy : NULL, code, fn);
+    if (s)
+        mf_errhandler_release(copy.s_errhandler);
+    return code;
 }
 
 /* Handlers a session may carry: the predefined ones and those made for sessions. */
@@ -173,7 +206,9 @@ int PMPI_Session_finalize(MPI_Session *session)
     MF_API_ENTER();
     int rc = session ? mf_api_session(*session, &s, fn)
                      : mf_error(MPI_ERR_ARG, "%s: session is NULL", fn);
-    mf_session copy = {MPI_SESSION_NULL, NULL, 0};
+    mf_session copy = {MPI_SESSION_NULL, NULL, 0, NULL};
+    if (!rc)
+        rc = mf_bsend_session_release(&s->s_bsend, fn); /* its buffered messages leave first */
     if (!rc) {
         /* A teardown failure goes to the session's handler, kept alive until then. */
         copy = *s;
@@ -356,8 +391,10 @@ int PMPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI
     } else if (!rc) {
         rc = mf_group_new(1, &mf_g.rank, &g);
     }
-    if (!rc)
+    if (!rc) {
+        g->g_session = s->s_handle;
         rc = mf_group_to_handle(g, newgroup);
+    }
     mf_group_release(g);
     MF_API_EXIT();
     return mf_err_session(s, rc, fn);
@@ -404,9 +441,12 @@ static int mf_err_from_group(const mf_errhandler *eh, int rc, const char *fn)
     return mf_err_world(rc, fn);
 }
 
-/* Gives a new communicator its handler and hints and hands it to the user. */
-static int mf_from_group_finish(mf_comm *c, mf_errhandler *eh, MPI_Info info, MPI_Comm *out)
+/* Gives a new communicator its handler, hints and the session of group g (what it derives from)
+ * and hands it to the user. */
+static int mf_from_group_finish(mf_comm *c, const mf_group *g, mf_errhandler *eh, MPI_Info info,
+                                MPI_Comm *out)
 {
+    c->c_session = g->g_session;
     mf_info *hints = info == MPI_INFO_NULL ? NULL : mf_info_get(info);
     if (hints) {
         int rc = mf_info_dup(hints, &c->c_info);
@@ -439,7 +479,7 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     if (!rc)
         rc = mf_check_info_opt(info, &hints, fn);
     if (!rc && !(rc = mf_comm_from_group(g, stringtag, &c)))
-        rc = mf_from_group_finish(c, eh, info, newcomm);
+        rc = mf_from_group_finish(c, g, eh, info, newcomm);
     MF_API_EXIT();
     return mf_err_from_group(eh, rc, fn);
 }
@@ -472,7 +512,7 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     if (!rc)
         rc = mf_check_info_opt(info, &hints, fn);
     if (!rc && !(rc = mf_intercomm_from_groups(lg, local_leader, rg, remote_leader, stringtag, &c)))
-        rc = mf_from_group_finish(c, eh, info, newintercomm);
+        rc = mf_from_group_finish(c, lg, eh, info, newintercomm);
     MF_API_EXIT();
     return mf_err_from_group(eh, rc, fn);
 }

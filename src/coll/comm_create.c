@@ -15,10 +15,12 @@
 #include "core/state.h"
 #include "p2p/p2p.h"
 
-static void mf_comm_inherit_errhandler(mf_comm *c, const mf_comm *from)
+/* What every communicator takes from the one it derives from: its error handler and session. */
+static void mf_comm_inherit(mf_comm *c, const mf_comm *from)
 {
     if (!from)
         return;
+    c->c_session = from->c_session;
     mf_errhandler_release(c->c_errhandler);
     c->c_errhandler = from->c_errhandler;
     mf_errhandler_retain(c->c_errhandler);
@@ -42,7 +44,7 @@ int mf_comm_create_over(const mf_participants *p, mf_comm *parent, mf_group *gro
         mf_context_release(context);
         return rc;
     }
-    mf_comm_inherit_errhandler(c, parent);
+    mf_comm_inherit(c, parent);
     *out = c;
     return MPI_SUCCESS;
 }
@@ -70,7 +72,7 @@ int mf_comm_create_inter(const mf_participants *local, mf_group *local_group,
         goto fail;
     }
     ic->c_local_comm = lc;
-    mf_comm_inherit_errhandler(ic, errh_from);
+    mf_comm_inherit(ic, errh_from);
     *out = ic;
     return MPI_SUCCESS;
 fail:
@@ -123,14 +125,14 @@ int mf_comm_idup_prepare(mf_comm *parent, mf_comm **out)
         mf_group_release(parent->c_remote);
         return rc;
     }
-    mf_comm_inherit_errhandler(c, parent);
+    mf_comm_inherit(c, parent);
     if (parent->c_is_inter) {
         mf_group_retain(parent->c_group);
         if ((rc = mf_comm_new(parent->c_group, NULL, MF_CONTEXT_NONE, &lc))) {
             mf_group_release(parent->c_group);
             goto fail;
         }
-        mf_comm_inherit_errhandler(lc, parent);
+        mf_comm_inherit(lc, parent);
         c->c_local_comm = lc;
     }
     if ((rc = mf_comm_dup_extras(parent, c)))
@@ -246,7 +248,7 @@ static int mf_comm_inter_from_lists(mf_comm *c, const mf_participants *local, co
             goto out;
         lg = NULL;
         lctx = MF_CONTEXT_NONE;
-        mf_comm_inherit_errhandler(lc, c);
+        mf_comm_inherit(lc, c);
     }
     /* With the local id taken by the members, agree the intercomm's id across both sides. */
     if ((rc = mf_context_agree_inter(local, c, 0, MF_TAG_COMM_INTER, &ictx)) || !member)
@@ -258,7 +260,7 @@ static int mf_comm_inter_from_lists(mf_comm *c, const mf_participants *local, co
     ictx = MF_CONTEXT_NONE;
     ic->c_local_comm = lc;
     lc = NULL;
-    mf_comm_inherit_errhandler(ic, c);
+    mf_comm_inherit(ic, c);
     *out = ic;
 out:
     mf_context_release(lctx); /* no-op for MF_CONTEXT_NONE */

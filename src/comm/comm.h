@@ -29,6 +29,9 @@ typedef struct mf_group {
     int g_size;
     int g_rank;         /* this process's rank in the group, or MPI_UNDEFINED */
     int *g_world_ranks; /* g_world_ranks[i]: world rank of group member i */
+    /* The session it derives from (MPI_Group_from_session_pset, and groups made from such a
+     * group), which a communicator made from it derives from too; 0: none. */
+    MPI_Session g_session;
 } mf_group;
 
 struct mf_attr_list;
@@ -61,6 +64,11 @@ typedef struct mf_comm {
      * above this one) that releasing the communicator calls to free it. */
     struct mf_coll_shm *c_coll;
     void (*c_coll_free)(struct mf_comm *c);
+    /* MPI-4.1 buffered sends: the buffer attached to this communicator (MPI_Comm_attach_buffer;
+     * api/bsend.c), NULL if none; and the session it derives from (made from a session's group,
+     * or from a communicator that does), whose buffer comes next; 0: none. */
+    struct mf_bsend_pool *c_bsend;
+    MPI_Session c_session;
 } mf_comm;
 
 /* c_refs is written under the library lock (or by the one thread in MPI), and read without it

@@ -29,7 +29,8 @@ OURS_ONLY = {
 # lacks them, our value must equal the one MPICH 4.1 and later define (checked against the mpi.h
 # of the mpich 5.0.2 wheel from PyPI), which binaries built with those MPICHs (the mpi4py wheels)
 # pass to us.
-NEWER_MPICH = {"MPI_T_ERR_NOT_ACCESSIBLE": "79", "MPI_ERR_ERRHANDLER": "80"}
+NEWER_MPICH = {"MPI_T_ERR_NOT_ACCESSIBLE": "79", "MPI_ERR_ERRHANDLER": "80",
+               "MPI_BUFFER_AUTOMATIC": "-2"}
 
 TYPES = ["MPI_Aint", "MPI_Offset", "MPI_Count", "MPI_Fint", "MPI_Comm", "MPI_Group",
          "MPI_Datatype", "MPI_Op", "MPI_Errhandler", "MPI_Request", "MPI_Message", "MPI_Info",
