@@ -1158,6 +1158,28 @@ int MPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size)
 int MPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
 int MPI_Session_flush_buffer(MPI_Session session);
 int MPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
+int MPI_Comm_toint(MPI_Comm comm);
+MPI_Comm MPI_Comm_fromint(int comm);
+int MPI_Errhandler_toint(MPI_Errhandler errhandler);
+MPI_Errhandler MPI_Errhandler_fromint(int errhandler);
+int MPI_File_toint(MPI_File file);
+MPI_File MPI_File_fromint(int file);
+int MPI_Group_toint(MPI_Group group);
+MPI_Group MPI_Group_fromint(int group);
+int MPI_Info_toint(MPI_Info info);
+MPI_Info MPI_Info_fromint(int info);
+int MPI_Message_toint(MPI_Message message);
+MPI_Message MPI_Message_fromint(int message);
+int MPI_Op_toint(MPI_Op op);
+MPI_Op MPI_Op_fromint(int op);
+int MPI_Request_toint(MPI_Request request);
+MPI_Request MPI_Request_fromint(int request);
+int MPI_Session_toint(MPI_Session session);
+MPI_Session MPI_Session_fromint(int session);
+int MPI_Type_toint(MPI_Datatype datatype);
+MPI_Datatype MPI_Type_fromint(int datatype);
+int MPI_Win_toint(MPI_Win win);
+MPI_Win MPI_Win_fromint(int win);
 int MPI_Get_hw_resource_info(MPI_Info *hw_info);
 
 /* Profiling interface */
@@ -2321,6 +2343,28 @@ int PMPI_Session_detach_buffer(MPI_Session session, void *buffer_addr, int *size
 int PMPI_Session_detach_buffer_c(MPI_Session session, void *buffer_addr, MPI_Count *size);
 int PMPI_Session_flush_buffer(MPI_Session session);
 int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request);
+int PMPI_Comm_toint(MPI_Comm comm);
+MPI_Comm PMPI_Comm_fromint(int comm);
+int PMPI_Errhandler_toint(MPI_Errhandler errhandler);
+MPI_Errhandler PMPI_Errhandler_fromint(int errhandler);
+int PMPI_File_toint(MPI_File file);
+MPI_File PMPI_File_fromint(int file);
+int PMPI_Group_toint(MPI_Group group);
+MPI_Group PMPI_Group_fromint(int group);
+int PMPI_Info_toint(MPI_Info info);
+MPI_Info PMPI_Info_fromint(int info);
+int PMPI_Message_toint(MPI_Message message);
+MPI_Message PMPI_Message_fromint(int message);
+int PMPI_Op_toint(MPI_Op op);
+MPI_Op PMPI_Op_fromint(int op);
+int PMPI_Request_toint(MPI_Request request);
+MPI_Request PMPI_Request_fromint(int request);
+int PMPI_Session_toint(MPI_Session session);
+MPI_Session PMPI_Session_fromint(int session);
+int PMPI_Type_toint(MPI_Datatype datatype);
+MPI_Datatype PMPI_Type_fromint(int datatype);
+int PMPI_Win_toint(MPI_Win win);
+MPI_Win PMPI_Win_fromint(int win);
 int PMPI_Get_hw_resource_info(MPI_Info *hw_info);
 
 #endif /* MPI_PROTO_H_INCLUDED */
