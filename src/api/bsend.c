@@ -49,7 +49,7 @@ struct mf_bsend_pool { /* typedef in p2p_args.h */
 
 static mf_bsend_pool *mf_bsend_process; /* MPI_Buffer_attach's, or NULL */
 
-/* ---- pools ---------------------------------------------------------------------------------- */
+/* ---- pools ----------------------------------------------------------------------------------- */
 
 /* The oldest message still in the pool (UINT64_MAX: none). */
 static uint64_t mf_bsend_oldest(const mf_bsend_pool *p)
@@ -239,7 +239,7 @@ int mf_bsend_session_release(mf_bsend_pool **where, const char *fn)
     return *where ? mf_bsend_detach(where, NULL, NULL, "the session", fn) : MPI_SUCCESS;
 }
 
-/* ---- entry points ------------------------------------------------------------------------------ */
+/* ---- entry points ---------------------------------------------------------------------------- */
 
 int PMPI_Buffer_attach(void *buffer, int size)
 {
@@ -369,7 +369,7 @@ int PMPI_Session_iflush_buffer(MPI_Session session, MPI_Request *request)
 }
 MF_API_ALIAS(Session_iflush_buffer);
 
-/* ---- staging ---------------------------------------------------------------------------------- */
+/* ---- staging --------------------------------------------------------------------------------- */
 
 /* First fit in address order (automatic: a slot of its own memory, after the header); returns
  * the slot or NULL. */

@@ -177,8 +177,9 @@ static int mf_group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgrou
                 members[n++] = g2->g_world_ranks[i];
     free(in2);
     if (!(rc = mf_group_new(n, members, &ng))) {
-        if (ng->g_size) /* (the empty group is one shared object) */
-            ng->g_session = g1->g_session; /* a session's group stays the session's */
+        /* A session's group stays the session's (the empty group is one shared object). */
+        if (ng->g_size)
+            ng->g_session = g1->g_session;
         rc = mf_group_publish(ng, newgroup);
     }
 out:

@@ -24,7 +24,10 @@ theirs=$venv/lib/libmpi.so.12
 [ -e "$theirs" ] || { echo "FAIL: the wheel has no lib/libmpi.so.12"; exit 1; }
 fail=0
 
-syms() { nm -D --defined-only "$1" | awk 'NF == 3 && $3 ~ /^P?MPI_/ { sub(/@.*/, "", $3); print $3 }' | sort -u; }
+syms() {
+    nm -D --defined-only "$1" | awk 'NF == 3 && $3 ~ /^P?MPI_/ { sub(/@.*/, "", $3); print $3 }' |
+        sort -u
+}
 missing=$(comm -23 <(syms "$theirs" | grep -v -E '^P?MPI_Abi_') <(syms "$libdir/libmpi.so.12"))
 if [ -n "$missing" ]; then
     echo "FAIL: exported by MPICH 5.0.2's libmpi.so.12 but not by ours:" $missing

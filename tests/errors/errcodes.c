@@ -4,7 +4,8 @@
  * program adds lie above it, and the MPI_LASTUSEDCODE attribute (never below MPI_ERR_LASTCODE)
  * follows them; added texts, empty until set, can be replaced; predefined ones cannot. MPI-4.1
  * removes them again (MPI_Remove_error_string/code/class: a value's text before the value, codes
- * before their class); a removed value is no class or code any more, and MPI_LASTUSEDCODE comes back down.
+ * before their class); a removed value is no class or code any more, and MPI_LASTUSEDCODE
+ * comes back down.
  */
 #include <string.h>
 

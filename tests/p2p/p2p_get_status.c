@@ -7,10 +7,12 @@
  * first round of checks), a send, a null request and an inactive persistent request; and a
  * generalized request, which the rank completes itself, whose query function reports an error
  * in its status: the array forms then return MPI_ERR_IN_STATUS, and the query runs at every
- * call while the free function runs only once, at the final wait. (Built with the mpicc of the
- * mpich 5.0.2 wheel, the one-process run passes on MPICH as well; with two processes MPICH's
- * MPI_Request_get_status_some never makes progress, so the first loop spins.) Also the answers for arrays
- * with no active request and the argument errors.
+ * call while the free function runs only once, at the final wait. Also the answers for arrays
+ * with no active request, and the argument errors.
+ *
+ * Built with the mpicc of the mpich 5.0.2 wheel, the one-process run passes on MPICH as well;
+ * with two processes MPICH's MPI_Request_get_status_some never makes progress, so the first
+ * loop spins.
  */
 #include <string.h>
 
