@@ -22,6 +22,7 @@
 #include <string.h>
 
 #include "api/p2p_args.h"
+#include "api/session.h"
 #include "core/progress.h"
 
 typedef struct mf_bsend_slot {

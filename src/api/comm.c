@@ -10,6 +10,7 @@
 
 #include "api/api.h"
 #include "api/p2p_args.h"
+#include "api/session.h"
 #include "comm/attr.h"
 #include "coll/coll.h"
 #include "coll/comm_build.h"
@@ -176,11 +177,19 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
         case MPI_COMM_TYPE_SHARED:
             color = mf_g.node_of[mf_g.rank];
             break;
-        case MPI_COMM_TYPE_HW_GUIDED: {
-            /* The one resource type we know is the host's shared memory. */
+        case MPI_COMM_TYPE_HW_GUIDED:
+        case MPI_COMM_TYPE_RESOURCE_GUIDED: {
+            /* The one resource type we know is the host's shared memory. MPI-4.1's
+             * RESOURCE_GUIDED also splits by a process set ("mpi_pset_name"). Anything else
+             * gives MPI_COMM_NULL. */
             const char *v = mf_info_lookup(mf_info_get(info), "mpi_hw_resource_type");
+            const char *pset = split_type == MPI_COMM_TYPE_RESOURCE_GUIDED
+                                   ? mf_info_lookup(mf_info_get(info), "mpi_pset_name")
+                                   : NULL;
             if (v && strcmp(v, "mpi_shared_memory") == 0)
                 color = mf_g.node_of[mf_g.rank];
+            else if (pset)
+                color = mf_pset_split_color(pset);
             break;
         }
         case MPI_COMM_TYPE_HW_UNGUIDED:

@@ -76,11 +76,5 @@ typedef struct mf_bsend_pool mf_bsend_pool;
 int mf_bsend_comm_release(mf_comm *c, const char *fn);
 /* The same for the buffer kept at *where by a session (MPI_Session_finalize). */
 int mf_bsend_session_release(mf_bsend_pool **where, const char *fn);
-/* session.c, for the session calls of bsend.c: where session `h` keeps its buffer (an
- * MPI_ERR_SESSION code naming the handle if it is not a session); its buffer, or NULL; an
- * error raised on session `h` (or where errors of no object go). */
-int mf_session_bsend(MPI_Session h, mf_bsend_pool ***where, const char *fn);
-mf_bsend_pool *mf_session_bsend_of(MPI_Session h);
-int mf_session_raise(MPI_Session h, int code, const char *fn);
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "api/api.h"
 #include "api/p2p_args.h"
+#include "api/session.h"
 #include "api/runtime.h"
 #include "coll/comm_build.h"
 #include "comm/comm_internal.h"
@@ -106,14 +107,32 @@ static int mf_api_session_errhandler(MPI_Errhandler h, mf_errhandler **out, cons
     return MPI_SUCCESS;
 }
 
-/* Index of a process set name, or -1 (an MPI_ERR_ARG naming it when fn is not NULL). */
-static int mf_pset_find(const char *name, int *index, const char *fn)
+/* Index of a process set name, or -1. */
+static int mf_pset_index(const char *name)
 {
     for (int i = 0; name && i < MF_NPSETS; i++)
-        if (strcasecmp(name, mf_pset_names[i]) == 0) {
-            *index = i;
-            return MPI_SUCCESS;
-        }
+        if (strcasecmp(name, mf_pset_names[i]) == 0)
+            return i;
+    return -1;
+}
+
+int mf_pset_split_color(const char *name)
+{
+    switch (mf_pset_index(name)) {
+    case 0: /* mpi://WORLD: one set of every process */
+        return 0;
+    case 1: /* mpi://SELF: a set of each process alone */
+        return mf_g.rank;
+    default:
+        return MPI_UNDEFINED;
+    }
+}
+
+/* The index of a process set name into *index, or an MPI_ERR_ARG naming it. */
+static int mf_pset_find(const char *name, int *index, const char *fn)
+{
+    if ((*index = mf_pset_index(name)) >= 0)
+        return MPI_SUCCESS;
     if (!name)
         return mf_error(MPI_ERR_ARG, "%s: pset_name is NULL", fn);
     return mf_error(MPI_ERR_ARG,

@@ -30,7 +30,7 @@ OURS_ONLY = {
 # of the mpich 5.0.2 wheel from PyPI), which binaries built with those MPICHs (the mpi4py wheels)
 # pass to us.
 NEWER_MPICH = {"MPI_T_ERR_NOT_ACCESSIBLE": "79", "MPI_ERR_ERRHANDLER": "80",
-               "MPI_BUFFER_AUTOMATIC": "-2"}
+               "MPI_BUFFER_AUTOMATIC": "-2", "MPI_COMM_TYPE_RESOURCE_GUIDED": "4"}
 
 TYPES = ["MPI_Aint", "MPI_Offset", "MPI_Count", "MPI_Fint", "MPI_Comm", "MPI_Group",
          "MPI_Datatype", "MPI_Op", "MPI_Errhandler", "MPI_Request", "MPI_Message", "MPI_Info",

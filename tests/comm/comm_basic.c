@@ -1,5 +1,6 @@
 /*
- * Communicator creation at any process count: split (colors, keys, MPI_UNDEFINED), split_type,
+ * Communicator creation at any process count: split (colors, keys, MPI_UNDEFINED), split_type
+ * (shared, guided by hardware resource or, MPI-4.1, by process set),
  * dup, create, create_group, compare, names, disconnect, get_parent, and that traffic on a new
  * communicator never matches receives on its parent. Expected ranks and sizes are computed here
  * from the rules of the standard, independently of the library.
@@ -211,6 +212,36 @@ int main(int argc, char **argv)
     MPI_Comm_free(&node);
     MF_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_UNDEFINED, 0, MPI_INFO_NULL, &node));
     MF_CHECK(node == MPI_COMM_NULL, "split_type MPI_UNDEFINED gave a communicator");
+    /* Guided splits: by the hardware resource "mpi_shared_memory" (the host, as SHARED), and
+     * with MPI-4.1's RESOURCE_GUIDED also by process set (WORLD: everyone, SELF: each alone,
+     * names without regard to case); keys they do not know give MPI_COMM_NULL. */
+    struct {
+        int type;
+        const char *key, *value;
+        int size; /* 0: MPI_COMM_NULL */
+    } guided[] = {
+        {MPI_COMM_TYPE_HW_GUIDED, "mpi_hw_resource_type", "mpi_shared_memory", same},
+        {MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_hw_resource_type", "mpi_shared_memory", same},
+        {MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_pset_name", "mpi://WORLD", size},
+        {MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_pset_name", "MPI://self", 1},
+        {MPI_COMM_TYPE_RESOURCE_GUIDED, "mpi_pset_name", "mpi://nowhere", 0},
+        {MPI_COMM_TYPE_HW_GUIDED, "mpi_pset_name", "mpi://WORLD", 0},
+        {MPI_COMM_TYPE_HW_GUIDED, "mpi_hw_resource_type", "mpi_l3_cache", 0},
+    };
+    for (size_t i = 0; i < sizeof guided / sizeof guided[0]; i++) {
+        MPI_Info hint;
+        MPI_Info_create(&hint);
+        MPI_Info_set(hint, guided[i].key, guided[i].value);
+        MF_CHECK_MPI(MPI_Comm_split_type(MPI_COMM_WORLD, guided[i].type, rank, hint, &node));
+        MPI_Info_free(&hint);
+        ns = 0;
+        if (node != MPI_COMM_NULL) {
+            MPI_Comm_size(node, &ns);
+            MPI_Comm_free(&node);
+        }
+        MF_CHECK(ns == guided[i].size, "guided split %zu (%s=%s): size %d, expected %d", i,
+                 guided[i].key, guided[i].value, ns, guided[i].size);
+    }
 
     /* Info hints travel with dup_with_info and come back from get_info. */
     MPI_Info info, got;
