@@ -150,6 +150,12 @@ static int mf_bsend_iflush(mf_bsend_pool *p, mf_comm *comm, MPI_Request *request
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a request", fn);
     }
     r->pub.r_active = true;
+    int rc = mf_request_give(r, request); /* (frees r if it fails) */
+    if (rc) {
+        free(f);
+        return rc;
+    }
+    /* Linked only once the handle exists: a pool never holds a request that was freed. */
     *f = (mf_bsend_flush){p ? p->bp_flushes : NULL, p ? p->bp_taken : 0, r};
     if (p && mf_bsend_oldest(p) < f->bf_mark) {
         p->bp_flushes = f;
@@ -157,7 +163,7 @@ static int mf_bsend_iflush(mf_bsend_pool *p, mf_comm *comm, MPI_Request *request
         mf_request_complete(r); /* nothing to wait for */
         free(f);
     }
-    return mf_request_give(r, request);
+    return MPI_SUCCESS;
 }
 
 /* ---- one call on one owner's buffer ---------------------------------------------------------- */
