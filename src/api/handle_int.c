@@ -5,59 +5,24 @@
  * the conversion is the value itself, as MPI_Comm_c2f's macro is. A file's integer is its
  * Fortran handle (MPI_File_c2f). Like the Fortran conversions they check nothing: an invalid
  * handle converts to a value that is not a valid one either.
+ *
+ * The Fortran conversions of those handles (MPI_Comm_c2f, MPI_Comm_f2c and kin) are macros in
+ * mpi.h, as in MPICH's; MPICH 5.0's library exports them as functions as well, for bindings that
+ * look symbols up instead of including the header. So does this file, under the macros' names:
+ * written in parentheses, "(PMPI_Comm_c2f)(...)", a name is not taken for a call of its
+ * function-like macro.
  */
 #include "api/api.h"
 
-#undef MPI_Comm_c2f
-#undef MPI_Comm_f2c
-#undef PMPI_Comm_c2f
-#undef PMPI_Comm_f2c
-#undef MPI_Errhandler_c2f
-#undef MPI_Errhandler_f2c
-#undef PMPI_Errhandler_c2f
-#undef PMPI_Errhandler_f2c
-#undef MPI_Group_c2f
-#undef MPI_Group_f2c
-#undef PMPI_Group_c2f
-#undef PMPI_Group_f2c
-#undef MPI_Info_c2f
-#undef MPI_Info_f2c
-#undef PMPI_Info_c2f
-#undef PMPI_Info_f2c
-#undef MPI_Message_c2f
-#undef MPI_Message_f2c
-#undef PMPI_Message_c2f
-#undef PMPI_Message_f2c
-#undef MPI_Op_c2f
-#undef MPI_Op_f2c
-#undef PMPI_Op_c2f
-#undef PMPI_Op_f2c
-#undef MPI_Request_c2f
-#undef MPI_Request_f2c
-#undef PMPI_Request_c2f
-#undef PMPI_Request_f2c
-#undef MPI_Session_c2f
-#undef MPI_Session_f2c
-#undef PMPI_Session_c2f
-#undef PMPI_Session_f2c
-#undef MPI_Type_c2f
-#undef MPI_Type_f2c
-#undef PMPI_Type_c2f
-#undef PMPI_Type_f2c
-#undef MPI_Win_c2f
-#undef MPI_Win_f2c
-#undef PMPI_Win_c2f
-#undef PMPI_Win_f2c
-
 #define HANDLE_INT(Name, Type)                                                                     \
-    MPI_Fint PMPI_##Name##_c2f(Type handle); /* (mpi.h has the macro only) */                      \
-    Type PMPI_##Name##_f2c(MPI_Fint value);                                                        \
-    MPI_Fint PMPI_##Name##_c2f(Type handle)                                                        \
+    MPI_Fint(PMPI_##Name##_c2f)(Type handle); /* (mpi.h declares only the macro) */                \
+    Type(PMPI_##Name##_f2c)(MPI_Fint value);                                                       \
+    MPI_Fint(PMPI_##Name##_c2f)(Type handle)                                                       \
     {                                                                                              \
         return (MPI_Fint)handle;                                                                   \
     }                                                                                              \
     MF_API_ALIAS(Name##_c2f);                                                                      \
-    Type PMPI_##Name##_f2c(MPI_Fint value)                                                         \
+    Type(PMPI_##Name##_f2c)(MPI_Fint value)                                                        \
     {                                                                                              \
         return (Type)value;                                                                        \
     }                                                                                              \
