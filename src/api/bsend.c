@@ -235,15 +235,9 @@ static int mf_bsend_int_size(int rc, const MPI_Count *n, int *size)
     return rc;
 }
 
-int mf_bsend_comm_release(mf_comm *c, const char *fn)
+int mf_bsend_release_pool(mf_bsend_pool **where, const char *fn)
 {
-    return c->c_bsend ? mf_bsend_detach(&c->c_bsend, NULL, NULL, "the communicator", fn)
-                      : MPI_SUCCESS;
-}
-
-int mf_bsend_session_release(mf_bsend_pool **where, const char *fn)
-{
-    return *where ? mf_bsend_detach(where, NULL, NULL, "the session", fn) : MPI_SUCCESS;
+    return *where ? mf_bsend_detach(where, NULL, NULL, "its owner", fn) : MPI_SUCCESS;
 }
 
 /* ---- entry points ---------------------------------------------------------------------------- */

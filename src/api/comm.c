@@ -320,7 +320,7 @@ static int mf_api_comm_drop(MPI_Comm *comm, bool barrier, const char *how, const
     if (!rc && barrier)
         rc = mf_coll_barrier(c);
     if (!rc)
-        rc = mf_bsend_comm_release(c, fn); /* its buffered messages leave first */
+        rc = mf_bsend_release_pool(&c->c_bsend, fn); /* its buffered messages leave first */
     mf_comm *eh_comm = c;
     if (!rc) {
         /* The handler to report a failing delete callback with must outlive the object. */

@@ -152,10 +152,7 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
         goto out;
     }
     g = NULL; /* the communicator holds it now */
-    mf_errhandler_release(nc->c_errhandler);
-    nc->c_errhandler = c->c_errhandler;
-    mf_errhandler_retain(nc->c_errhandler);
-    nc->c_session = c->c_session;
+    mf_comm_inherit(nc, c);
     *newintracomm = nc->c_handle;
 out:
     mf_group_release(g);

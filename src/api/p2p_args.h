@@ -72,9 +72,8 @@ int mf_bsend_start(const void *buf, MPI_Count count, mf_datatype *dt, int dest, 
                    mf_comm *comm, mf_request **out);
 /* A communicator's (c_bsend) or a session's attached buffer; NULL: none. */
 typedef struct mf_bsend_pool mf_bsend_pool;
-/* Detaches c's buffer, if any, once its messages have left (MPI_Comm_free, _disconnect). */
-int mf_bsend_comm_release(mf_comm *c, const char *fn);
-/* The same for the buffer kept at *where by a session (MPI_Session_finalize). */
-int mf_bsend_session_release(mf_bsend_pool **where, const char *fn);
+/* Detaches the buffer kept at *where, if any, once its messages have left: a communicator's
+ * (MPI_Comm_free, _disconnect) or a session's (MPI_Session_finalize). */
+int mf_bsend_release_pool(mf_bsend_pool **where, const char *fn);
 
 #endif

@@ -227,7 +227,7 @@ int PMPI_Session_finalize(MPI_Session *session)
                      : mf_error(MPI_ERR_ARG, "%s: session is NULL", fn);
     mf_session copy = {MPI_SESSION_NULL, NULL, 0, NULL};
     if (!rc)
-        rc = mf_bsend_session_release(&s->s_bsend, fn); /* its buffered messages leave first */
+        rc = mf_bsend_release_pool(&s->s_bsend, fn); /* its buffered messages leave first */
     if (!rc) {
         /* A teardown failure goes to the session's handler, kept alive until then. */
         copy = *s;

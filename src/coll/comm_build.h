@@ -56,9 +56,12 @@ int mf_context_agree_inter(const mf_participants *local, mf_comm *bridge, int re
 
 /* ---- Building communicators (comm_create.c) ------------------------------------------------ */
 /* Collective over p: agrees a context and, where `group` is non-NULL (this process is one of
- * its members), builds an intracommunicator over it inheriting parent's error handler; *out is
- * NULL otherwise. Takes no reference on `group` (the new communicator takes its own). */
+ * its members), builds an intracommunicator over it that inherits from parent (mf_comm_inherit);
+ * *out is NULL otherwise. Takes no reference on `group` (the new communicator takes its own). */
 int mf_comm_create_over(const mf_participants *p, mf_comm *parent, mf_group *group, mf_comm **out);
+/* What every communicator takes from the one it derives from (`from` NULL: nothing): its error
+ * handler and its session. */
+void mf_comm_inherit(mf_comm *c, const mf_comm *from);
 /* MPI_Comm_split's work on an intracommunicator: every process of c takes part; *out is NULL
  * for MPI_UNDEFINED. Members of a color are ordered by (key, rank in c). */
 int mf_comm_split(mf_comm *c, int color, int key, mf_comm **out);

@@ -15,8 +15,7 @@
 #include "core/state.h"
 #include "p2p/p2p.h"
 
-/* What every communicator takes from the one it derives from: its error handler and session. */
-static void mf_comm_inherit(mf_comm *c, const mf_comm *from)
+void mf_comm_inherit(mf_comm *c, const mf_comm *from)
 {
     if (!from)
         return;
