@@ -97,29 +97,29 @@ int PMPI_Add_error_string(int errorcode, const char *string)
 MF_API_ALIAS(Add_error_string);
 
 /* MPI-4.1: what MPI_Add_error_* added can be removed, text first, then codes, then classes. */
-static int error_remove(int value, int kind, const char *fn)
+static int error_remove(int value, mf_error_removal what, const char *fn)
 {
     MF_API_ENTER();
     int rc = mf_check_initialized(fn);
     if (!rc)
-        rc = kind < 0 ? mf_error_remove_text(value, fn) : mf_error_remove(value, kind != 0, fn);
+        rc = mf_error_remove(value, what, fn);
     MF_API_RETURN(mf_err_world(rc, fn));
 }
 
 int PMPI_Remove_error_class(int errorclass)
 {
-    return error_remove(errorclass, 1, "MPI_Remove_error_class");
+    return error_remove(errorclass, MF_ERROR_REMOVE_CLASS, "MPI_Remove_error_class");
 }
 MF_API_ALIAS(Remove_error_class);
 
 int PMPI_Remove_error_code(int errorcode)
 {
-    return error_remove(errorcode, 0, "MPI_Remove_error_code");
+    return error_remove(errorcode, MF_ERROR_REMOVE_CODE, "MPI_Remove_error_code");
 }
 MF_API_ALIAS(Remove_error_code);
 
 int PMPI_Remove_error_string(int errorcode)
 {
-    return error_remove(errorcode, -1, "MPI_Remove_error_string");
+    return error_remove(errorcode, MF_ERROR_REMOVE_TEXT, "MPI_Remove_error_string");
 }
 MF_API_ALIAS(Remove_error_string);

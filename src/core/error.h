@@ -55,10 +55,10 @@ bool mf_error_is_class(int c);
 int mf_error_add(int err_class, int *out);
 /* Sets the text of an added code or class: MPI_ERR_ARG if `code` was not added, MPI_ERR_NO_MEM. */
 int mf_error_add_text(int code, const char *text);
-/* MPI-4.1 removal, for entry point `fn`: of an added class (is_class; its codes and text
- * removed before) or code (its text removed before), or of the text of an added code or class.
- * An MPI_ERR_ARG code naming what is wrong otherwise. */
-int mf_error_remove(int code, bool is_class, const char *fn);
-int mf_error_remove_text(int code, const char *fn);
+/* MPI-4.1 removal, for entry point `fn`: of the text of an added code or class, of an added
+ * code (its text removed before) or of an added class (its codes and text removed before). An
+ * MPI_ERR_ARG code naming what is wrong otherwise. */
+typedef enum { MF_ERROR_REMOVE_TEXT, MF_ERROR_REMOVE_CODE, MF_ERROR_REMOVE_CLASS } mf_error_removal;
+int mf_error_remove(int code, mf_error_removal what, const char *fn);
 
 #endif

@@ -93,9 +93,27 @@ int mf_error_add_text(int code, const char *text)
     return MPI_SUCCESS;
 }
 
-int mf_error_remove(int code, bool is_class, const char *fn)
+/* The text of an added value. */
+static int mf_error_remove_text(int code, const char *fn)
 {
+    const char *text;
+    if (mf_error_dynamic(code, NULL, &text) || !*text)
+        return mf_error(MPI_ERR_ARG,
+                        "%s: errorcode=%d has no string added by "
+                        "MPI_Add_error_string",
+                        fn, code);
+    mf_error_added *e = &mf_errors_added[code - MF_ERR_DYNAMIC_BASE];
+    free(e->e_text);
+    e->e_text = NULL;
+    return MPI_SUCCESS;
+}
+
+int mf_error_remove(int code, mf_error_removal removal, const char *fn)
+{
+    if (removal == MF_ERROR_REMOVE_TEXT)
+        return mf_error_remove_text(code, fn);
     int cls;
+    bool is_class = removal == MF_ERROR_REMOVE_CLASS;
     const char *what = is_class ? "errorclass" : "errorcode";
     if (mf_error_dynamic(code, &cls, NULL) || (cls == code) != is_class)
         return mf_error(MPI_ERR_ARG, "%s: %s=%d was not added by MPI_Add_error_%s (or was removed)",
@@ -115,19 +133,5 @@ int mf_error_remove(int code, bool is_class, const char *fn)
     *e = (mf_error_added){0};
     while (mf_errors_count && !mf_errors_added[mf_errors_count - 1].e_class)
         mf_errors_count--; /* MPI_LASTUSEDCODE comes down with the last value in use */
-    return MPI_SUCCESS;
-}
-
-int mf_error_remove_text(int code, const char *fn)
-{
-    const char *text;
-    if (mf_error_dynamic(code, NULL, &text) || !*text)
-        return mf_error(MPI_ERR_ARG,
-                        "%s: errorcode=%d has no string added by "
-                        "MPI_Add_error_string",
-                        fn, code);
-    mf_error_added *e = &mf_errors_added[code - MF_ERR_DYNAMIC_BASE];
-    free(e->e_text);
-    e->e_text = NULL;
     return MPI_SUCCESS;
 }
