@@ -111,5 +111,8 @@ struct mf_info;
 int mf_check_info_opt(MPI_Info handle, struct mf_info **out, const char *function);
 /* Just the first part: MPI_ERR_BUFFER naming `bufname` if buf is MPI_IN_PLACE. */
 int mf_check_not_in_place(const void *buf, const char *function, const char *bufname);
+/* MPI_Comm/Type/Win_get_name of the null handle (MPI-4.1): the handle's name, e.g.
+ * "MPI_COMM_NULL", after checking the output arguments. */
+int mf_api_null_name(const char *null_name, char *name, int *resultlen, const char *function);
 
 #endif

@@ -1,4 +1,7 @@
 /* Argument checks shared by entry points: see api.h. */
+#include <stdio.h>
+#include <string.h>
+
 #include "api/api.h"
 #include "comm/info.h"
 
@@ -52,6 +55,15 @@ int mf_check_not_in_place(const void *buf, const char *function, const char *buf
     if (buf == MPI_IN_PLACE)
         return mf_error(MPI_ERR_BUFFER, "%s: %s is MPI_IN_PLACE, which is not allowed here",
                         function, bufname);
+    return MPI_SUCCESS;
+}
+
+int mf_api_null_name(const char *null_name, char *name, int *resultlen, const char *function)
+{
+    if (!name || !resultlen)
+        return mf_error(MPI_ERR_ARG, "%s: %s is NULL", function, !name ? "name" : "resultlen");
+    snprintf(name, MPI_MAX_OBJECT_NAME, "%s", null_name);
+    *resultlen = (int)strlen(name);
     return MPI_SUCCESS;
 }
 

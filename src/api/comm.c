@@ -465,6 +465,10 @@ MF_API_ALIAS(Comm_set_name);
 
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    if (comm == MPI_COMM_NULL) /* no object: nothing to lock */
+        return mf_err_world(
+            mf_api_null_name("MPI_COMM_NULL", comm_name, resultlen, "MPI_Comm_get_name"),
+            "MPI_Comm_get_name");
     MF_API_ENTER();
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Comm_get_name");

@@ -346,6 +346,8 @@ MF_API_ALIAS(Type_set_name);
 
 static int mf_dt_get_name(MPI_Datatype type, char *name, int *len, const char *fn)
 {
+    if (type == MPI_DATATYPE_NULL)
+        return mf_api_null_name("MPI_DATATYPE_NULL", name, len, fn);
     mf_datatype *dt = NULL;
     int rc = mf_dt_query(type, name, len, &dt, fn);
     if (!rc) {

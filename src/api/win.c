@@ -373,8 +373,10 @@ MF_API_ALIAS(Win_set_name);
 
 int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 {
-    MF_API_ENTER();
     const char *fn = "MPI_Win_get_name";
+    if (win == MPI_WIN_NULL) /* no object: nothing to lock */
+        return mf_err_world(mf_api_null_name("MPI_WIN_NULL", name, resultlen, fn), fn);
+    MF_API_ENTER();
     mf_win *w = NULL;
     int rc = mf_check_win(win, &w, fn);
     if (!rc && (!name || !resultlen))
