@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "api/api.h"
+#include "api/memkind.h"
 #include "api/p2p_args.h"
 #include "api/session.h"
 #include "comm/attr.h"
@@ -16,6 +17,7 @@
 #include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 #include "comm/info.h"
+#include "comm/memkind.h"
 #include "comm/topo.h"
 #include "coll/nbc.h"
 #include "p2p/p2p_internal.h"
@@ -511,7 +513,14 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     if (!rc)
         rc = mf_api_out(info_used, fn, "info_used");
     if (!rc && !(rc = mf_info_dup(c->c_info, &copy))) {
-        rc = mf_info_to_handle(copy, info_used);
+        /* The hints kept, and the kinds of memory it supports (api/memkind.h) in place of any
+         * value the program set for that key. */
+        char *kinds = mf_memkind_of_comm(c);
+        rc = kinds ? mf_info_set(copy, MF_MEMKIND_KEY, kinds)
+                   : mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        free(kinds);
+        if (!rc)
+            rc = mf_info_to_handle(copy, info_used);
         mf_info_release(copy);
     }
     MF_API_RETURN(mf_err_comm(c, rc, fn));

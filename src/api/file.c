@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "api/file_api.h"
+#include "api/memkind.h"
 #include "comm/info.h"
 
 static mf_file **open_files;
@@ -122,15 +123,22 @@ static void file_unregister(mf_file *f)
     MF_API_ALIAS(File_##Name);
 
 /* A copy of the hints the file keeps (an empty info if none) with the collective buffering
- * hints in effect, as a new user handle. */
+ * hints in effect and the kinds of memory it supports (api/memkind.h), as a new user handle. */
 static int file_info_copy(const mf_file *f, MPI_Info *out)
 {
     mf_info *copy = NULL;
     int rc = f->info ? mf_info_dup(f->info, &copy) : mf_info_new(&copy);
-    if (!rc && (rc = mf_io_hints_report(f, copy)))
-        mf_info_release(copy);
-    else if (!rc && (rc = mf_info_to_handle(copy, out)))
-        mf_info_release(copy);
+    char *kinds = rc ? NULL : mf_memkind_of_comm(f->comm);
+    if (!rc && !kinds)
+        rc = mf_error(MPI_ERR_NO_MEM, "out of memory");
+    if (!rc)
+        rc = mf_memkind_report(copy, kinds, f->info);
+    free(kinds);
+    if (!rc)
+        rc = mf_io_hints_report(f, copy);
+    if (!rc)
+        rc = mf_info_to_handle(copy, out); /* the user's reference */
+    mf_info_release(copy);
     return rc;
 }
 

@@ -22,11 +22,13 @@
 
 #include "api/api.h"
 #include "api/p2p_args.h"
+#include "api/memkind.h"
 #include "api/session.h"
 #include "api/runtime.h"
 #include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 #include "comm/info.h"
+#include "comm/memkind.h"
 #include "core/handle.h"
 
 typedef struct mf_session {
@@ -34,6 +36,7 @@ typedef struct mf_session {
     mf_errhandler *s_errhandler;
     int s_thread_level;     /* the level this session asked for (the runtime's may be higher) */
     mf_bsend_pool *s_bsend; /* MPI_Session_attach_buffer's (api/bsend.c), or NULL */
+    char *s_memkinds;       /* the memory allocation kinds it supports (comm/memkind.h) */
 } mf_session;
 
 static mf_handle_table mf_session_table = MF_HANDLE_TABLE_INIT(MF_CLASS_SESSION);
@@ -159,16 +162,26 @@ static int mf_pset_size(int index)
 }
 
 /* A new info object with one key, handed to the user. */
-static int mf_info_one(const char *key, const char *value, MPI_Info *out)
+/* A new info handle with key=value, and key2=value2 unless key2 is NULL. */
+static int mf_info_make(MPI_Info *out, const char *key, const char *value, const char *key2,
+                        const char *value2)
 {
     mf_info *i;
     int rc = mf_info_new(&i);
     if (rc)
         return rc;
-    if (!(rc = mf_info_set(i, key, value)))
+    if (!(rc = mf_info_set(i, key, value)) && key2)
+        rc = mf_info_set(i, key2, value2);
+    if (!rc)
         rc = mf_info_to_handle(i, out);
     mf_info_release(i);
     return rc;
+}
+
+const char *mf_session_memkinds(MPI_Session h)
+{
+    mf_session *s = mf_handle_lookup(&mf_session_table, h);
+    return s ? s->s_memkinds : NULL;
 }
 
 /* ---- MPI_Session_init / finalize ------------------------------------------------------------ */
@@ -191,6 +204,12 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
                       "%s: info key \"thread_level\"=\"%.64s\" is not one of MPI_THREAD_SINGLE, "
                       "MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE",
                       fn, asked);
+    /* The kinds asked for here take precedence over those asked for at start-up (MPI-4.1
+     * 11.4.3). */
+    char *kinds = NULL;
+    const char *kinds_asked = hints ? mf_info_lookup(hints, MF_MEMKIND_KEY) : NULL;
+    if (!rc && !(kinds = kinds_asked ? mf_memkind_supported(kinds_asked) : mf_memkind_started()))
+        rc = mf_error(MPI_ERR_NO_MEM, "%s: no memory for the memory allocation kinds", fn);
     /* The object first, the runtime after: the runtime may set up the library lock, so no
      * MF_API_ENTER..EXIT pair may span mf_runtime_acquire. */
     if (!rc) {
@@ -208,8 +227,10 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
     }
     if (rc) {
         free(s);
+        free(kinds);
         return mf_err_session_dispatch(eh, MPI_SESSION_NULL, rc, fn);
     }
+    s->s_memkinds = kinds;
     s->s_thread_level = level;
     s->s_errhandler = eh;
     mf_errhandler_retain(eh);
@@ -241,6 +262,7 @@ int PMPI_Session_finalize(MPI_Session *session)
     rc = mf_runtime_release(false, fn);
     rc = mf_err_session(&copy, rc, fn);
     mf_errhandler_release(copy.s_errhandler);
+    free(copy.s_memkinds);
     return rc;
 }
 MF_API_ALIAS(Session_finalize);
@@ -256,7 +278,8 @@ int PMPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
     if (!rc && !info_used)
         rc = mf_error(MPI_ERR_ARG, "%s: info_used is NULL", fn);
     if (!rc) /* the level in force for this process, which is at least the one asked for */
-        rc = mf_info_one("thread_level", mf_info_thread_level_name(mf_g.thread_level), info_used);
+        rc = mf_info_make(info_used, "thread_level", mf_info_thread_level_name(mf_g.thread_level),
+                          MF_MEMKIND_KEY, s->s_memkinds);
     MF_API_EXIT();
     return mf_err_session(s, rc, fn);
 }
@@ -317,7 +340,7 @@ int PMPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_I
     if (!rc) {
         char size[16];
         snprintf(size, sizeof size, "%d", mf_pset_size(index));
-        rc = mf_info_one("mpi_size", size, info);
+        rc = mf_info_make(info, "mpi_size", size, NULL, NULL);
     }
     MF_API_EXIT();
     return mf_err_session(s, rc, fn);

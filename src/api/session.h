@@ -18,6 +18,10 @@ mf_bsend_pool *mf_session_bsend_of(MPI_Session h);
 /* Raises `code` on session `h` (or where errors of no object go); takes the library lock. */
 int mf_session_raise(MPI_Session h, int code, const char *fn);
 
+/* The memory allocation kinds session `h` supports (api/memkind.h), or NULL for a handle that
+ * is no session. */
+const char *mf_session_memkinds(MPI_Session h);
+
 /* The color this process takes in a split by process set `name` (the members of one set share
  * one), or MPI_UNDEFINED when the job has no such set (names match without regard to case). */
 int mf_pset_split_color(const char *name);

@@ -4,9 +4,11 @@
  * object and its back end are src/rma's (rma.h).
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
+#include "api/memkind.h"
 #include "comm/attr.h"
 #include "comm/info.h"
 #include "core/handle.h"
@@ -417,7 +419,12 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     if (!rc)
         rc = mf_info_dup(w->w_info, &copy);
     if (!rc) {
-        rc = mf_info_to_handle(copy, info_used);
+        char *kinds = mf_memkind_of_comm(w->w_comm);
+        rc = kinds ? mf_memkind_report(copy, kinds, w->w_info)
+                   : mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
+        free(kinds);
+        if (!rc)
+            rc = mf_info_to_handle(copy, info_used);
         mf_info_release(copy);
     }
     MF_API_EXIT();

@@ -13,6 +13,7 @@
 #include "core/handle.h"
 #include "core/state.h"
 #include "comm/info.h"
+#include "comm/memkind.h"
 #include "fabric/fabric.h"
 #include "rma/rma.h"
 
@@ -218,9 +219,14 @@ int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, mf_
         goto fail;
     if ((rc = mf_win_set_info(w, info)))
         goto fail;
-    const char *via = info ? mf_info_lookup(info, MF_WIN_FABRIC_KEY) : NULL;
-    if (via && (rc = mf_info_set(w->w_info, MF_WIN_FABRIC_KEY, via)))
-        goto fail;
+    /* Creation-only keys, kept to be read back: the fabric, and the kinds of memory the program
+     * promised to use with the window (MPI_Win_get_info narrows the reported kinds by it). */
+    static const char *const creation_keys[] = {MF_WIN_FABRIC_KEY, MF_MEMKIND_ASSERT_KEY};
+    for (size_t k = 0; k < sizeof creation_keys / sizeof creation_keys[0]; k++) {
+        const char *v = info ? mf_info_lookup(info, creation_keys[k]) : NULL;
+        if (v && (rc = mf_info_set(w->w_info, creation_keys[k], v)))
+            goto fail;
+    }
     w->w_a_size = w->w_size;
     w->w_a_unit = (int)w->w_disp_unit;
     w->w_a_flavor = flavor;

@@ -48,6 +48,8 @@ static const char mx_help[] =
     "                        or the full MANIFOLD_FABRIC grammar (e.g. tcp:eth0,tcp:eth1 for\n"
     "                        two rails); same as MANIFOLD_FABRIC=F (docs/FABRICS.md)\n"
     "  --rma-fabric F        the fabric(s) for one-sided traffic; same as MANIFOLD_RMA_FABRIC=F\n"
+    "  --memory-alloc-kinds K  the kinds of memory the program will give MPI (MPI-4.1), e.g.\n"
+    "                        system,mpi; same as MANIFOLD_MEMORY_ALLOC_KINDS=K\n"
     "  --report-fabrics      at the end, once per job: the fabric instances used per host pair\n"
     "                        and function, and what each carried (same as MANIFOLD_REPORT=fabrics)\n"
     "\n"
@@ -363,6 +365,14 @@ static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv,
             if (!next || !*next)
                 return mx_usage("%s needs a fabric (tcp, sctp, ofi, or MANIFOLD_FABRIC syntax)", a);
             setenv(strstr(a, "rma") ? "MANIFOLD_RMA_FABRIC" : "MANIFOLD_FABRIC", next, 1);
+            i++;
+        } else if (!strcmp(a, "--memory-alloc-kinds") || !strcmp(a, "-memory-alloc-kinds") ||
+                   !strcmp(a, "--memory_alloc_kinds") || !strcmp(a, "-memory_alloc_kinds")) {
+            /* MPI-4.1's start-up request (section 11.5), as MPICH spells it; the library
+             * answers in the info of its objects (src/comm/memkind.h). */
+            if (!next)
+                return mx_usage("%s needs a list of kinds (e.g. system,mpi)", a);
+            setenv("MANIFOLD_MEMORY_ALLOC_KINDS", next, 1);
             i++;
         } else if (!strcmp(a, "--report-fabrics") || !strcmp(a, "-report-fabrics")) {
             /* The library reports (src/fabric/fabric.c); every rank inherits the setting. */
