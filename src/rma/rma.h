@@ -182,7 +182,10 @@ int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, str
                   mf_comm *comm, void **base_out, mf_win **out, const char *fn);
 /* Collective; completes every operation first. */
 int mf_win_free(mf_win *w, const char *fn);
-/* Rank's part of a shared window; rank MPI_PROC_NULL = the first with size > 0. */
+/* Rank's part of the window if this process can load and store it (MPI-4.1: any flavor but
+ * dynamic): its own part, and with allocated memory the parts of the ranks on this host;
+ * otherwise size 0, disp_unit 0 and NULL. Rank MPI_PROC_NULL: the lowest rank with size > 0
+ * (whose part this process may not reach: then size 0 and NULL). */
 int mf_win_shared_query(mf_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void **base,
                         const char *fn);
 /* Replaces the recognised hints with those in info (MPI_Win_set_info). */

@@ -261,26 +261,36 @@ int mf_win_free(mf_win *w, const char *fn)
     return rc ? rc : rc2;
 }
 
+/* Where rank's part of the window is in this process's address space, or NULL when this
+ * process cannot load and store it: its own memory, and in windows that allocated their
+ * memory, that of every rank on this host (one segment per host, mf_win_map_shared). */
+static char *mf_win_local_base(const mf_win *w, int rank)
+{
+    if (w->w_flavor == MPI_WIN_FLAVOR_CREATE)
+        return rank == w->w_comm->c_rank ? (char *)w->w_base : NULL;
+    return w->w_slot_of[rank] >= 0 ? w->w_seg + w->w_seg_off[rank] : NULL;
+}
+
 int mf_win_shared_query(mf_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void **base,
                         const char *fn)
 {
-    if (w->w_flavor != MPI_WIN_FLAVOR_SHARED) /* allocate may share memory too, unannounced */
-        return mf_error(MPI_ERR_RMA_FLAVOR, "%s: win was not created by MPI_Win_allocate_shared",
+    int n = w->w_comm->c_size;
+    if (w->w_flavor == MPI_WIN_FLAVOR_DYNAMIC)
+        return mf_error(MPI_ERR_RMA_FLAVOR,
+                        "%s: win was created by MPI_Win_create_dynamic (its memory is attached "
+                        "piece by piece, not one part per rank)",
                         fn);
-    if (rank == MPI_PROC_NULL) {
-        rank = 0;
-        for (int i = 0; i < w->w_comm->c_size; i++) {
-            if (w->w_sizes[i] > 0) {
-                rank = i;
-                break;
-            }
-        }
-    } else if (rank < 0 || rank >= w->w_comm->c_size) {
+    if (rank != MPI_PROC_NULL && (rank < 0 || rank >= n))
         return mf_error(MPI_ERR_RANK, "%s: rank=%d is not in the window's group of %d", fn, rank,
-                        w->w_comm->c_size);
+                        n);
+    if (rank == MPI_PROC_NULL) { /* the lowest rank with memory, reachable from here or not */
+        for (int i = 0; i < n && rank == MPI_PROC_NULL; i++)
+            if (w->w_sizes[i] > 0)
+                rank = i;
     }
-    *size = w->w_sizes[rank];
-    *disp_unit = w->w_units[rank];
-    *base = w->w_seg + w->w_seg_off[rank];
+    char *at = rank == MPI_PROC_NULL ? NULL : mf_win_local_base(w, rank);
+    *size = at ? w->w_sizes[rank] : 0;
+    *disp_unit = at ? w->w_units[rank] : 0;
+    *base = at;
     return MPI_SUCCESS;
 }

@@ -143,10 +143,47 @@ static void dynamic(void)
     MPI_Barrier(MPI_COMM_WORLD);
     int from = (rank + size - 1) % size;
     MF_CHECK(buf[1] == 1000 + from, "dynamic put landed %ld, want %d", buf[1], 1000 + from);
+    MF_CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
+    int cls, rc = MPI_Win_shared_query(win, rank, &(MPI_Aint){0}, &(int){0}, &(long *){0});
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_FLAVOR, "shared_query on a dynamic window: class %d", cls);
     MF_CHECK_MPI(MPI_Win_detach(win, buf));
     MF_CHECK_MPI(MPI_Win_free(&win));
     free(buf);
     free(all);
+}
+
+/* MPI-4.1: an allocated window's parts on this host are reachable by load and store (Manifold
+ * maps one segment per host), those on other hosts are not (size 0, NULL). Each rank's part
+ * (64 bytes, unit 8) holds its rank in mem[0]. */
+static void allocated_query(MPI_Win win, double *mem)
+{
+    MPI_Comm node;
+    MPI_Group wg, ng;
+    MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    MPI_Comm_group(node, &ng);
+    mem[0] = rank;
+    MPI_Win_fence(0, win); /* the stores are done everywhere */
+    for (int r = 0; r < size; r++) {
+        int on_host;
+        MPI_Group_translate_ranks(wg, 1, &r, ng, &on_host);
+        MPI_Aint qsize = -1, qunit = -1;
+        double *q = NULL;
+        MF_CHECK_MPI(MPI_Win_shared_query_c(win, r, &qsize, &qunit, &q));
+        if (on_host != MPI_UNDEFINED)
+            MF_CHECK(q && qsize == 64 && qunit == 8 && q[0] == r && (r != rank || q == mem),
+                     "shared_query of rank %d's part on this host: %p %ld %ld", r, (void *)q,
+                     (long)qsize, (long)qunit);
+        else
+            MF_CHECK(!q && qsize == 0 && qunit == 0,
+                     "shared_query of rank %d's part on another host: %p %ld %ld", r, (void *)q,
+                     (long)qsize, (long)qunit);
+    }
+    MPI_Win_fence(0, win);
+    MPI_Group_free(&wg);
+    MPI_Group_free(&ng);
+    MPI_Comm_free(&node);
 }
 
 /* A window over a subcommunicator (the odd and the even world ranks), two of them in flight
@@ -229,9 +266,21 @@ static void errors(void)
     rc = MPI_Win_lock(77, 0, 0, win);
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_LOCKTYPE, "lock type 77: class %d", cls);
-    rc = MPI_Win_shared_query(win, 0, &(MPI_Aint){0}, &(int){0}, &(int *){0});
-    MPI_Error_class(rc, &cls);
-    MF_CHECK(cls == MPI_ERR_RMA_FLAVOR, "shared_query on a created window: class %d", cls);
+    /* MPI-4.1: a created window answers for the memory this process can load and store: its
+     * own part only. */
+    for (int r = 0; r < size; r++) {
+        MPI_Aint qsize = -1;
+        int qunit = -1, *qbase = NULL;
+        MF_CHECK_MPI(MPI_Win_shared_query(win, r, &qsize, &qunit, &qbase));
+        if (r == rank)
+            MF_CHECK(qbase == buf && qsize == (MPI_Aint)sizeof buf && qunit == sizeof(int),
+                     "shared_query of the own part of a created window: %p %ld %d", (void *)qbase,
+                     (long)qsize, qunit);
+        else
+            MF_CHECK(!qbase && qsize == 0 && qunit == 0,
+                     "shared_query of rank %d's part of a created window: %p %ld %d", r,
+                     (void *)qbase, (long)qsize, qunit);
+    }
     rc = MPI_Win_attach(win, buf, 4);
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_RMA_FLAVOR, "attach to a created window: class %d", cls);
@@ -367,6 +416,7 @@ int main(int argc, char **argv)
     MF_CHECK(mem != NULL && ((size_t)mem % 8) == 0, "allocate returned %p", (void *)mem);
     check_attrs(win, MPI_COMM_WORLD, mem, 64, 8, MPI_WIN_FLAVOR_ALLOCATE);
     mem[7] = 1.5;
+    allocated_query(win, mem);
     MF_CHECK_MPI(MPI_Win_free(&win));
 
     shared();
