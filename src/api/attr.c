@@ -14,7 +14,7 @@ static int mf_comm_keyval_create(void (*copy)(void), void (*del)(void), int *key
     int rc = mf_check_initialized(fn);
     if (!rc)
         rc = mf_keyval_create(MF_ATTR_COMM, copy, del, extra, keyval, fn);
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 int PMPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
@@ -40,7 +40,7 @@ static int mf_comm_keyval_free(int *keyval, const char *fn)
     int rc = mf_check_initialized(fn);
     if (!rc)
         rc = mf_keyval_free(MF_ATTR_COMM, keyval, fn);
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 int PMPI_Comm_free_keyval(int *comm_keyval)
@@ -143,7 +143,7 @@ int PMPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
     if (!rc)
         rc = mf_keyval_create(MF_ATTR_TYPE, (void (*)(void))type_copy_attr_fn,
                               (void (*)(void))type_delete_attr_fn, extra_state, type_keyval, fn);
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Type_create_keyval);
 
@@ -153,7 +153,7 @@ int PMPI_Type_free_keyval(int *type_keyval)
     int rc = mf_check_initialized("MPI_Type_free_keyval");
     if (!rc)
         rc = mf_keyval_free(MF_ATTR_TYPE, type_keyval, "MPI_Type_free_keyval");
-    MF_API_RETURN(mf_err_world(rc, "MPI_Type_free_keyval"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Type_free_keyval"));
 }
 MF_API_ALIAS(Type_free_keyval);
 
@@ -168,7 +168,7 @@ int PMPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
                   : mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
     }
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_set_attr);
 
@@ -180,7 +180,7 @@ int PMPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_v
     if (!rc)
         rc = mf_attr_get(MF_ATTR_TYPE, datatype, mf_attr_side_list(MF_ATTR_TYPE, datatype, 0),
                          type_keyval, attribute_val, flag, fn);
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Type_get_attr);
 
@@ -194,6 +194,6 @@ int PMPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
         rc = mf_attr_delete(MF_ATTR_TYPE, datatype, list ? list : &none, type_keyval, fn);
     }
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_delete_attr);

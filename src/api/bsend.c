@@ -199,7 +199,7 @@ static int mf_bsend_process_call(enum mf_bsend_op op, void *buffer, MPI_Count *s
     MF_API_ENTER();
     int rc = mf_bsend_call(&mf_bsend_process, op, buffer, size, request, NULL, "the process", fn);
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 static int mf_bsend_comm_call(MPI_Comm comm, enum mf_bsend_op op, void *buffer, MPI_Count *size,

@@ -256,7 +256,7 @@ int mf_api_gatherv_int(const void *sbuf, int scount, MPI_Datatype stype, void *r
     int n = at_root ? mf_coll_vec_len(comm) : 0;
     MPI_Count *wc = at_root ? mf_coll_widen_counts(rcounts, n, &failed) : NULL;
     MPI_Aint *wd = at_root ? mf_coll_widen_displs(displs, n, &failed) : NULL;
-    int rc = failed ? mf_err_world(NOMEM(fn), fn)
+    int rc = failed ? mf_err_no_object(NOMEM(fn), fn)
                     : mf_api_gatherv(sbuf, scount, stype, rbuf, wc, wd, rtype, root, comm, fn, nb);
     free(wc);
     free(wd);
@@ -290,7 +290,7 @@ int mf_api_scatterv_int(const void *sbuf, const int scounts[], const int displs[
     int n = at_root ? mf_coll_vec_len(comm) : 0;
     MPI_Count *wc = at_root ? mf_coll_widen_counts(scounts, n, &failed) : NULL;
     MPI_Aint *wd = at_root ? mf_coll_widen_displs(displs, n, &failed) : NULL;
-    int rc = failed ? mf_err_world(NOMEM(fn), fn)
+    int rc = failed ? mf_err_no_object(NOMEM(fn), fn)
                     : mf_api_scatterv(sbuf, wc, wd, stype, rbuf, rcount, rtype, root, comm, fn, nb);
     free(wc);
     free(wd);
@@ -403,7 +403,7 @@ int mf_api_allgatherv_int(const void *sbuf, int scount, MPI_Datatype stype, void
     MPI_Count *wc = mf_coll_widen_counts(rcounts, n, &failed);
     MPI_Aint *wd = mf_coll_widen_displs(displs, n, &failed);
     int rc =
-        failed ? mf_err_world(NOMEM(fn), fn)
+        failed ? mf_err_no_object(NOMEM(fn), fn)
                : mf_api_allgather(sbuf, scount, stype, rbuf, 0, true, wc, wd, rtype, comm, fn, nb);
     free(wc);
     free(wd);
@@ -563,7 +563,7 @@ int mf_api_alltoallvw_int(const void *sbuf, const int scounts[], const int sdisp
     MPI_Aint *sd = mf_coll_widen_displs(sbuf == MPI_IN_PLACE ? NULL : sdispls, n, &failed);
     MPI_Count *rc_ = mf_coll_widen_counts(rcounts, n, &failed);
     MPI_Aint *rd = mf_coll_widen_displs(rdispls, n, &failed);
-    int rc = failed ? mf_err_world(NOMEM(fn), fn)
+    int rc = failed ? mf_err_no_object(NOMEM(fn), fn)
                     : mf_api_alltoallvw(sbuf, sc, sd, stypes, stype, rbuf, rc_, rd, rtypes, rtype,
                                         comm, w, fn, nb);
     free(sc);

@@ -200,7 +200,7 @@ int mf_api_reduce_scatter_int(const void *sbuf, void *rbuf, const int rcounts[],
 {
     bool failed = false;
     MPI_Count *wc = mf_coll_widen_counts(rcounts, mf_coll_local_len(comm), &failed);
-    int rc = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
+    int rc = failed ? mf_err_no_object(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
                     : mf_api_reduce_scatter(sbuf, rbuf, 0, wc, false, type, op, comm, fn, nb);
     free(wc);
     return rc;

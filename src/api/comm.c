@@ -360,7 +360,7 @@ int PMPI_Comm_get_parent(MPI_Comm *parent)
     if (!rc)
         *parent = MPI_COMM_NULL;
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Comm_get_parent);
 
@@ -468,7 +468,7 @@ MF_API_ALIAS(Comm_set_name);
 int PMPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
     if (comm == MPI_COMM_NULL) /* no object: nothing to lock */
-        return mf_err_world(
+        return mf_err_no_object(
             mf_api_null_name("MPI_COMM_NULL", comm_name, resultlen, "MPI_Comm_get_name"),
             "MPI_Comm_get_name");
     MF_API_ENTER();

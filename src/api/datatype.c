@@ -7,7 +7,7 @@
  * builders take, builds the layout (src/datatype/construct.c), and records the arguments exactly
  * as given for MPI_Type_get_contents: int variants in the integer/address arrays, _c variants in
  * the large-count array (MPI-4.0 Table 5.1). Subarray, darray and dup are in datatype_grid.c.
- * Errors go to MPI_COMM_WORLD's handler: no communicator is involved.
+ * Errors go where errors of no object go (mf_err_no_object): no communicator is involved.
  */
 #include <stdlib.h>
 
@@ -92,7 +92,7 @@ int PMPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
     MF_API_ENTER();
     int rc = mf_dt_contiguous(count, oldtype, newtype, false, "MPI_Type_contiguous");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Type_contiguous");
+    return mf_err_no_object(rc, "MPI_Type_contiguous");
 }
 MF_API_ALIAS(Type_contiguous);
 
@@ -101,7 +101,7 @@ int PMPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *
     MF_API_ENTER();
     int rc = mf_dt_contiguous(count, oldtype, newtype, true, "MPI_Type_contiguous_c");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Type_contiguous_c");
+    return mf_err_no_object(rc, "MPI_Type_contiguous_c");
 }
 MF_API_ALIAS(Type_contiguous_c);
 
@@ -147,7 +147,7 @@ int PMPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtyp
     int rc =
         mf_dt_vector(count, blocklength, stride, false, oldtype, newtype, false, "MPI_Type_vector");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Type_vector");
+    return mf_err_no_object(rc, "MPI_Type_vector");
 }
 MF_API_ALIAS(Type_vector);
 
@@ -158,7 +158,7 @@ int PMPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
     int rc = mf_dt_vector(count, blocklength, stride, false, oldtype, newtype, true,
                           "MPI_Type_vector_c");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Type_vector_c");
+    return mf_err_no_object(rc, "MPI_Type_vector_c");
 }
 MF_API_ALIAS(Type_vector_c);
 
@@ -169,7 +169,7 @@ int PMPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Da
     int rc = mf_dt_vector(count, blocklength, stride, true, oldtype, newtype, false,
                           "MPI_Type_create_hvector");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Type_create_hvector");
+    return mf_err_no_object(rc, "MPI_Type_create_hvector");
 }
 MF_API_ALIAS(Type_create_hvector);
 
@@ -180,7 +180,7 @@ int PMPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count
     int rc = mf_dt_vector(count, blocklength, stride, true, oldtype, newtype, true,
                           "MPI_Type_create_hvector_c");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Type_create_hvector_c");
+    return mf_err_no_object(rc, "MPI_Type_create_hvector_c");
 }
 MF_API_ALIAS(Type_create_hvector_c);
 
@@ -191,7 +191,7 @@ int PMPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype 
     int rc =
         mf_dt_vector(count, blocklength, stride, true, oldtype, newtype, false, "MPI_Type_hvector");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Type_hvector");
+    return mf_err_no_object(rc, "MPI_Type_hvector");
 }
 MF_API_ALIAS(Type_hvector);
 
@@ -327,7 +327,7 @@ static int mf_dt_indexed_int(int combiner, bool bytes, bool block, int count, in
         MF_API_ENTER();                                                                            \
         int rc = call;                                                                             \
         MF_API_EXIT();                                                                             \
-        return mf_err_world(rc, "MPI_" #Name);                                                     \
+        return mf_err_no_object(rc, "MPI_" #Name);                                                 \
     }
 
 int PMPI_Type_indexed(int count, const int array_of_blocklengths[],

@@ -113,7 +113,7 @@ int PMPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
     MF_API_ENTER();
     int rc = mf_f90_make(MPI_COMBINER_F90_REAL, p, r, newtype, fn);
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_create_f90_real);
 
@@ -123,7 +123,7 @@ int PMPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
     MF_API_ENTER();
     int rc = mf_f90_make(MPI_COMBINER_F90_COMPLEX, p, r, newtype, fn);
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_create_f90_complex);
 
@@ -133,6 +133,6 @@ int PMPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
     MF_API_ENTER();
     int rc = mf_f90_make(MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, newtype, fn);
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_create_f90_integer);

@@ -142,7 +142,7 @@ int PMPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int a
     free(sub);
     free(st);
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_create_subarray);
 
@@ -155,7 +155,7 @@ int PMPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
     int rc = mf_dt_subarray(ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
                             oldtype, newtype, NULL, NULL, NULL, "MPI_Type_create_subarray_c");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Type_create_subarray_c");
+    return mf_err_no_object(rc, "MPI_Type_create_subarray_c");
 }
 MF_API_ALIAS(Type_create_subarray_c);
 
@@ -260,7 +260,7 @@ int PMPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gs
                           order, oldtype, newtype, array_of_gsizes, fn);
     free(gs);
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_create_darray);
 
@@ -274,7 +274,7 @@ int PMPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arr
         mf_dt_darray(size, rank, ndims, array_of_gsizes, array_of_distribs, array_of_dargs,
                      array_of_psizes, order, oldtype, newtype, NULL, "MPI_Type_create_darray_c");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Type_create_darray_c");
+    return mf_err_no_object(rc, "MPI_Type_create_darray_c");
 }
 MF_API_ALIAS(Type_create_darray_c);
 
@@ -303,6 +303,6 @@ int PMPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
         }
     }
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_dup);

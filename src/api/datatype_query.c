@@ -18,7 +18,7 @@
         MF_API_ENTER();                                                                            \
         int rc = (body);                                                                           \
         MF_API_EXIT();                                                                             \
-        return mf_err_world(rc, fn);                                                               \
+        return mf_err_no_object(rc, fn);                                                           \
     } while (0)
 
 static int mf_dt_out(const void *p, const char *what, const char *fn)
@@ -241,7 +241,7 @@ int PMPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_ad
         *num_datatypes = (int)nd;
     }
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_get_envelope);
 
@@ -262,7 +262,7 @@ int PMPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
         *num_datatypes = nd;
     }
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Type_get_envelope_c);
 

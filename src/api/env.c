@@ -10,9 +10,9 @@
 int PMPI_Get_version(int *version, int *subversion)
 {
     if (!version || !subversion)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Get_version: %s is NULL",
-                                     !version ? "version" : "subversion"),
-                            "MPI_Get_version");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Get_version: %s is NULL",
+                                         !version ? "version" : "subversion"),
+                                "MPI_Get_version");
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
@@ -29,9 +29,9 @@ static const char mf_fabrics_built_in[] = "fabrics:"
 int PMPI_Get_library_version(char *version, int *resultlen)
 {
     if (!version || !resultlen)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Get_library_version: %s is NULL",
-                                     !version ? "version" : "resultlen"),
-                            "MPI_Get_library_version");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Get_library_version: %s is NULL",
+                                         !version ? "version" : "resultlen"),
+                                "MPI_Get_library_version");
     int n =
         snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "Manifold %s (MPI %d.%d, MPICH ABI; %s)",
                  MANIFOLD_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION, mf_fabrics_built_in);
@@ -43,9 +43,9 @@ MF_API_ALIAS(Get_library_version);
 int PMPI_Get_processor_name(char *name, int *resultlen)
 {
     if (!name || !resultlen)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Get_processor_name: %s is NULL",
-                                     !name ? "name" : "resultlen"),
-                            "MPI_Get_processor_name");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Get_processor_name: %s is NULL",
+                                         !name ? "name" : "resultlen"),
+                                "MPI_Get_processor_name");
     char host[sizeof mf_g.hostname] = "";
     if (mf_g.hostname[0])
         memcpy(host, mf_g.hostname, sizeof host);

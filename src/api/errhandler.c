@@ -17,17 +17,17 @@ int mf_err_comm_dispatch(mf_comm *comm, int code, const char *function)
     if (code == MPI_SUCCESS)
         return code;
     mf_errhandler *eh = NULL;
+    if (!comm && mf_g.initialized && !mf_g.finalized) /* no object: MPI_COMM_SELF's (MPI-4.0) */
+        comm = mf_comm_self();
     if (comm)
         eh = comm->c_errhandler;
-    else if (mf_g.initialized && !mf_g.finalized && mf_comm_world())
-        eh = mf_comm_world()->c_errhandler;
     if (!eh)
-        eh = mf_errhandler_get(MPI_ERRORS_ARE_FATAL);
+        eh = mf_errhandler_initial();
     switch (eh->eh_kind) {
     case MF_ERRH_RETURN:
         return code;
     case MF_ERRH_COMM: {
-        MPI_Comm h = comm ? comm->c_handle : MPI_COMM_WORLD;
+        MPI_Comm h = comm ? comm->c_handle : MPI_COMM_SELF;
         ((MPI_Comm_errhandler_function *)eh->eh_fn)(&h, &code);
         return code;
     }
@@ -36,13 +36,14 @@ int mf_err_comm_dispatch(mf_comm *comm, int code, const char *function)
         if (comm && comm->c_name[0])
             snprintf(object, sizeof object, "%s", comm->c_name);
         else
-            snprintf(object, sizeof object, "%s", comm ? "a communicator" : "MPI_COMM_WORLD");
+            snprintf(object, sizeof object, "%s",
+                     comm ? "a communicator" : "no object (initial error handler)");
         mf_err_die(code, function, object);
     }
     }
 }
 
-int mf_err_world(int code, const char *function)
+int mf_err_no_object(int code, const char *function)
 {
     return mf_err_comm(NULL, code, function);
 }
@@ -64,7 +65,7 @@ static int mf_comm_create_errhandler(MPI_Comm_errhandler_function *f, MPI_Errhan
         rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !f ? "function" : "errhandler");
     if (!rc && !(rc = mf_errhandler_new(MF_ERRH_COMM, (void (*)(void))f, &eh)))
         *out = eh->eh_handle;
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 int PMPI_Comm_create_errhandler(MPI_Comm_errhandler_function *comm_errhandler_fn,
@@ -148,7 +149,7 @@ int PMPI_Errhandler_free(MPI_Errhandler *errhandler)
         mf_errhandler_release(eh); /* objects still using it keep their own references */
         *errhandler = MPI_ERRHANDLER_NULL;
     }
-    MF_API_RETURN(mf_err_world(rc, "MPI_Errhandler_free"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Errhandler_free"));
 }
 MF_API_ALIAS(Errhandler_free);
 

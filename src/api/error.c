@@ -25,7 +25,7 @@ int PMPI_Error_class(int errorcode, int *errorclass)
                       errorcode);
     else
         *errorclass = mf_error_class(errorcode);
-    MF_API_RETURN(mf_err_world(rc, "MPI_Error_class"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Error_class"));
 }
 MF_API_ALIAS(Error_class);
 
@@ -43,7 +43,7 @@ int PMPI_Error_string(int errorcode, char *string, int *resultlen)
     } else if (mf_error_string(errorcode, string, resultlen))
         rc = mf_error(MPI_ERR_ARG, "MPI_Error_string: errorcode=%d is not a valid error code",
                       errorcode);
-    MF_API_RETURN(mf_err_world(rc, "MPI_Error_string"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Error_string"));
 }
 MF_API_ALIAS(Error_string);
 
@@ -55,7 +55,7 @@ int PMPI_Add_error_class(int *errorclass)
         rc = mf_error(MPI_ERR_ARG, "MPI_Add_error_class: errorclass is NULL");
     if (!rc)
         rc = mf_error_add(-1, errorclass);
-    MF_API_RETURN(mf_err_world(rc, "MPI_Add_error_class"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Add_error_class"));
 }
 MF_API_ALIAS(Add_error_class);
 
@@ -70,7 +70,7 @@ int PMPI_Add_error_code(int errorclass, int *errorcode)
                       errorclass);
     if (!rc)
         rc = mf_error_add(errorclass, errorcode);
-    MF_API_RETURN(mf_err_world(rc, "MPI_Add_error_code"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Add_error_code"));
 }
 MF_API_ALIAS(Add_error_code);
 
@@ -92,7 +92,7 @@ int PMPI_Add_error_string(int errorcode, const char *string)
                       errorcode);
     if (!rc && mf_error_add_text(errorcode, string))
         rc = mf_error(MPI_ERR_NO_MEM, "MPI_Add_error_string: out of memory");
-    MF_API_RETURN(mf_err_world(rc, "MPI_Add_error_string"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Add_error_string"));
 }
 MF_API_ALIAS(Add_error_string);
 
@@ -103,7 +103,7 @@ static int error_remove(int value, mf_error_removal what, const char *fn)
     int rc = mf_check_initialized(fn);
     if (!rc)
         rc = mf_error_remove(value, what, fn);
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 
 int PMPI_Remove_error_class(int errorclass)

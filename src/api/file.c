@@ -499,7 +499,7 @@ int PMPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn
     if (!rc && !(rc = mf_errhandler_new(MF_ERRH_FILE, (void (*)(void))file_errhandler_fn, &eh)))
         *errhandler = eh->eh_handle;
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(File_create_errhandler);
 

@@ -31,7 +31,7 @@ int PMPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free
         rc = mf_request_give(r, request);
     }
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Grequest_start");
+    return mf_err_no_object(rc, "MPI_Grequest_start");
 }
 MF_API_ALIAS(Grequest_start);
 
@@ -60,6 +60,6 @@ int PMPI_Grequest_complete(MPI_Request request)
         }
     }
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Grequest_complete");
+    return mf_err_no_object(rc, "MPI_Grequest_complete");
 }
 MF_API_ALIAS(Grequest_complete);

@@ -1,7 +1,7 @@
 /*
  * Group management (MPI-4.0 section 7.3): queries, set operations and rank selections. Groups
- * are local objects, so nothing here communicates. Errors go to MPI_COMM_WORLD's handler (a
- * group has none of its own).
+ * are local objects, so nothing here communicates. Errors go where errors of no object go
+ * (mf_err_no_object: MPI_COMM_SELF's handler; a group has none of its own).
  *
  * Set operations look members up through an index over world ranks (world ranks are dense,
  * 0 .. size-1), so each operation is linear in the sizes of its groups.
@@ -53,7 +53,7 @@ int PMPI_Group_size(MPI_Group group, int *size)
         rc = mf_error(MPI_ERR_ARG, "MPI_Group_size: size is NULL");
     if (!rc)
         *size = g->g_size;
-    MF_API_RETURN(mf_err_world(rc, "MPI_Group_size"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Group_size"));
 }
 MF_API_ALIAS(Group_size);
 
@@ -66,7 +66,7 @@ int PMPI_Group_rank(MPI_Group group, int *rank)
         rc = mf_error(MPI_ERR_ARG, "MPI_Group_rank: rank is NULL");
     if (!rc)
         *rank = g->g_rank;
-    MF_API_RETURN(mf_err_world(rc, "MPI_Group_rank"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Group_rank"));
 }
 MF_API_ALIAS(Group_rank);
 
@@ -80,7 +80,7 @@ int PMPI_Group_free(MPI_Group *group)
         mf_group_release(g); /* MPI_GROUP_EMPTY is permanent: releasing it is harmless */
         *group = MPI_GROUP_NULL;
     }
-    MF_API_RETURN(mf_err_world(rc, "MPI_Group_free"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Group_free"));
 }
 MF_API_ALIAS(Group_free);
 
@@ -120,7 +120,7 @@ int PMPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_
                                                           : MPI_UNDEFINED;
 out:
     free(index);
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Group_translate_ranks);
 
@@ -136,7 +136,7 @@ int PMPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
         rc = mf_error(MPI_ERR_ARG, "%s: result is NULL", fn);
     if (!rc)
         *result = mf_group_compare(g1, g2);
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Group_compare);
 
@@ -185,7 +185,7 @@ static int mf_group_setop(MPI_Group group1, MPI_Group group2, MPI_Group *newgrou
 out:
     free(index);
     free(members);
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 int PMPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
@@ -267,7 +267,7 @@ static int mf_group_incl_excl(MPI_Group group, int n, const int ranks[], MPI_Gro
         rc = mf_error(MPI_ERR_ARG, "%s: ranks is NULL", fn);
     if (!rc)
         rc = mf_group_select(g, ranks, n, exclude, newgroup, fn);
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 int PMPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
@@ -330,7 +330,7 @@ static int mf_group_range_api(MPI_Group group, int n, int ranges[][3], MPI_Group
     int rc = mf_api_group(group, &g, fn, "group");
     if (!rc)
         rc = mf_group_ranges(g, n, ranges, newgroup, exclude, fn);
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 int PMPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)

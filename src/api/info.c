@@ -1,8 +1,8 @@
 /*
- * Info objects (MPI-4.0 section 10). Errors go to MPI_COMM_WORLD's handler: an info object has
- * no handler of its own. See src/comm/info.h for the object. MPI-4 lets every MPI_Info_* call be
- * made at any time, before MPI_Init or MPI_Session_init and after MPI_Finalize (sessions take
- * their hints in an info object), so none of them checks the state of the library.
+ * Info objects (MPI-4.0 section 10). Errors go where errors of no object go (mf_err_no_object): an
+ * info object has no handler of its own. See src/comm/info.h for the object. MPI-4 lets every
+ * MPI_Info_* call be made at any time, before MPI_Init or MPI_Session_init and after MPI_Finalize
+ * (sessions take their hints in an info object), so none of them checks the state of the library.
  */
 #include <sched.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ int PMPI_Info_create(MPI_Info *info)
         rc = mf_info_to_handle(i, info);
         mf_info_release(i);
     }
-    MF_API_RETURN(mf_err_world(rc, "MPI_Info_create"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Info_create"));
 }
 MF_API_ALIAS(Info_create);
 
@@ -61,7 +61,7 @@ int PMPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
         rc = mf_info_to_handle(i, info);
         mf_info_release(i);
     }
-    MF_API_RETURN(mf_err_world(rc, "MPI_Info_create_env"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Info_create_env"));
 }
 MF_API_ALIAS(Info_create_env);
 
@@ -110,7 +110,7 @@ int PMPI_Get_hw_resource_info(MPI_Info *hw_info)
             rc = mf_info_to_handle(i, hw_info);
         mf_info_release(i);
     }
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Get_hw_resource_info);
 
@@ -131,7 +131,7 @@ int PMPI_Info_set(MPI_Info info, const char *key, const char *value)
                       fn, key, strlen(value), MPI_MAX_INFO_VAL);
     if (!rc)
         rc = mf_info_set(i, key, value);
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Info_set);
 
@@ -145,7 +145,7 @@ int PMPI_Info_delete(MPI_Info info, const char *key)
         rc = mf_api_info_key(key, fn);
     if (!rc && !mf_info_remove(i, key))
         rc = mf_error(MPI_ERR_INFO_NOKEY, "%s: key \"%s\" is not set", fn, key);
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Info_delete);
 
@@ -173,7 +173,7 @@ int PMPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int
             value[n] = '\0';
         }
     }
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Info_get);
 
@@ -193,7 +193,7 @@ int PMPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *f
         if (v)
             *valuelen = (int)strlen(v);
     }
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Info_get_valuelen);
 
@@ -223,7 +223,7 @@ int PMPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *valu
             *buflen = (int)n + 1;
         }
     }
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Info_get_string);
 
@@ -236,7 +236,7 @@ int PMPI_Info_get_nkeys(MPI_Info info, int *nkeys)
         rc = mf_error(MPI_ERR_ARG, "MPI_Info_get_nkeys: nkeys is NULL");
     if (!rc)
         *nkeys = mf_info_nkeys(i);
-    MF_API_RETURN(mf_err_world(rc, "MPI_Info_get_nkeys"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Info_get_nkeys"));
 }
 MF_API_ALIAS(Info_get_nkeys);
 
@@ -252,7 +252,7 @@ int PMPI_Info_get_nthkey(MPI_Info info, int n, char *key)
         rc = mf_error(MPI_ERR_ARG, "%s: n=%d is not in 0..%d", fn, n, mf_info_nkeys(i) - 1);
     if (!rc)
         snprintf(key, MPI_MAX_INFO_KEY + 1, "%s", mf_info_nthkey(i, n));
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Info_get_nthkey);
 
@@ -267,7 +267,7 @@ int PMPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
         rc = mf_info_to_handle(n, newinfo);
         mf_info_release(n);
     }
-    MF_API_RETURN(mf_err_world(rc, "MPI_Info_dup"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Info_dup"));
 }
 MF_API_ALIAS(Info_dup);
 
@@ -283,6 +283,6 @@ int PMPI_Info_free(MPI_Info *info)
         mf_info_release(i);
         *info = MPI_INFO_NULL;
     }
-    MF_API_RETURN(mf_err_world(rc, "MPI_Info_free"));
+    MF_API_RETURN(mf_err_no_object(rc, "MPI_Info_free"));
 }
 MF_API_ALIAS(Info_free);

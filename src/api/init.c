@@ -197,22 +197,22 @@ static int mf_init(int required, int *provided, const char *function)
 
 int PMPI_Init(int *argc, char ***argv)
 {
-    return mf_err_world(mf_init(MPI_THREAD_SINGLE, NULL, "MPI_Init"), "MPI_Init");
+    return mf_err_no_object(mf_init(MPI_THREAD_SINGLE, NULL, "MPI_Init"), "MPI_Init");
 }
 
 int PMPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     if (!provided)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Init_thread: provided is NULL"),
-                            "MPI_Init_thread");
-    return mf_err_world(mf_init(required, provided, "MPI_Init_thread"), "MPI_Init_thread");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Init_thread: provided is NULL"),
+                                "MPI_Init_thread");
+    return mf_err_no_object(mf_init(required, provided, "MPI_Init_thread"), "MPI_Init_thread");
 }
 
 int PMPI_Finalize(void)
 {
     if (!mf_world_active)
-        return mf_err_world(mf_error(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized"),
-                            "MPI_Finalize");
+        return mf_err_no_object(mf_error(MPI_ERR_OTHER, "MPI_Finalize: MPI is not initialized"),
+                                "MPI_Finalize");
     mf_lock();
     /* Nonblocking collective file accesses still queued (requests freed, files left open): the
      * I/O thread makes them with the other ranks' while this one waits, the lock held once so
@@ -225,14 +225,14 @@ int PMPI_Finalize(void)
     /* Sessions still open keep the runtime up; the last user tears it down. */
     int rc = mf_runtime_release(true, "MPI_Finalize");
     mf_unlock();
-    return mf_err_world(rc, "MPI_Finalize");
+    return mf_err_no_object(rc, "MPI_Finalize");
 }
 
 int PMPI_Initialized(int *flag)
 {
     if (!flag)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Initialized: flag is NULL"),
-                            "MPI_Initialized");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Initialized: flag is NULL"),
+                                "MPI_Initialized");
     *flag = mf_world_active || mf_g.finalized; /* the world model only: sessions do not count */
     return MPI_SUCCESS;
 }
@@ -240,7 +240,8 @@ int PMPI_Initialized(int *flag)
 int PMPI_Finalized(int *flag)
 {
     if (!flag)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Finalized: flag is NULL"), "MPI_Finalized");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Finalized: flag is NULL"),
+                                "MPI_Finalized");
     *flag = mf_g.finalized;
     return MPI_SUCCESS;
 }
@@ -248,8 +249,8 @@ int PMPI_Finalized(int *flag)
 int PMPI_Query_thread(int *provided)
 {
     if (!provided)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Query_thread: provided is NULL"),
-                            "MPI_Query_thread");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Query_thread: provided is NULL"),
+                                "MPI_Query_thread");
     *provided = mf_g.thread_level;
     return MPI_SUCCESS;
 }
@@ -257,8 +258,8 @@ int PMPI_Query_thread(int *provided)
 int PMPI_Is_thread_main(int *flag)
 {
     if (!flag)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Is_thread_main: flag is NULL"),
-                            "MPI_Is_thread_main");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Is_thread_main: flag is NULL"),
+                                "MPI_Is_thread_main");
     *flag = pthread_equal(pthread_self(), mf_g.main_thread);
     return MPI_SUCCESS;
 }

@@ -22,7 +22,7 @@ int PMPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
         else
             *(void **)baseptr = p;
     }
-    return mf_err_world(rc, "MPI_Alloc_mem");
+    return mf_err_no_object(rc, "MPI_Alloc_mem");
 }
 MF_API_ALIAS(Alloc_mem);
 

@@ -18,7 +18,7 @@ static int api_op_create(MPI_User_function *fn, MPI_User_function_c *fn_c, int c
     else if (!(rc = mf_op_create(fn, fn_c, commute != 0, &o)))
         *op = o->op_handle;
     MF_API_EXIT();
-    return mf_err_world(rc, name);
+    return mf_err_no_object(rc, name);
 }
 
 int PMPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
@@ -50,7 +50,7 @@ int PMPI_Op_free(MPI_Op *op)
         *op = MPI_OP_NULL;
     }
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Op_free");
+    return mf_err_no_object(rc, "MPI_Op_free");
 }
 MF_API_ALIAS(Op_free);
 
@@ -67,7 +67,7 @@ int PMPI_Op_commutative(MPI_Op op, int *commute)
     else
         *commute = o->op_commute;
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Op_commutative");
+    return mf_err_no_object(rc, "MPI_Op_commutative");
 }
 MF_API_ALIAS(Op_commutative);
 
@@ -93,7 +93,7 @@ static int api_reduce_local(const void *in, void *inout, MPI_Count count, MPI_Da
     if (!rc)
         rc = mf_op_apply(op, in, inout, count, dt);
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 int PMPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype type, MPI_Op op)

@@ -390,7 +390,7 @@ int PMPI_Testany(int count, MPI_Request array_of_requests[], int *index, int *fl
                  MPI_Status *status)
 {
     if (!flag)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Testany: flag is NULL"), "MPI_Testany");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Testany: flag is NULL"), "MPI_Testany");
     return mf_req_any(count, array_of_requests, index, flag, status, false, false, "MPI_Testany");
 }
 MF_API_ALIAS(Testany);
@@ -473,7 +473,7 @@ int PMPI_Request_free(MPI_Request *request)
         *request = MPI_REQUEST_NULL;
     }
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Request_free");
+    return mf_err_no_object(rc, "MPI_Request_free");
 }
 MF_API_ALIAS(Request_free);
 
@@ -497,7 +497,7 @@ int PMPI_Request_get_status_any(int count, const MPI_Request array_of_requests[]
 {
     const char *fn = "MPI_Request_get_status_any";
     if (!flag)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "%s: flag is NULL", fn), fn);
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "%s: flag is NULL", fn), fn);
     return mf_req_any(count, (MPI_Request *)array_of_requests, indx, flag, status, false, true, fn);
 }
 MF_API_ALIAS(Request_get_status_any);
@@ -525,14 +525,14 @@ int PMPI_Cancel(MPI_Request *request)
     if (!rc)
         mf_progress_kick(); /* outside any pass: a thread may sleep in MPI_Wait on it */
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Cancel");
+    return mf_err_no_object(rc, "MPI_Cancel");
 }
 MF_API_ALIAS(Cancel);
 
 int PMPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
     if (!status || !flag)
-        return mf_err_world(
+        return mf_err_no_object(
             mf_error(MPI_ERR_ARG, "MPI_Test_cancelled: %s is NULL", !status ? "status" : "flag"),
             "MPI_Test_cancelled");
     *flag = mf_status_cancelled(status);
@@ -543,9 +543,9 @@ MF_API_ALIAS(Test_cancelled);
 int PMPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     if (!status || status == MPI_STATUS_IGNORE)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Status_set_cancelled: status is %s",
-                                     status ? "MPI_STATUS_IGNORE" : "NULL"),
-                            "MPI_Status_set_cancelled");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Status_set_cancelled: status is %s",
+                                         status ? "MPI_STATUS_IGNORE" : "NULL"),
+                                "MPI_Status_set_cancelled");
     mf_status_set_cancelled(status, flag != 0);
     return MPI_SUCCESS;
 }

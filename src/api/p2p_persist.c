@@ -133,6 +133,6 @@ int PMPI_Startall(int count, MPI_Request array_of_requests[])
     for (int i = 0; i < count && !rc; i++)
         rc = mf_start_one(array_of_requests[i], "MPI_Startall");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Startall");
+    return mf_err_no_object(rc, "MPI_Startall");
 }
 MF_API_ALIAS(Startall);

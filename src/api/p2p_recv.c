@@ -43,7 +43,7 @@ int PMPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag,
                MPI_Request *request)
 {
     if (!request)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Irecv: request is NULL"), "MPI_Irecv");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Irecv: request is NULL"), "MPI_Irecv");
     return mf_api_recv(buf, count, datatype, source, tag, comm, NULL, request, "MPI_Irecv");
 }
 MF_API_ALIAS(Irecv);
@@ -52,7 +52,8 @@ int PMPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, 
                  MPI_Comm comm, MPI_Request *request)
 {
     if (!request)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Irecv_c: request is NULL"), "MPI_Irecv_c");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Irecv_c: request is NULL"),
+                                "MPI_Irecv_c");
     return mf_api_recv(buf, count, datatype, source, tag, comm, NULL, request, "MPI_Irecv_c");
 }
 MF_API_ALIAS(Irecv_c);
@@ -202,7 +203,7 @@ MF_API_ALIAS(Probe);
 int PMPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
     if (!flag)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Iprobe: flag is NULL"), "MPI_Iprobe");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Iprobe: flag is NULL"), "MPI_Iprobe");
     return mf_api_probe(source, tag, comm, flag, status, NULL, false, "MPI_Iprobe");
 }
 MF_API_ALIAS(Iprobe);
@@ -210,7 +211,7 @@ MF_API_ALIAS(Iprobe);
 int PMPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
     if (!message)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Mprobe: message is NULL"), "MPI_Mprobe");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Mprobe: message is NULL"), "MPI_Mprobe");
     return mf_api_probe(source, tag, comm, NULL, status, message, true, "MPI_Mprobe");
 }
 MF_API_ALIAS(Mprobe);
@@ -219,7 +220,7 @@ int PMPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *mes
                  MPI_Status *status)
 {
     if (!flag || !message)
-        return mf_err_world(
+        return mf_err_no_object(
             mf_error(MPI_ERR_ARG, "MPI_Improbe: %s is NULL", !flag ? "flag" : "message"),
             "MPI_Improbe");
     return mf_api_probe(source, tag, comm, flag, status, message, false, "MPI_Improbe");
@@ -272,7 +273,7 @@ static int mf_api_mrecv(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_M
         mf_request_free(r);
     }
     MF_API_EXIT();
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 int PMPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
@@ -293,7 +294,7 @@ int PMPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *messag
                 MPI_Request *request)
 {
     if (!request)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Imrecv: request is NULL"), "MPI_Imrecv");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Imrecv: request is NULL"), "MPI_Imrecv");
     return mf_api_mrecv(buf, count, datatype, message, NULL, request, "MPI_Imrecv");
 }
 MF_API_ALIAS(Imrecv);
@@ -302,7 +303,8 @@ int PMPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message
                   MPI_Request *request)
 {
     if (!request)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_Imrecv_c: request is NULL"), "MPI_Imrecv_c");
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_Imrecv_c: request is NULL"),
+                                "MPI_Imrecv_c");
     return mf_api_mrecv(buf, count, datatype, message, NULL, request, "MPI_Imrecv_c");
 }
 MF_API_ALIAS(Imrecv_c);

@@ -55,8 +55,8 @@ static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, 
                     MPI_Comm comm, MPI_Request *request)                                           \
     {                                                                                              \
         if (!request)                                                                              \
-            return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_" #Name ": request is NULL"),           \
-                                "MPI_" #Name);                                                     \
+            return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_" #Name ": request is NULL"),       \
+                                    "MPI_" #Name);                                                 \
         return mf_api_send(buf, count, datatype, dest, tag, comm, mode, request, "MPI_" #Name);    \
     }                                                                                              \
     MF_API_ALIAS(Name);                                                                            \
@@ -64,8 +64,8 @@ static int mf_api_send(const void *buf, MPI_Count count, MPI_Datatype datatype, 
                         int tag, MPI_Comm comm, MPI_Request *request)                              \
     {                                                                                              \
         if (!request)                                                                              \
-            return mf_err_world(mf_error(MPI_ERR_ARG, "MPI_" #Name "_c: request is NULL"),         \
-                                "MPI_" #Name "_c");                                                \
+            return mf_err_no_object(mf_error(MPI_ERR_ARG, "MPI_" #Name "_c: request is NULL"),     \
+                                    "MPI_" #Name "_c");                                            \
         return mf_api_send(buf, count, datatype, dest, tag, comm, mode, request,                   \
                            "MPI_" #Name "_c");                                                     \
     }                                                                                              \

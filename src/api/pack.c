@@ -240,7 +240,7 @@ int PMPI_Pack_external(const char *datarep, const void *inbuf, int incount, MPI_
     int rc = mf_pack_ext(datarep, inbuf, incount, datatype, outbuf, outsize, position,
                          "MPI_Pack_external");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Pack_external");
+    return mf_err_no_object(rc, "MPI_Pack_external");
 }
 MF_API_ALIAS(Pack_external);
 
@@ -252,7 +252,7 @@ int PMPI_Pack_external_c(const char *datarep, const void *inbuf, MPI_Count incou
     int rc = mf_pack_ext(datarep, inbuf, incount, datatype, outbuf, outsize, position,
                          "MPI_Pack_external_c");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Pack_external_c");
+    return mf_err_no_object(rc, "MPI_Pack_external_c");
 }
 MF_API_ALIAS(Pack_external_c);
 
@@ -263,7 +263,7 @@ int PMPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insiz
     int rc = mf_unpack_ext(datarep, inbuf, insize, position, outbuf, outcount, datatype,
                            "MPI_Unpack_external");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Unpack_external");
+    return mf_err_no_object(rc, "MPI_Unpack_external");
 }
 MF_API_ALIAS(Unpack_external);
 
@@ -275,7 +275,7 @@ int PMPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count in
     int rc = mf_unpack_ext(datarep, inbuf, insize, position, outbuf, outcount, datatype,
                            "MPI_Unpack_external_c");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Unpack_external_c");
+    return mf_err_no_object(rc, "MPI_Unpack_external_c");
 }
 MF_API_ALIAS(Unpack_external_c);
 
@@ -300,7 +300,7 @@ int PMPI_Pack_external_size(const char *datarep, int incount, MPI_Datatype datat
     MF_API_ENTER();
     int rc = mf_pack_ext_size(datarep, incount, datatype, size, "MPI_Pack_external_size");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Pack_external_size");
+    return mf_err_no_object(rc, "MPI_Pack_external_size");
 }
 MF_API_ALIAS(Pack_external_size);
 
@@ -310,6 +310,6 @@ int PMPI_Pack_external_size_c(const char *datarep, MPI_Count incount, MPI_Dataty
     MF_API_ENTER();
     int rc = mf_pack_ext_size(datarep, incount, datatype, size, "MPI_Pack_external_size_c");
     MF_API_EXIT();
-    return mf_err_world(rc, "MPI_Pack_external_size_c");
+    return mf_err_no_object(rc, "MPI_Pack_external_size_c");
 }
 MF_API_ALIAS(Pack_external_size_c);

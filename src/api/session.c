@@ -10,8 +10,8 @@
  * Process sets: "mpi://WORLD" (every process of the job) and "mpi://SELF" (this one), matched
  * without regard to case as URIs' schemes are. Each has the info key "mpi_size".
  *
- * Errors of a session call go to the session's error handler (without a valid session, to
- * MPI_COMM_WORLD's once MPI_Init ran, else they are fatal); errors of MPI_Session_init go to
+ * Errors of a session call go to the session's error handler (without a valid session, where
+ * errors of no object go: mf_err_no_object); errors of MPI_Session_init go to
  * the handler it was given (MPI_ERRORS_ARE_FATAL if that is not valid either). Session handlers
  * are created with MPI_Session_create_errhandler, which, like the info calls, works at any time.
  */
@@ -55,14 +55,14 @@ static int mf_api_session(MPI_Session h, mf_session **out, const char *fn)
 }
 
 /* Without a valid session (MPI_SESSION_NULL, a stale handle) the error belongs to no object:
- * it goes where such errors go (mf_err_world: MPI_COMM_WORLD's handler once the world model is
- * up, else MPI_ERRORS_ARE_FATAL), as MPICH does. */
+ * it goes where such errors go (mf_err_no_object: MPI_COMM_SELF's handler once the world model is
+ * up, else the initial error handler), as MPICH does. */
 static int mf_err_session(const mf_session *s, int code, const char *fn)
 {
     if (code == MPI_SUCCESS)
         return code;
     return s ? mf_err_session_dispatch(s->s_errhandler, s->s_handle, code, fn)
-             : mf_err_world(code, fn);
+             : mf_err_no_object(code, fn);
 }
 
 int mf_session_bsend(MPI_Session h, mf_bsend_pool ***where, const char *fn)
@@ -475,12 +475,12 @@ static int mf_api_from_group_args(MPI_Group h, bool member, const char *stringta
 
 /* Errors of the two constructors: with MPI_ERRORS_RETURN as the new communicator's handler they
  * are returned (a program of sessions only has no other way to ask for that); otherwise
- * MPI_COMM_WORLD's handler applies, as for calls without a communicator. */
+ * the handler of errors of no object applies (mf_err_no_object). */
 static int mf_err_from_group(const mf_errhandler *eh, int rc, const char *fn)
 {
     if (rc && eh && eh->eh_kind == MF_ERRH_RETURN)
         return rc;
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 
 /* Gives a new communicator its handler, hints and the session of group g (what it derives from)

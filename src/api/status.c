@@ -3,7 +3,7 @@
  * MPI_ERROR): a program or a layered library (a generalized request's query function) may read
  * and set them through calls, as bindings that cannot reach the struct's members need. Like
  * MPI_Status_set_cancelled they need no initialized library; errors (a NULL status or
- * MPI_STATUS_IGNORE, a NULL output) go to MPI_COMM_WORLD's handler.
+ * MPI_STATUS_IGNORE, a NULL output) go where errors of no object go (mf_err_no_object).
  */
 #include "api/api.h"
 
@@ -13,7 +13,7 @@ static int status_arg(const void *p, const void *ignore, const char *what, const
 {
     if (p && p != ignore)
         return MPI_SUCCESS;
-    return mf_err_world(
+    return mf_err_no_object(
         mf_error(MPI_ERR_ARG, "%s: %s is %s", fn, what, p ? "MPI_STATUS_IGNORE" : "NULL"), fn);
 }
 

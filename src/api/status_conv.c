@@ -8,10 +8,11 @@
 static int mf_status_ints(const void *from, void *to, const char *fn)
 {
     if (!from || !to)
-        return mf_err_world(
+        return mf_err_no_object(
             mf_error(MPI_ERR_ARG, "%s: %s status is NULL", fn, !from ? "input" : "output"), fn);
     if (from == (const void *)MPI_STATUS_IGNORE || to == (void *)MPI_STATUS_IGNORE)
-        return mf_err_world(mf_error(MPI_ERR_ARG, "%s: MPI_STATUS_IGNORE is not a status", fn), fn);
+        return mf_err_no_object(mf_error(MPI_ERR_ARG, "%s: MPI_STATUS_IGNORE is not a status", fn),
+                                fn);
     const int *f = from;
     int *t = to;
     for (int i = 0; i < MPI_F_STATUS_SIZE; i++)

@@ -141,7 +141,7 @@ int PMPI_Dims_create(int nnodes, int ndims, int dims[])
             dims[i] = fact[j++];
 out:
     free(fact);
-    return mf_err_world(rc, fn);
+    return mf_err_no_object(rc, fn);
 }
 MF_API_ALIAS(Dims_create);
 

@@ -203,7 +203,7 @@ static int mf_nb_allgatherv_int(const void *sbuf, int scount, MPI_Datatype stype
     int n = mf_nb_len(comm, true);
     MPI_Count *rc = mf_coll_widen_counts(rcounts, n, &failed);
     MPI_Aint *rd = mf_coll_widen_displs(displs, n, &failed);
-    int r = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
+    int r = failed ? mf_err_no_object(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
                    : mf_nb_run(comm, sbuf, scount, NULL, NULL, stype, true, rbuf, 0, rc, rd, rtype,
                                fn, nb);
     free(rc);
@@ -222,7 +222,7 @@ static int mf_nb_alltoallv_int(const void *sbuf, const int scounts[], const int 
     MPI_Aint *sd = mf_coll_widen_displs(sdispls, nout, &failed);
     MPI_Count *rc = mf_coll_widen_counts(rcounts, nin, &failed);
     MPI_Aint *rd = mf_coll_widen_displs(rdispls, nin, &failed);
-    int r = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
+    int r = failed ? mf_err_no_object(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
                    : mf_nb_run(comm, sbuf, 0, sc, sd, stype, false, rbuf, 0, rc, rd, rtype, fn, nb);
     free(sc);
     free(sd);
@@ -239,7 +239,7 @@ static int mf_nb_alltoallw_int(const void *sbuf, const int scounts[], const MPI_
     bool failed = false;
     MPI_Count *sc = mf_coll_widen_counts(scounts, mf_nb_len(comm, false), &failed);
     MPI_Count *rc = mf_coll_widen_counts(rcounts, mf_nb_len(comm, true), &failed);
-    int r = failed ? mf_err_world(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
+    int r = failed ? mf_err_no_object(mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn), fn)
                    : mf_nb_w(comm, sbuf, sc, sdispls, stypes, rbuf, rc, rdispls, rtypes, fn, nb);
     free(sc);
     free(rc);

@@ -34,7 +34,7 @@ int mf_err_win(mf_win *w, int code, const char *fn)
     if (code == MPI_SUCCESS)
         return code;
     if (!w)
-        return mf_err_world(code, fn);
+        return mf_err_no_object(code, fn);
     return win_dispatch(w->w_errhandler, w->w_handle, w->w_name[0] ? w->w_name : "a window", code,
                         fn);
 }
@@ -271,7 +271,7 @@ int PMPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
     if (!rc)
         rc = mf_keyval_create(MF_ATTR_WIN, (void (*)(void))copy_fn, (void (*)(void))delete_fn,
                               extra, keyval, fn);
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Win_create_keyval);
 
@@ -282,7 +282,7 @@ int PMPI_Win_free_keyval(int *keyval)
     int rc = mf_check_initialized(fn);
     if (!rc)
         rc = mf_keyval_free(MF_ATTR_WIN, keyval, fn);
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Win_free_keyval);
 
@@ -377,7 +377,7 @@ int PMPI_Win_get_name(MPI_Win win, char *name, int *resultlen)
 {
     const char *fn = "MPI_Win_get_name";
     if (win == MPI_WIN_NULL) /* no object: nothing to lock */
-        return mf_err_world(mf_api_null_name("MPI_WIN_NULL", name, resultlen, fn), fn);
+        return mf_err_no_object(mf_api_null_name("MPI_WIN_NULL", name, resultlen, fn), fn);
     MF_API_ENTER();
     mf_win *w = NULL;
     int rc = mf_check_win(win, &w, fn);
@@ -442,7 +442,7 @@ int PMPI_Win_create_errhandler(MPI_Win_errhandler_function *f, MPI_Errhandler *e
         rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !f ? "win_errhandler_fn" : "errhandler");
     if (!rc && !(rc = mf_errhandler_new(MF_ERRH_WIN, (void (*)(void))f, &eh)))
         *errhandler = eh->eh_handle;
-    MF_API_RETURN(mf_err_world(rc, fn));
+    MF_API_RETURN(mf_err_no_object(rc, fn));
 }
 MF_API_ALIAS(Win_create_errhandler);
 
@@ -490,7 +490,7 @@ int PMPI_Win_call_errhandler(MPI_Win win, int errorcode)
     int rc = mf_check_win(win, &w, fn);
     MF_API_EXIT(); /* the user's handler runs unlocked */
     if (rc)
-        return mf_err_world(rc, fn);
+        return mf_err_no_object(rc, fn);
     mf_err_win(w, errorcode, fn);
     return MPI_SUCCESS;
 }

@@ -98,7 +98,7 @@ static int mf_comm_builtin(mf_comm *c, MPI_Comm handle, uint32_t context, int si
     c->c_context = context;
     c->c_rank = c->c_group->g_rank;
     c->c_size = size;
-    c->c_errhandler = mf_errhandler_get(MPI_ERRORS_ARE_FATAL);
+    c->c_errhandler = mf_errhandler_initial();
     c->c_fabrics = mf_fabric_picks(MF_ROUTE_P2P);
     snprintf(c->c_name, sizeof c->c_name, "%s", name);
     mf_comm_set_refs(c, 1); /* last: whole before mf_comm_get finds it alive */

@@ -13,6 +13,7 @@
 #include <strings.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/state.h"
@@ -60,6 +61,12 @@ static void mf_info_build_env(void)
     const char *level = mf_info_thread_level_name(mf_g.thread_level);
     if (level)
         mf_info_set(&mf_info_env_obj, "thread_level", level);
+    /* Start-up requests of MPI-4.0 and 4.1, as given (mpiexec or the environment). */
+    mf_info_set(&mf_info_env_obj, "mpi_initial_errhandler",
+                mf_config_str("MANIFOLD_INITIAL_ERRHANDLER"));
+    const char *kinds = mf_config_str("MANIFOLD_MEMORY_ALLOC_KINDS");
+    if (*kinds)
+        mf_info_set(&mf_info_env_obj, "mpi_memory_alloc_kinds", kinds);
 }
 
 static const char *const mf_info_levels[] = {"MPI_THREAD_SINGLE", "MPI_THREAD_FUNNELED",

@@ -3,8 +3,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 
+#include "core/config.h"
 #include "core/error.h"
 #include "core/handle.h"
 #include "core/log.h"
@@ -28,6 +30,14 @@ mf_errhandler *mf_errhandler_get(MPI_Errhandler handle)
     default:
         return mf_handle_lookup(&mf_errhandler_table, handle);
     }
+}
+
+mf_errhandler *mf_errhandler_initial(void)
+{
+    const char *name = mf_config_str("MANIFOLD_INITIAL_ERRHANDLER");
+    if (!strcmp(name, "mpi_errors_return"))
+        return &mf_errh_return;
+    return !strcmp(name, "mpi_errors_abort") ? &mf_errh_abort : &mf_errh_fatal;
 }
 
 int mf_errhandler_new(mf_errhandler_kind kind, void (*fn)(void), mf_errhandler **out)

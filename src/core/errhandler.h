@@ -7,8 +7,9 @@
  *                         the job through the process manager;
  *   MPI_ERRORS_RETURN:    return the code to the caller;
  *   user handlers:        called with the handle and code, then the code is returned.
- * Before MPI_Init and after MPI_Finalize (and for calls with no object) the handler of
- * MPI_COMM_WORLD applies, which is fatal unless the program changed it.
+ * Calls with no object raise their errors on MPI_COMM_SELF (MPI-4.0 9.3) while the World Model
+ * is up; before MPI_Init, after MPI_Finalize and with sessions alone, the initial error handler
+ * applies (mf_errhandler_initial), which MPI_COMM_WORLD and MPI_COMM_SELF also start with.
  */
 #ifndef MF_CORE_ERRHANDLER_H
 #define MF_CORE_ERRHANDLER_H
@@ -41,6 +42,10 @@ static inline bool mf_errhandler_fits(const mf_errhandler *eh, mf_errhandler_kin
     return eh && (eh->eh_kind == kind || eh->eh_kind == MF_ERRH_FATAL ||
                   eh->eh_kind == MF_ERRH_RETURN || eh->eh_kind == MF_ERRH_ABORT);
 }
+/* The initial error handler (MPI-4.0 9.3, 11.8.? mpi_initial_errhandler): the predefined handler
+ * MANIFOLD_INITIAL_ERRHANDLER names (mpiexec --initial-errhandler), by default
+ * MPI_ERRORS_ARE_FATAL. Not counted: predefined handlers live for good. */
+mf_errhandler *mf_errhandler_initial(void);
 void mf_errhandler_retain(mf_errhandler *eh);
 void mf_errhandler_release(mf_errhandler *eh);
 

@@ -98,10 +98,10 @@ static void world_model(const char *started, const char *want_sys, const char *w
     MPI_Info again = got;
     MPI_Info_free(&got);
     int nkeys = -1, rc;
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN); /* where info errors go */
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN); /* where info errors go */
     rc = MPI_Info_get_nkeys(again, &nkeys);
     MF_CHECK(rc != MPI_SUCCESS, "a freed file info handle still answers (%d keys)", nkeys);
-    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MPI_File_close(&f);
 
     MPI_Info_free(&sys);

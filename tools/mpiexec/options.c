@@ -48,6 +48,9 @@ static const char mx_help[] =
     "                        or the full MANIFOLD_FABRIC grammar (e.g. tcp:eth0,tcp:eth1 for\n"
     "                        two rails); same as MANIFOLD_FABRIC=F (docs/FABRICS.md)\n"
     "  --rma-fabric F        the fabric(s) for one-sided traffic; same as MANIFOLD_RMA_FABRIC=F\n"
+    "  --initial-errhandler H  the handler of errors before MPI_Init, after MPI_Finalize, and\n"
+    "                        the one MPI_COMM_WORLD and MPI_COMM_SELF start with (MPI-4.0):\n"
+    "                        mpi_errors_are_fatal (default), mpi_errors_abort, mpi_errors_return\n"
     "  --memory-alloc-kinds K  the kinds of memory the program will give MPI (MPI-4.1), e.g.\n"
     "                        system,mpi; same as MANIFOLD_MEMORY_ALLOC_KINDS=K\n"
     "  --report-fabrics      at the end, once per job: the fabric instances used per host pair\n"
@@ -365,6 +368,15 @@ static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv,
             if (!next || !*next)
                 return mx_usage("%s needs a fabric (tcp, sctp, ofi, or MANIFOLD_FABRIC syntax)", a);
             setenv(strstr(a, "rma") ? "MANIFOLD_RMA_FABRIC" : "MANIFOLD_FABRIC", next, 1);
+            i++;
+        } else if (!strcmp(a, "--initial-errhandler") || !strcmp(a, "-initial-errhandler")) {
+            /* MPI-4.0's start-up choice of the initial error handler (section 11.5); checked
+             * with every setting below. */
+            if (!next)
+                return mx_usage("%s needs mpi_errors_are_fatal, mpi_errors_abort or "
+                                "mpi_errors_return",
+                                a);
+            setenv("MANIFOLD_INITIAL_ERRHANDLER", next, 1);
             i++;
         } else if (!strcmp(a, "--memory-alloc-kinds") || !strcmp(a, "-memory-alloc-kinds") ||
                    !strcmp(a, "--memory_alloc_kinds") || !strcmp(a, "-memory_alloc_kinds")) {
