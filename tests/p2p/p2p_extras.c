@@ -107,6 +107,29 @@ int main(int argc, char **argv)
     MF_CHECK(mem && ((uintptr_t)mem % 64) == 0, "Alloc_mem gave %p", (void *)mem);
     mem[511] = 1.0;
     MF_CHECK_MPI(MPI_Free_mem(mem));
+    /* mpi_minimum_memory_alignment (MPI-4.0): followed when a power of two, else ignored. */
+    MPI_Info align;
+    MPI_Info_create(&align);
+    const struct {
+        const char *value;
+        uintptr_t want;
+    } aligns[] = {{"4096", 4096}, {"1048576", 1048576}, {"8", 64}, {"3", 64}, {"x", 64}};
+    for (size_t i = 0; i < sizeof aligns / sizeof aligns[0]; i++) {
+        char *m = NULL;
+        MPI_Info_set(align, "mpi_minimum_memory_alignment", aligns[i].value);
+        MF_CHECK_MPI(MPI_Alloc_mem(100, align, &m));
+        MF_CHECK(m && (uintptr_t)m % aligns[i].want == 0,
+                 "Alloc_mem with mpi_minimum_memory_alignment=%s gave %p", aligns[i].value,
+                 (void *)m);
+        if (m)
+            m[99] = 1;
+        MPI_Free_mem(m);
+    }
+    MPI_Info stale = align;
+    MPI_Info_free(&align);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    MF_CHECK_CLASS(MPI_Alloc_mem(100, stale, &mem), MPI_ERR_INFO, "Alloc_mem with a freed info");
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MF_CHECK_MPI(MPI_Pcontrol(1));
 
     /* Status conversions round trip. */
