@@ -23,6 +23,9 @@ SKIP = 77
 OURS_ONLY = {
     "MANIFOLD", "MANIFOLD_VERSION", "MANIFOLD_NUMVERSION", "MPI_INCLUDED", "MPI_PROTO_H_INCLUDED",
     "MPI_FILE_DEFINED", "HAVE_MPI_OFFSET",
+    # The level of the standard each library implements (Manifold 4.1, Debian's MPICH 4.0, the
+    # 5.0.2 wheel 5.0), not ABI: a binary never passes it to the library.
+    "MPI_VERSION", "MPI_SUBVERSION",
 }
 
 # Constants of MPI versions after the reference header's (Debian's MPICH 4.0.2): when that header
