@@ -50,9 +50,10 @@
         return (code);                                                                             \
     } while (0)
 
-/* Dispatches a non-success code to comm's handler (comm may be NULL: MPI_COMM_WORLD's). Returns
- * the code when the handler returns. `function` names the MPI function for the fatal message.
- * (api/errhandler.c; core/errhandler.h has the handler objects and the fatal path.) */
+/* Dispatches a non-success code to comm's handler (comm may be NULL: an error of no object, see
+ * mf_err_no_object). Returns the code when the handler returns. `function` names the MPI
+ * function for the fatal message. (api/errhandler.c; core/errhandler.h has the handler objects
+ * and the fatal path.) */
 int mf_err_comm_dispatch(mf_comm *comm, int code, const char *function);
 /* Inline for the common MPI_SUCCESS: every entry point returns through here. */
 static inline int mf_err_comm(mf_comm *comm, int code, const char *function)

@@ -1,5 +1,5 @@
 /*
- * memkind.h (api) — which memory allocation kinds each MPI object reports (MPI-4.1 11.4.3; the
+ * memkind.h (api) — which memory allocation kinds each MPI object reports (MPI-4.1 12.4.3; the
  * kinds and the rules of narrowing are comm/memkind.h's).
  *
  * Inheritance: the World Model's objects start from the kinds asked for at start-up

@@ -7,7 +7,7 @@
 #include "core/state.h"
 #include "rma/rma.h"
 
-/* Dispatches a non-success code to w's error handler (w NULL: MPI_COMM_WORLD's). */
+/* Dispatches a non-success code to w's error handler (w NULL: no object, mf_err_no_object). */
 int mf_err_win(mf_win *w, int code, const char *fn);
 /* Resolves a window handle; MPI_ERR_WIN naming it if invalid (MPI_ERR_OTHER before init).
  * Inline for the valid case, the error built by the _slow form. */

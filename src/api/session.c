@@ -205,7 +205,7 @@ int PMPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *ses
                       "MPI_THREAD_FUNNELED, MPI_THREAD_SERIALIZED, MPI_THREAD_MULTIPLE",
                       fn, asked);
     /* The kinds asked for here take precedence over those asked for at start-up (MPI-4.1
-     * 11.4.3). */
+     * 12.4.3). */
     char *kinds = NULL;
     const char *kinds_asked = hints ? mf_info_lookup(hints, MF_MEMKIND_KEY) : NULL;
     if (!rc && !(kinds = kinds_asked ? mf_memkind_supported(kinds_asked) : mf_memkind_started()))

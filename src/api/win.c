@@ -28,7 +28,7 @@ static int win_dispatch(mf_errhandler *eh, MPI_Win h, const char *name, int code
     }
 }
 
-/* Dispatches a non-success code to the window's handler (NULL: MPI_COMM_WORLD's). */
+/* Dispatches a non-success code to the window's handler (NULL: no object, mf_err_no_object). */
 int mf_err_win(mf_win *w, int code, const char *fn)
 {
     if (code == MPI_SUCCESS)

@@ -1,6 +1,7 @@
 /*
- * memkind.h — memory allocation kinds (MPI-4.1 section 11.4.3 and the MPI Forum's side document
- * "Memory Allocation Kinds"): which kinds of memory a program may hand to MPI.
+ * memkind.h — memory allocation kinds (MPI-4.1 section 12.4.3, "Memory Allocation Info", and
+ * the MPI Forum's side document "Memory Allocation Kinds"): which kinds of memory a program may
+ * hand to MPI.
  *
  * A kind is a name with an optional restrictor, "kind[:restrictor]"; a value is a
  * comma-separated list of them. Manifold moves data with the CPU only, so it supports

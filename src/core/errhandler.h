@@ -42,9 +42,10 @@ static inline bool mf_errhandler_fits(const mf_errhandler *eh, mf_errhandler_kin
     return eh && (eh->eh_kind == kind || eh->eh_kind == MF_ERRH_FATAL ||
                   eh->eh_kind == MF_ERRH_RETURN || eh->eh_kind == MF_ERRH_ABORT);
 }
-/* The initial error handler (MPI-4.0 9.3, 11.8.? mpi_initial_errhandler): the predefined handler
- * MANIFOLD_INITIAL_ERRHANDLER names (mpiexec --initial-errhandler), by default
- * MPI_ERRORS_ARE_FATAL. Not counted: predefined handlers live for good. */
+/* The initial error handler (MPI-4.0 9.3; the start-up argument and info key
+ * mpi_initial_errhandler): the predefined handler MANIFOLD_INITIAL_ERRHANDLER names (mpiexec
+ * --initial-errhandler), by default MPI_ERRORS_ARE_FATAL. Not counted: predefined handlers live
+ * for good. */
 mf_errhandler *mf_errhandler_initial(void);
 void mf_errhandler_retain(mf_errhandler *eh);
 void mf_errhandler_release(mf_errhandler *eh);

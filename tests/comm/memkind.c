@@ -1,5 +1,5 @@
 /*
- * Memory allocation kinds (MPI-4.1 11.4.3): what sessions, communicators, windows and files
+ * Memory allocation kinds (MPI-4.1 12.4.3): what sessions, communicators, windows and files
  * report as mpi_memory_alloc_kinds, how mpi_assert_memory_alloc_kinds narrows it, and that a
  * value the program sets for the reported key never comes back.
  *

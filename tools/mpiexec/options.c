@@ -370,8 +370,8 @@ static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv,
             setenv(strstr(a, "rma") ? "MANIFOLD_RMA_FABRIC" : "MANIFOLD_FABRIC", next, 1);
             i++;
         } else if (!strcmp(a, "--initial-errhandler") || !strcmp(a, "-initial-errhandler")) {
-            /* MPI-4.0's start-up choice of the initial error handler (section 11.5); checked
-             * with every setting below. */
+            /* MPI-4.0's start-up choice of the initial error handler (mpi_initial_errhandler);
+             * checked with every setting below. */
             if (!next)
                 return mx_usage("%s needs mpi_errors_are_fatal, mpi_errors_abort or "
                                 "mpi_errors_return",
@@ -380,7 +380,7 @@ static int mx_parse_segment(mx_options *opt, mx_app *app, int argc, char **argv,
             i++;
         } else if (!strcmp(a, "--memory-alloc-kinds") || !strcmp(a, "-memory-alloc-kinds") ||
                    !strcmp(a, "--memory_alloc_kinds") || !strcmp(a, "-memory_alloc_kinds")) {
-            /* MPI-4.1's start-up request (section 11.5), as MPICH spells it; the library
+            /* MPI-4.1's start-up request (section 12.5), as MPICH spells it; the library
              * answers in the info of its objects (src/comm/memkind.h). */
             if (!next)
                 return mx_usage("%s needs a list of kinds (e.g. system,mpi)", a);
