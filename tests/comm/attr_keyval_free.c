@@ -61,6 +61,14 @@ static void comm_keyvals(void)
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_KEYVAL, "set_attr with a freed keyval gave class %d", cls);
 
+    /* Freed again through another copy of the handle (as MPICH's keyval_double_free does, a
+     * library freeing its key in a delete callback): accepted, and nothing more is released. */
+    int copy = saved;
+    MF_CHECK_MPI(MPI_Comm_free_keyval(&copy));
+    MF_CHECK(copy == MPI_KEYVAL_INVALID, "a second Comm_free_keyval did not reset the handle");
+    MF_CHECK_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, saved, &val, &flag));
+    MF_CHECK(flag && val == &deletes, "a second free released the key its attribute uses");
+
     /* Deleted through the freed keyval's value. */
     MF_CHECK_MPI(MPI_Comm_get_attr(MPI_COMM_WORLD, saved, &val, &flag));
     MF_CHECK(flag && val == &deletes, "attribute of a freed keyval not found");
@@ -71,6 +79,10 @@ static void comm_keyvals(void)
     rc = MPI_Comm_delete_attr(MPI_COMM_SELF, saved);
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_KEYVAL, "a keyval with no attributes left is still valid");
+    copy = saved;
+    rc = MPI_Comm_free_keyval(&copy);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_KEYVAL, "freeing a keyval that is gone gave class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MF_CHECK_MPI(MPI_Comm_free_keyval(&other));
 }
