@@ -60,8 +60,9 @@ static inline int mf_err_comm(mf_comm *comm, int code, const char *function)
 {
     return code == MPI_SUCCESS ? MPI_SUCCESS : mf_err_comm_dispatch(comm, code, function);
 }
-/* For calls that involve no object (MPI_Init, MPI_Type_*, ...): MPI_COMM_SELF's handler while
- * the World Model is up, else the initial error handler (core/errhandler.h). */
+/* For calls that involve no object (MPI_Init, MPI_Type_*, ...): while the World Model is up,
+ * MPI_COMM_SELF's handler once the program has set one, else MPI_COMM_WORLD's; otherwise the
+ * initial error handler (core/errhandler.h). */
 int mf_err_no_object(int code, const char *function);
 
 /* MPI_ERR_OTHER unless MPI is initialized and not finalized. */

@@ -8,17 +8,26 @@
  * process managers can only end a whole job, so it ends the job like MPI_ERRORS_ARE_FATAL
  * (the message names the communicator).
  */
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "api/api.h"
+
+/* Whether the program has set MPI_COMM_SELF's handler. MPI-4.0 attaches the errors of calls
+ * with no object to MPI_COMM_SELF; programs written for MPI-3.1 set MPI_COMM_WORLD's handler to
+ * get them back. As MPICH 4.2+ does, such errors go to MPI_COMM_SELF's handler once the program
+ * has set one, else to MPI_COMM_WORLD's. Set under the library lock, read at any error. */
+static _Atomic bool mf_self_handler_set;
 
 int mf_err_comm_dispatch(mf_comm *comm, int code, const char *function)
 {
     if (code == MPI_SUCCESS)
         return code;
     mf_errhandler *eh = NULL;
-    if (!comm && mf_g.initialized && !mf_g.finalized) /* no object: MPI_COMM_SELF's (MPI-4.0) */
-        comm = mf_comm_self();
+    if (!comm && mf_g.initialized && !mf_g.finalized) /* no object: see mf_self_handler_set */
+        comm = atomic_load_explicit(&mf_self_handler_set, memory_order_relaxed) ? mf_comm_self()
+                                                                                : mf_comm_world();
     if (comm)
         eh = comm->c_errhandler;
     if (!eh)
@@ -97,6 +106,8 @@ static int mf_comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler, cons
         mf_errhandler_retain(eh);
         mf_errhandler_release(c->c_errhandler);
         c->c_errhandler = eh;
+        if (c == mf_comm_self())
+            atomic_store_explicit(&mf_self_handler_set, true, memory_order_relaxed);
     }
     return mf_err_comm(c, rc, fn);
 }

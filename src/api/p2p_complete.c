@@ -36,7 +36,7 @@ static mf_request *mf_req_op(mf_request *r)
  * that is to report an error, so a completion that succeeds pays nothing for it. */
 typedef struct mf_req_blame {
     bool taken;
-    mf_comm *comm; /* held; NULL: no object (MPI_COMM_SELF's handler) */
+    mf_comm *comm; /* held; NULL: no object (mf_err_no_object) */
     mf_request_owner owner;
     intptr_t handle;
     mf_win *win;

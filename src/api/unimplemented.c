@@ -1,6 +1,6 @@
 /*
  * The exported functions Manifold does not implement yet (rows of unimplemented.def). Each raises
- * MPI_ERR_UNSUPPORTED_OPERATION through the handler of errors of no object (MPI_COMM_SELF's) with a
+ * MPI_ERR_UNSUPPORTED_OPERATION through the handler of errors of no object (mf_err_no_object) with a
  * message naming the function: fatal by default, returned under MPI_ERRORS_RETURN. Never a silent
  * success.
  */

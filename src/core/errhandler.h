@@ -8,7 +8,8 @@
  *   MPI_ERRORS_RETURN:    return the code to the caller;
  *   user handlers:        called with the handle and code, then the code is returned.
  * Calls with no object raise their errors on MPI_COMM_SELF (MPI-4.0 9.3) while the World Model
- * is up; before MPI_Init, after MPI_Finalize and with sessions alone, the initial error handler
+ * is up, or on MPI_COMM_WORLD as MPI-3.1 did while the program has not set MPI_COMM_SELF's
+ * handler (api/errhandler.c: mf_self_handler_set); before MPI_Init, after MPI_Finalize and with sessions alone, the initial error handler
  * applies (mf_errhandler_initial), which MPI_COMM_WORLD and MPI_COMM_SELF also start with.
  */
 #ifndef MF_CORE_ERRHANDLER_H

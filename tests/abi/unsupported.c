@@ -17,7 +17,7 @@ int main(int argc, char **argv)
 
     MPI_Init(&argc, &argv);
     if (strcmp(mode, "return") == 0)
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
 
     int rc =
         MPI_Comm_spawn("true", MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_SELF, &child, errcodes);

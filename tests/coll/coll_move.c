@@ -270,7 +270,6 @@ int main(int argc, char **argv)
     }
     /* arguments: a bad root is MPI_ERR_ROOT, a negative count MPI_ERR_COUNT */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     int x = 0, cls = 0;
     MPI_Error_class(MPI_Bcast(&x, 1, MPI_INT, size, MPI_COMM_WORLD), &cls);
     MF_CHECK(cls == MPI_ERR_ROOT, "bcast root=size gave class %d", cls);

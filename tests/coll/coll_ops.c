@@ -210,7 +210,6 @@ static void test_invalid(void)
     char buf[64], out[64];
     memset(buf, 0, sizeof buf);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     for (size_t k = 0; k < sizeof bad / sizeof bad[0]; k++) {
         int cls = 0;
         MPI_Error_class(MPI_Allreduce(buf, out, 1, bad[k].dt, bad[k].op, MPI_COMM_WORLD), &cls);
@@ -224,7 +223,6 @@ static void test_invalid(void)
     MPI_Error_string(MPI_Allreduce(buf, out, 1, MPI_DOUBLE, MPI_BAND, MPI_COMM_WORLD), msg, &len);
     MF_CHECK(strstr(msg, "MPI_BAND") && strstr(msg, "MPI_DOUBLE"), "message: %s", msg);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
 static void test_reduce_local(void)

@@ -154,13 +154,11 @@ int main(int argc, char **argv)
     MF_CHECK_MPI(MPI_Info_get(dup, "alpha", 10, value, &flag));
     MF_CHECK(flag && strcmp(value, "three") == 0, "dup lost a key deleted from the original");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     int rc = MPI_Info_delete(info, "alpha");
     int cls = -1;
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_INFO_NOKEY, "deleting a missing key gave class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MF_CHECK_MPI(MPI_Info_free(&info));
     MF_CHECK_MPI(MPI_Info_free(&dup));
     MF_CHECK(info == MPI_INFO_NULL, "Info_free did not null the handle");

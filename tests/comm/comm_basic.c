@@ -272,7 +272,6 @@ int main(int argc, char **argv)
     MF_CHECK(gone == MPI_COMM_NULL && came == (rank + size - 1) % size,
              "MPI_Comm_disconnect: handle not MPI_COMM_NULL, or token %d", came);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Comm bad = MPI_COMM_NULL;
     int cls = -1;
     MPI_Error_class(MPI_Comm_disconnect(&bad), &cls);
@@ -282,7 +281,6 @@ int main(int argc, char **argv)
     MF_CHECK(cls == MPI_ERR_COMM && bad == MPI_COMM_WORLD,
              "MPI_Comm_disconnect(MPI_COMM_WORLD): class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 
     /* mpiexec started every process: none has a parent. */
     MPI_Comm parent = MPI_COMM_WORLD;

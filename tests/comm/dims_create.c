@@ -70,7 +70,6 @@ int main(int argc, char **argv)
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
 
     /* The standard's examples and known answers of MPICH and Open MPI. */
     expect(6, 2, (int[]){0, 0}, (int[]){3, 2});

@@ -245,7 +245,6 @@ static void expect_class(int rc, int cls, const char *what)
 static void test_errors(void)
 {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Datatype t = MPI_DATATYPE_NULL, u;
     expect_class(MPI_Type_contiguous(-1, MPI_INT, &t), MPI_ERR_COUNT, "negative count");
     expect_class(MPI_Type_vector(2, 1, 1, MPI_DATATYPE_NULL, &t), MPI_ERR_TYPE, "null oldtype");
@@ -282,7 +281,6 @@ static void test_errors(void)
                  "unknown datarep");
     MF_CHECK_MPI(MPI_Type_free(&t));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
 int main(int argc, char **argv)

@@ -197,7 +197,6 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     int rank;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     names();

@@ -70,7 +70,6 @@ int main(int argc, char **argv)
 
     /* Errors: no such kind, both unspecified, negative; freeing the predefined result. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Datatype t = MPI_DATATYPE_NULL;
     int cls = -1;
     MPI_Error_class(MPI_Type_create_f90_real(34, 10, &t), &cls);
@@ -88,7 +87,6 @@ int main(int argc, char **argv)
     MPI_Error_class(MPI_Type_free(&t), &cls);
     MF_CHECK(cls == MPI_ERR_TYPE && t == keep, "MPI_Type_free of an f90 type: class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 
     /* On the wire: 8-byte reals and 4-byte integers around the ring, by their f90 types. */
     MPI_Datatype r8, i4;

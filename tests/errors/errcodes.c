@@ -115,7 +115,6 @@ int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     char text[MPI_MAX_ERROR_STRING];
     int len = -1;
 

@@ -1,8 +1,9 @@
 /*
- * Errors of calls that involve no object (MPI-4.0 9.3): raised on MPI_COMM_SELF's handler while
- * the World Model is up, not on MPI_COMM_WORLD's; before MPI_Init and after MPI_Finalize the
- * initial error handler applies, which MPI_COMM_WORLD and MPI_COMM_SELF also start with and
- * which MPI_INFO_ENV names (mpi_initial_errhandler; mpiexec --initial-errhandler).
+ * Errors of calls that involve no object (MPI-4.0 9.3): while the World Model is up they go to
+ * MPI_COMM_SELF's handler once the program has set one, and until then to MPI_COMM_WORLD's, as
+ * MPI-3.1 programs expect and MPICH 4.2+ does; before MPI_Init and after MPI_Finalize the initial
+ * error handler applies, which MPI_COMM_WORLD and MPI_COMM_SELF also start with and which
+ * MPI_INFO_ENV names (mpi_initial_errhandler; mpiexec --initial-errhandler).
  *
  * argv[1]: the initial handler the run was started with, "mpi_errors_are_fatal" (the default)
  * or "mpi_errors_return"; with the latter, the errors before MPI_Init and after MPI_Finalize
@@ -25,9 +26,9 @@ static void on_self(MPI_Comm *comm, int *code, ...)
 
 static void on_world(MPI_Comm *comm, int *code, ...)
 {
-    (void)comm;
-    (void)code;
     world_calls++;
+    last_comm = *comm;
+    last_code = *code;
 }
 
 /* A call with no object that fails: setting a key in the null info object. */
@@ -73,30 +74,37 @@ int main(int argc, char **argv)
     MF_CHECK(flag && !strcmp(v, initial), "MPI_INFO_ENV mpi_initial_errhandler: %s",
              flag ? v : "(unset)");
 
-    /* A user handler on each: only MPI_COMM_SELF's hears the error of no object, given
-     * MPI_COMM_SELF; the call returns the code the handler saw. */
+    /* Until the program sets MPI_COMM_SELF's handler, MPI_COMM_WORLD's hears the error of no
+     * object, given MPI_COMM_WORLD; the call returns the code the handler saw. */
     MPI_Errhandler self_eh, world_eh;
     MF_CHECK_MPI(MPI_Comm_create_errhandler(on_self, &self_eh));
     MF_CHECK_MPI(MPI_Comm_create_errhandler(on_world, &world_eh));
-    MF_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_SELF, self_eh));
     MF_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, world_eh));
     int rc = fail_without_object();
-    MF_CHECK(self_calls == 1 && world_calls == 0 && last_comm == MPI_COMM_SELF && rc == last_code &&
+    MF_CHECK(world_calls == 1 && self_calls == 0 && last_comm == MPI_COMM_WORLD &&
+                 rc == last_code && class_of(rc) == MPI_ERR_INFO,
+             "info error, MPI_COMM_SELF's handler unset: MPI_COMM_WORLD's handler %d calls, "
+             "MPI_COMM_SELF's %d, class %d",
+             world_calls, self_calls, class_of(rc));
+    /* Once it is set, only MPI_COMM_SELF's hears them, given MPI_COMM_SELF. */
+    MF_CHECK_MPI(MPI_Comm_set_errhandler(MPI_COMM_SELF, self_eh));
+    rc = fail_without_object();
+    MF_CHECK(self_calls == 1 && world_calls == 1 && last_comm == MPI_COMM_SELF && rc == last_code &&
                  class_of(rc) == MPI_ERR_INFO,
              "info error: MPI_COMM_SELF's handler %d calls, MPI_COMM_WORLD's %d, class %d",
-             self_calls, world_calls, class_of(rc));
+             self_calls, world_calls - 1, class_of(rc));
     MPI_Datatype t;
     rc = MPI_Type_contiguous(-1, MPI_INT, &t);
-    MF_CHECK(self_calls == 2 && world_calls == 0 && class_of(rc) == MPI_ERR_COUNT,
+    MF_CHECK(self_calls == 2 && world_calls == 1 && class_of(rc) == MPI_ERR_COUNT,
              "datatype error: MPI_COMM_SELF's handler %d calls, MPI_COMM_WORLD's %d, class %d",
-             self_calls, world_calls, class_of(rc));
+             self_calls, world_calls - 1, class_of(rc));
     /* An error on MPI_COMM_WORLD stays its own. */
     int size;
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     rc = MPI_Send(&size, 1, MPI_INT, size, 0, MPI_COMM_WORLD);
-    MF_CHECK(self_calls == 2 && world_calls == 1 && class_of(rc) == MPI_ERR_RANK,
+    MF_CHECK(self_calls == 2 && world_calls == 2 && class_of(rc) == MPI_ERR_RANK,
              "rank error on MPI_COMM_WORLD: its handler %d calls, MPI_COMM_SELF's %d, class %d",
-             world_calls, self_calls, class_of(rc));
+             world_calls - 1, self_calls - 2, class_of(rc));
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Errhandler_free(&self_eh);

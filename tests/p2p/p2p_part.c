@@ -311,10 +311,8 @@ static void errors(void)
     MF_CHECK_CLASS(MPI_Parrived(rr, 9, &flag), MPI_ERR_ARG, "MPI_Parrived partition 9");
     /* No request, no communicator: MPI_COMM_WORLD's handler. */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MF_CHECK_CLASS(MPI_Pready(0, MPI_REQUEST_NULL), MPI_ERR_REQUEST, "MPI_Pready null request");
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
     MF_CHECK_MPI(MPI_Pready(0, rq));
     MF_CHECK_CLASS(MPI_Pready(0, rq), MPI_ERR_ARG, "partition 0 twice");
     MF_CHECK_MPI(MPI_Pready_range(1, 3, rq));

@@ -112,7 +112,6 @@ static void across_hosts(void)
     MPI_Comm_size(node, &ns);
     MPI_Comm_free(&node);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     int *p, cls;
     MPI_Win win;
     int rc =
@@ -124,7 +123,6 @@ static void across_hosts(void)
     else
         MF_CHECK(cls == MPI_ERR_RMA_SHARED, "allocate_shared across hosts: class %d", cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
 static void dynamic(void)
@@ -229,7 +227,6 @@ static void split(void)
 static void errors(void)
 {
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     MPI_Win win;
     int buf[4], cls, rc;
     rc = MPI_Win_create(buf, sizeof buf, 0, MPI_INFO_NULL, MPI_COMM_WORLD, &win);
@@ -304,7 +301,6 @@ static void errors(void)
     MPI_Errhandler_free(&eh);
     MF_CHECK_MPI(MPI_Win_free(&win));
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 }
 
 /* The same checks where put and get take the same-host one-copy path (an allocated window):

@@ -120,7 +120,6 @@ int main(int argc, char **argv)
         /* Without a session, an error belongs to no object: MPI_COMM_WORLD's handler takes
          * it (here MPI_ERRORS_RETURN), as with MPICH; it does not end the job. */
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
         int npsets = -1, ecls = -1;
         MPI_Error_class(MPI_Session_get_num_psets(MPI_SESSION_NULL, MPI_INFO_NULL, &npsets), &ecls);
         MF_CHECK(ecls == MPI_ERR_SESSION, "MPI_Session_get_num_psets(MPI_SESSION_NULL): class %d",
@@ -129,7 +128,6 @@ int main(int argc, char **argv)
         MPI_Error_class(MPI_Group_from_session_pset(s, "mpi://WORLD", &g), &ecls);
         MF_CHECK(ecls == MPI_ERR_SESSION, "a finalized session: class %d", ecls);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
-        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
         traffic(MPI_COMM_WORLD, "world after a session ended");
         s = open_session(&sc, "two");
         traffic(sc, "second session");
