@@ -457,14 +457,18 @@ static void part_chan_free(part_chan *c)
 }
 
 /* Whether a freed channel may go: no round running, and no message of its setup still to come
- * (a sender's reply) or to leave. */
+ * or to leave. A channel freed before it was matched (never started: MPI allows freeing an
+ * inactive request) still waits for its partner's setup message, a sender for the reply and a
+ * receiver for the hello: channels match in the order they were initialised, so without it the
+ * next receiver would take the hello meant for this one, or the hello would stay unreceived and
+ * its sender would wait for a reply for good. */
 static bool part_chan_idle(const part_chan *c)
 {
     if (c->round || (c->hello_req && !c->hello_req->pub.r_complete))
         return false;
     if (!c->is_send && c->reply_req && !c->reply_req->pub.r_complete)
         return false; /* its buffer is in c */
-    return !(c->is_send && c->state == PART_SETUP);
+    return c->state != PART_SETUP;
 }
 
 static int part_poll(void *arg)

@@ -233,6 +233,41 @@ static void order(void)
         MF_CHECK_MPI(MPI_Request_free(&rq[i]));
 }
 
+/* Requests freed without ever being started (MPI allows freeing an inactive request): the
+ * pair still matches, in the order of initialisation, so the next pair on the same tag (of
+ * another size, which a wrong match would refuse) gets its own partner, and no setup message is
+ * left unreceived at MPI_Finalize (which would warn). */
+static void unstarted(void)
+{
+    if (size < 2 || rank > 1)
+        return;
+    MPI_Request first, second;
+    int one = 7, four[4] = {0};
+    if (rank == 0) {
+        int v[4] = {11, 12, 13, 14};
+        MF_CHECK_MPI(
+            MPI_Psend_init(&one, 1, 1, MPI_INT, 1, 31, MPI_COMM_WORLD, MPI_INFO_NULL, &first));
+        MF_CHECK_MPI(MPI_Request_free(&first));
+        MF_CHECK_MPI(
+            MPI_Psend_init(v, 2, 2, MPI_INT, 1, 31, MPI_COMM_WORLD, MPI_INFO_NULL, &second));
+        MF_CHECK_MPI(MPI_Start(&second));
+        MF_CHECK_MPI(MPI_Pready_range(0, 1, second));
+        MF_CHECK_MPI(MPI_Wait(&second, MPI_STATUS_IGNORE));
+    } else {
+        MF_CHECK_MPI(
+            MPI_Precv_init(&one, 1, 1, MPI_INT, 0, 31, MPI_COMM_WORLD, MPI_INFO_NULL, &first));
+        MF_CHECK_MPI(MPI_Request_free(&first));
+        MF_CHECK_MPI(
+            MPI_Precv_init(four, 1, 4, MPI_INT, 0, 31, MPI_COMM_WORLD, MPI_INFO_NULL, &second));
+        MF_CHECK_MPI(MPI_Start(&second));
+        MF_CHECK_MPI(MPI_Wait(&second, MPI_STATUS_IGNORE));
+        MF_CHECK(four[0] == 11 && four[1] == 12 && four[2] == 13 && four[3] == 14,
+                 "unstarted: the second pair got %d %d %d %d, not 11 12 13 14", four[0], four[1],
+                 four[2], four[3]);
+    }
+    MF_CHECK_MPI(MPI_Request_free(&second));
+}
+
 /* MPI_PROC_NULL as the peer, and the own rank. */
 static void peers(void)
 {
@@ -350,6 +385,7 @@ int main(int argc, char **argv)
     shapes(8, 1);
     shapes(6, 1);
     order();
+    unstarted();
     peers();
     errors();
     MPI_Barrier(MPI_COMM_WORLD);
