@@ -3,6 +3,14 @@
 
 #include <string.h>
 
+int mf_p2p_check_empty(MPI_Count count, MPI_Datatype datatype, mf_datatype **dt, int rc)
+{
+    if (count != 0 || datatype != MPI_DATATYPE_NULL)
+        return rc;
+    *dt = mf_datatype_get(MPI_BYTE);
+    return MPI_SUCCESS;
+}
+
 int mf_p2p_check_rest(const void *buf, const char *bufname, MPI_Count count, mf_datatype *dt,
                       int rank, int tag, mf_comm *c, bool is_recv, const char *fn)
 {

@@ -239,8 +239,8 @@ static int mf_api_mrecv(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_M
         rc = mf_error(MPI_ERR_ARG, "%s: message is NULL", fn);
     if (!rc)
         rc = mf_check_initialized(fn);
-    if (!rc)
-        rc = mf_check_data(buf, count, datatype, &dt, fn, "buf", "count");
+    if (!rc && (rc = mf_check_data(buf, count, datatype, &dt, fn, "buf", "count")))
+        rc = mf_p2p_check_empty(count, datatype, &dt, rc);
     if (!rc && *message == MPI_MESSAGE_NO_PROC) {
         /* A message from MPI_PROC_NULL: an empty receive that completes at once. */
         rc = mf_irecv(buf, count, dt, MPI_PROC_NULL, 0, c, MF_CTX_P2P, &r);

@@ -101,6 +101,23 @@ int main(int argc, char **argv)
     MF_CHECK_MPI(MPI_Grequest_complete(copy));
     MF_CHECK(frees == 2, "free callback did not run at completion (%d)", frees);
 
+    /* An empty message of no type (count 0, MPI_DATATYPE_NULL), as MPICH accepts and its own
+     * tests send: to self, received by a plain and by a matched receive. */
+    {
+        int me;
+        MPI_Request sq[2];
+        MPI_Status est;
+        MPI_Message msg;
+        MPI_Comm_rank(MPI_COMM_WORLD, &me);
+        MF_CHECK_MPI(MPI_Isend(NULL, 0, MPI_DATATYPE_NULL, me, 41, MPI_COMM_WORLD, &sq[0]));
+        MF_CHECK_MPI(MPI_Isend(NULL, 0, MPI_DATATYPE_NULL, me, 42, MPI_COMM_WORLD, &sq[1]));
+        MF_CHECK_MPI(MPI_Recv(NULL, 0, MPI_DATATYPE_NULL, me, 41, MPI_COMM_WORLD, &est));
+        MF_CHECK(est.MPI_TAG == 41, "empty untyped receive: tag %d", est.MPI_TAG);
+        MF_CHECK_MPI(MPI_Mprobe(me, 42, MPI_COMM_WORLD, &msg, &est));
+        MF_CHECK_MPI(MPI_Mrecv(NULL, 0, MPI_DATATYPE_NULL, &msg, &est));
+        MF_CHECK_MPI(MPI_Waitall(2, sq, MPI_STATUSES_IGNORE));
+    }
+
     /* Alloc_mem / Free_mem / Pcontrol. */
     double *mem = NULL;
     MF_CHECK_MPI(MPI_Alloc_mem(4096, MPI_INFO_NULL, &mem));
