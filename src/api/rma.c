@@ -431,11 +431,16 @@ int PMPI_Win_test(MPI_Win win, int *flag)
 }
 MF_API_ALIAS(Win_test);
 
+/* MPI_PROC_NULL as the rank of a lock, unlock or flush: nothing to synchronise, a no-op. MPI
+ * names MPI_PROC_NULL a valid target of every RMA communication call; MPICH also accepts it in
+ * these (its rma/rmanull test locks it around each operation to MPI_PROC_NULL). */
 static int rma_lock(mf_win *w, int type, int rank, int assert_, const char *fn)
 {
-    int rc = rma_rank(w, rank, fn);
+    int rc = rank == MPI_PROC_NULL ? MPI_SUCCESS : rma_rank(w, rank, fn);
     if (!rc)
         rc = rma_assert(assert_, fn);
+    if (!rc && rank == MPI_PROC_NULL)
+        return mf_rma_check_lock_type(type, fn);
     return rc ? rc : mf_rma_lock(w, type, rank, fn);
 }
 
@@ -447,6 +452,8 @@ MF_API_ALIAS(Win_lock);
 
 static int rma_unlock(mf_win *w, int rank, const char *fn)
 {
+    if (rank == MPI_PROC_NULL) /* see rma_lock */
+        return MPI_SUCCESS;
     int rc = rma_rank(w, rank, fn);
     return rc ? rc : mf_rma_unlock(w, rank, fn);
 }
@@ -479,6 +486,8 @@ MF_API_ALIAS(Win_unlock_all);
  * here (every operation is acknowledged once applied), so the _local forms are the same. */
 static int rma_flush(mf_win *w, int rank, bool all, const char *fn)
 {
+    if (!all && rank == MPI_PROC_NULL) /* see rma_lock: its lock opened no epoch */
+        return MPI_SUCCESS;
     if (!(w->w_epoch & (MF_RMA_EPOCH_LOCK | MF_RMA_EPOCH_LOCKALL)))
         return mf_error(MPI_ERR_RMA_SYNC, "%s: no passive-target epoch is open on win", fn);
     if (!all) {

@@ -184,7 +184,8 @@ int mf_win_create(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, str
 int mf_win_free(mf_win *w, const char *fn);
 /* Rank's part of the window if this process can load and store it (MPI-4.1: any flavor but
  * dynamic): its own part, and with allocated memory the parts of the ranks on this host;
- * otherwise size 0, disp_unit 0 and NULL. Rank MPI_PROC_NULL: the lowest rank with size > 0
+ * otherwise size 0, disp_unit 0 and NULL. An empty part reachable from here gives its
+ * disp_unit, size 0 and NULL. Rank MPI_PROC_NULL: the lowest rank with size > 0
  * (whose part this process may not reach: then size 0 and NULL). */
 int mf_win_shared_query(mf_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit, void **base,
                         const char *fn);
@@ -222,6 +223,9 @@ int mf_rma_post(mf_win *w, mf_group *g, const char *fn);
 int mf_rma_start(mf_win *w, mf_group *g, const char *fn);
 int mf_rma_complete(mf_win *w, const char *fn);
 int mf_rma_wait(mf_win *w, bool test_only, bool *done, const char *fn);
+/* MPI_ERR_LOCKTYPE unless type is MPI_LOCK_SHARED or MPI_LOCK_EXCLUSIVE (mf_rma_lock checks
+ * it; the API layer too, for a lock of MPI_PROC_NULL, which reaches no window). */
+int mf_rma_check_lock_type(int type, const char *fn);
 int mf_rma_lock(mf_win *w, int type, int rank, const char *fn);
 int mf_rma_unlock(mf_win *w, int rank, const char *fn);
 int mf_rma_lock_all(mf_win *w, const char *fn);

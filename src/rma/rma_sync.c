@@ -155,17 +155,25 @@ static int rma_unlock_one(mf_win *w, int rank)
     return rc ? rc : mf_rma_flush(w, rank);
 }
 
-int mf_rma_lock(mf_win *w, int type, int rank, const char *fn)
+int mf_rma_check_lock_type(int type, const char *fn)
 {
     if (type != MPI_LOCK_SHARED && type != MPI_LOCK_EXCLUSIVE)
         return mf_error(MPI_ERR_LOCKTYPE,
                         "%s: lock_type=%d is neither MPI_LOCK_SHARED nor "
                         "MPI_LOCK_EXCLUSIVE",
                         fn, type);
+    return MPI_SUCCESS;
+}
+
+int mf_rma_lock(mf_win *w, int type, int rank, const char *fn)
+{
+    int rc = mf_rma_check_lock_type(type, fn);
+    if (rc)
+        return rc;
     if (w->w_locked[rank] || (w->w_epoch & (MF_RMA_EPOCH_START | MF_RMA_EPOCH_LOCKALL)))
         return mf_error(MPI_ERR_RMA_SYNC, "%s: an access epoch to rank %d is already open", fn,
                         rank);
-    int rc = rma_lock_one(w, type, rank);
+    rc = rma_lock_one(w, type, rank);
     if (!rc) {
         w->w_locked[rank] = type;
         w->w_nlocked++;

@@ -291,6 +291,6 @@ int mf_win_shared_query(mf_win *w, int rank, MPI_Aint *size, MPI_Aint *disp_unit
     char *at = rank == MPI_PROC_NULL ? NULL : mf_win_local_base(w, rank);
     *size = at ? w->w_sizes[rank] : 0;
     *disp_unit = at ? w->w_units[rank] : 0;
-    *base = at;
+    *base = *size > 0 ? at : NULL; /* an empty part has no address (MPICH: the same) */
     return MPI_SUCCESS;
 }

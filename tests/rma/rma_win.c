@@ -74,6 +74,8 @@ static void shared(void)
         int *p;
         MF_CHECK_MPI(MPI_Win_shared_query(win, r, &sz, &unit, &p));
         MF_CHECK(unit == sizeof(int), "shared_query disp_unit %d", unit);
+        MF_CHECK(sz > 0 || !p, "shared_query of rank %d's empty part gave %p, not NULL", r,
+                 (void *)p);
         for (int i = 0; i < (int)(sz / sizeof(int)); i++)
             MF_CHECK(p[i] == 100 * r + i, "shared load of rank %d [%d] = %d", r, i, p[i]);
     }
@@ -143,8 +145,17 @@ static void dynamic(void)
     MPI_Barrier(MPI_COMM_WORLD);
     int from = (rank + size - 1) % size;
     MF_CHECK(buf[1] == 1000 + from, "dynamic put landed %ld, want %d", buf[1], 1000 + from);
+    /* MPI_PROC_NULL in passive-target synchronisation: no-ops around an operation to it (as
+     * MPICH's rma/rmanull does); a bad lock type is still refused. */
+    MF_CHECK_MPI(MPI_Win_lock(MPI_LOCK_EXCLUSIVE, MPI_PROC_NULL, 0, win));
+    MF_CHECK_MPI(MPI_Put(&v, 1, MPI_LONG, MPI_PROC_NULL, 0, 1, MPI_LONG, win));
+    MF_CHECK_MPI(MPI_Win_flush(MPI_PROC_NULL, win));
+    MF_CHECK_MPI(MPI_Win_unlock(MPI_PROC_NULL, win));
     MF_CHECK_MPI(MPI_Win_set_errhandler(win, MPI_ERRORS_RETURN));
-    int cls, rc = MPI_Win_shared_query(win, rank, &(MPI_Aint){0}, &(int){0}, &(long *){0});
+    int cls, rc = MPI_Win_lock(77, MPI_PROC_NULL, 0, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_LOCKTYPE, "lock type 77 of MPI_PROC_NULL: class %d", cls);
+    rc = MPI_Win_shared_query(win, rank, &(MPI_Aint){0}, &(int){0}, &(long *){0});
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_RMA_FLAVOR, "shared_query on a dynamic window: class %d", cls);
     MF_CHECK_MPI(MPI_Win_detach(win, buf));
