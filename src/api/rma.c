@@ -36,6 +36,14 @@ static int rma_type(MPI_Datatype h, MPI_Count count, mf_datatype **out, const ch
     return rc ? rc : mf_check_count(count, fn);
 }
 
+/* Whether `count` elements of dt carry any byte: an accumulate where a side carries none has
+ * nothing to combine, so neither its op nor its types are checked against each other (MPICH
+ * accepts these too; its rma/badrma test sends every such combination, mpi4py some). */
+static bool rma_moves(const mf_datatype *dt, MPI_Count count)
+{
+    return dt && count > 0 && mf_datatype_info(dt)->dt_size > 0;
+}
+
 /* Everything an operation's entry point does: checks, then mf_rma_op. Datatype handles that
  * the operation does not use are MPI_DATATYPE_NULL. */
 static int rma_call(mf_rma_args *a, MPI_Datatype ot, MPI_Datatype rt, MPI_Datatype tt, MPI_Op op,
@@ -54,11 +62,12 @@ static int rma_call(mf_rma_args *a, MPI_Datatype ot, MPI_Datatype rt, MPI_Dataty
         if (!(a->op = mf_op_get(op)) || !a->op->op_builtin)
             rc =
                 mf_error(MPI_ERR_OP, "%s: op=0x%x is not a predefined operation", fn, (unsigned)op);
-        else if (op != MPI_REPLACE && op != MPI_NO_OP && a->target_count > 0)
+        else if (op != MPI_REPLACE && op != MPI_NO_OP && rma_moves(a->target_dt, a->target_count))
             rc = mf_op_check(a->op, a->target_dt, fn); /* nothing to combine: nothing to check
                                                            (MPICH accepts these; mpi4py sends
                                                            them) */
-        if (!rc && op != MPI_NO_OP && a->origin_dt &&
+        if (!rc && op != MPI_NO_OP && rma_moves(a->origin_dt, a->origin_count) &&
+            rma_moves(a->target_dt, a->target_count) &&
             mf_datatype_basic_type(a->origin_dt) != mf_datatype_basic_type(a->target_dt))
             rc = mf_error(MPI_ERR_TYPE,
                           "%s: origin and target datatypes are not built from the same "

@@ -262,6 +262,15 @@ static void errors(void)
     rc = MPI_Accumulate(buf, 1, MPI_INT, 0, 0, 1, MPI_FLOAT, MPI_SUM, win);
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_TYPE, "accumulate int onto float: class %d", cls);
+    /* ...but with nothing to combine, any types pass (MPICH's rma/badrma): no elements, or
+     * elements of no bytes. */
+    MPI_Datatype empty;
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    MF_CHECK_MPI(MPI_Accumulate(buf, 0, MPI_INT, 0, 0, 0, MPI_FLOAT, MPI_SUM, win));
+    MF_CHECK_MPI(MPI_Accumulate(buf, 1, empty, 0, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+    MF_CHECK_MPI(MPI_Get_accumulate(buf, 0, MPI_INT, buf, 1, empty, 0, 0, 2, empty, MPI_SUM, win));
+    MPI_Type_free(&empty);
     /* no elements: nothing to combine, accepted whatever the op (MPICH does; mpi4py relies on
      * it); one element of MPI_BYTE with MPI_SUM is MPI_ERR_OP */
     char c0 = 0, r0 = 0;
