@@ -364,18 +364,19 @@ static int nbc_source_ensure(void)
     return rc;
 }
 
+/* Scans and neighbourhood collectives are not defined on intercommunicators (MPI-4.0 6.2.2,
+ * 8.6); every other collective is. */
 static bool nbc_inter_ok(mf_nbc_kind k)
 {
-    return k == MF_NBC_BARRIER || k == MF_NBC_BCAST || k == MF_NBC_ALLREDUCE;
+    return k != MF_NBC_SCAN && k != MF_NBC_EXSCAN && k != MF_NBC_NEIGHBOR;
 }
 
 static int nbc_check_comm(const mf_nbc_args *a, const mf_comm *comm, const char *fn)
 {
     if (comm->c_is_inter && !nbc_inter_ok(a->a_kind))
         return mf_error(MPI_ERR_COMM,
-                        "%s: comm is an intercommunicator; Manifold offers nonblocking and "
-                        "persistent collectives on intercommunicators only for barrier, bcast "
-                        "and allreduce",
+                        "%s: comm is an intercommunicator, on which this collective is not "
+                        "defined",
                         fn);
     return MPI_SUCCESS;
 }

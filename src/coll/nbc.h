@@ -90,8 +90,8 @@ typedef struct mf_nbc_call {
 } mf_nbc_call;
 
 /* Starts the collective (or makes the persistent request) and stores the handle. `fn` names the
- * MPI function in error messages. Intercommunicators: barrier, bcast and allreduce; the others
- * fail with MPI_ERR_COMM. */
+ * MPI function in error messages. Intercommunicators: every collective defined on them (scans
+ * and neighbourhood collectives fail with MPI_ERR_COMM). */
 int mf_nbc_post(const mf_nbc_call *call, const mf_nbc_args *a, mf_comm *comm, const char *fn);
 
 /* MPI_Start of a persistent collective request `p`: begins a new schedule, which becomes

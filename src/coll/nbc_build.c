@@ -23,8 +23,10 @@
  *   neighbor         every block to or from a neighbour in one round (receives first)
  * Intercommunicators: barrier (local barrier, leaders exchange, local bcast), bcast (root to
  * the remote leader, then a binomial bcast in the remote group), allreduce (local reduces,
- * leaders swap results, local bcasts); the local steps run on the intercommunicator's local
- * communicator.
+ * leaders swap results, local bcasts), reduce (local reduce, leader to the root),
+ * reduce_scatter(_block) (local reduces, leaders swap, local scatters); gather(v), scatter(v),
+ * allgather(v) and alltoall(v,w) straight between the processes, in one round; the local steps
+ * run on the intercommunicator's local communicator.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -373,6 +375,116 @@ static void nbc_inter_allreduce(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *
     nbc_bcast_intra(s, a->a_rbuf, count, dt, 0, lc);
 }
 
+/* Rooted operations across: the root (MPI_ROOT) names the remote ranks, its group mates
+ * (MPI_PROC_NULL) take no part, and the other group names the root by its remote rank. */
+
+/* Gather(v) (`gather`) or scatter(v) across: the root's block i to or from remote rank i, one
+ * transfer at each process of the other group. */
+static void nbc_inter_linear(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c, bool gather)
+{
+    if (a->a_root == MPI_PROC_NULL)
+        return;
+    if (a->a_root != MPI_ROOT) {
+        if (gather)
+            mf_nbc_send(s, a->a_sbuf, a->a_scount, a->a_sdt, a->a_root, c);
+        else
+            mf_nbc_recv(s, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_root, c);
+        return;
+    }
+    for (int i = 0, m = mf_comm_peer_size(c); i < m; i++) {
+        if (gather)
+            mf_nbc_recv(s, nbc_at(a->a_rbuf, nbc_disp(a->a_rdispls, a->a_rcount, i), a->a_rdt),
+                        nbc_cnt(a->a_rcounts, a->a_rcount, i), a->a_rdt, i, c);
+        else
+            mf_nbc_send(s, nbc_at(a->a_sbuf, nbc_disp(a->a_sdispls, a->a_scount, i), a->a_sdt),
+                        nbc_cnt(a->a_scounts, a->a_scount, i), a->a_sdt, i, c);
+    }
+}
+
+/* Every process takes block i from remote rank i and gives its own block to each (one round;
+ * the blocking form gathers at the leaders instead, with the same result). */
+static void nbc_inter_allgather(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    int m = mf_comm_peer_size(c);
+    for (int i = 0; i < m; i++)
+        mf_nbc_recv(s, nbc_at(a->a_rbuf, nbc_disp(a->a_rdispls, a->a_rcount, i), a->a_rdt),
+                    nbc_cnt(a->a_rcounts, a->a_rcount, i), a->a_rdt, i, c);
+    for (int i = 0; i < m; i++)
+        mf_nbc_send(s, a->a_sbuf, a->a_scount, a->a_sdt, i, c);
+}
+
+/* Alltoall(v, w) across: block i to and from remote rank i (w's displacements are bytes). */
+static void nbc_inter_alltoall(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    bool w = a->a_kind == MF_NBC_ALLTOALLW, v = a->a_kind == MF_NBC_ALLTOALLV;
+    int m = mf_comm_peer_size(c);
+    for (int i = 0; i < m; i++) {
+        mf_datatype *dt = w ? a->a_rdts[i] : a->a_rdt;
+        MPI_Count cnt = v || w ? a->a_rcounts[i] : a->a_rcount;
+        MPI_Aint at = w ? a->a_rdispls[i]
+                        : (v ? a->a_rdispls[i] : (MPI_Aint)(a->a_rcount * i)) *
+                              mf_datatype_info(dt)->dt_extent;
+        mf_nbc_recv(s, (char *)a->a_rbuf + at, cnt, dt, i, c);
+    }
+    for (int i = 0; i < m; i++) {
+        mf_datatype *dt = w ? a->a_sdts[i] : a->a_sdt;
+        MPI_Count cnt = v || w ? a->a_scounts[i] : a->a_scount;
+        MPI_Aint at = w ? a->a_sdispls[i]
+                        : (v ? a->a_sdispls[i] : (MPI_Aint)(a->a_scount * i)) *
+                              mf_datatype_info(dt)->dt_extent;
+        mf_nbc_send(s, (const char *)a->a_sbuf + at, cnt, dt, i, c);
+    }
+}
+
+/* The root receives the other group's reduction, which that group's leader reduced locally. */
+static void nbc_inter_reduce(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    if (a->a_root == MPI_PROC_NULL)
+        return;
+    if (a->a_root == MPI_ROOT) {
+        mf_nbc_recv(s, a->a_rbuf, a->a_rcount, a->a_rdt, 0, c);
+        return;
+    }
+    mf_comm *lc = c->c_local_comm;
+    void *mine = lc->c_rank == 0 ? mf_nbc_tmp(s, a->a_rcount, a->a_rdt) : NULL;
+    nbc_reduce_intra(s, a->a_sbuf, mine, a->a_rcount, a->a_rdt, a->a_op, 0, lc);
+    if (lc->c_rank == 0)
+        mf_nbc_send(s, mine, a->a_rcount, a->a_rdt, a->a_root, c);
+}
+
+/* Each group's vector is reduced at its leader; the leaders swap them; each leader scatters
+ * the other group's reduction over its own group by recvcounts (as the blocking form). */
+static void nbc_inter_reduce_scatter(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    mf_comm *lc = c->c_local_comm;
+    int n = lc->c_size;
+    bool block = a->a_kind == MF_NBC_REDUCE_SCATTER_BLOCK;
+    mf_datatype *dt = a->a_rdt;
+    MPI_Count total = 0;
+    for (int i = 0; i < n; i++)
+        total += block ? a->a_rcount : a->a_rcounts[i];
+    bool leader = lc->c_rank == 0;
+    void *mine = leader ? mf_nbc_tmp(s, total, dt) : NULL;
+    void *theirs = leader ? mf_nbc_tmp(s, total, dt) : NULL;
+    nbc_reduce_intra(s, a->a_sbuf, mine, total, dt, a->a_op, 0, lc);
+    if (!leader) {
+        mf_nbc_recv(s, a->a_rbuf, block ? a->a_rcount : a->a_rcounts[lc->c_rank], dt, 0, lc);
+        return;
+    }
+    mf_nbc_recv(s, theirs, total, dt, 0, c);
+    mf_nbc_send(s, mine, total, dt, 0, c);
+    mf_nbc_round(s);
+    MPI_Count off = 0;
+    for (int i = 0; i < n; i++) {
+        MPI_Count cnt = block ? a->a_rcount : a->a_rcounts[i];
+        if (i == 0)
+            mf_nbc_copy(s, theirs, cnt, dt, a->a_rbuf, cnt, dt);
+        else
+            mf_nbc_send(s, nbc_at(theirs, (MPI_Aint)off, dt), cnt, dt, i, lc);
+        off += cnt;
+    }
+}
+
 /* ---- Neighbourhoods and building blocks for other schedules ------------------------------ */
 
 static void *nbc_byte_at(const void *base, MPI_Aint disp)
@@ -443,8 +555,32 @@ int mf_nbc_build(mf_nbc_sched *s, const mf_nbc_args *a, const char *fn)
         case MF_NBC_ALLREDUCE:
             nbc_inter_allreduce(s, a, c);
             break;
-        default:
-            return mf_error(MPI_ERR_COMM, "%s: not offered on intercommunicators", fn);
+        case MF_NBC_GATHER:
+        case MF_NBC_GATHERV:
+            nbc_inter_linear(s, a, c, true);
+            break;
+        case MF_NBC_SCATTER:
+        case MF_NBC_SCATTERV:
+            nbc_inter_linear(s, a, c, false);
+            break;
+        case MF_NBC_ALLGATHER:
+        case MF_NBC_ALLGATHERV:
+            nbc_inter_allgather(s, a, c);
+            break;
+        case MF_NBC_ALLTOALL:
+        case MF_NBC_ALLTOALLV:
+        case MF_NBC_ALLTOALLW:
+            nbc_inter_alltoall(s, a, c);
+            break;
+        case MF_NBC_REDUCE:
+            nbc_inter_reduce(s, a, c);
+            break;
+        case MF_NBC_REDUCE_SCATTER:
+        case MF_NBC_REDUCE_SCATTER_BLOCK:
+            nbc_inter_reduce_scatter(s, a, c);
+            break;
+        default: /* scans and neighbourhoods are not defined on intercommunicators */
+            return mf_error(MPI_ERR_COMM, "%s: not defined on intercommunicators", fn);
         }
         return s->s_error;
     }

@@ -5,6 +5,7 @@
  * intercommunicator forms (Ibarrier, Ibcast, Iallreduce) and the MPI_ERR_COMM of the others.
  */
 #include <stdlib.h>
+#include <stdbool.h>
 #include <string.h>
 
 #include "mftest.h"
@@ -433,6 +434,113 @@ static void test_all(int p)
     MF_CHECK_MPI(MPI_Wait(&r2, MPI_STATUS_IGNORE));
 }
 
+/* World rank of remote rank i when the groups are the even and the odd world ranks. */
+static int inter_world(int color, int i)
+{
+    return 2 * i + (1 - color);
+}
+
+/* Rooted collectives across (group 0's rank 0 is the root): gather, gatherv, scatterv, reduce,
+ * the gather also persistent. */
+static void inter_rooted(MPI_Comm inter, int color, int lrank, int rsize)
+{
+    int root = color == 0 ? (lrank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
+    bool at_root = root == MPI_ROOT;
+    int g[8] = {0}, gv[64] = {0}, counts[8], displs[8], sv[64], mine[8] = {0}, sum = -1;
+    for (int i = 0, off = 0; i < rsize && i < 8; i++) {
+        counts[i] = i + 1;
+        displs[i] = off;
+        off += i + 1;
+    }
+    int me = rank * 10, k = (color == 1) ? (rank - 1) / 2 + 1 : 0; /* group 1: lrank + 1 */
+    for (int i = 0; i < 64; i++)
+        sv[i] = 1000 + i;
+    int mv[8];
+    for (int i = 0; i < 8; i++)
+        mv[i] = rank * 10 + i;
+    MPI_Request rq[4];
+    MF_CHECK_MPI(MPI_Igather(&me, 1, MPI_INT, g, 1, MPI_INT, root, inter, &rq[0]));
+    MF_CHECK_MPI(MPI_Igatherv(mv, k, MPI_INT, gv, counts, displs, MPI_INT, root, inter, &rq[1]));
+    MF_CHECK_MPI(MPI_Iscatterv(sv, counts, displs, MPI_INT, mine, k, MPI_INT, root, inter, &rq[2]));
+    int one = rank + 1;
+    MF_CHECK_MPI(MPI_Ireduce(&one, &sum, 1, MPI_INT, MPI_SUM, root, inter, &rq[3]));
+    MF_CHECK_MPI(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
+    if (at_root) {
+        int want = 0;
+        for (int i = 0; i < rsize && i < 8; i++) {
+            int w = inter_world(color, i);
+            want += w + 1;
+            MF_CHECK(g[i] == w * 10, "inter gather [%d] = %d, expected %d", i, g[i], w * 10);
+            for (int j = 0; j <= i; j++)
+                MF_CHECK(gv[displs[i] + j] == w * 10 + j, "inter gatherv [%d][%d] = %d", i, j,
+                         gv[displs[i] + j]);
+        }
+        MF_CHECK(sum == want, "inter reduce: %d, expected %d", sum, want);
+    } else if (color == 1) {
+        for (int j = 0; j < k; j++)
+            MF_CHECK(mine[j] == 1000 + displs[k - 1] + j, "inter scatterv [%d] = %d", j, mine[j]);
+    }
+    /* persistent gather, started twice */
+    MPI_Request pr;
+    MF_CHECK_MPI(MPI_Gather_init(&me, 1, MPI_INT, g, 1, MPI_INT, root, inter, MPI_INFO_NULL, &pr));
+    for (int it = 0; it < 2; it++) {
+        memset(g, 0, sizeof g);
+        MF_CHECK_MPI(MPI_Start(&pr));
+        MF_CHECK_MPI(MPI_Wait(&pr, MPI_STATUS_IGNORE));
+        for (int i = 0; at_root && i < rsize && i < 8; i++)
+            MF_CHECK(g[i] == inter_world(color, i) * 10, "inter persistent gather [%d] = %d", i,
+                     g[i]);
+    }
+    MPI_Request_free(&pr);
+}
+
+/* Collectives where everyone takes part across: allgather, alltoall, alltoallw and, with groups
+ * of equal size, reduce_scatter_block. */
+static void inter_all(MPI_Comm inter, int color, int rsize)
+{
+    if (rsize > 8)
+        return;
+    int ag[8] = {0}, sb[8], rb[8] = {0}, wb[8] = {0}, lsize;
+    MPI_Comm_size(inter, &lsize);
+    for (int i = 0; i < rsize; i++)
+        sb[i] = rank * 100 + i;
+    int counts[8], displs[8];
+    MPI_Datatype types[8];
+    for (int i = 0; i < rsize; i++) {
+        counts[i] = 1;
+        displs[i] = (int)(i * sizeof(int));
+        types[i] = MPI_INT;
+    }
+    MPI_Request rq[3];
+    int nrq = 0;
+    MF_CHECK_MPI(MPI_Iallgather(&rank, 1, MPI_INT, ag, 1, MPI_INT, inter, &rq[nrq++]));
+    MF_CHECK_MPI(MPI_Ialltoall(sb, 1, MPI_INT, rb, 1, MPI_INT, inter, &rq[nrq++]));
+    MF_CHECK_MPI(
+        MPI_Ialltoallw(sb, counts, displs, types, wb, counts, displs, types, inter, &rq[nrq++]));
+    MF_CHECK_MPI(MPI_Waitall(nrq, rq, MPI_STATUSES_IGNORE));
+    int lrank;
+    MPI_Comm_rank(inter, &lrank);
+    for (int i = 0; i < rsize; i++) {
+        int w = inter_world(color, i);
+        MF_CHECK(ag[i] == w, "inter allgather [%d] = %d, expected %d", i, ag[i], w);
+        MF_CHECK(rb[i] == w * 100 + lrank, "inter alltoall [%d] = %d", i, rb[i]);
+        MF_CHECK(wb[i] == w * 100 + lrank, "inter alltoallw [%d] = %d", i, wb[i]);
+    }
+    if (lsize != rsize)
+        return;
+    /* each process gives a vector of lsize elements v[j] = rank + j; process j of the other
+     * group receives element j of the sum over this group */
+    int v[8], got = -1, want = 0;
+    for (int j = 0; j < lsize; j++)
+        v[j] = rank + j;
+    for (int i = 0; i < rsize; i++)
+        want += inter_world(color, i) + lrank;
+    MPI_Request r;
+    MF_CHECK_MPI(MPI_Ireduce_scatter_block(v, &got, 1, MPI_INT, MPI_SUM, inter, &r));
+    MF_CHECK_MPI(MPI_Wait(&r, MPI_STATUS_IGNORE));
+    MF_CHECK(got == want, "inter reduce_scatter_block: %d, expected %d", got, want);
+}
+
 static void test_inter(void)
 {
     if (size < 2)
@@ -472,12 +580,14 @@ static void test_inter(void)
         MF_CHECK(sum == want, "inter persistent allreduce: %d, expected %d", sum, want);
     }
     MPI_Request_free(&pr);
-    /* the others say they are not offered */
+    inter_rooted(inter, color, lrank, rsize);
+    inter_all(inter, color, rsize);
+    /* scans are not defined on intercommunicators */
     MPI_Comm_set_errhandler(inter, MPI_ERRORS_RETURN);
     MPI_Request x;
-    int err = MPI_Iallgather(&s, 1, MPI_INT, b, 1, MPI_INT, inter, &x), cls;
+    int err = MPI_Iscan(&s, &sum, 1, MPI_INT, MPI_SUM, inter, &x), cls;
     MPI_Error_class(err, &cls);
-    MF_CHECK(cls == MPI_ERR_COMM, "Iallgather on an intercomm: class %d", cls);
+    MF_CHECK(cls == MPI_ERR_COMM, "Iscan on an intercomm: class %d", cls);
     MPI_Comm_free(&inter);
     MPI_Comm_free(&local);
 }
