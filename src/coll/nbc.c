@@ -201,6 +201,7 @@ static mf_nbc_sched *nbc_active;
 /* Persistent requests and the arguments they keep. */
 typedef struct mf_nbc_persist {
     mf_nbc_args p_args;
+    int p_tag; /* taken at initialisation: every start's transfers use it (nbc.h) */
     mf_request *p_req;
     struct mf_nbc_persist *p_next;
 } mf_nbc_persist;
@@ -381,7 +382,8 @@ static int nbc_check_comm(const mf_nbc_args *a, const mf_comm *comm, const char 
     return MPI_SUCCESS;
 }
 
-int mf_nbc_sched_new(mf_comm *comm, const char *fn, mf_nbc_sched **out)
+/* A schedule on comm whose transfers use `tag`, or the comm's next tag when tag < 0. */
+static int nbc_sched_new(mf_comm *comm, int tag, const char *fn, mf_nbc_sched **out)
 {
     int rc = nbc_source_ensure();
     if (rc)
@@ -395,13 +397,19 @@ int mf_nbc_sched_new(mf_comm *comm, const char *fn, mf_nbc_sched **out)
     }
     s->s_comm = comm;
     s->s_req = r;
-    if ((rc = nbc_next_tag(comm, &s->s_tag))) {
+    s->s_tag = tag;
+    if (tag < 0 && (rc = nbc_next_tag(comm, &s->s_tag))) {
         nbc_sched_free(s);
         mf_request_free(r);
         return rc;
     }
     *out = s;
     return MPI_SUCCESS;
+}
+
+int mf_nbc_sched_new(mf_comm *comm, const char *fn, mf_nbc_sched **out)
+{
+    return nbc_sched_new(comm, -1, fn, out);
 }
 
 int mf_nbc_sched_launch(mf_nbc_sched *s, mf_request **out)
@@ -427,12 +435,14 @@ int mf_nbc_sched_launch(mf_nbc_sched *s, mf_request **out)
     return MPI_SUCCESS;
 }
 
-static int nbc_istart(const mf_nbc_args *a, mf_comm *comm, const char *fn, mf_request **out)
+/* Builds and starts `a` on comm, its transfers on `tag` (< 0: the comm's next tag). */
+static int nbc_istart(const mf_nbc_args *a, mf_comm *comm, int tag, const char *fn,
+                      mf_request **out)
 {
     mf_nbc_sched *s;
     int rc = nbc_check_comm(a, comm, fn);
     if (!rc)
-        rc = mf_nbc_sched_new(comm, fn, &s);
+        rc = nbc_sched_new(comm, tag, fn, &s);
     if (rc)
         return rc;
     if ((rc = mf_nbc_build(s, a, fn)) && !s->s_error)
@@ -442,7 +452,7 @@ static int nbc_istart(const mf_nbc_args *a, mf_comm *comm, const char *fn, mf_re
 
 int mf_nbc_istart(const mf_nbc_args *a, mf_comm *comm, mf_request **out)
 {
-    return nbc_istart(a, comm, "nonblocking collective", out);
+    return nbc_istart(a, comm, -1, "nonblocking collective", out);
 }
 
 /* ---- Persistent requests ----------------------------------------------------------------- */
@@ -581,7 +591,7 @@ static int nbc_persist_new(const mf_nbc_args *a, mf_comm *comm, const char *fn, 
         free(p);
         return mf_error(MPI_ERR_NO_MEM, "%s: no memory for a persistent request", fn);
     }
-    if ((rc = nbc_args_keep(a, comm, &p->p_args, fn))) {
+    if ((rc = nbc_next_tag(comm, &p->p_tag)) || (rc = nbc_args_keep(a, comm, &p->p_args, fn))) {
         free(p);
         mf_request_free(r);
         return rc;
@@ -597,7 +607,8 @@ static int nbc_persist_new(const mf_nbc_args *a, mf_comm *comm, const char *fn, 
 int mf_nbc_start(mf_request *p)
 {
     mf_nbc_persist *k = mf_request_owner_data(p);
-    return nbc_istart(&k->p_args, mf_request_info(p)->r_comm, "MPI_Start", mf_request_inner(p));
+    return nbc_istart(&k->p_args, mf_request_info(p)->r_comm, k->p_tag, "MPI_Start",
+                      mf_request_inner(p));
 }
 
 int mf_nbc_post(const mf_nbc_call *call, const mf_nbc_args *a, mf_comm *comm, const char *fn)
@@ -605,7 +616,8 @@ int mf_nbc_post(const mf_nbc_call *call, const mf_nbc_args *a, mf_comm *comm, co
     if (!call->nc_request)
         return mf_error(MPI_ERR_ARG, "%s: request is NULL", fn);
     mf_request *r = NULL;
-    int rc = call->nc_persistent ? nbc_persist_new(a, comm, fn, &r) : nbc_istart(a, comm, fn, &r);
+    int rc =
+        call->nc_persistent ? nbc_persist_new(a, comm, fn, &r) : nbc_istart(a, comm, -1, fn, &r);
     if (rc)
         return rc;
     rc = mf_request_handle(r, call->nc_request);

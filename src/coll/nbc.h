@@ -17,8 +17,14 @@
  * Persistent collectives: *_init makes an inactive MF_REQ_COLL request that keeps a copy of the
  * arguments (arrays copied, datatypes and op retained); each MPI_Start builds a fresh schedule
  * whose request becomes the persistent request's rq_inner, as for persistent point-to-point.
- * A persistent collective takes its sequence number at MPI_Start (every process starts the
- * persistent requests of a communicator in the same order, MPI-4 section 6.13).
+ * A persistent collective takes its sequence number at its initialisation, which every process
+ * makes in the same order (MPI-4.0 6.13), and every start's transfers use that tag: processes
+ * may start a communicator's persistent collectives in different orders (only the info
+ * assertion mpi_assert_strict_persistent_collective_ordering would promise otherwise). Two
+ * starts of one request cannot mix: a process starts it again only after its previous round
+ * completed there, and messages between two processes on one tag keep their order. (The tag
+ * comes round again after MF_NBC_TAG_SPAN more collectives on the communicator; a collective
+ * given it then must not run at the same time as the request.)
  *
  * All functions are called with the library lock held.
  */

@@ -592,6 +592,33 @@ static void test_inter(void)
     MPI_Comm_free(&local);
 }
 
+/* Persistent collectives started in different orders on different processes (MPI-4.0 allows
+ * it unless mpi_assert_strict_persistent_collective_ordering is given; MPICH's coll/p_order):
+ * matching follows the order of initialisation. Odd ranks start them backwards. */
+static void test_start_order(void)
+{
+    int b = -1, one = 1, sum = -1, g[64];
+    MPI_Request rq[4];
+    MF_CHECK_MPI(MPI_Bcast_init(&b, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[0]));
+    MF_CHECK_MPI(MPI_Barrier_init(MPI_COMM_WORLD, MPI_INFO_NULL, &rq[1]));
+    MF_CHECK_MPI(
+        MPI_Allreduce_init(&one, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &rq[2]));
+    MF_CHECK_MPI(MPI_Allgather_init(&rank, 1, MPI_INT, g, 1, MPI_INT, MPI_COMM_WORLD, MPI_INFO_NULL,
+                                    &rq[3]));
+    for (int it = 0; it < 3; it++) {
+        b = rank == 0 ? 42 + it : -1;
+        sum = -1;
+        for (int k = 0; k < 4; k++)
+            MF_CHECK_MPI(MPI_Start(&rq[rank % 2 ? 3 - k : k]));
+        MF_CHECK_MPI(MPI_Waitall(4, rq, MPI_STATUSES_IGNORE));
+        MF_CHECK(b == 42 + it && sum == size, "start order: bcast %d, allreduce %d", b, sum);
+        for (int i = 0; i < size && i < 64; i++)
+            MF_CHECK(g[i] == i, "start order: allgather [%d] = %d", i, g[i]);
+    }
+    for (int k = 0; k < 4; k++)
+        MPI_Request_free(&rq[k]);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -600,5 +627,6 @@ int main(int argc, char **argv)
     test_all(0);
     test_all(1);
     test_inter();
+    test_start_order();
     return mftest_finish();
 }
