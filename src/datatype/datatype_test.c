@@ -160,7 +160,7 @@ static void test_builtins(void)
         {MPI_LONG_DOUBLE_INT, 20, 32, "MPI_LONG_DOUBLE_INT"},
         {MPI_2INT, 8, 8, "MPI_2INT"},
         {MPI_C_DOUBLE_COMPLEX, 16, 16, "MPI_C_DOUBLE_COMPLEX"},
-        {MPI_C_COMPLEX, 8, 8, "MPI_C_FLOAT_COMPLEX"},
+        {MPI_C_COMPLEX, 8, 8, "MPI_C_COMPLEX"}, /* MPI_C_FLOAT_COMPLEX too; MPICH's name */
         {MPI_LB, 0, 0, "MPI_LB"},
         {MPI_COUNT, 8, 8, "MPI_COUNT"},
         {MPI_CXX_BOOL, 1, 1, "MPI_CXX_BOOL"},
