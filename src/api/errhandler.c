@@ -16,8 +16,9 @@
 
 /* Whether the program has set MPI_COMM_SELF's handler. MPI-4.0 attaches the errors of calls
  * with no object to MPI_COMM_SELF; programs written for MPI-3.1 set MPI_COMM_WORLD's handler to
- * get them back. As MPICH 4.2+ does, such errors go to MPI_COMM_SELF's handler once the program
- * has set one, else to MPI_COMM_WORLD's. Set under the library lock, read at any error. */
+ * get them back. As MPICH 5.0.2 does (tried with a user handler on each), such errors go to
+ * MPI_COMM_SELF's handler once the program has set one, else to MPI_COMM_WORLD's. Set under the
+ * library lock, read at any error. */
 static _Atomic bool mf_self_handler_set;
 
 int mf_err_comm_dispatch(mf_comm *comm, int code, const char *function)
