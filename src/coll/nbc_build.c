@@ -47,6 +47,11 @@ static void *nbc_at(const void *buf, MPI_Aint elems, const mf_datatype *dt)
     return (char *)buf + elems * mf_datatype_info(dt)->dt_extent;
 }
 
+static void *nbc_byte_at(const void *base, MPI_Aint disp)
+{
+    return (void *)((uintptr_t)base + (uintptr_t)disp);
+}
+
 static void nbc_barrier_intra(mf_nbc_sched *s, mf_comm *c)
 {
     int n = c->c_size, r = c->c_rank;
@@ -189,6 +194,21 @@ static void nbc_allgather(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
 #undef COUNT
 }
 
+/* Block i of an alltoall(v, w)'s send side (`send`) or receive side, in the buffer at `base`,
+ * as its kind describes it: its start (alltoallw's displacements are bytes, the others'
+ * elements of the type), count and type. */
+static void *nbc_alltoall_block(const mf_nbc_args *a, const void *base, int i, bool send,
+                                MPI_Count *cnt, mf_datatype **dt)
+{
+    bool w = a->a_kind == MF_NBC_ALLTOALLW, v = a->a_kind == MF_NBC_ALLTOALLV;
+    MPI_Count uniform = send ? a->a_scount : a->a_rcount;
+    const MPI_Aint *displs = send ? a->a_sdispls : a->a_rdispls;
+    *dt = w ? (send ? a->a_sdts : a->a_rdts)[i] : (send ? a->a_sdt : a->a_rdt);
+    *cnt = v || w ? (send ? a->a_scounts : a->a_rcounts)[i] : uniform;
+    return w ? nbc_byte_at(base, displs[i])
+             : nbc_at(base, v ? displs[i] : (MPI_Aint)(uniform * i), *dt);
+}
+
 /* Alltoall, v and w through one description: counts, byte displacements, a type per peer. */
 static void nbc_alltoall(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
 {
@@ -201,12 +221,7 @@ static void nbc_alltoall(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
     mf_datatype *sdt[n > 0 ? n : 1], *rdt[n > 0 ? n : 1];
     void *rblk[n > 0 ? n : 1];
     for (int i = 0; i < n; i++) {
-        rdt[i] = w ? a->a_rdts[i] : a->a_rdt;
-        rcnt[i] = v || w ? a->a_rcounts[i] : a->a_rcount;
-        MPI_Aint rd = w   ? a->a_rdispls[i]
-                      : v ? a->a_rdispls[i] * mf_datatype_info(rdt[i])->dt_extent
-                          : (MPI_Aint)(a->a_rcount * i) * mf_datatype_info(rdt[i])->dt_extent;
-        rblk[i] = (char *)a->a_rbuf + rd;
+        rblk[i] = nbc_alltoall_block(a, a->a_rbuf, i, false, &rcnt[i], &rdt[i]);
         if (in_place) {
             /* the outgoing data is the receive layout of the same peer */
             sdt[i] = rdt[i];
@@ -214,12 +229,7 @@ static void nbc_alltoall(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
             sblk[i] = rblk[i];
             continue;
         }
-        sdt[i] = w ? a->a_sdts[i] : a->a_sdt;
-        scnt[i] = v || w ? a->a_scounts[i] : a->a_scount;
-        MPI_Aint sd = w   ? a->a_sdispls[i]
-                      : v ? a->a_sdispls[i] * mf_datatype_info(sdt[i])->dt_extent
-                          : (MPI_Aint)(a->a_scount * i) * mf_datatype_info(sdt[i])->dt_extent;
-        sblk[i] = (const char *)sbuf + sd;
+        sblk[i] = nbc_alltoall_block(a, sbuf, i, true, &scnt[i], &sdt[i]);
     }
     /* uniform blocks: the blocking alltoall's choice; v and w: linear */
     int algo = MF_ALLTOALL_LINEAR;
@@ -378,6 +388,14 @@ static void nbc_inter_allreduce(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *
 /* Rooted operations across: the root (MPI_ROOT) names the remote ranks, its group mates
  * (MPI_PROC_NULL) take no part, and the other group names the root by its remote rank. */
 
+/* Block i of a gather(v)/allgather(v) from remote rank i, for each rank of the other group. */
+static void nbc_inter_recv_blocks(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
+{
+    for (int i = 0, m = mf_comm_peer_size(c); i < m; i++)
+        mf_nbc_recv(s, nbc_at(a->a_rbuf, nbc_disp(a->a_rdispls, a->a_rcount, i), a->a_rdt),
+                    nbc_cnt(a->a_rcounts, a->a_rcount, i), a->a_rdt, i, c);
+}
+
 /* Gather(v) (`gather`) or scatter(v) across: the root's block i to or from remote rank i, one
  * transfer at each process of the other group. */
 static void nbc_inter_linear(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c, bool gather)
@@ -391,48 +409,37 @@ static void nbc_inter_linear(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c, 
             mf_nbc_recv(s, a->a_rbuf, a->a_rcount, a->a_rdt, a->a_root, c);
         return;
     }
-    for (int i = 0, m = mf_comm_peer_size(c); i < m; i++) {
-        if (gather)
-            mf_nbc_recv(s, nbc_at(a->a_rbuf, nbc_disp(a->a_rdispls, a->a_rcount, i), a->a_rdt),
-                        nbc_cnt(a->a_rcounts, a->a_rcount, i), a->a_rdt, i, c);
-        else
-            mf_nbc_send(s, nbc_at(a->a_sbuf, nbc_disp(a->a_sdispls, a->a_scount, i), a->a_sdt),
-                        nbc_cnt(a->a_scounts, a->a_scount, i), a->a_sdt, i, c);
+    if (gather) {
+        nbc_inter_recv_blocks(s, a, c);
+        return;
     }
+    for (int i = 0, m = mf_comm_peer_size(c); i < m; i++)
+        mf_nbc_send(s, nbc_at(a->a_sbuf, nbc_disp(a->a_sdispls, a->a_scount, i), a->a_sdt),
+                    nbc_cnt(a->a_scounts, a->a_scount, i), a->a_sdt, i, c);
 }
 
 /* Every process takes block i from remote rank i and gives its own block to each (one round;
  * the blocking form gathers at the leaders instead, with the same result). */
 static void nbc_inter_allgather(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
 {
-    int m = mf_comm_peer_size(c);
-    for (int i = 0; i < m; i++)
-        mf_nbc_recv(s, nbc_at(a->a_rbuf, nbc_disp(a->a_rdispls, a->a_rcount, i), a->a_rdt),
-                    nbc_cnt(a->a_rcounts, a->a_rcount, i), a->a_rdt, i, c);
-    for (int i = 0; i < m; i++)
+    nbc_inter_recv_blocks(s, a, c);
+    for (int i = 0, m = mf_comm_peer_size(c); i < m; i++)
         mf_nbc_send(s, a->a_sbuf, a->a_scount, a->a_sdt, i, c);
 }
 
 /* Alltoall(v, w) across: block i to and from remote rank i (w's displacements are bytes). */
 static void nbc_inter_alltoall(mf_nbc_sched *s, const mf_nbc_args *a, mf_comm *c)
 {
-    bool w = a->a_kind == MF_NBC_ALLTOALLW, v = a->a_kind == MF_NBC_ALLTOALLV;
     int m = mf_comm_peer_size(c);
+    MPI_Count cnt;
+    mf_datatype *dt;
     for (int i = 0; i < m; i++) {
-        mf_datatype *dt = w ? a->a_rdts[i] : a->a_rdt;
-        MPI_Count cnt = v || w ? a->a_rcounts[i] : a->a_rcount;
-        MPI_Aint at = w ? a->a_rdispls[i]
-                        : (v ? a->a_rdispls[i] : (MPI_Aint)(a->a_rcount * i)) *
-                              mf_datatype_info(dt)->dt_extent;
-        mf_nbc_recv(s, (char *)a->a_rbuf + at, cnt, dt, i, c);
+        void *at = nbc_alltoall_block(a, a->a_rbuf, i, false, &cnt, &dt);
+        mf_nbc_recv(s, at, cnt, dt, i, c);
     }
     for (int i = 0; i < m; i++) {
-        mf_datatype *dt = w ? a->a_sdts[i] : a->a_sdt;
-        MPI_Count cnt = v || w ? a->a_scounts[i] : a->a_scount;
-        MPI_Aint at = w ? a->a_sdispls[i]
-                        : (v ? a->a_sdispls[i] : (MPI_Aint)(a->a_scount * i)) *
-                              mf_datatype_info(dt)->dt_extent;
-        mf_nbc_send(s, (const char *)a->a_sbuf + at, cnt, dt, i, c);
+        const void *at = nbc_alltoall_block(a, a->a_sbuf, i, true, &cnt, &dt);
+        mf_nbc_send(s, at, cnt, dt, i, c);
     }
 }
 
@@ -486,11 +493,6 @@ static void nbc_inter_reduce_scatter(mf_nbc_sched *s, const mf_nbc_args *a, mf_c
 }
 
 /* ---- Neighbourhoods and building blocks for other schedules ------------------------------ */
-
-static void *nbc_byte_at(const void *base, MPI_Aint disp)
-{
-    return (void *)((uintptr_t)base + (uintptr_t)disp);
-}
 
 /* All transfers in one round. Every tag of a schedule is the same, so blocks between one pair
  * of processes match in posting order: graph blocks in order; a Cartesian receive slot i
