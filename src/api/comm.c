@@ -17,7 +17,6 @@
 #include "coll/comm_build.h"
 #include "comm/comm_internal.h"
 #include "comm/info.h"
-#include "comm/memkind.h"
 #include "comm/topo.h"
 #include "coll/nbc.h"
 #include "p2p/p2p_internal.h"
@@ -515,10 +514,7 @@ int PMPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
     if (!rc && !(rc = mf_info_dup(c->c_info, &copy))) {
         /* The hints kept, and the kinds of memory it supports (api/memkind.h) in place of any
          * value the program set for that key. */
-        char *kinds = mf_memkind_of_comm(c);
-        rc = kinds ? mf_info_set(copy, MF_MEMKIND_KEY, kinds)
-                   : mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
-        free(kinds);
+        rc = mf_memkind_report(copy, c, NULL);
         if (!rc)
             rc = mf_info_to_handle(copy, info_used);
         mf_info_release(copy);

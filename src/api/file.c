@@ -128,12 +128,8 @@ static int file_info_copy(const mf_file *f, MPI_Info *out)
 {
     mf_info *copy = NULL;
     int rc = f->info ? mf_info_dup(f->info, &copy) : mf_info_new(&copy);
-    char *kinds = rc ? NULL : mf_memkind_of_comm(f->comm);
-    if (!rc && !kinds)
-        rc = mf_error(MPI_ERR_NO_MEM, "out of memory");
     if (!rc)
-        rc = mf_memkind_report(copy, kinds, f->info);
-    free(kinds);
+        rc = mf_memkind_report(copy, f->comm, f->info);
     if (!rc)
         rc = mf_io_hints_report(f, copy);
     if (!rc)

@@ -17,10 +17,9 @@
 
 /* The supported kinds asked for at start-up: a new string, or NULL when out of memory. */
 char *mf_memkind_started(void);
-/* The kinds communicator c reports: a new string, or NULL when out of memory. */
-char *mf_memkind_of_comm(const mf_comm *c);
-/* Sets mpi_memory_alloc_kinds in `out` to `inherited` narrowed by the assertion in `hints`
- * (NULL: none). MPI_SUCCESS or MPI_ERR_NO_MEM. */
-int mf_memkind_report(mf_info *out, const char *inherited, const mf_info *hints);
+/* Sets mpi_memory_alloc_kinds in `out` (replacing any value there) to the kinds communicator c
+ * reports, narrowed by the assertion in `hints` (NULL: none), those of a window or file over c.
+ * MPI_SUCCESS or MPI_ERR_NO_MEM. */
+int mf_memkind_report(mf_info *out, const mf_comm *c, const mf_info *hints);
 
 #endif

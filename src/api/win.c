@@ -4,7 +4,6 @@
  * object and its back end are src/rma's (rma.h).
  */
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 
 #include "api/api.h"
@@ -419,10 +418,7 @@ int PMPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     if (!rc)
         rc = mf_info_dup(w->w_info, &copy);
     if (!rc) {
-        char *kinds = mf_memkind_of_comm(w->w_comm);
-        rc = kinds ? mf_memkind_report(copy, kinds, w->w_info)
-                   : mf_error(MPI_ERR_NO_MEM, "%s: out of memory", fn);
-        free(kinds);
+        rc = mf_memkind_report(copy, w->w_comm, w->w_info);
         if (!rc)
             rc = mf_info_to_handle(copy, info_used);
         mf_info_release(copy);
