@@ -124,8 +124,15 @@ static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn, con
     }
     if (!rc && role != MF_ROLE_NONE && !in_place && !(role == MF_ROLE_ROOT && c->c_is_inter))
         rc = mf_coll_check_data(a->procbuf, a->count, a->type, &pdt, fn, pbuf, pcnt, ptype);
-    if (!rc && role == MF_ROLE_ROOT && !in_place && !c->c_is_inter && !vec)
-        rc = mf_coll_check_alias(a->procbuf, a->rootbuf, a->count > 0, fn);
+    if (!rc && role == MF_ROLE_ROOT && !in_place && !c->c_is_inter) {
+        mf_coll_blocks blocks = {.buf = a->rootbuf,
+                                 .dt = rdt,
+                                 .n = c->c_size,
+                                 .count = a->count_root,
+                                 .counts = a->counts,
+                                 .displs = a->displs};
+        rc = mf_coll_check_alias_one(a->procbuf, a->count, pdt, &blocks, fn);
+    }
     if (!rc && nb) {
         void *pb = (void *)(in_place ? MPI_IN_PLACE : a->procbuf);
         void *rb = (void *)a->rootbuf;
@@ -356,8 +363,15 @@ int mf_api_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
             rc = mf_error(MPI_ERR_BUFFER, "%s: recvbuf is MPI_IN_PLACE", fn);
     } else if (!rc) {
         rc = mf_coll_check_data(rbuf, rcount, rtype, &rdt, fn, "recvbuf", "recvcount", "recvtype");
-        if (!rc)
-            rc = mf_coll_check_alias(sbuf, rbuf, rcount > 0, fn);
+    }
+    if (!rc) {
+        mf_coll_blocks blocks = {.buf = rbuf,
+                                 .dt = rdt,
+                                 .n = mf_comm_peer_size(c),
+                                 .count = rcount,
+                                 .counts = vec ? rcounts : NULL,
+                                 .displs = vec ? displs : NULL};
+        rc = mf_coll_check_alias_one(sbuf, scount, sdt, &blocks, fn);
     }
     if (!rc && nb) {
         mf_nbc_args a = {.a_kind = vec ? MF_NBC_ALLGATHERV : MF_NBC_ALLGATHER,
@@ -443,8 +457,12 @@ int mf_api_alltoall(const void *sbuf, MPI_Count scount, MPI_Datatype stype, void
         rc = mf_coll_check_data(sbuf, scount, stype, &sdt, fn, "sendbuf", "sendcount", "sendtype");
     if (!rc)
         rc = mf_coll_check_data(rbuf, rcount, rtype, &rdt, fn, "recvbuf", "recvcount", "recvtype");
-    if (!rc)
-        rc = mf_coll_check_alias(sbuf, rbuf, rcount > 0, fn);
+    if (!rc) {
+        int n = mf_comm_peer_size(c);
+        mf_coll_blocks s = {.buf = sbuf, .dt = sdt, .n = n, .count = scount},
+                       r = {.buf = rbuf, .dt = rdt, .n = n, .count = rcount};
+        rc = mf_coll_check_alias_pairs(&s, &r, fn);
+    }
     if (!rc && nb) {
         mf_nbc_args a = {.a_kind = MF_NBC_ALLTOALL,
                          .a_sbuf = sbuf,
@@ -523,10 +541,19 @@ int mf_api_alltoallvw(const void *sbuf, const MPI_Count *scounts, const MPI_Aint
             rc = mf_coll_check_type(rtype, &rdt, fn, "recvtype");
     }
     if (!rc) {
-        bool any = false;
-        for (int i = 0; i < n; i++)
-            any = any || rcounts[i] > 0;
-        rc = mf_coll_check_alias(sbuf, rbuf, any, fn);
+        mf_coll_blocks s = {.buf = sbuf,
+                            .dt = sdt,
+                            .dts = (const mf_datatype *const *)sdts,
+                            .n = n,
+                            .counts = scounts,
+                            .displs = sdispls},
+                       r = {.buf = rbuf,
+                            .dt = rdt,
+                            .dts = (const mf_datatype *const *)rdts,
+                            .n = n,
+                            .counts = rcounts,
+                            .displs = rdispls};
+        rc = mf_coll_check_alias_pairs(&s, &r, fn);
     }
     if (!rc && nb) {
         mf_nbc_args a = {.a_kind = w ? MF_NBC_ALLTOALLW : MF_NBC_ALLTOALLV,

@@ -92,6 +92,60 @@ int mf_coll_check_alias(const void *sbuf, const void *rbuf, bool has_data, const
     return MPI_SUCCESS;
 }
 
+/* First byte of block i of b; NULL when the block holds no data (nothing to overlap). */
+static const char *block_first(const mf_coll_blocks *b, int i)
+{
+    const mf_datatype *dt = b->dts ? b->dts[i] : b->dt;
+    MPI_Count count = b->counts ? b->counts[i] : b->count;
+    if (!dt || count <= 0)
+        return NULL;
+    const struct mf_datatype_public *info = mf_datatype_info(dt);
+    if (!info->dt_size)
+        return NULL;
+    MPI_Aint at = b->displs ? b->displs[i] : (MPI_Aint)i * (MPI_Aint)count;
+    MPI_Aint offset = b->dts ? at : at * info->dt_extent;
+    return (const char *)b->buf + offset + info->dt_true_lb;
+}
+
+static int alias_error(const char *fn, int sblock, int rblock)
+{
+    if (sblock < 0)
+        return mf_error(
+            MPI_ERR_BUFFER,
+            "%s: the send and receive buffers overlap: this process's data begins where "
+            "block %d of the other buffer does (pass MPI_IN_PLACE instead)",
+            fn, rblock);
+    return mf_error(MPI_ERR_BUFFER,
+                    "%s: sendbuf and recvbuf overlap: send block %d begins where receive block %d "
+                    "does (pass MPI_IN_PLACE instead)",
+                    fn, sblock, rblock);
+}
+
+int mf_coll_check_alias_one(const void *buf, MPI_Count count, const mf_datatype *dt,
+                            const mf_coll_blocks *blocks, const char *fn)
+{
+    if (buf == MPI_IN_PLACE || blocks->buf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    mf_coll_blocks one = {.buf = buf, .dt = dt, .n = 1, .count = count};
+    const char *first = block_first(&one, 0);
+    for (int i = 0; first && i < blocks->n; i++)
+        if (block_first(blocks, i) == first)
+            return alias_error(fn, -1, i);
+    return MPI_SUCCESS;
+}
+
+int mf_coll_check_alias_pairs(const mf_coll_blocks *s, const mf_coll_blocks *r, const char *fn)
+{
+    if (s->buf == MPI_IN_PLACE || r->buf == MPI_IN_PLACE)
+        return MPI_SUCCESS;
+    for (int i = 0; i < s->n && i < r->n; i++) {
+        const char *sf = block_first(s, i);
+        if (sf && sf == block_first(r, i))
+            return alias_error(fn, i, i);
+    }
+    return MPI_SUCCESS;
+}
+
 int mf_coll_check_op(MPI_Op handle, const mf_datatype *dt, mf_op **op, const char *fn)
 {
     if (handle == MPI_OP_NULL)

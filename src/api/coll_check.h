@@ -39,8 +39,34 @@ int mf_coll_check_counts(const MPI_Count *counts, int n, const char *fn, const c
 int mf_coll_check_displs(const MPI_Aint *displs, int n, const char *fn, const char *name);
 /* MPI_IN_PLACE is not allowed on intercommunicators. */
 int mf_coll_check_in_place_intra(const mf_comm *c, const char *fn, const char *bufname);
-/* sendbuf == recvbuf with data: MPI_ERR_BUFFER (the standard asks for MPI_IN_PLACE instead). */
+/* sendbuf == recvbuf with data: MPI_ERR_BUFFER (the standard asks for MPI_IN_PLACE instead).
+ * For operations whose two buffers hold the same datatype (the reductions). */
 int mf_coll_check_alias(const void *sbuf, const void *rbuf, bool has_data, const char *fn);
+
+/* One side of a data movement in n blocks: block i of buf starts displs[i] elements of dt in (i *
+ * count when displs is NULL) and holds counts[i] (or count) elements. With per-block types `dts`
+ * (Alltoallw), displs are in bytes. */
+typedef struct {
+    const void *buf;
+    const mf_datatype *dt;
+    const mf_datatype *const *dts;
+    int n;
+    MPI_Count count;
+    const MPI_Count *counts;
+    const MPI_Aint *displs;
+} mf_coll_blocks;
+
+/* The two buffer checks below refuse (MPI_ERR_BUFFER) a send block and a receive block, both with
+ * data, whose first bytes are the same byte. Such blocks surely overlap, which the standard
+ * forbids; the caller almost always meant MPI_IN_PLACE. Blocks that only interleave, through
+ * datatypes with holes, are legal and pass: no false alarm, unlike comparing base addresses.
+ *
+ * _one: a single buffer (count elements of dt at buf) against every block of `blocks`; the
+ * rooted and all-gather operations, where one side is a process's own contribution. */
+int mf_coll_check_alias_one(const void *buf, MPI_Count count, const mf_datatype *dt,
+                            const mf_coll_blocks *blocks, const char *fn);
+/* _pairs: block i of s against block i of r, for every i (the all-to-all operations). */
+int mf_coll_check_alias_pairs(const mf_coll_blocks *s, const mf_coll_blocks *r, const char *fn);
 /* Resolves op (MPI_ERR_OP if null or invalid) and checks it is defined on dt. */
 int mf_coll_check_op(MPI_Op handle, const mf_datatype *dt, mf_op **op, const char *fn);
 

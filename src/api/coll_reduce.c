@@ -174,7 +174,7 @@ int mf_api_reduce_scatter(const void *sbuf, void *rbuf, MPI_Count count, const M
         rc = mf_coll_check_data(rbuf, in_place ? total : mine, type, &dt, fn, "recvbuf",
                                 block ? "recvcount" : "recvcounts[rank]", "datatype");
     if (!rc)
-        rc = mf_coll_check_alias(sbuf, rbuf, total > 0, fn);
+        rc = mf_coll_check_alias(sbuf, rbuf, mine > 0, fn);
     if (!rc)
         rc = mf_coll_check_op(oph, dt, &op, fn);
     if (!rc && nb) {

@@ -88,6 +88,11 @@ static int api_reduce_local(const void *in, void *inout, MPI_Count count, MPI_Da
         rc = mf_error(MPI_ERR_BUFFER, "%s: %s is %s", fn,
                       (!in || in == MPI_IN_PLACE) ? "inbuf" : "inoutbuf",
                       (!in || !inout) ? "NULL" : "MPI_IN_PLACE");
+    if (!rc && count > 0 && in == inout && mf_datatype_info(dt)->dt_size)
+        rc = mf_error(MPI_ERR_BUFFER,
+                      "%s: inbuf and inoutbuf are the same buffer (the standard forbids aliased "
+                      "arguments)",
+                      fn);
     if (!rc)
         rc = mf_op_check(op, dt, fn);
     if (!rc)
