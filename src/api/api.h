@@ -30,6 +30,13 @@
 #define MF_API_ALIAS(name)                                                                         \
     extern __typeof__(PMPI_##name) MPI_##name __attribute__((weak, alias("PMPI_" #name)))
 
+/* Checks a constructor's output handle argument: MPI_ERR_ARG naming `arg` when it is NULL;
+ * otherwise stores `null` (MPI_COMM_NULL ...) there, so that a constructor that fails afterwards
+ * leaves the null handle rather than whatever the variable held (MPICH does the same, and its
+ * tests check it). */
+#define MF_API_OUT_HANDLE(p, null, fn, arg)                                                        \
+    ((p) ? (*(p) = (null), MPI_SUCCESS) : mf_error(MPI_ERR_ARG, "%s: %s is NULL", (fn), (arg)))
+
 #define MF_API_ENTER() mf_lock()
 #define MF_API_EXIT() mf_unlock()
 /* The body of an entry point that hands everything (checks, work, error dispatch) to one helper:

@@ -70,7 +70,7 @@ int PMPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, "MPI_Comm_dup");
     if (!rc)
-        rc = mf_api_out(newcomm, "MPI_Comm_dup", "newcomm");
+        rc = MF_API_OUT_HANDLE(newcomm, MPI_COMM_NULL, "MPI_Comm_dup", "newcomm");
     if (!rc)
         rc = mf_comm_dup_api(c, false, NULL, newcomm);
     MF_API_EXIT();
@@ -86,7 +86,7 @@ int PMPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
     mf_info *i = NULL;
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
-        rc = mf_api_out(newcomm, fn, "newcomm");
+        rc = MF_API_OUT_HANDLE(newcomm, MPI_COMM_NULL, fn, "newcomm");
     if (!rc)
         rc = mf_check_info_opt(info, &i, fn);
     if (!rc)
@@ -108,7 +108,7 @@ static int mf_comm_idup_api(MPI_Comm comm, MPI_Info info, bool with_info, MPI_Co
     mf_request *r = NULL;
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
-        rc = mf_api_out(newcomm, fn, "newcomm");
+        rc = MF_API_OUT_HANDLE(newcomm, MPI_COMM_NULL, fn, "newcomm");
     if (!rc)
         rc = mf_api_out(request, fn, "request");
     if (!rc && with_info)
@@ -148,7 +148,7 @@ int PMPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
-        rc = mf_api_out(newcomm, fn, "newcomm");
+        rc = MF_API_OUT_HANDLE(newcomm, MPI_COMM_NULL, fn, "newcomm");
     if (!rc && color < 0 && color != MPI_UNDEFINED)
         rc = mf_error(MPI_ERR_ARG, "%s: color=%d is negative (and not MPI_UNDEFINED)", fn, color);
     mf_comm *nc = NULL;
@@ -166,7 +166,7 @@ int PMPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, 
     mf_comm *c = NULL;
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
-        rc = mf_api_out(newcomm, fn, "newcomm");
+        rc = MF_API_OUT_HANDLE(newcomm, MPI_COMM_NULL, fn, "newcomm");
     mf_info *hints = NULL;
     if (!rc)
         rc = mf_check_info_opt(info, &hints, fn);
@@ -246,7 +246,7 @@ int PMPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     int *ranks = NULL;
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
-        rc = mf_api_out(newcomm, fn, "newcomm");
+        rc = MF_API_OUT_HANDLE(newcomm, MPI_COMM_NULL, fn, "newcomm");
     if (!rc)
         rc = mf_api_group_arg(group, &g, fn);
     if (!rc && !(ranks = malloc(((size_t)g->g_size + 1) * sizeof *ranks)))
@@ -278,7 +278,7 @@ int PMPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *ne
     int *ranks = NULL;
     int rc = mf_check_comm(comm, &c, fn);
     if (!rc)
-        rc = mf_api_out(newcomm, fn, "newcomm");
+        rc = MF_API_OUT_HANDLE(newcomm, MPI_COMM_NULL, fn, "newcomm");
     if (!rc)
         rc = mf_api_intra(c, fn);
     if (!rc)

@@ -44,8 +44,8 @@ int PMPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_c
     int rc = mf_check_comm(local_comm, &c, fn);
     if (!rc && c->c_is_inter)
         rc = mf_error(MPI_ERR_COMM, "%s: local_comm is an intercommunicator", fn);
-    if (!rc && !newintercomm)
-        rc = mf_error(MPI_ERR_ARG, "%s: newintercomm is NULL", fn);
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(newintercomm, MPI_COMM_NULL, fn, "newintercomm");
     if (!rc && (local_leader < 0 || local_leader >= c->c_size))
         rc = mf_error(MPI_ERR_RANK, "%s: local_leader=%d is not in local_comm (size %d)", fn,
                       local_leader, c->c_size);
@@ -114,8 +114,8 @@ int PMPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     int rc = mf_check_comm(intercomm, &c, fn);
     if (!rc && !c->c_is_inter)
         rc = mf_error(MPI_ERR_COMM, "%s: intercomm is not an intercommunicator", fn);
-    if (!rc && !newintracomm)
-        rc = mf_error(MPI_ERR_ARG, "%s: newintracomm is NULL", fn);
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(newintracomm, MPI_COMM_NULL, fn, "newintracomm");
     if (rc)
         goto out;
     mf_participants local = mf_participants_all(c->c_local_comm);

@@ -515,8 +515,8 @@ int PMPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info
     mf_comm *c = NULL;
     MF_API_ENTER();
     int rc = mf_api_from_group_args(group, true, stringtag, errhandler, &g, &eh, fn);
-    if (!rc && !newcomm)
-        rc = mf_error(MPI_ERR_ARG, "%s: newcomm is NULL", fn);
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(newcomm, MPI_COMM_NULL, fn, "newcomm");
     mf_info *hints = NULL;
     if (!rc)
         rc = mf_check_info_opt(info, &hints, fn);
@@ -548,8 +548,8 @@ int PMPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     if (!rc && (remote_leader < 0 || remote_leader >= rg->g_size))
         rc = mf_error(MPI_ERR_RANK, "%s: remote_leader=%d is not a rank of remote_group (size %d)",
                       fn, remote_leader, rg->g_size);
-    if (!rc && !newintercomm)
-        rc = mf_error(MPI_ERR_ARG, "%s: newintercomm is NULL", fn);
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(newintercomm, MPI_COMM_NULL, fn, "newintercomm");
     mf_info *hints = NULL;
     if (!rc)
         rc = mf_check_info_opt(info, &hints, fn);

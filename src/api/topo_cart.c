@@ -181,8 +181,8 @@ int PMPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int p
     int rc = mf_check_comm(comm_old, &c, fn);
     if (!rc)
         rc = mf_topo_check_intra(c, fn);
-    if (!rc && !comm_cart)
-        rc = mf_error(MPI_ERR_ARG, "%s: comm_cart is NULL", fn);
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(comm_cart, MPI_COMM_NULL, fn, "comm_cart");
     if (!rc)
         rc = mf_cart_check(ndims, dims, periods, c->c_size, &n, fn);
     int alloc_rc = MPI_SUCCESS;
@@ -368,8 +368,10 @@ int PMPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
     mf_topology *t = NULL, *nt = NULL;
     int *coords = NULL;
     int rc = mf_topo_get(comm, MPI_CART, &c, &t, fn);
-    if (!rc && (!newcomm || (t->t_ndims > 0 && !remain_dims)))
-        rc = mf_error(MPI_ERR_ARG, "%s: %s is NULL", fn, !newcomm ? "newcomm" : "remain_dims");
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(newcomm, MPI_COMM_NULL, fn, "newcomm");
+    if (!rc && t->t_ndims > 0 && !remain_dims)
+        rc = mf_error(MPI_ERR_ARG, "%s: remain_dims is NULL", fn);
     if (!rc && (!(coords = malloc(((size_t)t->t_ndims + 1) * sizeof *coords)) ||
                 !(nt = calloc(1, sizeof *nt)) ||
                 !(nt->t_dims = malloc(((size_t)t->t_ndims + 1) * sizeof(int))) ||

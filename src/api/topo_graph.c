@@ -27,8 +27,8 @@ int PMPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const in
     int rc = mf_check_comm(comm_old, &c, fn);
     if (!rc)
         rc = mf_topo_check_intra(c, fn);
-    if (!rc && !comm_graph)
-        rc = mf_error(MPI_ERR_ARG, "%s: comm_graph is NULL", fn);
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(comm_graph, MPI_COMM_NULL, fn, "comm_graph");
     if (!rc && (nnodes < 0 || nnodes > c->c_size))
         rc = mf_error(MPI_ERR_ARG, "%s: nnodes=%d is not in 0..%d (comm's size)", fn, nnodes,
                       c->c_size);
@@ -225,8 +225,8 @@ int PMPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int s
     int rc = mf_check_comm(comm_old, &c, fn);
     if (!rc)
         rc = mf_topo_check_intra(c, fn);
-    if (!rc && !comm_dist_graph)
-        rc = mf_error(MPI_ERR_ARG, "%s: comm_dist_graph is NULL", fn);
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(comm_dist_graph, MPI_COMM_NULL, fn, "comm_dist_graph");
     if (!rc && (indegree < 0 || outdegree < 0))
         rc = mf_error(MPI_ERR_ARG, "%s: %s=%d is negative", fn,
                       indegree < 0 ? "indegree" : "outdegree", indegree < 0 ? indegree : outdegree);
@@ -281,8 +281,8 @@ int PMPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const 
     int rc = mf_check_comm(comm_old, &c, fn);
     if (!rc)
         rc = mf_topo_check_intra(c, fn);
-    if (!rc && !comm_dist_graph)
-        rc = mf_error(MPI_ERR_ARG, "%s: comm_dist_graph is NULL", fn);
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(comm_dist_graph, MPI_COMM_NULL, fn, "comm_dist_graph");
     if (!rc && n < 0)
         rc = mf_error(MPI_ERR_ARG, "%s: n=%d is negative", fn, n);
     if (!rc && n > 0 && (!sources || !degrees))

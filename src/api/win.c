@@ -57,8 +57,8 @@ static int win_new(int flavor, void *base, MPI_Aint size, MPI_Aint disp_unit, MP
     mf_info *in = NULL;
     mf_win *w = NULL;
     int rc = mf_check_comm(comm, &c, fn);
-    if (!rc && !win)
-        rc = mf_error(MPI_ERR_ARG, "%s: win is NULL", fn);
+    if (!rc)
+        rc = MF_API_OUT_HANDLE(win, MPI_WIN_NULL, fn, "win");
     if (!rc && flavor != MPI_WIN_FLAVOR_CREATE && flavor != MPI_WIN_FLAVOR_DYNAMIC && !baseptr)
         rc = mf_error(MPI_ERR_ARG, "%s: baseptr is NULL", fn);
     if (!rc)
