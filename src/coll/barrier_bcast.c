@@ -12,6 +12,8 @@
 #include <stdlib.h>
 
 #include "coll/coll_impl.h"
+#include "core/error.h"
+#include "datatype/status.h"
 
 static const char *const barrier_algos[] = {"dissemination", "shm"};
 
@@ -34,12 +36,44 @@ int mf_coll_barrier(mf_comm *comm)
     return rc;
 }
 
+/* A bcast whose counts differ between processes is erroneous, but common enough (MPICH's tests
+ * have one) to deserve an error instead of a hang. A process that receives more or fewer bytes
+ * than its count describes reports it, and still forwards, so that its subtree finishes the
+ * bcast rather than waits for data that would never come; it forwards an empty message, which
+ * tells every process below (those with data to receive) that the bcast failed above them. */
+static int bcast_check_size(const MPI_Status *st, MPI_Count count, mf_datatype *dt, int rc,
+                            int parent, int root)
+{
+    size_t want = mf_coll_bytes(count, dt), got = (size_t)mf_status_get_bytes(st);
+    if (!rc && got == 0 && want > 0 && parent != root)
+        return mf_error(MPI_ERR_COUNT,
+                        "MPI_Bcast: a process between the root and this one (its parent in the "
+                        "tree: rank %d) found counts that do not match the root's",
+                        parent);
+    if (rc && mf_error_class(rc) == MPI_ERR_TRUNCATE)
+        return mf_error(MPI_ERR_TRUNCATE,
+                        "MPI_Bcast: rank %d sent more than the %zu bytes of count and datatype "
+                        "here (every process must pass the root's type signature)",
+                        parent, want);
+    if (!rc && got != want)
+        return mf_error(MPI_ERR_COUNT,
+                        "MPI_Bcast: rank %d sent %zu bytes, not the %zu bytes of count and "
+                        "datatype here (every process must pass the root's type signature)",
+                        parent, got, want);
+    return rc;
+}
+
 int mf_coll_bcast_binomial(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm)
 {
     int n = comm->c_size, vr = (comm->c_rank - root + n) % n, rc = MPI_SUCCESS;
+    int mismatch = MPI_SUCCESS;
     if (vr != 0) {
-        rc = mf_recv(buf, count, dt, (mf_coll_tree_parent(vr) + root) % n, MF_TAG_BCAST, comm,
-                     MF_CTX_COLL, MPI_STATUS_IGNORE);
+        int parent = (mf_coll_tree_parent(vr) + root) % n;
+        MPI_Status st;
+        rc = mf_recv(buf, count, dt, parent, MF_TAG_BCAST, comm, MF_CTX_COLL, &st);
+        mismatch = bcast_check_size(&st, count, dt, rc, parent, root);
+        if (mismatch)
+            rc = MPI_SUCCESS; /* reported below, once the subtree has its data */
         if (rc)
             return rc;
     }
@@ -49,12 +83,12 @@ int mf_coll_bcast_binomial(void *buf, MPI_Count count, mf_datatype *dt, int root
     mf_request *reqs[32];
     int m = 0;
     for (int mask = mf_coll_tree_first_child_mask(vr); vr + mask < n && !rc; mask <<= 1)
-        rc = mf_isend_standard(buf, count, dt, (vr + mask + root) % n, MF_TAG_BCAST, comm,
-                               MF_CTX_COLL, &reqs[m++]);
+        rc = mf_isend_standard(buf, mismatch ? 0 : count, dt, (vr + mask + root) % n, MF_TAG_BCAST,
+                               comm, MF_CTX_COLL, &reqs[m++]);
     if (rc)
         m--; /* the failed isend made no request */
     int wrc = mf_coll_waitall_free(m, reqs);
-    return rc ? rc : wrc;
+    return rc ? rc : wrc ? wrc : mismatch;
 }
 
 /* Byte offset where the piece of relative rank v starts (pieces of `chunk` bytes, the last ones

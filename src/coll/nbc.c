@@ -286,8 +286,12 @@ static bool nbc_advance(mf_nbc_sched *s, int *events)
             return false;
         for (int i = 0; i < s->s_nreqs; i++) {
             int err = mf_request_info(s->s_reqs[i])->r_status.MPI_ERROR;
-            if (err && !s->s_error)
+            if (err && mf_error_class(err) == MPI_ERR_TRUNCATE) {
+                if (!s->s_truncated)
+                    s->s_truncated = err;
+            } else if (err && !s->s_error) {
                 s->s_error = err;
+            }
             mf_request_free(s->s_reqs[i]);
         }
         s->s_nreqs = 0;
@@ -306,7 +310,7 @@ static bool nbc_advance(mf_nbc_sched *s, int *events)
 static void nbc_finish(mf_nbc_sched *s)
 {
     mf_request *r = s->s_req;
-    int error = s->s_error;
+    int error = s->s_error ? s->s_error : s->s_truncated;
     nbc_sched_free(s);
     mf_request_end(r, error);
 }

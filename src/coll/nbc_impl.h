@@ -61,9 +61,12 @@ typedef struct mf_nbc_sched {
     int s_nbufs, s_capbufs;
     mf_datatype **s_dts; /* retained datatypes */
     int s_ndts, s_capdts;
-    mf_op *s_op;                  /* retained op, or NULL */
-    int s_error;                  /* first failure: builds stop adding, runs stop starting rounds */
-    mf_request *s_req;            /* the collective's request */
+    mf_op *s_op;       /* retained op, or NULL */
+    int s_error;       /* first failure: builds stop adding, runs stop starting rounds */
+    int s_truncated;   /* first receive that overflowed its buffer (counts that differ between
+                        processes, which is erroneous): the schedule runs to its end all the same,
+                        so that processes waiting on this one do not hang, and then fails */
+    mf_request *s_req; /* the collective's request */
     void (*s_cleanup)(void *arg); /* called when the schedule is freed, or NULL */
     void *s_cleanup_arg;
     struct mf_nbc_sched *s_next_active, *s_prev_active;
