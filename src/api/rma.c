@@ -74,6 +74,8 @@ static int rma_call(mf_rma_args *a, MPI_Datatype ot, MPI_Datatype rt, MPI_Dataty
                           "predefined type",
                           fn);
     }
+    if (!rc && a->single)
+        rc = mf_op_check_atomic_type(a->target_dt, a->kind == MF_RMA_CAS, fn);
     if (!rc && a->target != MPI_PROC_NULL && (a->target < 0 || a->target >= w->w_comm->c_size))
         rc = mf_error(MPI_ERR_RANK, "%s: target_rank=%d is not in the window's group of %d", fn,
                       a->target, w->w_comm->c_size);
@@ -90,8 +92,10 @@ static int rma_call(mf_rma_args *a, MPI_Datatype ot, MPI_Datatype rt, MPI_Dataty
         rc = mf_error(MPI_ERR_RMA_SYNC,
                       "%s: request-based operations need a passive-target epoch (lock)", fn);
     mf_request *r = NULL;
-    if (!rc)
+    if (!rc) {
+        w->w_ops_since_fence = true;
         rc = mf_rma_op(w, a, request ? &r : NULL, fn);
+    }
     if (!rc && request)
         rc = mf_request_handle(r, request);
     MF_API_EXIT();
@@ -151,6 +155,7 @@ static bool rma_fast(bool put, void *buf, MPI_Count on, MPI_Datatype ot, int tar
         else
             mf_rma_copy((char *)buf + oi->dt_true_lb, tgt, bytes);
         w->w_direct_dirty = true;
+        w->w_ops_since_fence = true;
     }
     MF_API_EXIT();
     return ok;
@@ -329,17 +334,24 @@ MF_API_ALIAS(Rget_accumulate_c);
 int PMPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                       int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    return rma_gacc(origin_addr, 1, datatype, result_addr, 1, datatype, target_rank, target_disp, 1,
-                    datatype, op, win, NULL, "MPI_Fetch_and_op");
+    mf_rma_args a = {RMA_ORIGIN(origin_addr, 1, MF_RMA_GACC), .result = result_addr,
+                     .result_count = 1, RMA_TARGET(target_rank, target_disp, 1), .single = true};
+    MPI_Datatype ot = datatype;
+    if (op == MPI_NO_OP)
+        a.origin_count = 0, ot = MPI_DATATYPE_NULL;
+    return rma_call(&a, ot, datatype, datatype, op, win, NULL, "MPI_Fetch_and_op");
 }
 MF_API_ALIAS(Fetch_and_op);
 
 int PMPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                           MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
-    mf_rma_args a = {RMA_ORIGIN(origin_addr, 1, MF_RMA_CAS), .compare = compare_addr,
-                     .result = result_addr, .result_count = 1,
-                     RMA_TARGET(target_rank, target_disp, 1)};
+    mf_rma_args a = {RMA_ORIGIN(origin_addr, 1, MF_RMA_CAS),
+                     .compare = compare_addr,
+                     .result = result_addr,
+                     .result_count = 1,
+                     RMA_TARGET(target_rank, target_disp, 1),
+                     .single = true};
     return rma_call(&a, datatype, datatype, datatype, MPI_OP_NULL, win, NULL,
                     "MPI_Compare_and_swap");
 }

@@ -245,6 +245,24 @@ int mf_op_check(const mf_op *op, const mf_datatype *dt, const char *function)
                     op_names[op->op_index], mf_op_type_name(h, tb, sizeof tb));
 }
 
+int mf_op_check_atomic_type(const mf_datatype *dt, bool compare, const char *function)
+{
+    const struct mf_datatype_public *info = mf_datatype_info(dt);
+    char tb[32];
+    if (!info->dt_builtin)
+        return mf_error(MPI_ERR_TYPE,
+                        "%s: datatype=%s is a derived type; it takes a predefined one", function,
+                        mf_op_type_name(info->dt_handle, tb, sizeof tb));
+    MPI_Datatype basic;
+    enum mf_op_category cat = mf_op_kind_info(op_kind_of(dt, &basic))->category;
+    if (compare && cat != MF_OC_INT && cat != MF_OC_LOGICAL && cat != MF_OC_BYTE)
+        return mf_error(MPI_ERR_TYPE,
+                        "%s: datatype=%s is not an integer, logical or byte type, the types "
+                        "compare-and-swap is defined for",
+                        function, mf_op_type_name(info->dt_handle, tb, sizeof tb));
+    return MPI_SUCCESS;
+}
+
 /* Runs the kernel of (op, kind) over n elements; `native` selects the user-buffer layout of pair
  * kinds over the packed one. */
 static void op_run(int op_index, enum mf_op_kind kind, const void *in, void *inout, size_t n,

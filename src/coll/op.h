@@ -42,6 +42,11 @@ void mf_op_release(mf_op *op);
  * ops accept every type. Predefined ops on derived types require one basic type throughout. */
 int mf_op_check(const mf_op *op, const mf_datatype *dt, const char *function);
 
+/* The datatype of MPI_Fetch_and_op (compare false) or MPI_Compare_and_swap (true): a predefined
+ * type, and for compare-and-swap one of the integer, logical, multi-language (MPI_AINT ...) or
+ * byte types (MPI_CHAR too, as MPICH allows). MPI_ERR_TYPE naming the type otherwise. */
+int mf_op_check_atomic_type(const mf_datatype *dt, bool compare, const char *function);
+
 /* The kernel kind (op_kernels.h: MF_OK_*) of dt, a predefined type or a derived one of one
  * predefined type; MF_OK_NONE (0) when the ops know none. */
 int mf_op_kind_of(const mf_datatype *dt);

@@ -138,6 +138,8 @@ typedef struct mf_win {
     unsigned w_seq;          /* reply tags */
     int w_epoch;             /* enum mf_rma_epoch bits */
     bool w_direct_dirty;     /* direct operations since the last flush (it fences once) */
+    bool w_ops_since_fence;  /* an operation was issued since the last fence: the fence opened
+                                an access epoch (see mf_rma_end_unused_fence) */
     unsigned w_idle_flushes; /* flushes that found nothing in flight */
     int *w_locked;           /* per target: lock type held (0 none) */
     int w_nlocked;
@@ -210,6 +212,7 @@ typedef struct mf_rma_args {
     MPI_Count target_count;
     mf_datatype *target_dt;
     const struct mf_op *op;
+    bool single; /* MPI_Fetch_and_op, MPI_Compare_and_swap: one element of a predefined type */
 } mf_rma_args;
 int mf_rma_op(mf_win *w, const mf_rma_args *a, mf_request **req, const char *fn);
 /* The request of a request-based operation on `w` (MPI_Rput and kin), held once: an error it
@@ -219,6 +222,11 @@ mf_request *mf_rma_request_new(mf_win *w);
 /* Synchronisation (rma_sync.c). */
 int mf_rma_flush(mf_win *w, int target); /* target -1: all */
 int mf_rma_fence(mf_win *w, int assert_, const char *fn);
+/* Called by the calls that open another kind of access epoch (start, lock, lock_all). A fence
+ * starts an epoch only if RMA operations follow it: with none since, the fence's epoch is dropped
+ * and operations after the new epoch ends are refused again; with some, the fence epoch is still
+ * open and the new one is MPI_ERR_RMA_SYNC. */
+int mf_rma_end_unused_fence(mf_win *w, const char *fn);
 int mf_rma_post(mf_win *w, mf_group *g, const char *fn);
 int mf_rma_start(mf_win *w, mf_group *g, const char *fn);
 int mf_rma_complete(mf_win *w, const char *fn);

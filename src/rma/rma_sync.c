@@ -22,7 +22,21 @@ int mf_rma_fence(mf_win *w, int assert_, const char *fn)
         rc = mf_coll_barrier(w->w_comm);
     __atomic_thread_fence(__ATOMIC_SEQ_CST); /* direct windows: others' stores seen from here */
     w->w_epoch = (assert_ & MPI_MODE_NOSUCCEED) ? MF_RMA_EPOCH_NONE : MF_RMA_EPOCH_FENCE;
+    w->w_ops_since_fence = false;
     return rc;
+}
+
+int mf_rma_end_unused_fence(mf_win *w, const char *fn)
+{
+    if (!(w->w_epoch & MF_RMA_EPOCH_FENCE))
+        return MPI_SUCCESS;
+    if (w->w_ops_since_fence)
+        return mf_error(MPI_ERR_RMA_SYNC,
+                        "%s: the fence epoch on win has operations; end it with MPI_Win_fence "
+                        "first",
+                        fn);
+    w->w_epoch &= ~MF_RMA_EPOCH_FENCE;
+    return MPI_SUCCESS;
 }
 
 /* Ranks in w_comm of the members of g; MPI_ERR_GROUP if one is not in the window. */
@@ -71,7 +85,9 @@ int mf_rma_start(mf_win *w, mf_group *g, const char *fn)
 {
     if (w->w_epoch & (MF_RMA_EPOCH_START | MF_RMA_EPOCH_LOCK | MF_RMA_EPOCH_LOCKALL))
         return mf_error(MPI_ERR_RMA_SYNC, "%s: an access epoch is already open on win", fn);
-    int rc = rma_group_ranks(w, g, &w->w_start_ranks, fn);
+    int rc = mf_rma_end_unused_fence(w, fn);
+    if (!rc)
+        rc = rma_group_ranks(w, g, &w->w_start_ranks, fn);
     if (rc)
         return rc;
     w->w_nstart = g->g_size;
@@ -173,7 +189,9 @@ int mf_rma_lock(mf_win *w, int type, int rank, const char *fn)
     if (w->w_locked[rank] || (w->w_epoch & (MF_RMA_EPOCH_START | MF_RMA_EPOCH_LOCKALL)))
         return mf_error(MPI_ERR_RMA_SYNC, "%s: an access epoch to rank %d is already open", fn,
                         rank);
-    rc = rma_lock_one(w, type, rank);
+    rc = mf_rma_end_unused_fence(w, fn);
+    if (!rc)
+        rc = rma_lock_one(w, type, rank);
     if (!rc) {
         w->w_locked[rank] = type;
         w->w_nlocked++;
@@ -197,7 +215,9 @@ int mf_rma_lock_all(mf_win *w, const char *fn)
 {
     if (w->w_epoch & (MF_RMA_EPOCH_START | MF_RMA_EPOCH_LOCK | MF_RMA_EPOCH_LOCKALL))
         return mf_error(MPI_ERR_RMA_SYNC, "%s: an access epoch is already open on win", fn);
-    int rc = MPI_SUCCESS;
+    int rc = mf_rma_end_unused_fence(w, fn);
+    if (rc)
+        return rc;
     for (int i = 0; i < w->w_comm->c_size && !rc; i++)
         rc = mf_rma_direct_to(w, i) ? mf_rma_direct_lock(w, i, MPI_LOCK_SHARED)
                                     : mf_rma_control(w, MF_RMA_LOCK_SHARED, i);

@@ -282,7 +282,51 @@ static void errors(void)
     rc = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_RMA_SYNC, "second lock: class %d", cls);
+    /* the atomics take one element of a predefined type; compare-and-swap an integer, logical or
+     * byte one (MPI_CHAR too, as MPICH allows) */
+    MPI_Datatype four;
+    MPI_Type_contiguous(4, MPI_BYTE, &four);
+    MPI_Type_commit(&four);
+    int cmp = 0, res = 0;
+    float fval = 0, fres = 0;
+    struct {
+        const char *what;
+        int rc;
+    } atomics[] = {
+        {"CAS of a derived type", MPI_Compare_and_swap(buf, &cmp, &res, four, 0, 0, win)},
+        {"CAS of MPI_FLOAT", MPI_Compare_and_swap(&fval, &fval, &fres, MPI_FLOAT, 0, 0, win)},
+        {"fetch_and_op of a derived type",
+         MPI_Fetch_and_op(buf, &res, four, 0, 0, MPI_REPLACE, win)},
+    };
+    for (size_t i = 0; i < sizeof atomics / sizeof atomics[0]; i++) {
+        MPI_Error_class(atomics[i].rc, &cls);
+        MF_CHECK(cls == MPI_ERR_TYPE, "%s: class %d, want MPI_ERR_TYPE", atomics[i].what, cls);
+    }
+    MPI_Type_free(&four);
+    char ccmp = 0, cres = 1;
+    MF_CHECK_MPI(MPI_Compare_and_swap(&ccmp, &ccmp, &cres, MPI_CHAR, 0, 0, win));
+    MF_CHECK_MPI(MPI_Fetch_and_op(&fval, &fres, MPI_FLOAT, 0, 0, MPI_SUM, win));
     MPI_Win_unlock(0, win);
+
+    /* A fence followed by a lock opened no epoch: once the lock ends, operations are refused
+     * again. A fence followed by operations did, and a lock inside it is refused. */
+    MF_CHECK_MPI(MPI_Win_fence(0, win));
+    MF_CHECK_MPI(MPI_Win_lock(MPI_LOCK_SHARED, 0, MPI_MODE_NOCHECK, win));
+    MF_CHECK_MPI(MPI_Get(&res, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    MF_CHECK_MPI(MPI_Win_unlock(0, win));
+    rc = MPI_Get(&res, 1, MPI_INT, 0, 0, 1, MPI_INT, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_SYNC, "get after fence, lock, unlock: class %d", cls);
+    MF_CHECK_MPI(MPI_Win_fence(0, win));
+    MF_CHECK_MPI(MPI_Get(&res, 1, MPI_INT, 0, 0, 1, MPI_INT, win));
+    rc = MPI_Win_lock(MPI_LOCK_SHARED, 0, 0, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_SYNC, "lock inside a fence epoch with operations: class %d", cls);
+    rc = MPI_Win_lock_all(0, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_SYNC, "lock_all inside a fence epoch with operations: class %d",
+             cls);
+    MF_CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     rc = MPI_Win_lock(77, 0, 0, win);
     MPI_Error_class(rc, &cls);
     MF_CHECK(cls == MPI_ERR_LOCKTYPE, "lock type 77: class %d", cls);
@@ -376,6 +420,13 @@ static void errors_direct(void)
     MPI_Win_unlock(rank, win);
     MF_CHECK(base[0] == -1 && base[1] == -1 && base[2] == 1 && base[3] == 2,
              "direct puts: window %d %d %d %d, want -1 -1 1 2", base[0], base[1], base[2], base[3]);
+    /* the one-copy path counts as an operation of the fence epoch too */
+    MF_CHECK_MPI(MPI_Win_fence(0, win));
+    MF_CHECK_MPI(MPI_Put(buf, 1, MPI_INT, rank, 0, 1, MPI_INT, win));
+    rc = MPI_Win_lock(MPI_LOCK_SHARED, rank, 0, win);
+    MPI_Error_class(rc, &cls);
+    MF_CHECK(cls == MPI_ERR_RMA_SYNC, "lock after a direct put in a fence epoch: class %d", cls);
+    MF_CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     MF_CHECK_MPI(MPI_Win_free(&win));
 }
 
