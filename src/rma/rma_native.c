@@ -258,7 +258,7 @@ int mf_rma_native_open(mf_win *w)
                     : w->w_size > 0 && !keyed               ? "a rank could not register its part"
                                                             : NULL;
     if (!w->w_nat_awhy && !(desc[2] = nat_atomic_types(mine)))
-        w->w_nat_awhy = "the fabric lacks atomics for every type";
+        w->w_nat_awhy = "the fabric has no type with every atomic (its report says why)";
     if (w->w_nat_awhy)
         desc[2] = 0;
     uint64_t *all = calloc(3 * (size_t)n, sizeof *all);

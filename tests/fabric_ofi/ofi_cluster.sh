@@ -50,7 +50,7 @@ for prog in ofi_tagged p2p_basic; do
         fail "$prog: the report does not show the tagged offload"
 done
 # Native atomics across hosts: one rank per host, every pair over ofi, so windows qualify.
-MANIFOLD_SHM=0 MANIFOLD_FABRIC=ofi MANIFOLD_OFI_PROVIDER=tcp \
+MANIFOLD_SHM=0 MANIFOLD_FABRIC=ofi MANIFOLD_OFI_PROVIDER=tcp MANIFOLD_OFI_ATOMICS=on \
     "$MPIEXEC" --host "$H1" --launcher "$L" --timeout 90 "$TESTBIN/ofi_atomic" native >"$out" \
     2>"$err" </dev/null || fail "native atomics over ofi across hosts failed"
 grep -q ' No Errors' "$out" || fail "ofi_atomic: no ' No Errors'"

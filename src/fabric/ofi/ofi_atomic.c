@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "core/config.h"
 #include "core/error.h"
 #include "core/state.h"
 #include "fabric/ofi/ofi.h"
@@ -46,6 +47,18 @@ void mf_ofi_atomic_setup(mf_ofi *o)
     /* seen here (libfabric 1.17): udp;ofi_rxd's fetching atomics crash inside fi_cq_read */
     if (o->o_atomic && strstr(o->o_prov, "ofi_rxd"))
         o->o_awhy = "ofi_rxd's fetching atomics crash libfabric 1.17";
+    /* ofi_rxm carries an atomic as a message and applies it in software at the target, as
+     * Manifold's emulation does; measured here (tcp;ofi_rxm, bench/rma acc_lock), the emulation
+     * is as fast up to 16 KiB and 3.5-7x faster from 256 KiB (vectorised kernels and one
+     * transfer, against one provider atomic at a time, element by element). So by default such
+     * windows keep the emulation; the shm provider's atomics stay native (faster below 1 KiB,
+     * slower above: docs/FABRICS.md). */
+    const char *want = mf_config_str("MANIFOLD_OFI_ATOMICS");
+    if (!o->o_awhy && strcmp(want, "off") == 0)
+        o->o_awhy = "MANIFOLD_OFI_ATOMICS=off";
+    else if (!o->o_awhy && strcmp(want, "on") != 0 && strstr(o->o_prov, "ofi_rxm"))
+        o->o_awhy = "ofi_rxm applies them in software, slower than the emulation; "
+                    "MANIFOLD_OFI_ATOMICS=on uses them";
     if (o->o_awhy)
         return;
     uint64_t all =
