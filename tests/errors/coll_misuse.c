@@ -40,9 +40,12 @@ static void aliasing(void)
                        "scatter, recvbuf at the root's block");
         MF_CHECK_CLASS(MPI_Iscatterv(buf, counts, displs, MPI_INT, own, 2, MPI_INT, 0, w, &req),
                        MPI_ERR_BUFFER, "iscatterv, recvbuf at the root's block");
-        if (size > 1)
+        if (size > 1) {
             MF_CHECK_CLASS(MPI_Gatherv(buf + 2, 2, MPI_INT, buf, counts, displs, MPI_INT, 0, w),
                            MPI_ERR_BUFFER, "gatherv, sendbuf at rank 1's block");
+            MF_CHECK_CLASS(MPI_Gather(buf + 2, 2, MPI_INT, buf, 2, MPI_INT, 0, w), MPI_ERR_BUFFER,
+                           "gather, sendbuf at rank 1's block");
+        }
     }
     MF_CHECK_CLASS(MPI_Allgather(own, 2, MPI_INT, buf, 2, MPI_INT, w), MPI_ERR_BUFFER,
                    "allgather, sendbuf at the own block");
@@ -52,6 +55,16 @@ static void aliasing(void)
                    "allgatherv, sendbuf at the own block");
     MF_CHECK_CLASS(MPI_Alltoall(buf, 2, MPI_INT, buf, 2, MPI_INT, w), MPI_ERR_BUFFER,
                    "alltoall, sendbuf == recvbuf");
+    if (size > 1) {
+        /* blocks 8 bytes apart on the send side, 12 on the receive side: block 0 differs
+         * (buf + 4 against buf), block 1 is buf + 12 on both */
+        MPI_Datatype wide;
+        MPI_Type_create_resized(MPI_2INT, 0, 3 * sizeof(int), &wide);
+        MPI_Type_commit(&wide);
+        MF_CHECK_CLASS(MPI_Alltoall(buf + 1, 2, MPI_INT, buf, 1, wide, w), MPI_ERR_BUFFER,
+                       "alltoall, block 1 of both buffers at the same byte");
+        MPI_Type_free(&wide);
+    }
     MF_CHECK_CLASS(MPI_Alltoallv(buf, counts, displs, MPI_INT, buf, counts, displs, MPI_INT, w),
                    MPI_ERR_BUFFER, "alltoallv, same blocks");
     MF_CHECK_CLASS(MPI_Ialltoallw(buf, counts, displs, types, buf, counts, displs, types, w, &req),
