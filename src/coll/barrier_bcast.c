@@ -40,27 +40,30 @@ int mf_coll_barrier(mf_comm *comm)
  * have one) to deserve an error instead of a hang. A process that receives more or fewer bytes
  * than its count describes reports it, and still forwards, so that its subtree finishes the
  * bcast rather than waits for data that would never come; it forwards an empty message, which
- * tells every process below (those with data to receive) that the bcast failed above them. */
-static int bcast_check_size(const MPI_Status *st, MPI_Count count, mf_datatype *dt, int rc,
+ * tells every process below (those with data to receive) that the bcast failed above them.
+ * Returns the error a received message earns (truncated: the receive's MPI_ERR_TRUNCATE, or
+ * MPI_SUCCESS), MPI_SUCCESS when it matches the count. */
+static int bcast_check_size(const MPI_Status *st, MPI_Count count, mf_datatype *dt, int truncated,
                             int parent, int root)
 {
-    size_t want = mf_coll_bytes(count, dt), got = (size_t)mf_status_get_bytes(st);
-    if (!rc && got == 0 && want > 0 && parent != root)
-        return mf_error(MPI_ERR_COUNT,
-                        "MPI_Bcast: a process between the root and this one (its parent in the "
-                        "tree: rank %d) found counts that do not match the root's",
-                        parent);
-    if (rc && mf_error_class(rc) == MPI_ERR_TRUNCATE)
+    size_t want = mf_coll_bytes(count, dt);
+    if (truncated)
         return mf_error(MPI_ERR_TRUNCATE,
                         "MPI_Bcast: rank %d sent more than the %zu bytes of count and datatype "
                         "here (every process must pass the root's type signature)",
                         parent, want);
-    if (!rc && got != want)
+    size_t got = (size_t)mf_status_get_bytes(st);
+    if (got == want)
+        return MPI_SUCCESS;
+    if (got == 0 && parent != root)
         return mf_error(MPI_ERR_COUNT,
-                        "MPI_Bcast: rank %d sent %zu bytes, not the %zu bytes of count and "
-                        "datatype here (every process must pass the root's type signature)",
-                        parent, got, want);
-    return rc;
+                        "MPI_Bcast: a process between the root and this one (its parent in the "
+                        "tree: rank %d) found counts that do not match the root's",
+                        parent);
+    return mf_error(MPI_ERR_COUNT,
+                    "MPI_Bcast: rank %d sent %zu bytes, not the %zu bytes of count and datatype "
+                    "here (every process must pass the root's type signature)",
+                    parent, got, want);
 }
 
 int mf_coll_bcast_binomial(void *buf, MPI_Count count, mf_datatype *dt, int root, mf_comm *comm)
@@ -71,11 +74,11 @@ int mf_coll_bcast_binomial(void *buf, MPI_Count count, mf_datatype *dt, int root
         int parent = (mf_coll_tree_parent(vr) + root) % n;
         MPI_Status st;
         rc = mf_recv(buf, count, dt, parent, MF_TAG_BCAST, comm, MF_CTX_COLL, &st);
-        mismatch = bcast_check_size(&st, count, dt, rc, parent, root);
-        if (mismatch)
-            rc = MPI_SUCCESS; /* reported below, once the subtree has its data */
-        if (rc)
+        if (rc && mf_error_class(rc) != MPI_ERR_TRUNCATE)
             return rc;
+        /* reported below, once the subtree has its data */
+        mismatch = bcast_check_size(&st, count, dt, rc, parent, root);
+        rc = MPI_SUCCESS;
     }
     /* All children at once: eager sends complete as they are queued, and rendezvous ones let
      * every child pull the data whenever it runs instead of one after the other, which on an
