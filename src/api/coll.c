@@ -131,7 +131,7 @@ static int api_rooted(const struct rooted *a, MPI_Comm comm, const char *fn, con
                                  .count = a->count_root,
                                  .counts = a->counts,
                                  .displs = a->displs};
-        rc = mf_coll_check_alias_one(a->procbuf, a->count, pdt, &blocks, fn);
+        rc = mf_coll_check_alias_one(a->procbuf, a->count, pdt, &blocks, c->c_rank, fn);
     }
     if (!rc && nb) {
         void *pb = (void *)(in_place ? MPI_IN_PLACE : a->procbuf);
@@ -371,7 +371,8 @@ int mf_api_allgather(const void *sbuf, MPI_Count scount, MPI_Datatype stype, voi
                                  .count = rcount,
                                  .counts = vec ? rcounts : NULL,
                                  .displs = vec ? displs : NULL};
-        rc = mf_coll_check_alias_one(sbuf, scount, sdt, &blocks, fn);
+        rc =
+            mf_coll_check_alias_one(sbuf, scount, sdt, &blocks, c->c_is_inter ? -1 : c->c_rank, fn);
     }
     if (!rc && nb) {
         mf_nbc_args a = {.a_kind = vec ? MF_NBC_ALLGATHERV : MF_NBC_ALLGATHER,

@@ -61,10 +61,12 @@ typedef struct {
  * forbids; the caller almost always meant MPI_IN_PLACE. Blocks that only interleave, through
  * datatypes with holes, are legal and pass: no false alarm, unlike comparing base addresses.
  *
- * _one: a single buffer (count elements of dt at buf) against every block of `blocks`; the
- * rooted and all-gather operations, where one side is a process's own contribution. */
+ * _one: a single buffer (count elements of dt at buf) against the blocks of `blocks`; the
+ * rooted and all-gather operations, where one side is a process's own contribution. Uniform
+ * blocks are compared at block 0 and at `own` (this process's block, -1 for none), where
+ * the mistakes are, so that the check costs two comparisons; the v forms, every block. */
 int mf_coll_check_alias_one(const void *buf, MPI_Count count, const mf_datatype *dt,
-                            const mf_coll_blocks *blocks, const char *fn);
+                            const mf_coll_blocks *blocks, int own, const char *fn);
 /* _pairs: block i of s against block i of r, for every i (the all-to-all operations). */
 int mf_coll_check_alias_pairs(const mf_coll_blocks *s, const mf_coll_blocks *r, const char *fn);
 /* Resolves op (MPI_ERR_OP if null or invalid) and checks it is defined on dt. */
